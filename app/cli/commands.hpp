@@ -1,0 +1,16 @@
+// mpx-cli subcommands. Each add_* registers one subcommand on the CLI11 app; its callback throws
+// CLI::RuntimeError(code) to set a non-zero exit code. Qt-free: links the engine only.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace mpx::cli {
+
+void add_format_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_selftest_command(CLI::App& app);
+
+}  // namespace mpx::cli

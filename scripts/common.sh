@@ -1,0 +1,39 @@
+# Shared by scripts/run.sh and scripts/test.sh: install missing Debian packages, configure and build.
+# Sourced, not run. Every failure exits non-zero with a one-line reason.
+
+MPX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MPX_BUILD_DIR=${MPX_BUILD_DIR:-"$MPX_ROOT/build"}
+
+mpx_die() { echo "mpx: $*" >&2; exit 1; }
+
+# Debian 12 packages the build, the app and the tests need.
+MPX_PACKAGES=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
+  libcli11-dev qt6-base-dev qt6-charts-dev libgl1-mesa-dev xvfb xauth)
+
+mpx_install_packages() {
+  local missing=()
+  for p in "${MPX_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "mpx: installing missing packages: ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || mpx_die "need root or sudo to install: ${missing[*]}"
+    sudo=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq >/dev/null || mpx_die "apt-get update failed (network or apt sources?)"
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    || mpx_die "apt-get install failed for: ${missing[*]}"
+}
+
+mpx_build() {
+  local args=(-S "$MPX_ROOT" -B "$MPX_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release)
+  if [ ! -f "$MPX_BUILD_DIR/CMakeCache.txt" ]; then
+    cmake "${args[@]}" "$@" || mpx_die "CMake configure failed (see the messages above)"
+  elif [ $# -gt 0 ]; then
+    cmake "${args[@]}" "$@" >/dev/null || mpx_die "CMake configure failed (see the messages above)"
+  fi
+  cmake --build "$MPX_BUILD_DIR" --parallel "$(nproc)" || mpx_die "build failed (see the compiler messages above)"
+}
