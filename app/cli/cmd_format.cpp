@@ -22,6 +22,7 @@ namespace {
 struct Parsed {
     float as_float;
     double exact;  // the decimal as a double: the reference the errors are measured against
+    bool finite;   // the text names a finite number (1e39 does, though it is inf as FP32)
 };
 
 // Decimal or hex-float, nan, inf, with an optional sign; the whole string must be used.
@@ -31,9 +32,10 @@ bool parse_value(const std::string& s, Parsed& out) {
     errno = 0;
     const double d = std::strtod(s.c_str(), &end);
     if (end != s.c_str() + s.size()) return false;
+    const bool beyond_double = errno == ERANGE && std::isinf(d);
     end = nullptr;
     const float f = std::strtof(s.c_str(), &end);  // correctly rounded: no double rounding
-    out = {f, d};
+    out = {f, d, std::isfinite(d) || beyond_double};
     return true;
 }
 
@@ -68,8 +70,10 @@ Row describe(Format f, const Parsed& p, Overflow mode) {
             format_number(abs_err),
             format_number(rel_err),
             std::string(to_string(classify(f, bits))),
-            rounding_overflows(f, p.as_float),
-            rounding_underflows(f, p.as_float, mode)};
+            // A value already out of FP32's range overflowed (or underflowed) on its way in.
+            rounding_overflows(f, p.as_float) || (p.finite && std::isinf(p.as_float)),
+            rounding_underflows(f, p.as_float, mode) ||
+                (p.exact != 0.0 && !std::isnan(p.exact) && v == 0.0f)};
 }
 
 std::string note(const Row& r, Format f, Overflow mode) {

@@ -1,0 +1,149 @@
+// `mpx-cli run`: trains a comparison headless, writes the CSV and its sidecar atomically, prints
+// progress on stderr and a summary per run.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "engine/error.hpp"
+#include "engine/export.hpp"
+#include "engine/text.hpp"
+
+namespace mpx::cli {
+namespace {
+
+struct RunOptions {
+    ConfigFlags flags;
+    std::string csv;
+    std::string snippet;
+    bool print_config = false;
+    bool quiet = false;
+};
+
+struct Summary {
+    double first_loss = 0, last_loss = 0, tail_loss = 0;
+    long long skipped = 0, tail_n = 0, overflow = 0;
+    double scale = 1;
+    double underflow_max = 0;
+};
+
+int run_run(const RunOptions& o) {
+    SessionConfig cfg = build_config(o.flags);
+    if (o.print_config) {
+        std::cout << to_json(cfg).dump(2) << "\n";
+        return 0;
+    }
+    if (!o.snippet.empty()) {
+        const std::pair<const char*, Framework> names[] = {
+            {"pytorch", Framework::pytorch}, {"apex", Framework::apex}, {"deepspeed", Framework::deepspeed},
+            {"keras", Framework::keras}, {"megatron", Framework::megatron}};
+        for (const auto& [n, fw] : names)
+            if (o.snippet == n) {
+                std::cout << framework_snippet(cfg.scaler, fw) << "\n";
+                return 0;
+            }
+        throw ConfigError("--snippet", "choose pytorch, apex, deepspeed, keras or megatron");
+    }
+    std::string device_name, note;
+    BackendFactory factory = backend_for(cfg.device, device_name, note);
+    if (!note.empty()) std::cerr << "mpx-cli: " << note << "\n";
+    Session session(cfg, factory);
+    std::vector<RunInfo> infos;
+    for (std::size_t i = 0; i < session.run_count(); ++i) infos.push_back(session.run(i).info());
+
+    std::unique_ptr<CsvWriter> csv;
+    if (!o.csv.empty()) csv = std::make_unique<CsvWriter>(o.csv);
+    std::vector<Summary> sum(infos.size());
+    const long long tail_from = cfg.steps - std::max<long long>(1, cfg.steps / 10);
+    auto last_report = std::chrono::steady_clock::now();
+    long long recorded = 0;
+    while (!session.finished()) {
+        const auto recs = session.step();
+        const long long step = recs.front().step;
+        const bool keep = step % cfg.record_every == 0 || step + 1 == cfg.steps;
+        if (keep) ++recorded;
+        for (std::size_t i = 0; i < recs.size(); ++i) {
+            const StepRecord& r = recs[i];
+            if (csv && keep) csv->write(r, infos[i]);
+            Summary& s = sum[i];
+            if (step == 0) s.first_loss = r.loss;
+            s.last_loss = r.loss;
+            s.skipped += r.skipped;
+            s.overflow += r.overflow_count;
+            s.scale = r.new_scale;
+            s.underflow_max = std::max(s.underflow_max, r.underflow_frac);
+            if (step >= tail_from) {
+                s.tail_loss += r.loss;
+                ++s.tail_n;
+            }
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (!o.quiet && (now - last_report > std::chrono::milliseconds(500) || session.finished())) {
+            last_report = now;
+            std::fprintf(stderr, "\rstep %lld/%lld", step + 1, cfg.steps);
+            for (std::size_t i = 0; i < recs.size(); ++i)
+                std::fprintf(stderr, "  %s %.4g", infos[i].label.c_str(), recs[i].loss);
+            std::fflush(stderr);
+        }
+    }
+    if (!o.quiet) std::fprintf(stderr, "\n");
+    for (std::size_t i = 0; i < session.run_count(); ++i)
+        if (session.run(i).failed())
+            std::cerr << "mpx-cli: run " << infos[i].label << " stopped: " << session.run(i).failure() << "\n";
+    if (csv) {
+        // Sidecar first: a CSV never appears without the configuration that reproduces it.
+        write_file_atomic(sidecar_path(o.csv), sidecar_json(cfg, infos, device_name, recorded).dump(2) + "\n");
+        csv->commit();
+        std::cerr << "mpx-cli: wrote " << o.csv << " and " << sidecar_path(o.csv).string() << "\n";
+    }
+    std::printf("%-26s %12s %12s %12s %8s %12s %10s\n", "run", "first_loss", "last_loss",
+                "tail_mean", "skipped", "final_scale", "overflows");
+    for (std::size_t i = 0; i < infos.size(); ++i) {
+        const Summary& s = sum[i];
+        std::printf("%-26s %12.6g %12.6g %12.6g %8lld %12.6g %10lld\n", infos[i].label.c_str(),
+                    s.first_loss, s.last_loss, s.tail_n ? s.tail_loss / s.tail_n : s.last_loss,
+                    s.skipped, s.scale, s.overflow);
+    }
+    return 0;
+}
+
+}  // namespace
+
+void add_config_flags(CLI::App* cmd, ConfigFlags& f) {
+    cmd->add_option("--config", f.config, "Preset name or path to a JSON configuration");
+    cmd->add_option("--set", f.sets, "Override any field: key=value (e.g. scaler.growth_interval=50)");
+    cmd->add_option("--precision", f.precision, "Runs to compare, e.g. fp32,amp-fp16,amp-bf16");
+    cmd->add_option("--scaler", f.scaler, "Scaler preset for dynamic runs (pytorch, deepspeed, ...)");
+    cmd->add_option("--model", f.model, "Layer sizes, e.g. 2-64-64-2");
+    cmd->add_option("--dataset", f.dataset, "spirals, moons, circles, xor, blobs, sine, digits");
+    cmd->add_option("--steps", f.steps, "Number of steps");
+    cmd->add_option("--seed", f.seed, "Seed for data, weights and batch order");
+    cmd->add_option("--device", f.device, "cpu, cuda or auto");
+}
+
+void add_run_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand("run", "Train a comparison headless and export CSV + JSON sidecar");
+    auto o = std::make_shared<RunOptions>();
+    add_config_flags(cmd, o->flags);
+    cmd->add_option("--csv", o->csv, "Write every recorded step to this CSV (sidecar beside it)");
+    cmd->add_option("--snippet", o->snippet, "Print the scaler settings for pytorch|apex|deepspeed|keras|megatron and exit");
+    cmd->add_flag("--print-config", o->print_config, "Print the resolved configuration as JSON and exit");
+    cmd->add_flag("--quiet", o->quiet, "No progress on stderr");
+    cmd->callback([o] {
+        try {
+            run_run(*o);
+        } catch (const ConfigError& e) {
+            std::cerr << "mpx-cli run: " << e.what() << "\n";
+            throw CLI::RuntimeError(2);
+        } catch (const std::exception& e) {
+            std::cerr << "mpx-cli run: " << e.what() << "\n";
+            throw CLI::RuntimeError(1);
+        }
+    });
+}
+
+}  // namespace mpx::cli

@@ -1,0 +1,90 @@
+// Strict JSON field reading for configuration objects: every read names its field ("train.lr") in
+// the error, wrong types are rejected, and finish() rejects keys nobody read (typos must not pass).
+#pragma once
+
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "engine/error.hpp"
+
+namespace mpx {
+
+class JsonReader {
+public:
+    JsonReader(const nlohmann::json& j, std::string prefix) : m_j(j), m_prefix(std::move(prefix)) {
+        if (!j.is_object()) throw ConfigError(m_prefix, "must be a JSON object");
+    }
+    std::string field(const std::string& key) const {
+        return m_prefix.empty() ? key : m_prefix + "." + key;
+    }
+    bool has(const std::string& key) const { return m_j.contains(key); }
+    const nlohmann::json& at(const std::string& key) {
+        m_seen.insert(key);
+        return m_j.at(key);
+    }
+
+    template <typename T>
+    void get(const std::string& key, T& out) {
+        if (!m_j.contains(key)) return;
+        m_seen.insert(key);
+        const auto& v = m_j.at(key);
+        if constexpr (std::is_same_v<T, bool>) {
+            if (!v.is_boolean()) throw ConfigError(field(key), "must be true or false");
+        } else if constexpr (std::is_integral_v<T>) {
+            if (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>()))) {
+                out = static_cast<T>(v.get<double>());
+                return;
+            }
+            if (!v.is_number_integer()) throw ConfigError(field(key), "must be an integer");
+        } else if constexpr (std::is_floating_point_v<T>) {
+            if (v.is_string()) {  // "inf", "nan" and friends, which JSON numbers cannot carry
+                const auto s = v.get<std::string>();
+                char* end = nullptr;
+                const double d = std::strtod(s.c_str(), &end);
+                if (s.empty() || *end != '\0') throw ConfigError(field(key), "must be a number");
+                out = static_cast<T>(d);
+                return;
+            }
+            if (!v.is_number()) throw ConfigError(field(key), "must be a number");
+        } else if constexpr (std::is_same_v<T, std::string>) {
+            if (!v.is_string()) throw ConfigError(field(key), "must be a string");
+        }
+        out = v.get<T>();
+    }
+
+    template <typename E>
+    void get_enum(const std::string& key, E& out,
+                  std::initializer_list<std::pair<const char*, E>> names) {
+        if (!m_j.contains(key)) return;
+        m_seen.insert(key);
+        const auto& v = m_j.at(key);
+        std::string choices;
+        for (const auto& [n, e] : names) {
+            if (v.is_string() && v.get<std::string>() == n) {
+                out = e;
+                return;
+            }
+            choices += (choices.empty() ? "" : ", ") + std::string(n);
+        }
+        throw ConfigError(field(key), "must be one of " + choices + " (got " + v.dump() + ")");
+    }
+
+    // Rejects keys that no get() asked for.
+    void finish() const {
+        std::string known;
+        for (auto it = m_j.begin(); it != m_j.end(); ++it) {
+            if (!m_seen.count(it.key()))
+                throw ConfigError(field(it.key()), "unknown setting");
+        }
+    }
+
+private:
+    const nlohmann::json& m_j;
+    std::string m_prefix;
+    std::set<std::string> m_seen;
+};
+
+}  // namespace mpx

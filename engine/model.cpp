@@ -1,0 +1,236 @@
+// MLP forward and backward through the backend, layer by layer.
+#include "engine/model.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "engine/error.hpp"
+#include "engine/rng.hpp"
+
+namespace mpx {
+
+void validate(const ModelConfig& m) {
+    if (m.sizes.size() < 2)
+        throw ConfigError("model.sizes", "needs at least an input and an output size, e.g. 2-64-2");
+    std::int64_t params = 0;
+    for (std::size_t i = 0; i < m.sizes.size(); ++i) {
+        if (m.sizes[i] < 1 || m.sizes[i] > 65536)
+            throw ConfigError("model.sizes", "every layer size must be between 1 and 65536 (got " +
+                                                 std::to_string(m.sizes[i]) + ")");
+        if (i > 0) params += static_cast<std::int64_t>(m.sizes[i - 1]) * m.sizes[i];
+    }
+    if (params > 400'000'000)
+        throw ConfigError("model.sizes", "the model has " + std::to_string(params) +
+                                             " weights; keep it under 400 million");
+    if (!(m.dropout >= 0.0f && m.dropout < 1.0f))
+        throw ConfigError("model.dropout", "must be in [0, 1)");
+}
+
+std::vector<int> parse_model_sizes(std::string_view text, const std::string& field) {
+    std::vector<int> out;
+    std::stringstream ss{std::string(text)};
+    std::string part;
+    while (std::getline(ss, part, '-')) {
+        try {
+            std::size_t used = 0;
+            const int v = std::stoi(part, &used);
+            if (used != part.size()) throw std::invalid_argument(part);
+            out.push_back(v);
+        } catch (const std::exception&) {
+            throw ConfigError(field, "'" + std::string(text) +
+                                         "' is not a list of layer sizes like 2-64-64-2");
+        }
+    }
+    return out;
+}
+
+std::string model_sizes_text(const std::vector<int>& sizes) {
+    std::string s;
+    for (std::size_t i = 0; i < sizes.size(); ++i) s += (i ? "-" : "") + std::to_string(sizes[i]);
+    return s;
+}
+
+InitialWeights init_weights(const ModelConfig& m, std::uint64_t seed) {
+    InitialWeights iw;
+    for (int i = 0; i < m.layers(); ++i) {
+        const int in = m.sizes[i], out = m.sizes[i + 1];
+        Rng rng = Rng::derive(seed, 1000 + static_cast<std::uint64_t>(i));
+        const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+        RowMatrix w(out, in), b(1, out);
+        for (Eigen::Index k = 0; k < w.size(); ++k)
+            w.data()[k] = static_cast<float>(rng.uniform(-bound, bound));
+        for (Eigen::Index k = 0; k < b.size(); ++k)
+            b.data()[k] = static_cast<float>(rng.uniform(-bound, bound));
+        iw.w.push_back(std::move(w));
+        iw.b.push_back(std::move(b));
+    }
+    return iw;
+}
+
+namespace {
+Param make_param(Backend& be, const RowMatrix& init, Format working, bool master, Format grad,
+                 OptimizerKind opt) {
+    Param p;
+    const int r = static_cast<int>(init.rows()), c = static_cast<int>(init.cols());
+    const std::span<const float> values(init.data(), static_cast<std::size_t>(init.size()));
+    p.working = be.alloc(working, r, c, MemCategory::weights);
+    be.upload(values, p.working);
+    if (master) {
+        p.master = be.alloc(Format::fp32, r, c, MemCategory::master);
+        be.upload(values, p.master);
+    }
+    p.grad = be.alloc(grad, r, c, MemCategory::grads);
+    if (grad != Format::fp32) p.grad32 = be.alloc(Format::fp32, r, c, MemCategory::grads);
+    p.state1 = be.alloc(Format::fp32, r, c, MemCategory::optimizer);
+    be.fill(p.state1, 0.0f);
+    if (opt != OptimizerKind::sgd) {
+        p.state2 = be.alloc(Format::fp32, r, c, MemCategory::optimizer);
+        be.fill(p.state2, 0.0f);
+    }
+    return p;
+}
+}  // namespace
+
+Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, int batch,
+         const InitialWeights& init, OptimizerKind opt)
+    : m_be(be), m_cfg(cfg), m_prec(std::move(prec)), m_batch(batch) {
+    validate(cfg);
+    const int L = cfg.layers();
+    // Reserve so Param pointers held by layers stay valid.
+    m_params.reserve(static_cast<std::size_t>(L) * 4);
+    m_layers.resize(static_cast<std::size_t>(L));
+    m_input = be.alloc(m_prec[0].weight, batch, cfg.sizes[0], MemCategory::activations);
+    int max_out = 0;
+    for (int i = 0; i < L; ++i) {
+        const LayerPrecision& p = m_prec[static_cast<std::size_t>(i)];
+        Layer& l = m_layers[static_cast<std::size_t>(i)];
+        l.hidden = i + 1 < L;
+        const int out = cfg.sizes[static_cast<std::size_t>(i) + 1];
+        max_out = std::max(max_out, out);
+        m_params.push_back(make_param(be, init.w[i], p.weight, p.master, p.grad, opt));
+        l.w = &m_params.back();
+        m_params.push_back(make_param(be, init.b[i], p.weight, p.master, p.grad, opt));
+        l.b = &m_params.back();
+        const bool ln = l.hidden && cfg.layernorm;
+        if (ln) {
+            RowMatrix ones = RowMatrix::Ones(1, out), zeros = RowMatrix::Zero(1, out);
+            // LayerNorm's affine parameters stay FP32 in every mode (autocast runs norms in FP32).
+            m_params.push_back(make_param(be, ones, Format::fp32, false, Format::fp32, opt));
+            l.gamma = &m_params.back();
+            m_params.push_back(make_param(be, zeros, Format::fp32, false, Format::fp32, opt));
+            l.beta = &m_params.back();
+            l.ln_mean = be.alloc(Format::fp32, batch, 1, MemCategory::activations);
+            l.ln_rstd = be.alloc(Format::fp32, batch, 1, MemCategory::activations);
+        }
+        const bool keep_z = !(cfg.recompute && l.hidden);
+        if (keep_z) l.z = be.alloc(p.activation, batch, out, MemCategory::activations);
+        if (ln && keep_z) l.y = be.alloc(p.activation, batch, out, MemCategory::activations);
+        if (l.hidden) l.h = be.alloc(p.activation, batch, out, MemCategory::activations);
+        l.dh = be.alloc(p.activation, batch, out, MemCategory::workspace);
+        if (l.hidden) l.dz = be.alloc(p.activation, batch, out, MemCategory::workspace);
+        if (ln) l.dy = be.alloc(p.activation, batch, out, MemCategory::workspace);
+    }
+    if (cfg.recompute) {
+        const Format f = m_prec[0].activation;
+        m_recompute_z = be.alloc(f, batch, max_out, MemCategory::workspace);
+        if (cfg.layernorm) m_recompute_y = be.alloc(f, batch, max_out, MemCategory::workspace);
+    }
+    // The logits' gradient lives in the output layer's dh.
+    m_target = be.alloc(Format::fp32, batch, cfg.sizes.back(), MemCategory::activations);
+}
+
+RoundStats Mlp::set_input(const RowMatrix& x) {
+    return m_be.upload({x.data(), static_cast<std::size_t>(x.size())}, m_input);
+}
+
+void Mlp::forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, PassStats& st,
+                        bool recomputing) {
+    Layer& l = m_layers[static_cast<std::size_t>(i)];
+    const LayerPrecision& p = m_prec[static_cast<std::size_t>(i)];
+    RoundStats& rs = st.forward;
+    Tensor& z = l.z.empty() ? m_recompute_z : l.z;
+    rs += m_be.linear_forward(x, l.w->working, &l.b->working, p.compute, z);
+    if (!l.hidden) return;
+    const Tensor* act_in = &z;
+    if (l.gamma) {
+        Tensor& y = l.y.empty() ? m_recompute_y : l.y;
+        rs += m_be.layernorm_forward(z, l.gamma->working, l.beta->working, y, l.ln_mean, l.ln_rstd);
+        act_in = &y;
+    }
+    if (recomputing) return;  // h is still held from the forward pass
+    rs += m_be.activation_forward(m_cfg.activation, *act_in, l.h);
+    if (train && m_cfg.dropout > 0.0f)
+        rs += m_be.dropout(l.h, m_cfg.dropout, seed + static_cast<std::uint64_t>(i));
+}
+
+const Tensor& Mlp::forward(std::uint64_t dropout_seed, bool train, PassStats& st) {
+    const int L = m_cfg.layers();
+    for (int i = 0; i < L; ++i) forward_layer(i, layer_input(i), dropout_seed, train, st, false);
+    return m_layers.back().z;
+}
+
+void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc,
+                   PassStats& st) {
+    const int L = m_cfg.layers();
+    RoundStats& rs = st.backward;
+    const Tensor* dz = &dlogits;  // the output layer has no activation: dz = dlogits
+    for (int i = L - 1; i >= 0; --i) {
+        Layer& l = m_layers[static_cast<std::size_t>(i)];
+        const LayerPrecision& p = m_prec[static_cast<std::size_t>(i)];
+        if (l.hidden) {
+            if (m_cfg.recompute) forward_layer(i, layer_input(i), dropout_seed, true, st, true);
+            if (m_cfg.dropout > 0.0f)  // same mask and scale as forward
+                rs += m_be.dropout(l.dh, m_cfg.dropout, dropout_seed + static_cast<std::uint64_t>(i));
+            const Tensor& z = l.z.empty() ? m_recompute_z : l.z;
+            if (l.gamma) {
+                const Tensor& y = l.y.empty() ? m_recompute_y : l.y;
+                rs += m_be.activation_backward(m_cfg.activation, y, l.dh, l.dy);
+                rs += m_be.layernorm_backward(z, l.gamma->working, l.ln_mean, l.ln_rstd, l.dy, l.dz,
+                                              l.gamma->grad, l.beta->grad, acc);
+                st.grad_values += l.dy.size() + l.gamma->grad.size() * 2;
+            } else {
+                rs += m_be.activation_backward(m_cfg.activation, z, l.dh, l.dz);
+            }
+            st.grad_values += l.dz.size();
+            dz = &l.dz;
+        }
+        const Tensor& x = layer_input(i);
+        rs += m_be.linear_backward_weight(*dz, x, p.compute, p.grad_through, l.w->grad, &l.b->grad,
+                                          acc);
+        st.grad_values += l.w->grad.size() + l.b->grad.size();
+        if (i > 0) {
+            Tensor& dx = m_layers[static_cast<std::size_t>(i) - 1].dh;
+            rs += m_be.linear_backward_input(*dz, l.w->working, p.compute, dx);
+            st.grad_values += dx.size();
+        }
+    }
+}
+
+std::vector<std::vector<float>> Mlp::export_state() const {
+    std::vector<std::vector<float>> out;
+    for (const Param& p : m_params) {
+        for (const Tensor* t : {&p.working, &p.master, &p.state1, &p.state2}) {
+            std::vector<float> v(t->empty() ? 0 : t->size());
+            if (!t->empty()) m_be.download(*t, v);
+            out.push_back(std::move(v));
+        }
+    }
+    return out;
+}
+
+void Mlp::import_state(const std::vector<std::vector<float>>& values) {
+    if (values.size() != m_params.size() * 4)
+        throw ConfigError("", "the saved state does not match this model (parameter count differs)");
+    for (std::size_t i = 0; i < m_params.size(); ++i) {
+        Param& p = m_params[i];
+        Tensor* ts[] = {&p.working, &p.master, &p.state1, &p.state2};
+        for (int k = 0; k < 4; ++k) {
+            const auto& v = values[i * 4 + static_cast<std::size_t>(k)];
+            if (v.size() != (ts[k]->empty() ? 0 : ts[k]->size()))
+                throw ConfigError("", "the saved state does not match this model (layer sizes differ)");
+            if (!v.empty()) m_be.upload(v, *ts[k]);
+        }
+    }
+}
+
+}  // namespace mpx

@@ -1,0 +1,98 @@
+// The MLP every run trains: layers fc1..fcN with activation, optional LayerNorm and Dropout, a loss in
+// FP32. Rule: buffers are allocated once per (batch, policy) and reused every step, so the memory
+// totals are the real footprint; with `recompute`, pre-activations are rebuilt in backward.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "engine/policy.hpp"
+
+namespace mpx {
+
+enum class LossKind : std::uint8_t { cross_entropy, mse };
+
+struct ModelConfig {
+    std::vector<int> sizes{2, 64, 64, 2};  // input, hidden..., output
+    Activation activation = Activation::relu;
+    bool layernorm = false;
+    float dropout = 0.0f;
+    bool recompute = false;                // activation recomputation (gradient checkpointing)
+    bool keep_output_fp32 = false;
+    int layers() const { return static_cast<int>(sizes.size()) - 1; }
+};
+void validate(const ModelConfig& m);
+// "2-64-64-2" ↔ {2, 64, 64, 2}
+std::vector<int> parse_model_sizes(std::string_view text, const std::string& field);
+std::string model_sizes_text(const std::vector<int>& sizes);
+
+// FP32 initial values shared by every run of a session: PyTorch Linear's default
+// U(−1/√fan_in, 1/√fan_in) for weights (out, in) and biases (out).
+struct InitialWeights {
+    std::vector<RowMatrix> w, b;
+};
+InitialWeights init_weights(const ModelConfig& m, std::uint64_t seed);
+
+// One trainable parameter: working copy, optional FP32 master, gradient, FP32 unscaled gradient
+// (the gradient itself where it is FP32) and FP32 optimizer state.
+struct Param {
+    Tensor working, master, grad, grad32, state1, state2;
+    bool has_master() const { return !master.empty(); }
+    Tensor& unscaled() { return grad32.empty() ? grad : grad32; }
+};
+
+struct PassStats {
+    RoundStats forward, backward;
+    std::size_t grad_values = 0;  // gradient values rounded in backward (underflow denominator)
+};
+
+class Mlp {
+public:
+    Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, int batch,
+        const InitialWeights& init, OptimizerKind opt);
+
+    // Uploads a batch (B, features) into the input buffer; counts the input's rounding.
+    RoundStats set_input(const RowMatrix& x);
+    // Forward over the stored input; returns the logits (B, outputs). `dropout_seed` fixes masks.
+    const Tensor& forward(std::uint64_t dropout_seed, bool train, PassStats& st);
+    // Backward from dlogits; weight gradients written (acc overwrite) or added (acc add).
+    void backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc, PassStats& st);
+
+    Tensor& dlogits() { return m_layers.back().dh; }
+    Tensor& target() { return m_target; }
+    std::vector<Param>& params() { return m_params; }
+    const std::vector<LayerPrecision>& precisions() const { return m_prec; }
+    int batch() const { return m_batch; }
+    // Every parameter's stored state as exact floats: per parameter working, master, state1,
+    // state2 (empty where absent). Import restores it bit for bit.
+    std::vector<std::vector<float>> export_state() const;
+    void import_state(const std::vector<std::vector<float>>& values);
+
+private:
+    struct Layer {
+        Param* w = nullptr;
+        Param* b = nullptr;
+        Param* gamma = nullptr;
+        Param* beta = nullptr;
+        Tensor z, y, h;          // pre-activation, post-LayerNorm (if any), output (B, out)
+        Tensor ln_mean, ln_rstd; // (B, 1) FP32
+        Tensor dh, dy, dz;       // gradients (B, out), workspace
+        bool hidden = true;
+    };
+    void forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, PassStats& st,
+                       bool recomputing);
+    const Tensor& layer_input(int i) const { return i == 0 ? m_input : m_layers[i - 1].h; }
+
+    Backend& m_be;
+    ModelConfig m_cfg;
+    std::vector<LayerPrecision> m_prec;
+    int m_batch;
+    std::vector<Param> m_params;
+    std::vector<Layer> m_layers;
+    Tensor m_input, m_target;
+    Tensor m_recompute_z, m_recompute_y;  // shared workspace when recomputing
+};
+
+}  // namespace mpx

@@ -1,0 +1,116 @@
+// Run labels and the per-layer formats of each precision mode (DESIGN.md table).
+#include "engine/policy.hpp"
+
+#include <algorithm>
+
+#include "engine/error.hpp"
+
+namespace mpx {
+
+std::string_view to_string(Mode m) {
+    switch (m) {
+        case Mode::fp32: return "fp32";
+        case Mode::tf32: return "tf32";
+        case Mode::amp: return "amp";
+        case Mode::half: return "half";
+        case Mode::pure: return "pure";
+        case Mode::selective: return "selective";
+        case Mode::adaptive: return "adaptive";
+        case Mode::scaling_only: return "scaling-only";
+    }
+    return "?";
+}
+
+bool uses_low_precision(Mode m) {
+    return m == Mode::amp || m == Mode::half || m == Mode::pure || m == Mode::selective ||
+           m == Mode::adaptive;
+}
+
+std::string RunSpec::base_label() const {
+    std::string s(to_string(mode));
+    if (uses_low_precision(mode)) s += "-" + std::string(to_string(low));
+    return s;
+}
+
+RunSpec parse_run_spec(std::string_view label, const std::string& field) {
+    RunSpec spec;
+    std::string_view base = label;
+    if (const auto plus = label.find('+'); plus != std::string_view::npos) {
+        base = label.substr(0, plus);
+        const auto preset = label.substr(plus + 1);
+        if (preset.empty())
+            throw ConfigError(field, "run '" + std::string(label) + "' has an empty scaler after '+'");
+        spec.scaler_preset = std::string(preset);
+    }
+    const std::string known =
+        "fp32, tf32, amp-fp16, amp-bf16, half-fp16, half-bf16, pure-fp16, pure-bf16, "
+        "selective-fp16, adaptive-fp16, scaling-only (optionally +scaler, e.g. amp-fp16+pytorch)";
+    if (base == "fp32") spec.mode = Mode::fp32;
+    else if (base == "tf32") spec.mode = Mode::tf32;
+    else if (base == "scaling-only") spec.mode = Mode::scaling_only;
+    else {
+        const auto dash = base.rfind('-');
+        if (dash == std::string_view::npos)
+            throw ConfigError(field, "unknown run '" + std::string(label) + "'; choose from " + known);
+        const auto mode = base.substr(0, dash);
+        const auto fmt = parse_format(base.substr(dash + 1));
+        if (mode == "amp") spec.mode = Mode::amp;
+        else if (mode == "half") spec.mode = Mode::half;
+        else if (mode == "pure") spec.mode = Mode::pure;
+        else if (mode == "selective") spec.mode = Mode::selective;
+        else if (mode == "adaptive") spec.mode = Mode::adaptive;
+        else throw ConfigError(field, "unknown run '" + std::string(label) + "'; choose from " + known);
+        if (!fmt || (*fmt != Format::fp16 && *fmt != Format::bf16))
+            throw ConfigError(field, "run '" + std::string(label) +
+                                         "': the low format must be fp16 or bf16 (FP8 training is "
+                                         "not available yet)");
+        spec.low = *fmt;
+    }
+    return spec;
+}
+
+DefaultScaler default_scaler(const RunSpec& spec) {
+    switch (spec.mode) {
+        case Mode::fp32:
+        case Mode::tf32: return DefaultScaler::none;
+        case Mode::scaling_only: return DefaultScaler::dynamic;
+        case Mode::pure: return DefaultScaler::fixed_one;
+        default: return spec.low == Format::fp16 ? DefaultScaler::dynamic : DefaultScaler::none;
+    }
+}
+
+std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
+                                             const PolicyOptions& opt, bool adaptive_low) {
+    const Format X = spec.low;
+    LayerPrecision fp32{};
+    LayerPrecision tf32{Format::tf32, Format::fp32, Format::fp32, Format::fp32, Format::fp32, false};
+    // autocast: FP32 weights cast per GEMM, low-precision activations, FP32 .grad written through
+    // the low format by the GEMM.
+    LayerPrecision amp{X, X, Format::fp32, X, Format::fp32, false};
+    LayerPrecision half{X, X, X, X, X, true};
+    LayerPrecision pure{X, X, X, X, X, false};
+    std::vector<LayerPrecision> out(static_cast<std::size_t>(layers));
+    for (int i = 0; i < layers; ++i) {
+        const std::string name = "fc" + std::to_string(i + 1);
+        LayerPrecision p;
+        switch (spec.mode) {
+            case Mode::fp32:
+            case Mode::scaling_only: p = fp32; break;
+            case Mode::tf32: p = tf32; break;
+            case Mode::amp: p = amp; break;
+            case Mode::half: p = half; break;
+            case Mode::pure: p = pure; break;
+            case Mode::adaptive: p = adaptive_low ? amp : fp32; break;
+            case Mode::selective: {
+                const auto& l = opt.selective_layers;
+                p = std::find(l.begin(), l.end(), name) != l.end() ? half : fp32;
+                break;
+            }
+        }
+        out[static_cast<std::size_t>(i)] = p;
+    }
+    if (opt.keep_output_fp32 && layers > 0) out.back() = fp32;
+    return out;
+}
+
+}  // namespace mpx

@@ -1,0 +1,51 @@
+// Precision policies: which format each layer's GEMMs, activations, weights and gradients use.
+// Rule: a run's label ("amp-fp16+pytorch") is parsed once into a RunSpec; everything downstream
+// reads per-layer LayerPrecision, never the mode name (DESIGN.md, "Precision policies").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/format.hpp"
+
+namespace mpx {
+
+enum class Mode : std::uint8_t { fp32, tf32, amp, half, pure, selective, adaptive, scaling_only };
+std::string_view to_string(Mode m);
+
+struct RunSpec {
+    Mode mode = Mode::fp32;
+    Format low = Format::fp16;                 // the low format of amp/half/pure/selective/adaptive
+    std::optional<std::string> scaler_preset;  // given after '+' in the label
+    std::string base_label() const;            // "amp-fp16", "fp32", "scaling-only"
+};
+// Parses "fp32", "tf32", "amp-fp16", "amp-bf16+pytorch", "half-fp16+deepspeed", "pure-bf16",
+// "selective-fp16", "adaptive-bf16", "scaling-only+apex"; ConfigError naming `field` otherwise.
+RunSpec parse_run_spec(std::string_view label, const std::string& field = "runs");
+bool uses_low_precision(Mode m);
+// The scaler a mode gets when none is named: "pytorch"-style dynamic for FP16 that trains in low
+// precision, none for FP32/TF32/BF16, static 1 for pure.
+enum class DefaultScaler { none, fixed_one, dynamic };
+DefaultScaler default_scaler(const RunSpec& spec);
+
+struct LayerPrecision {
+    Format compute = Format::fp32;     // GEMM operands are rounded to this
+    Format activation = Format::fp32;  // outputs and their gradients are stored in this
+    Format weight = Format::fp32;      // the working copy of the weights
+    Format grad_through = Format::fp32;// the GEMM writes weight gradients in this (autocast: low)
+    Format grad = Format::fp32;        // weight gradients are stored in this
+    bool master = false;               // an FP32 master copy beside the working copy
+};
+
+struct PolicyOptions {
+    std::vector<std::string> selective_layers;  // selective: layers in low precision
+    bool keep_output_fp32 = false;
+};
+// Per-layer precision for `layers` layers named fc1..fcN. For adaptive, `adaptive_low` says whether
+// this step trains in amp (true) or FP32.
+std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
+                                             const PolicyOptions& opt, bool adaptive_low = true);
+
+}  // namespace mpx

@@ -1,0 +1,31 @@
+// One row of a run's history: what one training step did (DESIGN.md, "StepRecord and the CSV
+// export"; the CSV columns follow this struct's order).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/tensor.hpp"
+
+namespace mpx {
+
+struct StepRecord {
+    int run = 0;                 // index of the run in its session
+    long long step = 0;          // 0-based
+    double loss = 0.0;
+    double loss_scale = 1.0;     // the scale applied to this step's loss (before this step's update)
+    bool found_inf = false;
+    bool skipped = false;
+    std::uint8_t scale_event = 0;  // ScaleEvent as integer (none, grow, backoff, hysteresis)
+    double new_scale = 1.0;      // the scale after this step's update
+    double grad_norm = 0.0;      // global norm of the unscaled gradients, before clipping
+    double underflow_frac = 0.0; // gradient values flushed to zero by rounding / values rounded
+    long long overflow_count = 0;// finite values that became ±inf (or saturated) this step
+    double lost_update_frac = 0.0;  // weights whose update the working copy did not show
+    double lr = 0.0;
+    MemoryTotals mem;
+    double step_time_us = 0.0;
+    double wall_time_s = 0.0;
+};
+
+}  // namespace mpx

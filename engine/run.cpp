@@ -1,0 +1,207 @@
+// One run's training step, following DESIGN.md "Data flow of one step" point by point.
+#include "engine/run.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "engine/error.hpp"
+
+namespace mpx {
+
+RunInfo resolve_run(const std::string& label, const SessionConfig& c, ScalerConfig& scaler) {
+    RunInfo info;
+    info.spec = parse_run_spec(label, "runs");
+    info.mode = std::string(to_string(info.spec.mode));
+    switch (info.spec.mode) {
+        case Mode::fp32:
+        case Mode::scaling_only: info.precision = "fp32"; break;
+        case Mode::tf32: info.precision = "tf32"; break;
+        default: info.precision = std::string(to_string(info.spec.low));
+    }
+    const DefaultScaler def = default_scaler(info.spec);
+    if (info.spec.scaler_preset) {
+        scaler = scaler_preset(*info.spec.scaler_preset);
+        info.explicit_scaler = true;
+    } else if (def == DefaultScaler::dynamic) {
+        scaler = c.scaler;
+    } else if (def == DefaultScaler::fixed_one) {
+        scaler = scaler_preset("static");
+        scaler.init_scale = 1.0;
+    } else {
+        scaler = scaler_preset("none");
+    }
+    info.label = info.spec.base_label();
+    if (info.explicit_scaler || def == DefaultScaler::dynamic) info.label += "+" + scaler.preset;
+    return info;
+}
+
+namespace {
+ScalerConfig resolved_scaler(const std::string& label, const SessionConfig& c) {
+    ScalerConfig s;
+    resolve_run(label, c, s);
+    return s;
+}
+
+// FP32 footprint of this model and batch, measured by building it on a scratch CPU backend.
+std::int64_t fp32_footprint(const SessionConfig& c, const InitialWeights& init) {
+    auto be = make_cpu_backend();
+    RunSpec fp32;
+    Mlp m(*be, c.model, layer_precisions(fp32, c.model.layers(), {}), c.train.batch, init,
+          c.train.optimizer);
+    return be->memory().total();
+}
+}  // namespace
+
+Run::Run(int index, const std::string& label, const SessionConfig& cfg, const InitialWeights& init,
+         std::unique_ptr<Backend> backend)
+    : m_index(index),
+      m_cfg(&cfg),
+      m_train(cfg.train),
+      m_backend(std::move(backend)),
+      m_scaler(resolved_scaler(label, cfg)) {
+    ScalerConfig ignored;
+    m_info = resolve_run(label, cfg, ignored);
+    if (m_info.spec.mode == Mode::adaptive)
+        m_adaptive_low = static_cast<double>(fp32_footprint(cfg, init)) >
+                         cfg.adaptive_threshold * static_cast<double>(cfg.memory_budget);
+    PolicyOptions opt{cfg.selective_layers, cfg.model.keep_output_fp32};
+    m_model = std::make_unique<Mlp>(*m_backend, cfg.model,
+                                    layer_precisions(m_info.spec, cfg.model.layers(), opt, m_adaptive_low),
+                                    cfg.train.batch, init, cfg.train.optimizer);
+}
+
+void Run::set_scaler(const ScalerConfig& c) {
+    if (m_info.explicit_scaler || default_scaler(m_info.spec) != DefaultScaler::dynamic) return;
+    m_scaler.reconfigure(c);
+}
+
+StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, bool classification) {
+    const auto t0 = std::chrono::steady_clock::now();
+    StepRecord rec;
+    rec.run = m_index;
+    rec.step = step_index;
+    rec.lr = lr_at(m_train, m_schedule_steps, m_cfg->steps);
+    const double S = m_scaler.scale();
+    rec.loss_scale = S;
+    rec.new_scale = S;
+    if (failed()) {
+        rec.loss = std::nan("");
+        rec.skipped = true;
+        rec.mem = m_backend->memory();
+        return rec;
+    }
+    Backend& be = *m_backend;
+    Mlp& model = *m_model;
+    PassStats st;
+    double loss_sum = 0.0;
+    const int accum = static_cast<int>(micro.size());
+    const float loss_factor = static_cast<float>(S / accum);
+    for (int k = 0; k < accum; ++k) {
+        const Batch& b = micro[static_cast<std::size_t>(k)];
+        st.forward += model.set_input(b.x);
+        const std::uint64_t drop_seed = m_cfg->seed * 0x9e3779b97f4a7c15ull +
+                                        static_cast<std::uint64_t>(step_index) * 4096u +
+                                        static_cast<std::uint64_t>(k) * 64u;
+        const Tensor& logits = model.forward(drop_seed, true, st);
+        LossResult lr;
+        if (classification) {
+            lr = be.softmax_cross_entropy(logits, b.labels, loss_factor, model.dlogits());
+        } else {
+            be.upload({b.targets.data(), static_cast<std::size_t>(b.targets.size())}, model.target());
+            lr = be.mse(logits, model.target(), loss_factor, model.dlogits());
+        }
+        st.backward += lr.rounding;
+        st.grad_values += model.dlogits().size();
+        loss_sum += lr.loss;
+        model.backward(model.dlogits(), drop_seed, k == 0 ? Accumulate::overwrite : Accumulate::add, st);
+    }
+    rec.loss = loss_sum / accum;
+
+    // Unscale: reciprocal in double, multiply in FP32 (PyTorch's unscale_), check every gradient.
+    const float inv_scale = static_cast<float>(1.0 / S);
+    bool found_inf = false;
+    double sum_sq = 0.0;
+    for (Param& p : model.params()) {
+        const GradCheck gc = be.unscale_and_check(p.grad, inv_scale, p.unscaled());
+        found_inf = found_inf || gc.found_inf;
+        sum_sq += gc.sum_squares;
+    }
+    rec.found_inf = found_inf;
+    rec.grad_norm = found_inf ? std::numeric_limits<double>::infinity() : std::sqrt(sum_sq);
+    if (!found_inf && m_train.clip_norm > 0.0) {
+        // PyTorch clip_grad_norm_: coefficient max_norm / (norm + 1e-6), applied when below 1.
+        const double coef = m_train.clip_norm / (rec.grad_norm + 1e-6);
+        if (coef < 1.0)
+            for (Param& p : model.params()) be.scale(p.unscaled(), static_cast<float>(coef));
+    }
+    rec.skipped = found_inf && m_scaler.skips_on_inf();
+    if (!rec.skipped) {
+        ++m_applied_steps;
+        OptimizerStep os;
+        os.kind = m_train.optimizer;
+        os.lr = static_cast<float>(rec.lr);
+        os.momentum = static_cast<float>(m_train.momentum);
+        os.beta1 = static_cast<float>(m_train.beta1);
+        os.beta2 = static_cast<float>(m_train.beta2);
+        os.eps = static_cast<float>(m_train.eps);
+        os.weight_decay = static_cast<float>(m_train.weight_decay);
+        os.t = m_applied_steps;
+        std::size_t changed = 0, lost = 0;
+        for (Param& p : model.params()) {
+            const UpdateStats u = be.optimizer_update(os, p.unscaled(), p.has_master() ? &p.master : nullptr,
+                                                      p.working, p.state1,
+                                                      p.state2.empty() ? nullptr : &p.state2);
+            changed += u.changed;
+            lost += u.lost;
+            st.backward.overflow += u.rounding.overflow;
+        }
+        rec.lost_update_frac = changed ? static_cast<double>(lost) / static_cast<double>(changed) : 0.0;
+    }
+    if (!rec.skipped || m_train.advance_on_skip) ++m_schedule_steps;
+
+    try {
+        const ScalerUpdate u = m_scaler.update(found_inf);
+        rec.scale_event = static_cast<std::uint8_t>(u.event);
+        rec.new_scale = u.new_scale;
+    } catch (const ScalerAtMinimumError& e) {
+        m_failure = e.what();
+    }
+    rec.underflow_frac = st.grad_values
+                             ? static_cast<double>(st.backward.underflow) / static_cast<double>(st.grad_values)
+                             : 0.0;
+    rec.overflow_count = static_cast<long long>(st.forward.overflow + st.backward.overflow);
+    rec.mem = be.memory();
+    rec.step_time_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    return rec;
+}
+
+nlohmann::json Run::save_state() const {
+    nlohmann::json j;
+    j["label"] = m_info.label;
+    j["applied_steps"] = m_applied_steps;
+    j["schedule_steps"] = m_schedule_steps;
+    j["failure"] = m_failure;
+    nlohmann::json sc;
+    to_json(sc, m_scaler.config());
+    j["scaler_config"] = sc;
+    nlohmann::json ss;
+    to_json(ss, m_scaler.state());
+    j["scaler_state"] = ss;
+    j["params"] = m_model->export_state();
+    return j;
+}
+
+void Run::load_state(const nlohmann::json& j) {
+    if (j.at("label").get<std::string>() != m_info.label)
+        throw ConfigError("", "saved run '" + j.at("label").get<std::string>() +
+                                  "' does not match run '" + m_info.label + "'");
+    m_applied_steps = j.at("applied_steps").get<long long>();
+    m_schedule_steps = j.at("schedule_steps").get<long long>();
+    m_failure = j.at("failure").get<std::string>();
+    m_scaler = LossScaler(scaler_config_from_json(j.at("scaler_config")));
+    m_scaler.restore(scaler_state_from_json(j.at("scaler_state")));
+    m_model->import_state(j.at("params").get<std::vector<std::vector<float>>>());
+}
+
+}  // namespace mpx

@@ -1,0 +1,70 @@
+// One training run of a session: a precision policy, its loss scaler, optimizer and model, trained one
+// step at a time on batches the session hands it. Rule: NaN, inf and skipped steps are recorded,
+// never thrown; only DeepSpeed's "already at minimum" error stops a run (as it stops DeepSpeed).
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/model.hpp"
+#include "engine/record.hpp"
+#include "engine/scaler.hpp"
+#include "engine/session_config.hpp"
+
+namespace mpx {
+
+// A micro-batch as the session gathered it, identical for every run.
+struct Batch {
+    RowMatrix x;              // (B, features)
+    std::vector<int> labels;  // classification
+    RowMatrix targets;        // (B, outputs) regression
+};
+
+struct RunInfo {
+    std::string label;      // unique: "amp-fp16+pytorch"
+    std::string precision;  // "fp32", "tf32", "fp16", "bf16"
+    std::string mode;       // "fp32", "amp", "half", ...
+    RunSpec spec;
+    bool explicit_scaler = false;
+};
+// Resolves a label against the session's scaler: the label's "+preset", else the mode's default.
+RunInfo resolve_run(const std::string& label, const SessionConfig& c, ScalerConfig& scaler_out);
+
+class Run {
+public:
+    Run(int index, const std::string& label, const SessionConfig& cfg, const InitialWeights& init,
+        std::unique_ptr<Backend> backend);
+
+    StepRecord step(long long step_index, const std::vector<Batch>& micro, bool classification);
+
+    const RunInfo& info() const { return m_info; }
+    bool failed() const { return !m_failure.empty(); }
+    const std::string& failure() const { return m_failure; }
+    const LossScaler& scaler() const { return m_scaler; }
+    const Backend& backend() const { return *m_backend; }
+    bool adaptive_low() const { return m_adaptive_low; }
+
+    // Live changes, applied before the next step.
+    void set_scaler(const ScalerConfig& c);  // only runs that follow the session's scaler
+    void set_train(const TrainConfig& t) { m_train = t; }
+
+    nlohmann::json save_state() const;
+    void load_state(const nlohmann::json& j);
+
+private:
+    int m_index;
+    RunInfo m_info;
+    const SessionConfig* m_cfg;
+    TrainConfig m_train;
+    std::unique_ptr<Backend> m_backend;
+    std::unique_ptr<Mlp> m_model;
+    LossScaler m_scaler;
+    long long m_applied_steps = 0;   // optimizer steps taken (Adam's t)
+    long long m_schedule_steps = 0;  // schedule steps taken
+    std::string m_failure;
+    bool m_adaptive_low = true;
+};
+
+}  // namespace mpx

@@ -1,0 +1,220 @@
+// SessionConfig ⇄ JSON, preset lookup and --set overrides.
+#include "engine/session_config.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "engine/error.hpp"
+#include "engine/json_util.hpp"
+
+namespace mpx {
+
+void validate(const SessionConfig& c) {
+    if (c.runs.empty()) throw ConfigError("runs", "choose at least one run, e.g. fp32,amp-fp16");
+    if (c.runs.size() > 16) throw ConfigError("runs", "at most 16 runs can be compared at once");
+    for (const auto& r : c.runs) {
+        const RunSpec spec = parse_run_spec(r, "runs");
+        if (spec.scaler_preset) scaler_preset(*spec.scaler_preset);  // throws for unknown presets
+        if (spec.mode == Mode::selective) {
+            for (const auto& name : c.selective_layers) {
+                bool found = false;
+                for (int i = 1; i <= c.model.layers(); ++i)
+                    if (name == "fc" + std::to_string(i)) found = true;
+                if (!found)
+                    throw ConfigError("selective_layers",
+                                      "unknown layer '" + name + "'; this model has fc1..fc" +
+                                          std::to_string(c.model.layers()));
+            }
+        }
+    }
+    if (c.steps < 1 || c.steps > 100'000'000) throw ConfigError("steps", "must be between 1 and 100,000,000");
+    if (c.record_every < 1) throw ConfigError("record_every", "must be at least 1");
+    if (c.device != "cpu" && c.device != "cuda" && c.device != "auto")
+        throw ConfigError("device", "must be cpu, cuda or auto");
+    if (!(c.adaptive_threshold > 0.0 && c.adaptive_threshold <= 1.0))
+        throw ConfigError("adaptive_threshold", "must be in (0, 1]");
+    if (c.memory_budget < 1) throw ConfigError("memory_budget", "must be a positive byte count");
+    validate(c.model);
+    validate(c.data);
+    validate(c.train);
+    validate(c.scaler);
+    if (c.train.batch > c.data.n_train)
+        throw ConfigError("train.batch", "is larger than the training set (data.n_train = " +
+                                             std::to_string(c.data.n_train) + ")");
+    const std::int64_t activations = static_cast<std::int64_t>(c.train.batch) *
+                                     *std::max_element(c.model.sizes.begin(), c.model.sizes.end()) *
+                                     static_cast<std::int64_t>(c.model.sizes.size());
+    if (activations > 2'000'000'000)
+        throw ConfigError("train.batch", "batch × layer width is too large for memory; lower one");
+}
+
+nlohmann::json to_json(const SessionConfig& c) {
+    nlohmann::json j;
+    j["name"] = c.name;
+    j["description"] = c.description;
+    j["runs"] = c.runs;
+    j["steps"] = c.steps;
+    j["seed"] = c.seed;
+    j["device"] = c.device;
+    j["record_every"] = c.record_every;
+    j["model"] = {{"sizes", model_sizes_text(c.model.sizes)},
+                  {"activation", std::string(to_string(c.model.activation))},
+                  {"layernorm", c.model.layernorm},
+                  {"dropout", c.model.dropout},
+                  {"recompute", c.model.recompute},
+                  {"keep_output_fp32", c.model.keep_output_fp32}};
+    j["data"] = c.data;
+    j["train"] = c.train;
+    j["scaler"] = c.scaler;
+    j["selective_layers"] = c.selective_layers;
+    j["adaptive_threshold"] = c.adaptive_threshold;
+    j["memory_budget"] = c.memory_budget;
+    return j;
+}
+
+namespace {
+std::vector<std::string> split_list(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+        part.erase(0, part.find_first_not_of(' '));
+        part.erase(part.find_last_not_of(' ') + 1);
+        if (!part.empty()) out.push_back(part);
+    }
+    return out;
+}
+
+std::vector<std::string> string_list(JsonReader& r, const std::string& key) {
+    const auto& v = r.at(key);
+    if (v.is_string()) return split_list(v.get<std::string>());
+    if (!v.is_array()) throw ConfigError(r.field(key), "must be a list of names");
+    std::vector<std::string> out;
+    for (const auto& e : v) {
+        if (!e.is_string()) throw ConfigError(r.field(key), "must be a list of names");
+        out.push_back(e.get<std::string>());
+    }
+    return out;
+}
+}  // namespace
+
+SessionConfig session_config_from_json(const nlohmann::json& j) {
+    SessionConfig c;
+    JsonReader r(j, "");
+    r.get("name", c.name);
+    r.get("description", c.description);
+    if (r.has("runs")) c.runs = string_list(r, "runs");
+    r.get("steps", c.steps);
+    r.get("seed", c.seed);
+    r.get("device", c.device);
+    r.get("record_every", c.record_every);
+    if (r.has("model")) {
+        JsonReader m(r.at("model"), "model");
+        if (m.has("sizes")) {
+            const auto& v = m.at("sizes");
+            if (v.is_string()) c.model.sizes = parse_model_sizes(v.get<std::string>(), "model.sizes");
+            else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const auto& e) { return e.is_number_integer(); }))
+                c.model.sizes = v.get<std::vector<int>>();
+            else throw ConfigError("model.sizes", "must be like \"2-64-64-2\" or [2, 64, 64, 2]");
+        }
+        m.get_enum("activation", c.model.activation,
+                   {{"relu", Activation::relu}, {"gelu", Activation::gelu}, {"tanh", Activation::tanh}});
+        m.get("layernorm", c.model.layernorm);
+        m.get("dropout", c.model.dropout);
+        m.get("recompute", c.model.recompute);
+        m.get("keep_output_fp32", c.model.keep_output_fp32);
+        m.finish();
+    }
+    if (r.has("data")) c.data = dataset_config_from_json(r.at("data"), c.data);
+    if (r.has("train")) c.train = train_config_from_json(r.at("train"), c.train);
+    if (r.has("scaler")) c.scaler = scaler_config_from_json(r.at("scaler"));
+    if (r.has("selective_layers")) c.selective_layers = string_list(r, "selective_layers");
+    r.get("adaptive_threshold", c.adaptive_threshold);
+    r.get("memory_budget", c.memory_budget);
+    r.finish();
+    validate(c);
+    return c;
+}
+
+std::filesystem::path preset_directory() {
+    if (const char* env = std::getenv("MPX_PRESET_DIR"); env && *env) return env;
+    return MPX_PRESET_DIR;
+}
+
+std::vector<std::string> preset_names() {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(preset_directory(), ec))
+        if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+SessionConfig parse_config_text(const std::string& text, const std::string& origin) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw ConfigError("", origin + " is not valid JSON: " + e.what());
+    }
+    try {
+        return session_config_from_json(j);
+    } catch (const ConfigError& e) {
+        throw ConfigError(e.field(), origin + ": " + (e.field().empty() ? "" : e.field() + ": ") +
+                                         std::string(e.what()).substr(e.field().empty() ? 0 : e.field().size() + 2));
+    }
+}
+
+SessionConfig load_config(const std::string& name_or_path) {
+    std::filesystem::path path = name_or_path;
+    const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
+                                 path.extension() == ".json";
+    if (!looks_like_path) path = preset_directory() / (name_or_path + ".json");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        if (looks_like_path) throw IoError("cannot read the configuration file '" + path.string() + "'");
+        std::string known;
+        for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
+        throw ConfigError("config", "unknown preset '" + name_or_path + "'; choose from " + known +
+                                        " or give a path to a .json file");
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse_config_text(ss.str(), path.filename().string());
+}
+
+void apply_override(SessionConfig& c, const std::string& assignment) {
+    const auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw ConfigError("--set", "'" + assignment + "' is not key=value (e.g. scaler.growth_interval=50)");
+    const std::string key = assignment.substr(0, eq);
+    const std::string text = assignment.substr(eq + 1);
+    nlohmann::json value;
+    try {
+        value = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error&) {
+        value = text;  // bare text: a name such as fp32,amp-fp16 or 2-64-2
+    }
+    nlohmann::json j = to_json(c);
+    nlohmann::json* node = &j;
+    std::stringstream ss(key);
+    std::string part, walked;
+    std::vector<std::string> parts;
+    while (std::getline(ss, part, '.')) parts.push_back(part);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        walked += (walked.empty() ? "" : ".") + parts[i];
+        if (!node->is_object() || !node->contains(parts[i]))
+            throw ConfigError(walked, "unknown setting (in --set " + assignment + ")");
+        if (i + 1 < parts.size()) node = &(*node)[parts[i]];
+    }
+    if (key == "scaler.preset") {
+        j["scaler"] = nlohmann::json{{"preset", value}};  // a new preset brings all its values
+    } else {
+        (*node)[parts.back()] = value;
+    }
+    c = session_config_from_json(j);
+}
+
+}  // namespace mpx

@@ -1,0 +1,50 @@
+// The one configuration format (JSON) of mpx: shipped presets, the user's files and export sidecars.
+// Rule: every field can be overridden with --set key=value; an unknown key, a wrong type or an
+// impossible value is a ConfigError that names the field.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/dataset.hpp"
+#include "engine/model.hpp"
+#include "engine/policy.hpp"
+#include "engine/scaler.hpp"
+#include "engine/train_config.hpp"
+
+namespace mpx {
+
+struct SessionConfig {
+    std::string name = "default";
+    std::string description;
+    std::vector<std::string> runs{"fp32", "amp-fp16", "amp-bf16"};
+    long long steps = 1000;
+    std::uint64_t seed = 1;           // weights, batch order, dropout
+    std::string device = "cpu";       // cpu | cuda | auto
+    int record_every = 1;             // the CSV keeps every n-th step (1 = all)
+    ModelConfig model;
+    DatasetConfig data;
+    TrainConfig train;
+    ScalerConfig scaler = scaler_preset("pytorch");  // for runs whose label names no scaler
+    std::vector<std::string> selective_layers{"fc1"};
+    double adaptive_threshold = 0.8;  // adaptive: amp while FP32 memory > threshold × budget
+    std::int64_t memory_budget = 1 << 20;
+};
+
+void validate(const SessionConfig& c);
+nlohmann::json to_json(const SessionConfig& c);
+// Fields absent from j keep their defaults.
+SessionConfig session_config_from_json(const nlohmann::json& j);
+
+// A preset name ("default", "underflow") or a path to a JSON file.
+SessionConfig load_config(const std::string& name_or_path);
+SessionConfig parse_config_text(const std::string& text, const std::string& origin);
+std::vector<std::string> preset_names();
+std::filesystem::path preset_directory();
+// Applies "key=value" (key a dotted path such as scaler.growth_interval; value JSON or bare text).
+void apply_override(SessionConfig& c, const std::string& assignment);
+
+}  // namespace mpx

@@ -1,0 +1,58 @@
+// Tensor lifetime and the backend's per-category byte totals.
+#include "engine/backend.hpp"
+#include "engine/error.hpp"
+
+#include <limits>
+
+namespace mpx {
+
+std::string_view to_string(MemCategory c) {
+    switch (c) {
+        case MemCategory::weights: return "weights";
+        case MemCategory::master: return "master";
+        case MemCategory::grads: return "grads";
+        case MemCategory::optimizer: return "optimizer";
+        case MemCategory::activations: return "activations";
+        case MemCategory::workspace: return "workspace";
+    }
+    return "?";
+}
+
+std::string_view to_string(Activation a) {
+    switch (a) {
+        case Activation::relu: return "relu";
+        case Activation::gelu: return "gelu";
+        case Activation::tanh: return "tanh";
+        case Activation::none: return "none";
+    }
+    return "?";
+}
+
+Tensor::~Tensor() {
+    if (m_backend) m_backend->release(*this);
+}
+
+Tensor Backend::alloc(Format f, int rows, int cols, MemCategory c) {
+    if (rows < 0 || cols < 0)
+        throw ConfigError("", "negative tensor shape requested");
+    Tensor t;
+    t.m_backend = this;
+    t.m_format = f;
+    t.m_rows = rows;
+    t.m_cols = cols;
+    t.m_category = c;
+    const std::size_t n = t.bytes();
+    t.m_data = raw_alloc(n == 0 ? 1 : n);
+    m_memory.bytes[static_cast<int>(c)] += static_cast<std::int64_t>(n);
+    return t;
+}
+
+void Backend::release(Tensor& t) noexcept {
+    if (!t.m_data) return;
+    m_memory.bytes[static_cast<int>(t.m_category)] -= static_cast<std::int64_t>(t.bytes());
+    raw_free(t.m_data);
+    t.m_data = nullptr;
+    t.m_backend = nullptr;
+}
+
+}  // namespace mpx

@@ -1,0 +1,40 @@
+// Optimizer, learning-rate schedule and step settings shared by every run of a session.
+// Rule: the LR schedule is a pure function of the count of schedule steps taken, so a saved count
+// restores it exactly.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "engine/backend.hpp"
+
+namespace mpx {
+
+enum class Schedule : std::uint8_t { constant, step, warmup_cosine };
+std::string_view to_string(Schedule s);
+std::string_view to_string(OptimizerKind k);
+
+struct TrainConfig {
+    int batch = 256;
+    int accumulation = 1;          // micro-batches per optimizer step
+    double clip_norm = 0.0;        // global-norm clipping after unscaling; 0 = off
+    OptimizerKind optimizer = OptimizerKind::adam;
+    double lr = 1e-2;
+    double momentum = 0.9;
+    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+    double weight_decay = 0.0;
+    Schedule schedule = Schedule::constant;
+    int step_size = 1000;          // step schedule: lr × gamma every step_size steps
+    double gamma = 0.5;
+    int warmup_steps = 0;          // warm-up + cosine: linear warm-up, then cosine to min_lr
+    long long total_steps = 0;     // cosine length; 0 = the session's step count
+    double min_lr = 0.0;
+    bool advance_on_skip = true;   // false: skipped steps do not advance the schedule (DeepSpeed)
+};
+void validate(const TrainConfig& t);
+// LR after `taken` schedule steps, for a session of `session_steps` steps.
+double lr_at(const TrainConfig& t, long long taken, long long session_steps);
+
+void to_json(nlohmann::json& j, const TrainConfig& t);
+TrainConfig train_config_from_json(const nlohmann::json& j, TrainConfig base);
+
+}  // namespace mpx
