@@ -1,0 +1,508 @@
+// Loss-scaler presets, validation, JSON and the one update rule. Rule: every preset is a set of
+// settings copied from its framework's source (cited per preset); update() never asks which preset
+// it runs, so a "custom" mix of settings behaves as predictably as a preset.
+#include "engine/scaler.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "engine/error.hpp"
+#include "engine/text.hpp"
+
+namespace mpx {
+namespace {
+
+template <typename E>
+struct EnumName {
+    E value;
+    std::string_view name;
+};
+
+constexpr EnumName<ScalerKind> kind_names[] = {
+    {ScalerKind::none, "none"}, {ScalerKind::fixed, "static"}, {ScalerKind::dynamic, "dynamic"}};
+constexpr EnumName<HysteresisReset> reset_names[] = {
+    {HysteresisReset::on_clean_step, "on_clean_step"}, {HysteresisReset::on_growth, "on_growth"}};
+constexpr EnumName<GrowthCount> count_names[] = {
+    {GrowthCount::consecutive, "consecutive"},
+    {GrowthCount::since_last_overflow, "since_last_overflow"}};
+constexpr EnumName<AtMin> at_min_names[] = {{AtMin::clamp, "clamp"}, {AtMin::error, "error"}};
+constexpr EnumName<ScaleStorage> storage_names[] = {{ScaleStorage::fp32, "fp32"},
+                                                    {ScaleStorage::fp64, "fp64"}};
+constexpr EnumName<NonFiniteGrowth> growth_names[] = {{NonFiniteGrowth::apply, "apply"},
+                                                      {NonFiniteGrowth::refuse, "refuse"}};
+constexpr EnumName<HysteresisDecrement> decrement_names[] = {
+    {HysteresisDecrement::stop_at_one, "stop_at_one"}, {HysteresisDecrement::always, "always"}};
+constexpr EnumName<ScaleEvent> event_names[] = {{ScaleEvent::none, "none"},
+                                                {ScaleEvent::grow, "grow"},
+                                                {ScaleEvent::backoff, "backoff"},
+                                                {ScaleEvent::hysteresis, "hysteresis"}};
+constexpr EnumName<Framework> framework_names[] = {{Framework::pytorch, "pytorch"},
+                                                   {Framework::apex, "apex"},
+                                                   {Framework::deepspeed, "deepspeed"},
+                                                   {Framework::keras, "keras"},
+                                                   {Framework::megatron, "megatron"}};
+
+template <typename E, std::size_t N>
+std::string_view name_of(const EnumName<E> (&table)[N], E v) {
+    for (const auto& e : table)
+        if (e.value == v) return e.name;
+    return "?";
+}
+
+template <typename E, std::size_t N>
+std::optional<E> parse_in(const EnumName<E> (&table)[N], std::string_view s) {
+    for (const auto& e : table)
+        if (e.name == s) return e.value;
+    return std::nullopt;
+}
+
+template <typename E, std::size_t N>
+std::string choices_of(const EnumName<E> (&table)[N]) {
+    std::string out;
+    for (const auto& e : table) out += (out.empty() ? "'" : ", '") + std::string(e.name) + "'";
+    return out;
+}
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+// Rounds a double to float32 the way a float tensor stores it (nearest, ties to even), without the
+// undefined behaviour of casting an out-of-range double: at or beyond FLT_MAX + half an ulp the
+// tie goes to infinity (FLT_MAX's mantissa is odd).
+double round_fp32(double x) {
+    constexpr double to_inf = 0x1.ffffffp127;
+    if (std::isnan(x)) return x;
+    if (std::fabs(x) >= to_inf) return std::copysign(inf, x);
+    if (std::fabs(x) > FLT_MAX) return std::copysign(static_cast<double>(FLT_MAX), x);
+    return static_cast<double>(static_cast<float>(x));
+}
+
+double stored(const ScalerConfig& c, double x) {
+    return c.scale_storage == ScaleStorage::fp32 ? round_fp32(x) : x;
+}
+
+// Each preset lists only what differs from ScalerConfig's defaults, which are PyTorch's.
+ScalerConfig make_preset(std::string_view name) {
+    using enum ScaleStorage;
+    using enum NonFiniteGrowth;
+    using enum HysteresisReset;
+    using enum HysteresisDecrement;
+    // torch/amp/grad_scaler.py + the _amp_update_scale_ kernel: float32 scale, growth refused when
+    // the FP32 result is inf, no min, no max, no hysteresis.
+    if (name == "pytorch") return {.preset = "pytorch"};
+    // apex/amp/scaler.py: Python float; growth min(max, 2S), backoff max(min, S/2), min None.
+    if (name == "apex")
+        return {.preset = "apex", .max_scale = 0x1p24, .scale_storage = fp64, .non_finite_growth = apply};
+    // keras/src/optimizers/loss_scale_optimizer.py: float32 variable, assign(scale * 2.0) without a
+    // finite check, assign(scale / 2.0) without a floor.
+    if (name == "keras") return {.preset = "keras", .init_scale = 0x1p15, .non_finite_growth = apply};
+    // tf.keras _DynamicLossScaleState.update: maximum(S / 2, 1) and _assign_if_finite on growth.
+    if (name == "tf-keras-legacy")
+        return {.preset = "tf-keras-legacy", .init_scale = 0x1p15, .min_scale = 1.0};
+    // deepspeed/runtime/fp16/loss_scaler.py DynamicLossScaler (ZeRO) with the "fp16" defaults:
+    // initial_scale_power 16, loss_scale_window 1000, hysteresis 2, consecutive_hysteresis false,
+    // min_loss_scale 1, raise_error_at_min_scale True.
+    if (name == "deepspeed")
+        return {.preset = "deepspeed", .growth_interval = 1000, .min_scale = 1.0, .hysteresis = 2,
+                .hysteresis_reset = on_growth, .growth_count = GrowthCount::since_last_overflow,
+                .at_min = AtMin::error, .scale_storage = fp64, .non_finite_growth = apply};
+    // megatron/core/optimizer/grad_scaler.py DynamicGradScaler with the training defaults
+    // (--initial-loss-scale 2^32, --min-loss-scale 1, --loss-scale-window 1000, --hysteresis 2).
+    if (name == "megatron")
+        return {.preset = "megatron", .init_scale = 0x1p32, .growth_interval = 1000, .min_scale = 1.0,
+                .hysteresis = 2, .hysteresis_reset = on_growth, .non_finite_growth = apply,
+                .hysteresis_decrement = always};
+    // NeMo's GradScaler on Apex's update_scale_hysteresis kernel, with the NeMo GPT config values
+    // (native_amp_init_scale 2^32, native_amp_growth_interval 1000, hysteresis 2).
+    if (name == "nemo")
+        return {.preset = "nemo", .init_scale = 0x1p32, .growth_interval = 1000, .hysteresis = 2,
+                .hysteresis_reset = on_clean_step, .hysteresis_decrement = always};
+    // DESIGN.md: the `pure` mode's default is a static scale of 1; the skip on inf remains.
+    if (name == "static")
+        return {.preset = "static", .kind = ScalerKind::fixed, .init_scale = 1.0, .scale_storage = fp64};
+    if (name == "none") return {.preset = "none", .kind = ScalerKind::none, .init_scale = 1.0};
+    std::string known;
+    for (const auto& n : scaler_preset_names()) known += (known.empty() ? "'" : ", '") + n + "'";
+    throw ConfigError("scaler.preset",
+                      "unknown preset '" + std::string(name) + "'; choose from " + known);
+}
+
+std::string num(double v) { return format_number(v); }
+
+// --- JSON reading: every failure names "scaler.<key>" --------------------------------------------
+
+double read_double(const nlohmann::json& v, const std::string& key, bool null_is_inf) {
+    if (v.is_number()) return v.get<double>();
+    if (null_is_inf && v.is_null()) return inf;
+    if (v.is_string() && null_is_inf) {
+        const auto s = v.get<std::string>();
+        if (s == "inf" || s == "none") return inf;
+    }
+    throw ConfigError("scaler." + key, std::string("must be a number") +
+                                           (null_is_inf ? " (or null / \"inf\" for none)" : "") +
+                                           ", got " + v.dump());
+}
+
+int read_int(const nlohmann::json& v, const std::string& key) {
+    if (v.is_number_integer()) {
+        const auto x = v.get<long long>();
+        if (x >= std::numeric_limits<int>::min() && x <= std::numeric_limits<int>::max())
+            return static_cast<int>(x);
+    } else if (v.is_number_float()) {
+        const double d = v.get<double>();
+        if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 2147483647.0)
+            return static_cast<int>(d);
+    }
+    throw ConfigError("scaler." + key, "must be a whole number, got " + v.dump());
+}
+
+template <typename E, std::size_t N>
+E read_enum(const nlohmann::json& v, const std::string& key, const EnumName<E> (&table)[N]) {
+    if (v.is_string())
+        if (auto e = parse_in(table, v.get<std::string>())) return *e;
+    throw ConfigError("scaler." + key, "must be one of " + choices_of(table) + ", got " + v.dump());
+}
+
+const char* const config_keys[] = {"preset",          "kind",           "init_scale",
+                                   "growth_factor",   "backoff_factor", "growth_interval",
+                                   "min_scale",       "max_scale",      "hysteresis",
+                                   "hysteresis_reset", "growth_count",  "at_min",
+                                   "scale_storage",   "non_finite_growth", "hysteresis_decrement"};
+
+std::string known_keys(const char* const* begin, const char* const* end) {
+    std::string out;
+    for (auto it = begin; it != end; ++it) out += (out.empty() ? "" : ", ") + std::string(*it);
+    return out;
+}
+
+}  // namespace
+
+// --- names -----------------------------------------------------------------------------------------
+
+std::string_view to_string(ScalerKind v) { return name_of(kind_names, v); }
+std::string_view to_string(HysteresisReset v) { return name_of(reset_names, v); }
+std::string_view to_string(GrowthCount v) { return name_of(count_names, v); }
+std::string_view to_string(AtMin v) { return name_of(at_min_names, v); }
+std::string_view to_string(ScaleStorage v) { return name_of(storage_names, v); }
+std::string_view to_string(NonFiniteGrowth v) { return name_of(growth_names, v); }
+std::string_view to_string(HysteresisDecrement v) { return name_of(decrement_names, v); }
+std::string_view to_string(ScaleEvent v) { return name_of(event_names, v); }
+std::string_view to_string(Framework v) { return name_of(framework_names, v); }
+std::optional<ScalerKind> parse_scaler_kind(std::string_view s) { return parse_in(kind_names, s); }
+std::optional<HysteresisReset> parse_hysteresis_reset(std::string_view s) {
+    return parse_in(reset_names, s);
+}
+std::optional<GrowthCount> parse_growth_count(std::string_view s) {
+    return parse_in(count_names, s);
+}
+std::optional<AtMin> parse_at_min(std::string_view s) { return parse_in(at_min_names, s); }
+std::optional<ScaleStorage> parse_scale_storage(std::string_view s) {
+    return parse_in(storage_names, s);
+}
+std::optional<NonFiniteGrowth> parse_non_finite_growth(std::string_view s) {
+    return parse_in(growth_names, s);
+}
+std::optional<HysteresisDecrement> parse_hysteresis_decrement(std::string_view s) {
+    return parse_in(decrement_names, s);
+}
+std::optional<ScaleEvent> parse_scale_event(std::string_view s) { return parse_in(event_names, s); }
+std::optional<Framework> parse_framework(std::string_view s) {
+    return parse_in(framework_names, s);
+}
+
+// --- presets and validation ------------------------------------------------------------------------
+
+std::vector<std::string> scaler_preset_names() {
+    return {"pytorch", "apex",     "keras", "tf-keras-legacy", "deepspeed",
+            "megatron", "nemo", "static", "none"};
+}
+
+ScalerConfig scaler_preset(std::string_view name) { return make_preset(name); }
+
+void validate(const ScalerConfig& c) {
+    // Written as !(ok) so that NaN, which fails every comparison, is rejected too.
+    if (!(c.init_scale > 0.0) || !std::isfinite(c.init_scale))
+        throw ConfigError("scaler.init_scale",
+                          "must be a finite number > 0 (got " + num(c.init_scale) +
+                              "); frameworks start at 2^15 to 2^32, e.g. 65536");
+    if (!(stored(c, c.init_scale) > 0.0) || !std::isfinite(stored(c, c.init_scale)))
+        throw ConfigError("scaler.init_scale",
+                          num(c.init_scale) +
+                              " is out of float32 range, where scale_storage 'fp32' keeps the "
+                              "scale; choose a value between 1.4e-45 and 3.4e38 or set "
+                              "scaler.scale_storage to 'fp64'");
+    if (!(c.growth_factor > 1.0) || !std::isfinite(c.growth_factor))
+        throw ConfigError("scaler.growth_factor",
+                          "must be a finite number > 1 (got " + num(c.growth_factor) +
+                              "); every framework uses 2");
+    if (!(c.backoff_factor > 0.0 && c.backoff_factor < 1.0))
+        throw ConfigError("scaler.backoff_factor",
+                          "must lie strictly between 0 and 1 (got " + num(c.backoff_factor) +
+                              "); every framework uses 0.5");
+    if (c.growth_interval < 1)
+        throw ConfigError("scaler.growth_interval",
+                          "must be at least 1 clean step (got " +
+                              std::to_string(c.growth_interval) + "); PyTorch uses 2000");
+    if (c.hysteresis < 1)
+        throw ConfigError("scaler.hysteresis",
+                          "must be at least 1 (got " + std::to_string(c.hysteresis) +
+                              "); 1 means every overflow backs off, DeepSpeed and Megatron use 2");
+    if (!(c.min_scale >= 0.0) || !std::isfinite(c.min_scale))
+        throw ConfigError("scaler.min_scale", "must be a finite number >= 0 (0 = no minimum), got " +
+                                                  num(c.min_scale));
+    if (!(c.max_scale > 0.0))
+        throw ConfigError("scaler.max_scale",
+                          "must be > 0 (got " + num(c.max_scale) + "); use null for no maximum");
+    if (c.min_scale > c.max_scale)
+        throw ConfigError("scaler.min_scale", "min_scale " + num(c.min_scale) +
+                                                  " is above max_scale " + num(c.max_scale) +
+                                                  "; lower min_scale or raise max_scale");
+    if (c.init_scale < c.min_scale)
+        throw ConfigError("scaler.min_scale", "min_scale " + num(c.min_scale) +
+                                                  " is above init_scale " + num(c.init_scale) +
+                                                  "; lower min_scale or raise init_scale");
+    if (c.init_scale > c.max_scale)
+        throw ConfigError("scaler.max_scale", "max_scale " + num(c.max_scale) +
+                                                  " is below init_scale " + num(c.init_scale) +
+                                                  "; raise max_scale or lower init_scale");
+    if (c.at_min == AtMin::error && !(c.min_scale > 0.0))
+        throw ConfigError("scaler.at_min",
+                          "'error' needs a min_scale > 0 to stop at (DeepSpeed's default is 1); "
+                          "set scaler.min_scale or use at_min 'clamp'");
+}
+
+// --- JSON --------------------------------------------------------------------------------------------
+
+void to_json(nlohmann::json& j, const ScalerConfig& c) {
+    j = nlohmann::json{
+        {"preset", c.preset},
+        {"kind", to_string(c.kind)},
+        {"init_scale", c.init_scale},
+        {"growth_factor", c.growth_factor},
+        {"backoff_factor", c.backoff_factor},
+        {"growth_interval", c.growth_interval},
+        {"min_scale", c.min_scale},
+        // JSON has no infinity; null reads back as "no maximum".
+        {"max_scale", std::isinf(c.max_scale) ? nlohmann::json(nullptr) : nlohmann::json(c.max_scale)},
+        {"hysteresis", c.hysteresis},
+        {"hysteresis_reset", to_string(c.hysteresis_reset)},
+        {"growth_count", to_string(c.growth_count)},
+        {"at_min", to_string(c.at_min)},
+        {"scale_storage", to_string(c.scale_storage)},
+        {"non_finite_growth", to_string(c.non_finite_growth)},
+        {"hysteresis_decrement", to_string(c.hysteresis_decrement)},
+    };
+}
+
+ScalerConfig scaler_config_from_json(const nlohmann::json& j) {
+    if (!j.is_object())
+        throw ConfigError("scaler", "must be a JSON object of settings, got " + j.dump());
+    std::string preset = "pytorch";
+    if (j.contains("preset")) {
+        if (!j["preset"].is_string())
+            throw ConfigError("scaler.preset", "must be a preset name (text), got " + j["preset"].dump());
+        preset = j["preset"].get<std::string>();
+    }
+    // "custom" is what to_json writes for a hand-made config; every field follows it, so the base
+    // only matters for fields the file leaves out.
+    ScalerConfig c = preset == "custom" ? scaler_preset("pytorch") : scaler_preset(preset);
+    c.preset = preset;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        const auto& v = it.value();
+        if (k == "preset") continue;
+        if (k == "kind") c.kind = read_enum(v, k, kind_names);
+        else if (k == "init_scale") c.init_scale = read_double(v, k, false);
+        else if (k == "growth_factor") c.growth_factor = read_double(v, k, false);
+        else if (k == "backoff_factor") c.backoff_factor = read_double(v, k, false);
+        else if (k == "growth_interval") c.growth_interval = read_int(v, k);
+        else if (k == "min_scale") c.min_scale = v.is_null() ? 0.0 : read_double(v, k, false);
+        else if (k == "max_scale") c.max_scale = read_double(v, k, true);
+        else if (k == "hysteresis") c.hysteresis = read_int(v, k);
+        else if (k == "hysteresis_reset") c.hysteresis_reset = read_enum(v, k, reset_names);
+        else if (k == "growth_count") c.growth_count = read_enum(v, k, count_names);
+        else if (k == "at_min") c.at_min = read_enum(v, k, at_min_names);
+        else if (k == "scale_storage") c.scale_storage = read_enum(v, k, storage_names);
+        else if (k == "non_finite_growth") c.non_finite_growth = read_enum(v, k, growth_names);
+        else if (k == "hysteresis_decrement") c.hysteresis_decrement = read_enum(v, k, decrement_names);
+        else
+            throw ConfigError("scaler." + k, "unknown setting; known: " +
+                                                 known_keys(std::begin(config_keys), std::end(config_keys)));
+    }
+    validate(c);
+    return c;
+}
+
+void to_json(nlohmann::json& j, const ScalerState& s) {
+    j = nlohmann::json{
+        {"scale", std::isfinite(s.scale) ? nlohmann::json(s.scale) : nlohmann::json(num(s.scale))},
+        {"growth_tracker", s.growth_tracker},
+        {"hysteresis_left", s.hysteresis_left},
+        {"iteration", s.iteration},
+        {"last_overflow_iteration", s.last_overflow_iteration},
+    };
+}
+
+ScalerState scaler_state_from_json(const nlohmann::json& j) {
+    if (!j.is_object()) throw ConfigError("scaler.state", "must be a JSON object, got " + j.dump());
+    static const char* const keys[] = {"scale", "growth_tracker", "hysteresis_left", "iteration",
+                                       "last_overflow_iteration"};
+    ScalerState s;
+    for (const char* k : keys)
+        if (!j.contains(k))
+            throw ConfigError(std::string("scaler.state.") + k, "missing; a saved state has all of " +
+                                                                    known_keys(std::begin(keys), std::end(keys)));
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        const auto& v = it.value();
+        const std::string field = "scaler.state." + k;
+        auto whole = [&]() -> long long {
+            if (!v.is_number_integer()) throw ConfigError(field, "must be a whole number, got " + v.dump());
+            return v.get<long long>();
+        };
+        if (k == "scale") {
+            if (v.is_number()) s.scale = v.get<double>();
+            else if (v.is_string() && v.get<std::string>() == "inf") s.scale = inf;
+            else throw ConfigError(field, "must be a number or \"inf\", got " + v.dump());
+        } else if (k == "growth_tracker") s.growth_tracker = static_cast<int>(whole());
+        else if (k == "hysteresis_left") s.hysteresis_left = static_cast<int>(whole());
+        else if (k == "iteration") s.iteration = whole();
+        else if (k == "last_overflow_iteration") s.last_overflow_iteration = whole();
+        else
+            throw ConfigError(field, "unknown setting; known: " + known_keys(std::begin(keys), std::end(keys)));
+    }
+    return s;
+}
+
+// --- the scaler --------------------------------------------------------------------------------------
+
+ScalerAtMinimumError::ScalerAtMinimumError(double scale)
+    : std::runtime_error(
+          "Current loss scale already at minimum - cannot decrease scale anymore. Exiting run. "
+          "(scale " + num(scale) + "; this is DeepSpeed's behaviour, scaler.at_min = 'error': set "
+          "scaler.at_min to 'clamp' or lower scaler.min_scale to keep training)"),
+      m_scale(scale) {}
+
+LossScaler::LossScaler(const ScalerConfig& config) : m_config(config) {
+    validate(m_config);
+    m_state.scale = m_config.kind == ScalerKind::none ? 1.0 : stored(m_config, m_config.init_scale);
+    m_state.hysteresis_left = m_config.hysteresis;
+}
+
+ScalerUpdate LossScaler::update(bool found_inf) {
+    const ScalerConfig& c = m_config;
+    ScalerState s = m_state;  // committed at the end, so a throw leaves the scaler untouched
+    ScalerUpdate u{ScaleEvent::none, s.scale, s.scale};
+
+    if (c.kind == ScalerKind::dynamic && found_inf) {
+        bool back_off = false;
+        if (c.hysteresis_decrement == HysteresisDecrement::always) {
+            // Megatron / NeMo: spend H first, back off once it is used up.
+            s.hysteresis_left -= 1;
+            back_off = s.hysteresis_left <= 0;
+        } else {
+            // DeepSpeed: `if delayed_shift == 1 or cur_hysteresis == 1` backs off, H stays at 1.
+            back_off = c.hysteresis == 1 || s.hysteresis_left <= 1;
+            if (!back_off) s.hysteresis_left -= 1;
+        }
+        if (back_off) {
+            const double min = stored(c, c.min_scale);
+            if (c.at_min == AtMin::error && s.scale == min) throw ScalerAtMinimumError(s.scale);
+            s.scale = std::max(stored(c, s.scale * c.backoff_factor), min);
+            u.event = ScaleEvent::backoff;
+        } else {
+            u.event = ScaleEvent::hysteresis;
+        }
+        s.growth_tracker = 0;
+        s.last_overflow_iteration = s.iteration;
+    } else if (c.kind == ScalerKind::dynamic) {
+        if (c.hysteresis_reset == HysteresisReset::on_clean_step) s.hysteresis_left = c.hysteresis;
+        bool grow = false;
+        if (c.growth_count == GrowthCount::since_last_overflow) {
+            // DeepSpeed: `(cur_iter - last_overflow_iter) % scale_window == 0`, before cur_iter += 1.
+            const long long since = s.iteration - s.last_overflow_iteration;
+            grow = since % c.growth_interval == 0;
+            s.growth_tracker = static_cast<int>(since % c.growth_interval);
+        } else {
+            s.growth_tracker += 1;
+            grow = s.growth_tracker == c.growth_interval;
+            if (grow) s.growth_tracker = 0;
+        }
+        if (grow) {
+            if (c.hysteresis_reset == HysteresisReset::on_growth) s.hysteresis_left = c.hysteresis;
+            const double grown = std::min(stored(c, s.scale * c.growth_factor), stored(c, c.max_scale));
+            if (std::isfinite(grown) || c.non_finite_growth == NonFiniteGrowth::apply) s.scale = grown;
+            if (s.scale > u.old_scale) u.event = ScaleEvent::grow;
+        }
+    }
+    s.iteration += 1;
+    u.new_scale = s.scale;
+    m_state = s;
+    return u;
+}
+
+void LossScaler::restore(const ScalerState& s) {
+    const ScalerConfig& c = m_config;
+    if (std::isnan(s.scale) || !(s.scale >= 0.0))
+        throw ConfigError("scaler.state.scale", "must be >= 0, got " + num(s.scale));
+    if (c.kind == ScalerKind::none && s.scale != 1.0)
+        throw ConfigError("scaler.state.scale", "must be 1 for scaler kind 'none', got " + num(s.scale));
+    if (c.kind == ScalerKind::fixed && s.scale != stored(c, c.init_scale))
+        throw ConfigError("scaler.state.scale", "must equal init_scale " + num(c.init_scale) +
+                                                    " for scaler kind 'static', got " + num(s.scale));
+    if (c.kind == ScalerKind::dynamic &&
+        (s.scale < stored(c, c.min_scale) || s.scale > stored(c, c.max_scale)))
+        throw ConfigError("scaler.state.scale", num(s.scale) + " lies outside [min_scale, max_scale] = [" +
+                                                    num(c.min_scale) + ", " + num(c.max_scale) +
+                                                    "]; was the state saved with other limits?");
+    if (s.growth_tracker < 0 || s.growth_tracker >= c.growth_interval)
+        throw ConfigError("scaler.state.growth_tracker",
+                          "must lie in [0, growth_interval - 1] = [0, " +
+                              std::to_string(c.growth_interval - 1) + "], got " +
+                              std::to_string(s.growth_tracker) +
+                              "; was the state saved with another growth_interval?");
+    const int h_min = c.hysteresis_decrement == HysteresisDecrement::stop_at_one ? 1
+                                                                                : std::numeric_limits<int>::min();
+    if (s.hysteresis_left > c.hysteresis || s.hysteresis_left < h_min)
+        throw ConfigError("scaler.state.hysteresis_left",
+                          "must be at most hysteresis = " + std::to_string(c.hysteresis) +
+                              (h_min == 1 ? " and at least 1" : "") + ", got " +
+                              std::to_string(s.hysteresis_left));
+    if (s.iteration < 0)
+        throw ConfigError("scaler.state.iteration", "must be >= 0, got " + std::to_string(s.iteration));
+    if (s.last_overflow_iteration < -1 || s.last_overflow_iteration >= s.iteration)
+        throw ConfigError("scaler.state.last_overflow_iteration",
+                          "must lie in [-1, iteration - 1], got " +
+                              std::to_string(s.last_overflow_iteration));
+    m_state = s;
+}
+
+void LossScaler::reconfigure(const ScalerConfig& config) {
+    validate(config);
+    const bool kind_changed = config.kind != m_config.kind;
+    m_config = config;
+    ScalerState& s = m_state;
+    if (kind_changed) {
+        s.scale = config.kind == ScalerKind::none ? 1.0 : stored(config, config.init_scale);
+        s.growth_tracker = 0;
+        s.hysteresis_left = config.hysteresis;
+        return;
+    }
+    if (config.kind == ScalerKind::none) return;
+    if (config.kind == ScalerKind::fixed) {
+        s.scale = stored(config, config.init_scale);
+        return;
+    }
+    s.scale = std::clamp(stored(config, s.scale), stored(config, config.min_scale),
+                         stored(config, config.max_scale));
+    if (config.growth_count == GrowthCount::since_last_overflow)
+        s.growth_tracker = static_cast<int>((s.iteration - 1 - s.last_overflow_iteration) %
+                                            config.growth_interval);
+    s.growth_tracker = std::clamp(s.growth_tracker, 0, config.growth_interval - 1);
+    s.hysteresis_left = std::min(s.hysteresis_left, config.hysteresis);
+    if (config.hysteresis_decrement == HysteresisDecrement::stop_at_one)
+        s.hysteresis_left = std::max(s.hysteresis_left, 1);
+}
+
+}  // namespace mpx

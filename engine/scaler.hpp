@@ -1,0 +1,165 @@
+// The loss scaler: one state machine whose settings reproduce PyTorch, Apex, Keras, legacy tf.keras,
+// DeepSpeed, Megatron-LM and NeMo step for step (REFERENCE.md, "Loss-scaler rules"). Rule: update()
+// runs exactly one framework step; anything a framework does differently is a setting, never a branch
+// on the preset's name.
+#pragma once
+
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace mpx {
+
+enum class ScalerKind { none, fixed, dynamic };  // text: "none", "static", "dynamic"
+// When a spent hysteresis counter is refilled: on every clean step (NeMo, DeepSpeed with
+// consecutive_hysteresis) or only when the scale grows (DeepSpeed default, Megatron).
+enum class HysteresisReset { on_clean_step, on_growth };
+// How clean steps are counted towards growth: a tracker reset by every overflow and growth (PyTorch,
+// Megatron, ...) or DeepSpeed's (iteration - last_overflow_iteration) % interval. Both give the same
+// scale; they differ in what is stored, and so in what a restored or reconfigured run does.
+enum class GrowthCount { consecutive, since_last_overflow };
+enum class AtMin { clamp, error };  // backing off at min_scale: stay there, or throw (DeepSpeed)
+// Whether the scale is a float32 tensor (PyTorch, Megatron, Keras, NeMo: every result is rounded to
+// FP32) or a Python float (Apex, DeepSpeed: double).
+enum class ScaleStorage { fp32, fp64 };
+// A growth whose result is not finite: applied (Keras 3, Megatron grow to inf) or refused, with the
+// tracker still reset (PyTorch's kernel, NeMo, legacy tf.keras).
+enum class NonFiniteGrowth { apply, refuse };
+// How an overflow spends the hysteresis counter H. stop_at_one (DeepSpeed): back off when H == 1,
+// otherwise H -= 1, so H never drops below 1. always (Megatron, NeMo): H -= 1, back off when H <= 0,
+// so H keeps falling on repeated overflows until it is refilled. The scale is the same either way.
+enum class HysteresisDecrement { stop_at_one, always };
+enum class ScaleEvent { none, grow, backoff, hysteresis };
+
+struct ScalerConfig {
+    std::string preset = "custom";  // the preset it started from; "custom" if none
+    ScalerKind kind = ScalerKind::dynamic;
+    double init_scale = 65536.0;
+    double growth_factor = 2.0;
+    double backoff_factor = 0.5;
+    int growth_interval = 2000;
+    double min_scale = 0.0;                                        // 0 = none
+    double max_scale = std::numeric_limits<double>::infinity();  // +inf = none
+    int hysteresis = 1;                                            // >= 1; 1 = none
+    HysteresisReset hysteresis_reset = HysteresisReset::on_growth;
+    GrowthCount growth_count = GrowthCount::consecutive;
+    AtMin at_min = AtMin::clamp;
+    ScaleStorage scale_storage = ScaleStorage::fp32;
+    NonFiniteGrowth non_finite_growth = NonFiniteGrowth::refuse;
+    HysteresisDecrement hysteresis_decrement = HysteresisDecrement::stop_at_one;
+
+    bool operator==(const ScalerConfig&) const = default;
+};
+
+// Presets: "pytorch", "apex", "keras", "tf-keras-legacy", "deepspeed", "megatron", "nemo", "static"
+// (a fixed scale of 1, the `pure` mode's default), "none". Unknown name: ConfigError("scaler.preset").
+ScalerConfig scaler_preset(std::string_view name);
+std::vector<std::string> scaler_preset_names();
+
+// Throws ConfigError naming the offending field ("scaler.growth_factor", ...) and the fix.
+void validate(const ScalerConfig& config);
+
+// JSON: every field under its C++ name, enums as text, max_scale +inf as null.
+void to_json(nlohmann::json& j, const ScalerConfig& config);
+// Starts from the preset named in j["preset"] (default "pytorch"; "custom" starts from pytorch's
+// values), then applies the given fields; unknown keys and wrong types throw ConfigError naming
+// "scaler.<key>"; the result is validated.
+ScalerConfig scaler_config_from_json(const nlohmann::json& j);
+
+struct ScalerState {
+    double scale = 1.0;
+    int growth_tracker = 0;               // clean steps counted towards the next growth
+    int hysteresis_left = 1;              // H; may be <= 0 with HysteresisDecrement::always
+    long long iteration = 0;              // updates so far
+    long long last_overflow_iteration = -1;  // DeepSpeed's last_overflow_iter (dynamic kind); -1: none
+
+    bool operator==(const ScalerState&) const = default;
+};
+
+// scale is written as a number, or as the string "inf" once an FP32 scale has grown to infinity.
+void to_json(nlohmann::json& j, const ScalerState& state);
+ScalerState scaler_state_from_json(const nlohmann::json& j);
+
+struct ScalerUpdate {
+    ScaleEvent event = ScaleEvent::none;
+    double old_scale = 1.0;
+    double new_scale = 1.0;
+};
+
+// DeepSpeed's raise when an overflow must back off a scale already at min_scale (at_min = error).
+class ScalerAtMinimumError : public std::runtime_error {
+public:
+    explicit ScalerAtMinimumError(double scale);
+    double scale() const { return m_scale; }
+
+private:
+    double m_scale;
+};
+
+class LossScaler {
+public:
+    explicit LossScaler(const ScalerConfig& config);  // validates
+
+    // The scale this step's loss is multiplied by (1 for kind none).
+    double scale() const { return m_state.scale; }
+    // Frameworks without a scaler apply the NaN update; every scaler skips the step.
+    bool skips_on_inf() const { return m_config.kind != ScalerKind::none; }
+
+    // One step of the configured rule, after the step's gradients were checked. Events: "backoff"
+    // whenever the backoff rule runs, also when min_scale holds the scale where it was; "hysteresis"
+    // when an overflow only spent H; "grow" only when the scale really rose (a growth refused as
+    // non-finite or held at max_scale reports "none"); kind none and static always report "none".
+    // Throws ScalerAtMinimumError (state untouched, as DeepSpeed raises before updating) when
+    // at_min is error and the scale is already at min_scale.
+    ScalerUpdate update(bool found_inf);
+
+    const ScalerConfig& config() const { return m_config; }
+    const ScalerState& state() const { return m_state; }
+    // Resume from a saved state; throws ConfigError("scaler.state.<field>") if it cannot belong to
+    // this configuration.
+    void restore(const ScalerState& state);
+    // A live change between steps. Same kind: the scale, trackers and counters carry on (a scaler is
+    // tuned, not restarted): the scale is rounded to the new storage and clamped to [min, max]
+    // (kind static takes the new init_scale, since that is its scale); the growth tracker is clamped
+    // below the new interval, so a shorter interval grows on the next clean step instead of never
+    // (PyTorch's `==` test would never fire again); H is clamped to the new hysteresis (and to >= 1
+    // for stop_at_one, which never backs off from H < 1). Kind changed: the scale and trackers
+    // restart from the new config; iteration and last overflow are kept, they count the run's steps.
+    void reconfigure(const ScalerConfig& config);
+
+private:
+    ScalerConfig m_config;
+    ScalerState m_state;
+};
+
+enum class Framework { pytorch, apex, deepspeed, keras, megatron };
+
+// The settings as code/config for that framework. Every setting the framework cannot express gets
+// its own comment line ("# not expressible in PyTorch: ...") instead of being dropped.
+std::string framework_snippet(const ScalerConfig& config, Framework framework);
+
+std::string_view to_string(ScalerKind v);
+std::string_view to_string(HysteresisReset v);
+std::string_view to_string(GrowthCount v);
+std::string_view to_string(AtMin v);
+std::string_view to_string(ScaleStorage v);
+std::string_view to_string(NonFiniteGrowth v);
+std::string_view to_string(HysteresisDecrement v);
+std::string_view to_string(ScaleEvent v);
+std::string_view to_string(Framework v);
+std::optional<ScalerKind> parse_scaler_kind(std::string_view s);
+std::optional<HysteresisReset> parse_hysteresis_reset(std::string_view s);
+std::optional<GrowthCount> parse_growth_count(std::string_view s);
+std::optional<AtMin> parse_at_min(std::string_view s);
+std::optional<ScaleStorage> parse_scale_storage(std::string_view s);
+std::optional<NonFiniteGrowth> parse_non_finite_growth(std::string_view s);
+std::optional<HysteresisDecrement> parse_hysteresis_decrement(std::string_view s);
+std::optional<ScaleEvent> parse_scale_event(std::string_view s);
+std::optional<Framework> parse_framework(std::string_view s);
+
+}  // namespace mpx
