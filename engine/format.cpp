@@ -123,11 +123,15 @@ float decode_code(const FormatInfo& fi, std::uint32_t code) {
     const std::uint32_t mant = a & ((1u << M) - 1u);
     const std::uint32_t emax_field = (1u << fi.exponent_bits) - 1u;
     float v;
+    // NaN keeps its payload (top of the FP32 mantissa) and comes back quiet, exactly as F16C's
+    // VCVTPH2PS does: the FP16 table and the vector path must agree bit for bit, and a TF32
+    // container's NaN is already this float.
+    const bool is_nan = fi.has_inf ? (ef == emax_field && mant != 0) : a == nan_code(fi);
+    if (is_nan) {
+        return f32_from((neg ? 0x80000000u : 0u) | 0x7fc00000u | (mant << (23 - M)));
+    }
     if (fi.has_inf && ef == emax_field) {
-        v = mant == 0 ? std::numeric_limits<float>::infinity()
-                      : std::numeric_limits<float>::quiet_NaN();
-    } else if (!fi.has_inf && a == nan_code(fi)) {
-        v = std::numeric_limits<float>::quiet_NaN();
+        v = std::numeric_limits<float>::infinity();
     } else if (ef == 0) {
         v = std::ldexp(static_cast<float>(mant), 1 - fi.bias - M);
     } else {
@@ -141,8 +145,10 @@ float decode_code(const FormatInfo& fi, std::uint32_t code) {
 // a signalling NaN cannot carry into an infinity (REFERENCE.md).
 inline std::uint16_t bf16_encode_fast(float x) {
     const std::uint32_t b = f32_bits(x);
-    if ((b & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((b >> 16) | 0x40u);
-    return static_cast<std::uint16_t>((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+    const std::uint32_t rounded = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
+    const std::uint32_t quiet_nan = (b >> 16) | 0x40u;
+    // Both computed, one selected: branch-free so the block loops vectorise.
+    return static_cast<std::uint16_t>((b & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
 }
 
 std::array<float, 65536> make_fp16_table() {
@@ -204,15 +210,50 @@ OverflowEdge overflow_edge(Format f) {
     return {fi.max_finite + half_ulp, fi.has_inf};
 }
 
-// Classifies an (input, result) pair for RoundStats; overflow counts saturated values too.
-inline void tally(RoundStats& s, float in, float out, float min_normal, const OverflowEdge& edge) {
-    const float ai = std::fabs(in);
-    const float ao = std::fabs(out);
-    if (ai > edge.threshold && ai != std::numeric_limits<float>::infinity()) ++s.overflow;
-    else if (ai == edge.threshold && edge.tie_overflows) ++s.overflow;
-    if (ai != 0.0f && ao == 0.0f) ++s.underflow;
-    if (ao != 0.0f && ao < min_normal) ++s.subnormal;
+// TF32 fast path: the BF16 trick on 13 dropped bits; NaN handled apart (quieted, payload kept).
+inline std::uint32_t tf32_encode_fast(float x) {
+    const std::uint32_t b = f32_bits(x);
+    const std::uint32_t rounded = (b + 0xfffu + ((b >> 13) & 1u)) & 0xffffe000u;
+    const std::uint32_t quiet_nan = (b | 0x00400000u) & 0xffffe000u;
+    return (b & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded;
 }
+
+// Branch-free tally for the hot loops, on bit patterns: for non-negative floats the integer order of
+// the bits is the order of the values, so every test is an integer compare the compiler vectorises.
+// Same rule as the scalar one: overflow = finite input at or past the format's overflow edge.
+using u32_alias = std::uint32_t __attribute__((may_alias));
+struct FastTally {
+    std::size_t overflow = 0, underflow = 0, subnormal = 0;
+    std::uint32_t over_from, min_normal_bits;
+    FastTally(const OverflowEdge& e, float mn)
+        : over_from(e.threshold == std::numeric_limits<float>::infinity()
+                        ? 0x7f800000u
+                        : f32_bits(e.threshold) + (e.tie_overflows ? 0u : 1u)),
+          min_normal_bits(f32_bits(mn)) {}
+    void add_block(const float* in, const float* out, std::size_t n) {
+        const auto* ib = reinterpret_cast<const u32_alias*>(in);
+        const auto* ob = reinterpret_cast<const u32_alias*>(out);
+        std::uint32_t o = 0, u = 0, s = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint32_t a = ib[i] & 0x7fffffffu, b = ob[i] & 0x7fffffffu;
+            o += static_cast<std::uint32_t>(a >= over_from) & static_cast<std::uint32_t>(a < 0x7f800000u);
+            u += static_cast<std::uint32_t>(a != 0u) & static_cast<std::uint32_t>(b == 0u);
+            s += static_cast<std::uint32_t>(b != 0u) & static_cast<std::uint32_t>(b < min_normal_bits);
+        }
+        overflow += o;
+        underflow += u;
+        subnormal += s;
+    }
+    void add(float in, float out) { add_block(&in, &out, 1); }
+    RoundStats stats() const {
+        RoundStats r;
+        r.overflow = overflow;
+        r.underflow = underflow;
+        r.subnormal = subnormal;
+        return r;
+    }
+};
+constexpr std::size_t k_chunk = 256;  // block size of the fast loops (fits L1 with its outputs)
 
 }  // namespace
 
@@ -261,7 +302,10 @@ std::uint32_t encode_reference(Format f, float x, Overflow mode) {
 
 std::uint32_t encode(Format f, float x, Overflow mode) {
     if (f == Format::fp32) return f32_bits(x);
-    if (f == Format::bf16 && mode == Overflow::infinity) return bf16_encode_fast(x);
+    if (mode == Overflow::infinity) {
+        if (f == Format::bf16) return bf16_encode_fast(x);
+        if (f == Format::tf32) return tf32_encode_fast(x);
+    }
     return encode_reference(f, x, mode);
 }
 
@@ -321,81 +365,90 @@ float ulp(Format f, float x) {
     return std::ldexp(1.0f, e - fi.mantissa_bits);
 }
 
-RoundStats round_in_place(Format f, std::span<float> values, Overflow mode) {
-    RoundStats s;
-    const float mn = info(f).min_normal;
-    const OverflowEdge edge = overflow_edge(f);
-    if (f == Format::fp32) {
-        for (float v : values)
-            if (v != 0.0f && std::fabs(v) < mn) ++s.subnormal;
-        return s;
-    }
-    constexpr std::size_t chunk = 256;
-    std::uint16_t tmp[chunk];
-    for (std::size_t off = 0; off < values.size(); off += chunk) {
-        const std::size_t n = std::min(chunk, values.size() - off);
-        float* p = values.data() + off;
-#ifdef MPX_X86
-        if (f == Format::fp16 && mode == Overflow::infinity && k_has_f16c) {
-            float out[chunk];
-            fp16_encode_f16c(p, tmp, n);
-            fp16_decode_f16c(tmp, out, n);
-            for (std::size_t i = 0; i < n; ++i) {
-                tally(s, p[i], out[i], mn, edge);
-                p[i] = out[i];
+namespace {
+// Rounds one block of at most k_chunk values through the format: `bits` gets the stored bits
+// (when given) and `out` the decoded values.
+template <typename Store>
+void round_block(Format f, Overflow mode, const float* src, std::size_t m, Store* bits, float* out) {
+    switch (f) {
+        case Format::fp32:
+            std::memcpy(out, src, m * sizeof(float));
+            if (bits) std::memcpy(bits, src, m * sizeof(float));
+            return;
+        case Format::tf32:
+            if (mode != Overflow::infinity) break;
+            for (std::size_t i = 0; i < m; ++i) {
+                const std::uint32_t b = tf32_encode_fast(src[i]);
+                out[i] = f32_from(b);
+                if (bits) bits[i] = static_cast<Store>(b);
             }
-            continue;
-        }
+            return;
+        case Format::bf16:
+            if (mode != Overflow::infinity) break;
+            for (std::size_t i = 0; i < m; ++i) {
+                const std::uint16_t b = bf16_encode_fast(src[i]);
+                out[i] = f32_from(std::uint32_t{b} << 16);
+                if (bits) bits[i] = static_cast<Store>(b);
+            }
+            return;
+        case Format::fp16:
+#ifdef MPX_X86
+            if (mode == Overflow::infinity && k_has_f16c) {
+                std::uint16_t tmp[k_chunk];
+                fp16_encode_f16c(src, tmp, m);
+                fp16_decode_f16c(tmp, out, m);
+                if (bits)
+                    for (std::size_t i = 0; i < m; ++i) bits[i] = static_cast<Store>(tmp[i]);
+                return;
+            }
 #endif
-        for (std::size_t i = 0; i < n; ++i) {
-            const float r = decode(f, encode(f, p[i], mode));
-            tally(s, p[i], r, mn, edge);
-            p[i] = r;
-        }
+            break;
+        default: break;
     }
-    return s;
+    for (std::size_t i = 0; i < m; ++i) {
+        const std::uint32_t b = encode(f, src[i], mode);
+        out[i] = decode(f, b);
+        if (bits) bits[i] = static_cast<Store>(b);
+    }
+}
+
+template <typename Store>
+RoundStats round_all(Format f, Overflow mode, const float* src, std::size_t n, Store* bits, float* inplace) {
+    FastTally t(overflow_edge(f), info(f).min_normal);
+    float out[k_chunk];
+    for (std::size_t off = 0; off < n; off += k_chunk) {
+        const std::size_t m = std::min(k_chunk, n - off);
+        round_block(f, mode, src + off, m, bits ? bits + off : nullptr, out);
+        t.add_block(src + off, out, m);
+        if (inplace) std::memcpy(inplace + off, out, m * sizeof(float));
+    }
+    return t.stats();
+}
+}  // namespace
+
+RoundStats round_in_place(Format f, std::span<float> values, Overflow mode) {
+    if (f == Format::fp32) {  // nothing changes; only subnormals to count
+        FastTally t(overflow_edge(f), info(f).min_normal);
+        t.add_block(values.data(), values.data(), values.size());
+        return t.stats();
+    }
+    return round_all<std::uint32_t>(f, mode, values.data(), values.size(), nullptr, values.data());
 }
 
 RoundStats encode_buffer(Format f, std::span<const float> values, void* dst, Overflow mode) {
-    RoundStats s;
-    const FormatInfo& fi = info(f);
-    const OverflowEdge edge = overflow_edge(f);
     const std::size_t n = values.size();
-    const float* src = values.data();
-    switch (fi.storage_bytes) {
-        case 4: {
-            auto* d = static_cast<std::uint32_t*>(dst);
-            for (std::size_t i = 0; i < n; ++i) {
-                d[i] = encode(f, src[i], mode);
-                tally(s, src[i], decode(f, d[i]), fi.min_normal, edge);
+    switch (info(f).storage_bytes) {
+        case 4:
+            if (f == Format::fp32) {
+                std::memcpy(dst, values.data(), n * sizeof(float));
+                FastTally t(overflow_edge(f), info(f).min_normal);
+                t.add_block(values.data(), values.data(), n);
+                return t.stats();
             }
-            break;
-        }
-        case 2: {
-            auto* d = static_cast<std::uint16_t*>(dst);
-#ifdef MPX_X86
-            if (f == Format::fp16 && mode == Overflow::infinity && k_has_f16c) {
-                fp16_encode_f16c(src, d, n);
-                const auto& t = fp16_table();
-                for (std::size_t i = 0; i < n; ++i) tally(s, src[i], t[d[i]], fi.min_normal, edge);
-                break;
-            }
-#endif
-            for (std::size_t i = 0; i < n; ++i) {
-                d[i] = static_cast<std::uint16_t>(encode(f, src[i], mode));
-                tally(s, src[i], decode(f, d[i]), fi.min_normal, edge);
-            }
-            break;
-        }
-        default: {
-            auto* d = static_cast<std::uint8_t*>(dst);
-            for (std::size_t i = 0; i < n; ++i) {
-                d[i] = static_cast<std::uint8_t>(encode(f, src[i], mode));
-                tally(s, src[i], decode(f, d[i]), fi.min_normal, edge);
-            }
-        }
+            return round_all(f, mode, values.data(), n, static_cast<std::uint32_t*>(dst), nullptr);
+        case 2: return round_all(f, mode, values.data(), n, static_cast<std::uint16_t*>(dst), nullptr);
+        default: return round_all(f, mode, values.data(), n, static_cast<std::uint8_t*>(dst), nullptr);
     }
-    return s;
 }
 
 void decode_buffer(Format f, const void* src, std::span<float> out) {
