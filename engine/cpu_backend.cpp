@@ -378,13 +378,16 @@ private:
     // dst (+)= values rounded through `through`, then stored in dst's format.
     RoundStats accumulate_into(RowMatrix& values, Format through, Tensor& dst, Accumulate acc) {
         RoundStats s;
-        if (through != Format::fp32 && through != dst.format())
+        const bool through_first = through != Format::fp32 && through != dst.format();
+        if (through_first)
             s += round_in_place(through, {values.data(), static_cast<std::size_t>(values.size())});
         if (acc == Accumulate::add) {
             CMap old = view(dst, m_e);
             values += old;
         }
-        s += store(values.data(), dst);
+        RoundStats stored = store(values.data(), dst);
+        if (through_first) stored.nonzero = 0;  // the same values, already counted once
+        s += stored;
         return s;
     }
 

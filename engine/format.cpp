@@ -223,7 +223,7 @@ inline std::uint32_t tf32_encode_fast(float x) {
 // Same rule as the scalar one: overflow = finite input at or past the format's overflow edge.
 using u32_alias = std::uint32_t __attribute__((may_alias));
 struct FastTally {
-    std::size_t overflow = 0, underflow = 0, subnormal = 0;
+    std::size_t overflow = 0, underflow = 0, subnormal = 0, nonzero = 0;
     std::uint32_t over_from, min_normal_bits;
     FastTally(const OverflowEdge& e, float mn)
         : over_from(e.threshold == std::numeric_limits<float>::infinity()
@@ -233,9 +233,10 @@ struct FastTally {
     void add_block(const float* in, const float* out, std::size_t n) {
         const auto* ib = reinterpret_cast<const u32_alias*>(in);
         const auto* ob = reinterpret_cast<const u32_alias*>(out);
-        std::uint32_t o = 0, u = 0, s = 0;
+        std::uint32_t o = 0, u = 0, s = 0, z = 0;
         for (std::size_t i = 0; i < n; ++i) {
             const std::uint32_t a = ib[i] & 0x7fffffffu, b = ob[i] & 0x7fffffffu;
+            z += static_cast<std::uint32_t>(a != 0u);
             o += static_cast<std::uint32_t>(a >= over_from) & static_cast<std::uint32_t>(a < 0x7f800000u);
             u += static_cast<std::uint32_t>(a != 0u) & static_cast<std::uint32_t>(b == 0u);
             s += static_cast<std::uint32_t>(b != 0u) & static_cast<std::uint32_t>(b < min_normal_bits);
@@ -243,6 +244,7 @@ struct FastTally {
         overflow += o;
         underflow += u;
         subnormal += s;
+        nonzero += z;
     }
     void add(float in, float out) { add_block(&in, &out, 1); }
     RoundStats stats() const {
@@ -250,6 +252,7 @@ struct FastTally {
         r.overflow = overflow;
         r.underflow = underflow;
         r.subnormal = subnormal;
+        r.nonzero = nonzero;
         return r;
     }
 };

@@ -61,15 +61,18 @@ std::uint32_t next_down(Format f, std::uint32_t bits);
 float ulp(Format f, float x);
 
 // What rounding a buffer to a format did: finite values that became ±inf or were saturated
-// (overflow), non-zero values that became zero (underflow), non-zero results that are subnormal.
+// (overflow), non-zero values that became zero (underflow), non-zero results that are subnormal,
+// and how many inputs were non-zero (the denominator of an underflow fraction; NaN counts).
 struct RoundStats {
     std::size_t overflow = 0;
     std::size_t underflow = 0;
     std::size_t subnormal = 0;
+    std::size_t nonzero = 0;
     RoundStats& operator+=(const RoundStats& o) {
         overflow += o.overflow;
         underflow += o.underflow;
         subnormal += o.subnormal;
+        nonzero += o.nonzero;
         return *this;
     }
 };

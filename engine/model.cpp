@@ -187,21 +187,17 @@ void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate
                 rs += m_be.activation_backward(m_cfg.activation, y, l.dh, l.dy);
                 rs += m_be.layernorm_backward(z, l.gamma->working, l.ln_mean, l.ln_rstd, l.dy, l.dz,
                                               l.gamma->grad, l.beta->grad, acc);
-                st.grad_values += l.dy.size() + l.gamma->grad.size() * 2;
             } else {
                 rs += m_be.activation_backward(m_cfg.activation, z, l.dh, l.dz);
             }
-            st.grad_values += l.dz.size();
             dz = &l.dz;
         }
         const Tensor& x = layer_input(i);
         rs += m_be.linear_backward_weight(*dz, x, p.compute, p.grad_through, l.w->grad, &l.b->grad,
                                           acc);
-        st.grad_values += l.w->grad.size() + l.b->grad.size();
         if (i > 0) {
             Tensor& dx = m_layers[static_cast<std::size_t>(i) - 1].dh;
             rs += m_be.linear_backward_input(*dz, l.w->working, p.compute, dx);
-            st.grad_values += dx.size();
         }
     }
 }

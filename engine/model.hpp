@@ -44,8 +44,7 @@ struct Param {
 };
 
 struct PassStats {
-    RoundStats forward, backward;
-    std::size_t grad_values = 0;  // gradient values rounded in backward (underflow denominator)
+    RoundStats forward, backward;  // backward.nonzero is the underflow fraction's denominator
 };
 
 class Mlp {

@@ -32,6 +32,16 @@ RunInfo resolve_run(const std::string& label, const SessionConfig& c, ScalerConf
     }
     info.label = info.spec.base_label();
     if (info.explicit_scaler || def == DefaultScaler::dynamic) info.label += "+" + scaler.preset;
+    if (scaler.kind == ScalerKind::dynamic && !c.scaler_overrides.empty()) {
+        nlohmann::json j;
+        to_json(j, scaler);
+        for (auto it = c.scaler_overrides.begin(); it != c.scaler_overrides.end(); ++it) {
+            if (!j.contains(it.key()))
+                throw ConfigError("scaler_overrides." + it.key(), "unknown scaler setting");
+            j[it.key()] = it.value();
+        }
+        scaler = scaler_config_from_json(j);
+    }
     return info;
 }
 
@@ -95,7 +105,9 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, bool
     PassStats st;
     double loss_sum = 0.0;
     const int accum = static_cast<int>(micro.size());
-    const float loss_factor = static_cast<float>(S / accum);
+    // The factor the loss gradient carries: scale × loss weight / micro-batches (a double product
+    // rounded once to FP32, as PyTorch multiplies a float loss by a float scale).
+    const float loss_factor = static_cast<float>(S * m_train.loss_weight / accum);
     for (int k = 0; k < accum; ++k) {
         const Batch& b = micro[static_cast<std::size_t>(k)];
         st.forward += model.set_input(b.x);
@@ -111,11 +123,10 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, bool
             lr = be.mse(logits, model.target(), loss_factor, model.dlogits());
         }
         st.backward += lr.rounding;
-        st.grad_values += model.dlogits().size();
         loss_sum += lr.loss;
         model.backward(model.dlogits(), drop_seed, k == 0 ? Accumulate::overwrite : Accumulate::add, st);
     }
-    rec.loss = loss_sum / accum;
+    rec.loss = loss_sum / accum * m_train.loss_weight;
 
     // Unscale: reciprocal in double, multiply in FP32 (PyTorch's unscale_), check every gradient.
     const float inv_scale = static_cast<float>(1.0 / S);
@@ -166,9 +177,10 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, bool
     } catch (const ScalerAtMinimumError& e) {
         m_failure = e.what();
     }
-    rec.underflow_frac = st.grad_values
-                             ? static_cast<double>(st.backward.underflow) / static_cast<double>(st.grad_values)
-                             : 0.0;
+    // Of the gradient values that were non-zero before a rounding, the fraction it flushed to zero.
+    rec.underflow_frac = st.backward.nonzero ? static_cast<double>(st.backward.underflow) /
+                                                   static_cast<double>(st.backward.nonzero)
+                                             : 0.0;
     rec.overflow_count = static_cast<long long>(st.forward.overflow + st.backward.overflow);
     rec.mem = be.memory();
     rec.step_time_us =

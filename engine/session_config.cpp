@@ -8,6 +8,7 @@
 
 #include "engine/error.hpp"
 #include "engine/json_util.hpp"
+#include "engine/run.hpp"
 
 namespace mpx {
 
@@ -40,6 +41,15 @@ void validate(const SessionConfig& c) {
     validate(c.data);
     validate(c.train);
     validate(c.scaler);
+    for (const auto& r : c.runs) {  // every run's scaler, overrides applied, must be valid
+        ScalerConfig s;
+        try {
+            resolve_run(r, c, s);
+        } catch (const ConfigError& e) {
+            throw ConfigError(e.field().empty() ? "scaler_overrides" : e.field(),
+                              "run " + r + ": " + e.what());
+        }
+    }
     if (c.train.batch > c.data.n_train)
         throw ConfigError("train.batch", "is larger than the training set (data.n_train = " +
                                              std::to_string(c.data.n_train) + ")");
@@ -68,6 +78,7 @@ nlohmann::json to_json(const SessionConfig& c) {
     j["data"] = c.data;
     j["train"] = c.train;
     j["scaler"] = c.scaler;
+    j["scaler_overrides"] = c.scaler_overrides;
     j["selective_layers"] = c.selective_layers;
     j["adaptive_threshold"] = c.adaptive_threshold;
     j["memory_budget"] = c.memory_budget;
@@ -130,6 +141,13 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
     if (r.has("data")) c.data = dataset_config_from_json(r.at("data"), c.data);
     if (r.has("train")) c.train = train_config_from_json(r.at("train"), c.train);
     if (r.has("scaler")) c.scaler = scaler_config_from_json(r.at("scaler"));
+    if (r.has("scaler_overrides")) {
+        const auto& o = r.at("scaler_overrides");
+        if (!o.is_object()) throw ConfigError("scaler_overrides", "must be an object of scaler settings");
+        if (o.contains("preset") || o.contains("kind"))
+            throw ConfigError("scaler_overrides", "cannot change preset or kind; name the preset in the run label");
+        c.scaler_overrides = o;
+    }
     if (r.has("selective_layers")) c.selective_layers = string_list(r, "selective_layers");
     r.get("adaptive_threshold", c.adaptive_threshold);
     r.get("memory_budget", c.memory_budget);

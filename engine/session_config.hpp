@@ -29,6 +29,9 @@ struct SessionConfig {
     DatasetConfig data;
     TrainConfig train;
     ScalerConfig scaler = scaler_preset("pytorch");  // for runs whose label names no scaler
+    // Scaler fields laid over every dynamic run's scaler, named presets included (e.g. a shorter
+    // growth_interval so several frameworks show their events within a short demo).
+    nlohmann::json scaler_overrides = nlohmann::json::object();
     std::vector<std::string> selective_layers{"fc1"};
     double adaptive_threshold = 0.8;  // adaptive: amp while FP32 memory > threshold × budget
     std::int64_t memory_budget = 1 << 20;

@@ -34,6 +34,8 @@ void validate(const TrainConfig& t) {
         throw ConfigError("train.accumulation", "must be between 1 and 1024 micro-batches");
     if (!(t.clip_norm >= 0.0) || !std::isfinite(t.clip_norm))
         throw ConfigError("train.clip_norm", "must be 0 (off) or a positive finite norm");
+    if (!(t.loss_weight > 0.0) || !std::isfinite(t.loss_weight))
+        throw ConfigError("train.loss_weight", "must be a positive finite factor");
     if (!(t.lr >= 0.0) || !std::isfinite(t.lr) || t.lr > 1e3)
         throw ConfigError("train.lr", "must be a non-negative finite learning rate (got " +
                                           std::to_string(t.lr) + ")");
@@ -71,6 +73,7 @@ void to_json(nlohmann::json& j, const TrainConfig& t) {
     j = nlohmann::json{{"batch", t.batch},
                        {"accumulation", t.accumulation},
                        {"clip_norm", t.clip_norm},
+                       {"loss_weight", t.loss_weight},
                        {"optimizer", std::string(to_string(t.optimizer))},
                        {"lr", t.lr},
                        {"momentum", t.momentum},
@@ -92,6 +95,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j, TrainConfig t) {
     r.get("batch", t.batch);
     r.get("accumulation", t.accumulation);
     r.get("clip_norm", t.clip_norm);
+    r.get("loss_weight", t.loss_weight);
     r.get_enum("optimizer", t.optimizer,
                {{"sgd", OptimizerKind::sgd}, {"adam", OptimizerKind::adam}, {"adamw", OptimizerKind::adamw}});
     r.get("lr", t.lr);

@@ -17,6 +17,7 @@ struct TrainConfig {
     int batch = 256;
     int accumulation = 1;          // micro-batches per optimizer step
     double clip_norm = 0.0;        // global-norm clipping after unscaling; 0 = off
+    double loss_weight = 1.0;      // multiplies the loss (as auxiliary-loss weights do)
     OptimizerKind optimizer = OptimizerKind::adam;
     double lr = 1e-2;
     double momentum = 0.9;

@@ -1,0 +1,144 @@
+// The five teaching scenarios (resources/presets) show the effect they are shipped to show. Each
+// threshold sits well inside what was measured on the shipped preset (figures in the comments), so
+// the test fails when the effect disappears, not when a digit moves.
+#include <QtTest>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/session.hpp"
+
+using namespace mpx;
+
+namespace {
+
+struct RunTrace {
+    std::vector<StepRecord> recs;
+    double tail_loss() const {  // mean loss over the last tenth of the steps
+        const std::size_t n = std::max<std::size_t>(1, recs.size() / 10);
+        double s = 0.0;
+        for (std::size_t i = recs.size() - n; i < recs.size(); ++i) s += recs[i].loss;
+        return s / static_cast<double>(n);
+    }
+    template <typename F>
+    double mean(F f, bool applied_only = false) const {
+        double s = 0.0;
+        int n = 0;
+        for (const auto& r : recs) {
+            if (applied_only && r.skipped) continue;
+            s += f(r);
+            ++n;
+        }
+        return n ? s / n : 0.0;
+    }
+    int count_event(ScaleEvent e) const {
+        int n = 0;
+        for (const auto& r : recs) n += r.scale_event == static_cast<std::uint8_t>(e);
+        return n;
+    }
+};
+
+std::map<std::string, RunTrace> run_preset(const char* name) {
+    Session s(load_config(name));
+    std::map<std::string, RunTrace> out;
+    while (!s.finished())
+        for (const StepRecord& r : s.step()) out[s.run(static_cast<std::size_t>(r.run)).info().label].recs.push_back(r);
+    return out;
+}
+
+}  // namespace
+
+class TestScenarios : public QObject {
+    Q_OBJECT
+private slots:
+    void underflow_flushes_unscaled_fp16() {
+        auto t = run_preset("underflow");
+        QCOMPARE(t.size(), std::size_t{3});
+        const RunTrace &fp32 = t.at("fp32"), &none = t.at("amp-fp16+none"), &scaled = t.at("amp-fp16+pytorch");
+        const double uf = none.mean([](const StepRecord& r) { return r.underflow_frac; });
+        // Measured: 0.63 of the non-zero gradient values flushed on average (0.96 at step 0).
+        QVERIFY2(uf > 0.4, qPrintable(QString("unscaled underflow_frac %1").arg(uf)));
+        // Measured: the scaled run flushes about 0.05.
+        QVERIFY(scaled.mean([](const StepRecord& r) { return r.underflow_frac; }) < 0.15);
+        QCOMPARE(fp32.mean([](const StepRecord& r) { return r.underflow_frac; }), 0.0);
+        // Measured tail losses: FP32 1.28e-8, unscaled 7.05e-7 (55×), scaled 1.27e-8 (0.3 % off).
+        QVERIFY2(none.tail_loss() > 10.0 * fp32.tail_loss(), "unscaled FP16 should end clearly worse");
+        QVERIFY2(std::fabs(scaled.tail_loss() / fp32.tail_loss() - 1.0) < 0.05,
+                 qPrintable(QString("scaled %1 vs fp32 %2").arg(scaled.tail_loss()).arg(fp32.tail_loss())));
+    }
+
+    void lost_updates_stall_pure_fp16() {
+        auto t = run_preset("lost-updates");
+        const RunTrace &fp32 = t.at("fp32"), &amp = t.at("amp-fp16+pytorch"), &pure = t.at("pure-fp16");
+        const double lost = pure.mean([](const StepRecord& r) { return r.lost_update_frac; }, true);
+        // Measured: 0.84 of pure-fp16's weight updates round away; FP32 weights lose none.
+        QVERIFY2(lost > 0.5, qPrintable(QString("pure lost_update_frac %1").arg(lost)));
+        QVERIFY(amp.mean([](const StepRecord& r) { return r.lost_update_frac; }, true) < 0.01);
+        // Measured tail losses: FP32 0.00139, amp 0.00139, pure 0.00886 (6.4×).
+        QVERIFY(pure.tail_loss() > 3.0 * fp32.tail_loss());
+        QVERIFY(std::fabs(amp.tail_loss() / fp32.tail_loss() - 1.0) < 0.05);
+    }
+
+    void bf16_tracks_fp32_without_scaler() {
+        auto t = run_preset("bf16-no-scaler");
+        const RunTrace &fp32 = t.at("fp32"), &bf16 = t.at("amp-bf16");
+        for (const auto& r : bf16.recs) {
+            QCOMPARE(r.loss_scale, 1.0);
+            QVERIFY(!r.skipped);
+        }
+        // Measured: tail 0.0194 vs FP32 0.0188 (3 %); the issue asks for 10 %.
+        QVERIFY2(std::fabs(bf16.tail_loss() / fp32.tail_loss() - 1.0) < 0.10,
+                 qPrintable(QString("bf16 %1 vs fp32 %2").arg(bf16.tail_loss()).arg(fp32.tail_loss())));
+        QVERIFY(bf16.tail_loss() < 0.1 * bf16.recs.front().loss);  // it really trained
+    }
+
+    void overflow_storm_halves_per_skip() {
+        auto t = run_preset("overflow-storm");
+        const RunTrace& amp = t.at("amp-fp16+pytorch");
+        const double init = 16777216.0;  // 2^24
+        int k = 0;
+        while (k < static_cast<int>(amp.recs.size()) && amp.recs[static_cast<std::size_t>(k)].skipped) {
+            const StepRecord& r = amp.recs[static_cast<std::size_t>(k)];
+            QVERIFY(r.found_inf);
+            QCOMPARE(r.scale_event, static_cast<std::uint8_t>(ScaleEvent::backoff));
+            QCOMPARE(r.loss_scale, init / std::ldexp(1.0, k));
+            ++k;
+        }
+        // Measured: 3 consecutive skips from step 0, then the scale (2^21) fits.
+        QVERIFY2(k >= 2, qPrintable(QString("only %1 skips at the start").arg(k)));
+        QCOMPARE(amp.recs[static_cast<std::size_t>(k)].loss_scale, init / std::ldexp(1.0, k));
+        QVERIFY(!amp.recs[static_cast<std::size_t>(k)].skipped);
+        for (const auto& r : t.at("fp32").recs) QVERIFY(!r.skipped);
+    }
+
+    void hysteresis_absorbs_isolated_overflows() {
+        auto t = run_preset("hysteresis");
+        const RunTrace &pt = t.at("amp-fp16+pytorch"), &ds = t.at("amp-fp16+deepspeed"),
+                       &mg = t.at("amp-fp16+megatron");
+        // Measured: 7 absorbed overflows each for DeepSpeed and Megatron; PyTorch backs off 12 times.
+        QCOMPARE(pt.count_event(ScaleEvent::hysteresis), 0);
+        QVERIFY(pt.count_event(ScaleEvent::backoff) >= 3);
+        QVERIFY(ds.count_event(ScaleEvent::hysteresis) >= 3);
+        QVERIFY(mg.count_event(ScaleEvent::hysteresis) >= 3);
+        // At an absorbed overflow the step is skipped and the scale kept.
+        for (const RunTrace* r : {&ds, &mg})
+            for (const auto& rec : r->recs)
+                if (rec.scale_event == static_cast<std::uint8_t>(ScaleEvent::hysteresis)) {
+                    QVERIFY(rec.skipped);
+                    QCOMPARE(rec.new_scale, rec.loss_scale);
+                }
+        // PyTorch's first overflow halves the scale where DeepSpeed's is absorbed.
+        const auto first_inf = [](const RunTrace& r) {
+            for (const auto& rec : r.recs)
+                if (rec.found_inf) return rec;
+            return StepRecord{};
+        };
+        QCOMPARE(first_inf(pt).new_scale, first_inf(pt).loss_scale / 2);
+        QCOMPARE(first_inf(ds).scale_event, static_cast<std::uint8_t>(ScaleEvent::hysteresis));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestScenarios)
+#include "test_scenarios.moc"
