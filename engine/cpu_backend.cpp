@@ -222,11 +222,10 @@ public:
     RoundStats dropout(Tensor& h, float p, std::uint64_t seed) override {
         CMap hv = view(h, m_a);
         m_c = hv;
-        Rng rng(seed);
         const float keep = 1.0f / (1.0f - p);
         float* out = m_c.data();
         for (std::size_t i = 0; i < h.size(); ++i)
-            out[i] = rng.uniform() < p ? 0.0f : out[i] * keep;
+            out[i] = hash_uniform(seed, i) < static_cast<double>(p) ? 0.0f : out[i] * keep;
         return store(out, h);
     }
 

@@ -7,7 +7,19 @@
 #include <cstdint>
 #include <numbers>
 
+#include "engine/hd.hpp"
+
 namespace mpx {
+
+// Counter-based uniform in [0, 1): the i-th draw of a stream is a pure function of (seed, i), so a
+// GPU thread can make element i's draw without a sequence (dropout masks on CPU and GPU agree).
+MPX_HD inline double hash_uniform(std::uint64_t seed, std::uint64_t i) {
+    std::uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * 0x1p-53;
+}
 
 class Rng {
 public:
