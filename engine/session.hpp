@@ -3,6 +3,7 @@
 // live changes (scaler, LR, clipping) land between steps. It keeps no history: callers keep records.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -33,6 +34,8 @@ public:
 
     // One lockstep step: one record per run, in run order.
     std::vector<StepRecord> step();
+    // Raises the step count (a resumed session trained further); never lowers it.
+    void extend_to(long long steps) { m_cfg.steps = std::max(m_cfg.steps, steps); }
     // Back to step 0 with the same seed: same weights, same batches.
     void reset();
 

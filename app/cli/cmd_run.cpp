@@ -20,13 +20,14 @@ struct RunOptions {
     ConfigFlags flags;
     std::string csv;
     std::string snippet;
+    std::string save_state, resume;
     bool print_config = false;
     bool quiet = false;
 };
 
 struct Summary {
     double first_loss = 0, last_loss = 0, tail_loss = 0;
-    long long skipped = 0, tail_n = 0, overflow = 0;
+    long long steps = 0, skipped = 0, tail_n = 0, overflow = 0;
     double scale = 1;
     double underflow_max = 0;
 };
@@ -51,7 +52,24 @@ int run_run(const RunOptions& o) {
     std::string device_name, note;
     BackendFactory factory = backend_for(cfg.device, device_name, note);
     if (!note.empty()) std::cerr << "mpx-cli: " << note << "\n";
-    Session session(cfg, factory);
+    std::unique_ptr<Session> owned;
+    if (!o.resume.empty()) {
+        std::ifstream in(o.resume, std::ios::binary);
+        if (!in) throw IoError("cannot read the saved state '" + o.resume + "'");
+        nlohmann::json j;
+        try {
+            in >> j;
+        } catch (const nlohmann::json::parse_error& e) {
+            throw ConfigError("--resume", o.resume + " is not valid JSON: " + e.what());
+        }
+        owned = Session::load_state(j, factory);
+        if (o.flags.steps > owned->config().steps) owned->extend_to(o.flags.steps);
+        cfg = owned->config();
+        std::cerr << "mpx-cli: resuming at step " << owned->steps_done() << " of " << cfg.steps << "\n";
+    } else {
+        owned = std::make_unique<Session>(cfg, factory);
+    }
+    Session& session = *owned;
     std::vector<RunInfo> infos;
     for (std::size_t i = 0; i < session.run_count(); ++i) infos.push_back(session.run(i).info());
 
@@ -70,7 +88,7 @@ int run_run(const RunOptions& o) {
             const StepRecord& r = recs[i];
             if (csv && keep) csv->write(r, infos[i]);
             Summary& s = sum[i];
-            if (step == 0) s.first_loss = r.loss;
+            if (s.steps++ == 0) s.first_loss = r.loss;
             s.last_loss = r.loss;
             s.skipped += r.skipped;
             s.overflow += r.overflow_count;
@@ -94,6 +112,10 @@ int run_run(const RunOptions& o) {
     for (std::size_t i = 0; i < session.run_count(); ++i)
         if (session.run(i).failed())
             std::cerr << "mpx-cli: run " << infos[i].label << " stopped: " << session.run(i).failure() << "\n";
+    if (!o.save_state.empty()) {
+        write_file_atomic(o.save_state, session.save_state().dump() + "\n");
+        std::cerr << "mpx-cli: saved the session state to " << o.save_state << "\n";
+    }
     if (csv) {
         // Sidecar first: a CSV never appears without the configuration that reproduces it.
         write_file_atomic(sidecar_path(o.csv), sidecar_json(cfg, infos, device_name, recorded).dump(2) + "\n");
@@ -131,6 +153,8 @@ void add_run_command(CLI::App& app) {
     add_config_flags(cmd, o->flags);
     cmd->add_option("--csv", o->csv, "Write every recorded step to this CSV (sidecar beside it)");
     cmd->add_option("--snippet", o->snippet, "Print the scaler settings for pytorch|apex|deepspeed|keras|megatron and exit");
+    cmd->add_option("--save-state", o->save_state, "After the last step, save everything needed to resume (JSON)");
+    cmd->add_option("--resume", o->resume, "Continue a saved state up to its step count (--steps raises it)");
     cmd->add_flag("--print-config", o->print_config, "Print the resolved configuration as JSON and exit");
     cmd->add_flag("--quiet", o->quiet, "No progress on stderr");
     cmd->callback([o] {
