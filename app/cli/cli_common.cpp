@@ -3,6 +3,7 @@
 
 #include "engine/error.hpp"
 #ifdef MPX_HAVE_CUDA
+#include "cuda/cuda_backend.hpp"
 #include "cuda/device.hpp"
 #endif
 
@@ -25,22 +26,25 @@ SessionConfig build_config(const ConfigFlags& f) {
 }
 
 BackendFactory backend_for(const std::string& device, std::string& device_name, std::string& note) {
+    const auto cpu = [] { return make_cpu_backend(); };
     if (device == "cpu") {
         device_name = "CPU (Eigen)";
-        return [] { return make_cpu_backend(); };
+        return cpu;
     }
 #ifdef MPX_HAVE_CUDA
     const cuda::DeviceProbe p = cuda::probe_device();
-    const std::string why = p.usable ? "the CUDA training backend is not part of this build yet"
-                                     : p.reason;
+    if (p.usable) {
+        device_name = p.name;
+        return [] { return cuda::make_cuda_backend(); };
+    }
+    const std::string why = p.reason;
 #else
     const std::string why = "this build has no CUDA support (built without nvcc)";
 #endif
-    if (device == "cuda")
-        throw DeviceError("cannot train on the GPU: " + why + "; use --device cpu");
+    if (device == "cuda") throw DeviceError("cannot train on the GPU: " + why + "; use --device cpu");
     device_name = "CPU (Eigen)";
     note = "training on the CPU: " + why;
-    return [] { return make_cpu_backend(); };
+    return cpu;
 }
 
 }  // namespace mpx::cli

@@ -13,6 +13,8 @@
 #include "engine/scaler.hpp"
 #include "engine/session.hpp"
 #ifdef MPX_HAVE_CUDA
+#include "cuda/compare/backend_compare.hpp"
+#include "cuda/cuda_backend.hpp"
 #include "cuda/device.hpp"
 #endif
 
@@ -62,15 +64,24 @@ std::vector<Check> checks() {
                      }
                      return std::string();
                  }});
-    c.push_back({"gpu: kernels agree with their CPU twins", [] {
 #ifdef MPX_HAVE_CUDA
-                     const auto p = cuda::probe_device();
-                     if (!p.usable) return "skip: " + p.reason;
-                     return std::string("skip: the CUDA training backend is not part of this build yet");
+    // One row per policy: every op of the CUDA backend against the CPU twin (cuda/compare).
+    for (const compare::Policy& pol : compare::policies()) {
+        c.push_back({"gpu vs cpu, all ops: " + pol.name, [pol]() -> std::string {
+                         const auto p = cuda::probe_device();
+                         if (!p.usable) return "skip: " + p.reason;
+                         auto ref = make_cpu_backend();
+                         auto dut = cuda::make_cuda_backend();
+                         for (const compare::Report& r :
+                              {compare::linear_ops(*ref, *dut, pol), compare::elementwise_ops(*ref, *dut, pol),
+                               compare::losses(*ref, *dut, pol), compare::unscale_and_optimizer(*ref, *dut, pol)})
+                             if (!r.ok()) return r.failures().front();
+                         return std::string();
+                     }});
+    }
 #else
-                     return std::string("skip: built without CUDA");
+    c.push_back({"gpu vs cpu", [] { return std::string("skip: built without CUDA"); }});
 #endif
-                 }});
     return c;
 }
 

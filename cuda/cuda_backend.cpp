@@ -1,0 +1,532 @@
+// CudaBackend: each op checks its tensors, queues kernels and GEMMs on the backend's stream, and
+// (for ops that report RoundStats) reads the device counters back at its end. Rule: the same
+// operands, formulas and rounding points as engine/cpu_backend.cpp, op for op; the per-op read-back
+// is a host sync that the per-step ring buffer of DESIGN.md will remove (docs/gpu.md).
+#include "cuda/cuda_backend.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <vector>
+
+#include "cuda/check.hpp"
+#include "cuda/device.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/gemm.hpp"
+#include "cuda/kernels.hpp"
+#include "engine/error.hpp"
+
+namespace mpx::cuda {
+namespace {
+
+bool narrower(Format compute, Format storage) {  // as the CPU backend's view()
+    return compute != Format::fp32 && compute != storage;
+}
+
+RoundStats round_stats(const Counts& c) {
+    RoundStats s;
+    s.overflow = c.overflow;
+    s.underflow = c.underflow;
+    s.subnormal = c.subnormal;
+    s.nonzero = c.nonzero;
+    return s;
+}
+
+void require(bool ok, const char* what) {
+    if (!ok) throw ConfigError("", std::string("CUDA backend: ") + what);
+}
+
+// A tensor of another backend holds host (or another device's) memory: a kernel would fault and
+// leave the context unusable, so refuse it up front. nullptr entries (absent bias, master) pass.
+void require_own(const Backend* be, std::initializer_list<const Tensor*> ts) {
+    for (const Tensor* t : ts)
+        if (t && t->backend() != be)
+            throw DeviceError(
+                "a tensor of another backend was passed to the CUDA backend; tensors "
+                "cannot be shared between backends");
+}
+
+// Owns the backend's stream; destroyed last (declared first in Impl).
+struct Stream {
+    cudaStream_t s = nullptr;
+    Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    ~Stream() {
+        if (s) {
+            cudaStreamSynchronize(s);
+            cudaStreamDestroy(s);
+        }
+    }
+};
+
+// Pinned host copy of the device counters (read back once per op).
+struct PinnedCounts {
+    Counts* p = nullptr;
+    PinnedCounts() { CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), sizeof(Counts))); }
+    PinnedCounts(const PinnedCounts&) = delete;
+    PinnedCounts& operator=(const PinnedCounts&) = delete;
+    ~PinnedCounts() {
+        if (p) cudaFreeHost(p);
+    }
+};
+
+std::string device_unusable(int device) {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count == 0) {
+        const DeviceProbe p = probe_device();
+        return p.reason.empty() ? "no CUDA device present" : p.reason;
+    }
+    if (device < 0 || device >= count)
+        return "there is no CUDA device " + std::to_string(device) + " (this machine has " +
+               std::to_string(count) + ")";
+    return {};
+}
+
+}  // namespace
+
+struct CudaBackend::Impl {
+    int device;
+    Stream stream;  // first: destroyed after every buffer that work on it may use
+    std::string name;
+    int cc = 0;  // compute capability, 90 for 9.0
+    Gemm gemm;
+    DeviceBuffer counts{sizeof(Counts)};
+    PinnedCounts host_counts;
+    // Scratch, grown on demand (outside the memory accounting, like the CPU's Eigen scratch).
+    DeviceBuffer op_a, op_b;  // GEMM operands cast to the compute format
+    DeviceBuffer acc;         // GEMM output (FP32) before rounding into the destination
+    DeviceBuffer aux;         // column sums, layernorm sums, staging, losses, block sums
+    DeviceBuffer aux2;
+    DeviceBuffer labels;
+
+    Impl(int dev, cudaDeviceProp prop)
+        : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {}
+
+    cudaStream_t s() const { return stream.s; }
+    Counts* counters() { return static_cast<Counts*>(counts.data()); }
+
+    // Start of an op: this backend's device current (the worker thread may not have chosen it),
+    // counters zeroed.
+    void begin() {
+        CUDA_CHECK(cudaSetDevice(device));
+        CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, sizeof(Counts), s()));
+    }
+    // End of an op: wait for it and read its counters.
+    Counts finish() {
+        CUDA_CHECK(cudaMemcpyAsync(host_counts.p, counts.data(), sizeof(Counts),
+                                   cudaMemcpyDeviceToHost, s()));
+        CUDA_CHECK(cudaStreamSynchronize(s()));
+        return *host_counts.p;
+    }
+    template <typename T>
+    std::vector<T> read(const T* src, std::size_t n) {  // after finish()
+        std::vector<T> out(n);
+        if (n) CUDA_CHECK(cudaMemcpy(out.data(), src, n * sizeof(T), cudaMemcpyDeviceToHost));
+        return out;
+    }
+
+    // A GEMM operand in the layout cuBLAS is given: the tensor itself where its storage already is
+    // the compute format's, else a cast into `scratch` (rounded to the compute format as the CPU's
+    // view() rounds; this rounding is not counted there either).
+    const void* operand(const Tensor& t, Format compute, DeviceBuffer& scratch) {
+        const Format stored_as = gemm_storage(gemm_input(compute));
+        const bool round = narrower(compute, t.format());
+        const bool same_container =
+            t.format() == stored_as || (t.format() == Format::tf32 && stored_as == Format::fp32);
+        if (same_container && !round) return t.data();
+        void* dst = scratch.get<char>(t.size() * info(stored_as).storage_bytes);
+        cuda::convert(t.data(), t.format(), round ? compute : Format::fp32, dst, stored_as,
+                      t.size(), nullptr, s());
+        return dst;
+    }
+
+    std::vector<int> checked_labels(std::span<const int> labels, int rows, int classes) {
+        require(labels.size() >= static_cast<std::size_t>(rows), "fewer labels than rows");
+        std::vector<int> l(labels.begin(), labels.begin() + rows);
+        for (int v : l)
+            if (v < 0 || v >= classes)
+                throw ConfigError("labels", "label " + std::to_string(v) + " is outside 0.." +
+                                                std::to_string(classes - 1));
+        return l;
+    }
+    const int* upload_labels(const std::vector<int>& l) {
+        int* d = labels.get<int>(l.size());
+        if (!l.empty())
+            CUDA_CHECK(
+                cudaMemcpyAsync(d, l.data(), l.size() * sizeof(int), cudaMemcpyHostToDevice, s()));
+        return d;
+    }
+};
+
+CudaBackend::CudaBackend(int device) {
+    const std::string why = device_unusable(device);
+    if (!why.empty())
+        throw DeviceError("cannot use the GPU: " + why +
+                          "; train on the CPU backend (--device cpu)");
+    CUDA_CHECK(cudaSetDevice(device));
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    m = std::make_unique<Impl>(device, prop);
+    const cudaError_t img = probe_kernel_image(m->s());
+    if (img != cudaSuccess) {
+        cudaGetLastError();
+        throw DeviceError("this build has no GPU code that runs on " + m->name +
+                          " (compute capability " + std::to_string(prop.major) + "." +
+                          std::to_string(prop.minor) + "): " + cudaGetErrorString(img) +
+                          "; rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(m->cc) +
+                          " or train on the CPU backend (--device cpu)");
+    }
+}
+
+CudaBackend::~CudaBackend() {
+    if (m) cudaSetDevice(m->device);  // the scratch is freed on this backend's device
+}
+
+std::string CudaBackend::name() const { return m->name; }
+
+std::size_t CudaBackend::device_free_bytes() const {
+    std::size_t free = 0, total = 0;
+    CUDA_CHECK(cudaSetDevice(m->device));
+    CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return free;
+}
+
+std::size_t CudaBackend::device_total_bytes() const {
+    std::size_t free = 0, total = 0;
+    CUDA_CHECK(cudaSetDevice(m->device));
+    CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return total;
+}
+
+int CudaBackend::compute_capability() const { return m->cc; }
+
+void CudaBackend::require_format_support(Format f) const {
+    if (f == Format::bf16 && m->cc < 80)
+        throw DeviceError("BF16 needs a GPU of compute capability 8.0 or newer; " + m->name +
+                          " is " + std::to_string(m->cc / 10) + "." + std::to_string(m->cc % 10) +
+                          "; choose FP16 or the CPU backend");
+    // FP32, TF32 (pre-rounded operands: exact FP32 products on any GPU), FP16 and the FP8 formats
+    // (computed as FP16, where their values are exact) run everywhere this build does.
+}
+
+void* CudaBackend::raw_alloc(std::size_t bytes) {
+    CUDA_CHECK(cudaSetDevice(m->device));
+    return device_malloc(bytes);
+}
+
+void CudaBackend::raw_free(void* p) noexcept {
+    cudaSetDevice(m->device);
+    cudaFree(p);  // nothing sensible to do with a failure in a destructor path
+}
+
+// ---- transfers ---------------------------------------------------------------------------------
+
+RoundStats CudaBackend::upload(std::span<const float> src, Tensor& dst) {
+    require_own(this, {&dst});
+    require(src.size() >= dst.size(), "upload: fewer values than the tensor holds");
+    m->begin();
+    const std::size_t n = dst.size();
+    float* stage = m->aux.get<float>(n);  // (n) FP32
+    if (n)
+        CUDA_CHECK(
+            cudaMemcpyAsync(stage, src.data(), n * sizeof(float), cudaMemcpyHostToDevice, m->s()));
+    cuda::encode(stage, dst.format(), dst.data(), n, m->counters(), m->s());
+    return round_stats(m->finish());
+}
+
+void CudaBackend::download(const Tensor& src, std::span<float> dst) {
+    require_own(this, {&src});
+    require(dst.size() >= src.size(), "download: the destination is smaller than the tensor");
+    CUDA_CHECK(cudaSetDevice(m->device));
+    const std::size_t n = src.size();
+    const void* from = src.data();
+    if (info(src.format()).storage_bytes != 4) {  // FP32/TF32 containers are the values already
+        float* stage = m->aux.get<float>(n);
+        cuda::decode(src.data(), src.format(), stage, n, m->s());
+        from = stage;
+    }
+    if (n)
+        CUDA_CHECK(
+            cudaMemcpyAsync(dst.data(), from, n * sizeof(float), cudaMemcpyDeviceToHost, m->s()));
+    CUDA_CHECK(cudaStreamSynchronize(m->s()));
+}
+
+void CudaBackend::copy(const Tensor& src, Tensor& dst) {
+    require_own(this, {&src, &dst});
+    require(src.size() == dst.size(), "copy: shapes differ");
+    CUDA_CHECK(cudaSetDevice(m->device));
+    if (src.format() == dst.format()) {
+        if (src.bytes())
+            CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.bytes(),
+                                       cudaMemcpyDeviceToDevice, m->s()));
+        return;
+    }
+    cuda::convert(src.data(), src.format(), Format::fp32, dst.data(), dst.format(), src.size(),
+                  nullptr, m->s());
+}
+
+void CudaBackend::fill(Tensor& dst, float value) {
+    require_own(this, {&dst});
+    CUDA_CHECK(cudaSetDevice(m->device));
+    cuda::fill(dst.data(), dst.format(), value, dst.size(), m->s());
+}
+
+// ---- linear layers -----------------------------------------------------------------------------
+// Row-major (r, c) is column-major (c, r) with leading dimension c, so each row-major product is
+// handed to cuBLAS transposed: y = x·wᵀ becomes yᵀ = w·xᵀ, and so on.
+
+RoundStats CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor* b,
+                                       Format compute, Tensor& y) {
+    require_own(this, {&x, &w, b, &y});
+    const int B = x.rows(), in = x.cols(), out = w.rows();
+    require(w.cols() == in && y.rows() == B && y.cols() == out,
+            "linear_forward: shapes do not match");
+    require(!b || b->size() == static_cast<std::size_t>(out),
+            "linear_forward: bias size is not out");
+    require_format_support(compute);
+    m->begin();
+    const void* wa = m->operand(w, compute, m->op_a);                   // column-major (in, out)
+    const void* xb = m->operand(x, compute, m->op_b);                   // column-major (in, B)
+    float* acc = m->acc.get<float>(static_cast<std::size_t>(B) * out);  // column-major (out, B)
+    m->gemm.run(gemm_input(compute), true, false, out, B, in, wa, in, xb, in, acc, out);
+    cuda::bias_store(acc, b ? b->data() : nullptr, b ? b->format() : Format::fp32, y.data(),
+                     y.format(), B, out, m->counters(), m->s());
+    return round_stats(m->finish());
+}
+
+RoundStats CudaBackend::linear_backward_input(const Tensor& dy, const Tensor& w, Format compute,
+                                              Tensor& dx) {
+    require_own(this, {&dy, &w, &dx});
+    const int B = dy.rows(), out = dy.cols(), in = w.cols();
+    require(w.rows() == out && dx.rows() == B && dx.cols() == in,
+            "linear_backward_input: shapes do not match");
+    require_format_support(compute);
+    m->begin();
+    const void* wa = m->operand(w, compute, m->op_a);                  // column-major (in, out)
+    const void* dyb = m->operand(dy, compute, m->op_b);                // column-major (out, B)
+    float* acc = m->acc.get<float>(static_cast<std::size_t>(B) * in);  // column-major (in, B)
+    m->gemm.run(gemm_input(compute), false, false, in, B, out, wa, in, dyb, out, acc, in);
+    cuda::encode(acc, dx.format(), dx.data(), dx.size(), m->counters(), m->s());
+    return round_stats(m->finish());
+}
+
+RoundStats CudaBackend::linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
+                                               Format round_through, Tensor& dw, Tensor* db,
+                                               Accumulate acc) {
+    require_own(this, {&dy, &x, &dw, db});
+    const int B = dy.rows(), out = dy.cols(), in = x.cols();
+    require(x.rows() == B && dw.rows() == out && dw.cols() == in,
+            "linear_backward_weight: shapes do not match");
+    require(!db || db->size() == static_cast<std::size_t>(out),
+            "linear_backward_weight: db size is not out");
+    require_format_support(compute);
+    m->begin();
+    const bool add = acc == Accumulate::add;
+    const void* xa = m->operand(x, compute, m->op_a);    // column-major (in, B)
+    const void* dyb = m->operand(dy, compute, m->op_b);  // column-major (out, B), used transposed
+    float* values = m->acc.get<float>(dw.size());        // column-major (in, out) = row-major dw
+    m->gemm.run(gemm_input(compute), false, true, in, out, B, xa, in, dyb, out, values, in);
+    cuda::accumulate(values, round_through, add, dw.data(), dw.format(), dw.size(), m->counters(),
+                     m->s());
+    if (db) {
+        // Bias gradient: FP32 column sums of dy as stored (not rounded to the compute format).
+        float* sums = m->aux.get<float>(static_cast<std::size_t>(out));  // (out)
+        cuda::column_sums(dy.data(), dy.format(), B, out, eigen_pairwise_columns(out), sums,
+                          m->s());
+        cuda::accumulate(sums, round_through, add, db->data(), db->format(), db->size(),
+                         m->counters(), m->s());
+    }
+    return round_stats(m->finish());
+}
+
+// ---- element-wise and per-row ops --------------------------------------------------------------
+
+RoundStats CudaBackend::activation_forward(Activation a, const Tensor& z, Tensor& h) {
+    require_own(this, {&z, &h});
+    require(z.size() == h.size(), "activation_forward: shapes differ");
+    m->begin();
+    cuda::activation_forward(to_dev(a), z.data(), z.format(), h.data(), h.format(), z.size(),
+                             m->counters(), m->s());
+    return round_stats(m->finish());
+}
+
+RoundStats CudaBackend::activation_backward(Activation a, const Tensor& z, const Tensor& dh,
+                                            Tensor& dz) {
+    require_own(this, {&z, &dh, &dz});
+    require(z.size() == dh.size() && z.size() == dz.size(), "activation_backward: shapes differ");
+    m->begin();
+    cuda::activation_backward(to_dev(a), z.data(), z.format(), dh.data(), dh.format(), dz.data(),
+                              dz.format(), z.size(), m->counters(), m->s());
+    return round_stats(m->finish());
+}
+
+RoundStats CudaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                          Tensor& y, Tensor& mean, Tensor& rstd) {
+    require_own(this, {&x, &gamma, &beta, &y, &mean, &rstd});
+    const int B = x.rows(), D = x.cols();
+    require(y.rows() == B && y.cols() == D && gamma.size() == static_cast<std::size_t>(D) &&
+                beta.size() == static_cast<std::size_t>(D),
+            "layernorm_forward: shapes do not match");
+    require(mean.format() == Format::fp32 && rstd.format() == Format::fp32 &&
+                mean.size() == static_cast<std::size_t>(B) &&
+                rstd.size() == static_cast<std::size_t>(B),
+            "layernorm_forward: mean and rstd must be FP32 (B, 1)");
+    m->begin();
+    cuda::layernorm_forward(x.data(), x.format(), gamma.data(), gamma.format(), beta.data(),
+                            beta.format(), y.data(), y.format(), static_cast<float*>(mean.data()),
+                            static_cast<float*>(rstd.data()), B, D, m->counters(), m->s());
+    return round_stats(m->finish());
+}
+
+RoundStats CudaBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                           const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                                           Tensor& dgamma, Tensor& dbeta, Accumulate acc) {
+    require_own(this, {&x, &gamma, &mean, &rstd, &dy, &dx, &dgamma, &dbeta});
+    const int B = x.rows(), D = x.cols();
+    const auto d = static_cast<std::size_t>(D);
+    require(dy.rows() == B && dy.cols() == D && dx.rows() == B && dx.cols() == D &&
+                gamma.size() == d && dgamma.size() == d && dbeta.size() == d,
+            "layernorm_backward: shapes do not match");
+    require(mean.format() == Format::fp32 && rstd.format() == Format::fp32,
+            "layernorm_backward: mean and rstd must be FP32");
+    m->begin();
+    float* row_sums = m->aux.get<float>(2 * static_cast<std::size_t>(B));  // (2, B)
+    float* sums = m->aux2.get<float>(2 * d);                               // dγ (D), dβ (D)
+    cuda::layernorm_backward(
+        x.data(), x.format(), gamma.data(), gamma.format(), static_cast<const float*>(mean.data()),
+        static_cast<const float*>(rstd.data()), dy.data(), dy.format(), dx.data(), dx.format(),
+        sums, sums + d, row_sums, B, D, m->counters(), m->s());
+    const bool add = acc == Accumulate::add;
+    cuda::accumulate(sums, dgamma.format(), add, dgamma.data(), dgamma.format(), d, m->counters(),
+                     m->s());
+    cuda::accumulate(sums + d, dbeta.format(), add, dbeta.data(), dbeta.format(), d, m->counters(),
+                     m->s());
+    return round_stats(m->finish());
+}
+
+RoundStats CudaBackend::dropout(Tensor& h, float p, std::uint64_t seed) {
+    require_own(this, {&h});
+    m->begin();
+    const float keep = 1.0f / (1.0f - p);  // the CPU's expression, on the host
+    cuda::dropout(h.data(), h.format(), p, keep, seed, h.size(), m->counters(), m->s());
+    return round_stats(m->finish());
+}
+
+// ---- losses ------------------------------------------------------------------------------------
+
+LossResult CudaBackend::softmax_cross_entropy(const Tensor& logits, std::span<const int> labels,
+                                              float scale, Tensor& dlogits) {
+    require_own(this, {&logits, &dlogits});
+    const int B = logits.rows(), C = logits.cols();
+    require(dlogits.rows() == B && dlogits.cols() == C, "softmax_cross_entropy: shapes differ");
+    require(C > 0, "softmax_cross_entropy: no classes");
+    const std::vector<int> l = m->checked_labels(labels, B, C);
+    m->begin();
+    const int* dl = m->upload_labels(l);
+    float* row_loss = m->aux.get<float>(static_cast<std::size_t>(B));  // (B)
+    const float inv_b = 1.0f / static_cast<float>(B);
+    cuda::softmax_xent(logits.data(), logits.format(), dl, B, C, inv_b, scale, row_loss,
+                       dlogits.data(), dlogits.format(), m->counters(), m->s());
+    LossResult res;
+    res.rounding = round_stats(m->finish());
+    double total = 0.0;  // in double, in row order, as the CPU
+    for (float v : m->read(row_loss, static_cast<std::size_t>(B))) total += static_cast<double>(v);
+    res.loss = static_cast<float>(total / B);
+    return res;
+}
+
+LossResult CudaBackend::mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) {
+    require_own(this, {&pred, &target, &dpred});
+    require(pred.size() == target.size() && pred.size() == dpred.size(), "mse: shapes differ");
+    m->begin();
+    const std::size_t n = pred.size();
+    float* squared = m->aux.get<float>(n);  // (n)
+    cuda::mse(pred.data(), pred.format(), target.data(), target.format(), n, scale, squared,
+              dpred.data(), dpred.format(), m->counters(), m->s());
+    LossResult res;
+    res.rounding = round_stats(m->finish());
+    double total = 0.0;  // in double, in element order, as the CPU
+    for (float v : m->read(squared, n)) total += static_cast<double>(v);
+    res.loss = static_cast<float>(total / static_cast<float>(n));
+    return res;
+}
+
+double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) {
+    require_own(this, {&logits});
+    const int B = logits.rows(), C = logits.cols();
+    if (B == 0) return 0.0;
+    require(C > 0, "accuracy: no classes");
+    require(labels.size() >= static_cast<std::size_t>(B), "accuracy: fewer labels than rows");
+    // Out-of-range labels simply never match (as on the CPU); clamp them away from the device.
+    std::vector<int> l(labels.begin(), labels.begin() + B);
+    for (int& v : l)
+        if (v < 0 || v >= C) v = -1;
+    m->begin();
+    cuda::accuracy(logits.data(), logits.format(), m->upload_labels(l), B, C, m->counters(),
+                   m->s());
+    return static_cast<double>(m->finish().hits) / B;
+}
+
+// ---- gradients and the optimizer ---------------------------------------------------------------
+
+GradCheck CudaBackend::unscale_and_check(const Tensor& grad, float inv_scale, Tensor& master_grad) {
+    require_own(this, {&grad, &master_grad});
+    require(master_grad.format() == Format::fp32 && master_grad.size() == grad.size(),
+            "unscale_and_check: the unscaled gradient must be FP32 of the gradient's size");
+    m->begin();
+    const std::size_t n = grad.size();
+    const int blocks = unscale_blocks(n);
+    double* sums = m->aux.get<double>(static_cast<std::size_t>(blocks));  // (blocks)
+    cuda::unscale_check(grad.data(), grad.format(), inv_scale,
+                        static_cast<float*>(master_grad.data()), n, sums, m->counters(), m->s());
+    GradCheck res;
+    res.found_inf = m->finish().bad > 0;
+    // Block sums added in block order: deterministic; equal to the CPU's sequential double sum to
+    // a few ulps of a double.
+    double ss = 0.0;
+    for (double v : m->read(sums, static_cast<std::size_t>(blocks))) ss += v;
+    res.sum_squares = ss;
+    return res;
+}
+
+void CudaBackend::scale(Tensor& t, float factor) {
+    require_own(this, {&t});
+    CUDA_CHECK(cudaSetDevice(m->device));
+    cuda::scale(t.data(), t.format(), factor, t.size(), m->s());
+}
+
+UpdateStats CudaBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad,
+                                          Tensor* master, Tensor& working, Tensor& state1,
+                                          Tensor* state2) {
+    require_own(this, {&grad, master, &working, &state1, state2});
+    const std::size_t n = grad.size();
+    require(working.size() == n && state1.size() == n && state1.format() == Format::fp32,
+            "optimizer_update: working copy and state must match the gradient (state FP32)");
+    require(!master || (master->size() == n && master->format() == Format::fp32),
+            "optimizer_update: the master copy must be FP32 of the gradient's size");
+    require(s.kind == OptimizerKind::sgd ||
+                (state2 && state2->size() == n && state2->format() == Format::fp32),
+            "optimizer_update: Adam needs a second FP32 state");
+    const dev::OptConsts k = optimizer_consts(s);
+    m->begin();
+    cuda::optimizer_update(
+        k, grad.data(), grad.format(), master ? static_cast<float*>(master->data()) : nullptr,
+        working.data(), working.format(), static_cast<float*>(state1.data()),
+        state2 ? static_cast<float*>(state2->data()) : nullptr, n, m->counters(), m->s());
+    const Counts c = m->finish();
+    UpdateStats u;
+    u.changed = c.changed;
+    u.lost = c.lost;
+    u.rounding = round_stats(c);
+    return u;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device) {
+    return std::make_unique<CudaBackend>(device);
+}
+
+}  // namespace mpx::cuda

@@ -1,0 +1,55 @@
+// A device allocation owned by one object: movable, never copied by accident (tiny-cuda-nn's
+// GPUMemory habit). Rule: the backend's scratch lives here, outside the memory accounting, as the
+// CPU backend's Eigen scratch matrices do (DESIGN.md, "Memory accounting" counts tensors only).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "cuda/check.hpp"
+
+namespace mpx::cuda {
+
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    explicit DeviceBuffer(std::size_t bytes) { reserve(bytes); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    DeviceBuffer(DeviceBuffer&& o) noexcept
+        : m_data(std::exchange(o.m_data, nullptr)), m_bytes(std::exchange(o.m_bytes, 0)) {}
+    DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+        std::swap(m_data, o.m_data);
+        std::swap(m_bytes, o.m_bytes);
+        return *this;
+    }
+    ~DeviceBuffer() {
+        if (m_data) cudaFree(m_data);
+    }
+
+    // Grows to at least `bytes` (contents not kept). Waits for queued work first: a kernel still
+    // reading the old block must finish before it is freed (rare: buffers only ever grow).
+    void reserve(std::size_t bytes) {
+        if (bytes <= m_bytes) return;
+        if (m_data) CUDA_CHECK(cudaDeviceSynchronize());
+        void* p = device_malloc(bytes);
+        if (m_data) cudaFree(m_data);
+        m_data = p;
+        m_bytes = bytes;
+    }
+    template <typename T>
+    T* get(std::size_t count) {
+        reserve(count * sizeof(T) + (count == 0 ? 1 : 0));
+        return static_cast<T*>(m_data);
+    }
+    void* data() const { return m_data; }
+    std::size_t bytes() const { return m_bytes; }
+
+private:
+    void* m_data = nullptr;
+    std::size_t m_bytes = 0;
+};
+
+}  // namespace mpx::cuda
