@@ -100,13 +100,18 @@ Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, 
     m_params.reserve(static_cast<std::size_t>(L) * 4);
     m_layers.resize(static_cast<std::size_t>(L));
     m_input = be.alloc(m_prec[0].weight, batch, cfg.sizes[0], MemCategory::activations);
-    int max_out = 0;
+    // Recomputation rebuilds pre-activations into one shared buffer, which must have the layer's exact
+    // shape and format: it serves the hidden layers of the widest hidden width in the first layer's
+    // activation format; a hidden layer of another width or format keeps its own z.
+    int shared_w = 0;
+    for (int i = 0; i + 1 < L; ++i) shared_w = std::max(shared_w, cfg.sizes[static_cast<std::size_t>(i) + 1]);
+    const Format shared_f = m_prec[0].activation;
+    bool any_shared = false;
     for (int i = 0; i < L; ++i) {
         const LayerPrecision& p = m_prec[static_cast<std::size_t>(i)];
         Layer& l = m_layers[static_cast<std::size_t>(i)];
         l.hidden = i + 1 < L;
         const int out = cfg.sizes[static_cast<std::size_t>(i) + 1];
-        max_out = std::max(max_out, out);
         m_params.push_back(make_param(be, init.w[i], p.weight, p.master, p.grad, opt));
         l.w = &m_params.back();
         m_params.push_back(make_param(be, init.b[i], p.weight, p.master, p.grad, opt));
@@ -122,7 +127,8 @@ Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, 
             l.ln_mean = be.alloc(Format::fp32, batch, 1, MemCategory::activations);
             l.ln_rstd = be.alloc(Format::fp32, batch, 1, MemCategory::activations);
         }
-        const bool keep_z = !(cfg.recompute && l.hidden);
+        const bool keep_z = !(cfg.recompute && l.hidden && out == shared_w && p.activation == shared_f);
+        any_shared = any_shared || !keep_z;
         if (keep_z) l.z = be.alloc(p.activation, batch, out, MemCategory::activations);
         if (ln && keep_z) l.y = be.alloc(p.activation, batch, out, MemCategory::activations);
         if (l.hidden) l.h = be.alloc(p.activation, batch, out, MemCategory::activations);
@@ -130,10 +136,9 @@ Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, 
         if (l.hidden) l.dz = be.alloc(p.activation, batch, out, MemCategory::workspace);
         if (ln) l.dy = be.alloc(p.activation, batch, out, MemCategory::workspace);
     }
-    if (cfg.recompute) {
-        const Format f = m_prec[0].activation;
-        m_recompute_z = be.alloc(f, batch, max_out, MemCategory::workspace);
-        if (cfg.layernorm) m_recompute_y = be.alloc(f, batch, max_out, MemCategory::workspace);
+    if (any_shared) {
+        m_recompute_z = be.alloc(shared_f, batch, shared_w, MemCategory::workspace);
+        if (cfg.layernorm) m_recompute_y = be.alloc(shared_f, batch, shared_w, MemCategory::workspace);
     }
     // The logits' gradient lives in the output layer's dh.
     m_target = be.alloc(Format::fp32, batch, cfg.sizes.back(), MemCategory::activations);
@@ -178,7 +183,10 @@ void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate
         Layer& l = m_layers[static_cast<std::size_t>(i)];
         const LayerPrecision& p = m_prec[static_cast<std::size_t>(i)];
         if (l.hidden) {
-            if (m_cfg.recompute) forward_layer(i, layer_input(i), dropout_seed, true, st, true);
+            if (l.z.empty()) {  // recompute; its roundings were counted in the forward pass
+                PassStats again;
+                forward_layer(i, layer_input(i), dropout_seed, true, again, true);
+            }
             if (m_cfg.dropout > 0.0f)  // same mask and scale as forward
                 rs += m_be.dropout(l.dh, m_cfg.dropout, dropout_seed + static_cast<std::uint64_t>(i));
             const Tensor& z = l.z.empty() ? m_recompute_z : l.z;

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "engine/error.hpp"
 
@@ -188,6 +189,42 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, bool
     return rec;
 }
 
+namespace {
+// JSON numbers cannot carry NaN or ±inf (nlohmann writes null), yet a diverged run's weights are data
+// to save and resume: those values travel as text, "nan", "-nan", "inf", "-inf", as in the CSV.
+nlohmann::json params_to_json(const std::vector<std::vector<float>>& values) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& v : values) {
+        nlohmann::json a = nlohmann::json::array();
+        for (const float x : v) {
+            if (std::isfinite(x)) a.push_back(x);
+            else if (std::isnan(x)) a.push_back(std::signbit(x) ? "-nan" : "nan");
+            else a.push_back(x > 0 ? "inf" : "-inf");
+        }
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+std::vector<std::vector<float>> params_from_json(const nlohmann::json& j) {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::vector<std::vector<float>> out;
+    for (const auto& a : j) {
+        std::vector<float> v;
+        v.reserve(a.size());
+        for (const auto& x : a) {
+            const std::string s = x.is_string() ? x.get<std::string>() : "";
+            if (x.is_number()) v.push_back(x.get<float>());
+            else if (s == "nan" || s == "-nan") v.push_back(s == "nan" ? nan : -nan);
+            else if (s == "inf" || s == "-inf") v.push_back(s == "inf" ? inf : -inf);
+            else throw ConfigError("", "the saved state holds a parameter value that is not a number");
+        }
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+}  // namespace
+
 nlohmann::json Run::save_state() const {
     nlohmann::json j;
     j["label"] = m_info.label;
@@ -200,7 +237,7 @@ nlohmann::json Run::save_state() const {
     nlohmann::json ss;
     to_json(ss, m_scaler.state());
     j["scaler_state"] = ss;
-    j["params"] = m_model->export_state();
+    j["params"] = params_to_json(m_model->export_state());
     return j;
 }
 
@@ -213,7 +250,7 @@ void Run::load_state(const nlohmann::json& j) {
     m_failure = j.at("failure").get<std::string>();
     m_scaler = LossScaler(scaler_config_from_json(j.at("scaler_config")));
     m_scaler.restore(scaler_state_from_json(j.at("scaler_state")));
-    m_model->import_state(j.at("params").get<std::vector<std::vector<float>>>());
+    m_model->import_state(params_from_json(j.at("params")));
 }
 
 }  // namespace mpx

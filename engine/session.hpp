@@ -24,6 +24,9 @@ using BackendFactory = std::function<std::unique_ptr<Backend>()>;
 class Session {
 public:
     explicit Session(SessionConfig cfg, BackendFactory factory = {});
+    // Runs keep a pointer to m_cfg: a Session stays where it was built (hold it by unique_ptr).
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
 
     const SessionConfig& config() const { return m_cfg; }
     const Dataset& dataset() const { return m_data; }

@@ -17,7 +17,16 @@ void validate(const SessionConfig& c) {
     if (c.runs.size() > 16) throw ConfigError("runs", "at most 16 runs can be compared at once");
     for (const auto& r : c.runs) {
         const RunSpec spec = parse_run_spec(r, "runs");
-        if (spec.scaler_preset) scaler_preset(*spec.scaler_preset);  // throws for unknown presets
+        if (spec.scaler_preset) {
+            try {
+                scaler_preset(*spec.scaler_preset);
+            } catch (const ConfigError&) {  // the user wrote it in the run label, not scaler.preset
+                std::string known;
+                for (const auto& n : scaler_preset_names()) known += (known.empty() ? "" : ", ") + n;
+                throw ConfigError("runs", "run '" + r + "': unknown scaler '" + *spec.scaler_preset +
+                                              "'; choose from " + known);
+            }
+        }
         if (spec.mode == Mode::selective) {
             for (const auto& name : c.selective_layers) {
                 bool found = false;

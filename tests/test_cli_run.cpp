@@ -1,0 +1,184 @@
+// mpx-cli as a user runs it (QProcess): run writes the CSV and sidecar DESIGN.md describes, --set and
+// shortcut flags reach the session, bad input exits 2 with the field named and writes nothing, and
+// the snippet, bench and selftest commands print what they promise.
+#include <QtTest>
+
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+
+namespace {
+
+struct Result {
+    int code = -1;
+    QString out, err;
+};
+
+Result cli(const QStringList& args, int timeout_ms = 60000) {
+    QProcess p;
+    p.start(QStringLiteral(MPX_CLI_PATH), args);
+    Result r;
+    if (!p.waitForFinished(timeout_ms)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = QStringLiteral("timed out");
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+QString describe(const Result& r) {
+    return QStringLiteral("exit %1\nstdout: %2\nstderr: %3").arg(r.code).arg(r.out.left(2000), r.err.left(2000));
+}
+
+// CSV rows (header included) as fields; run labels never need quoting here.
+QList<QStringList> read_csv(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    QList<QStringList> rows;
+    for (const auto& line : QString::fromUtf8(f.readAll()).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts))
+        rows << line.split(QLatin1Char(','));
+    return rows;
+}
+
+}  // namespace
+
+class TestCliRun : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() {
+        QVERIFY2(QFileInfo::exists(QStringLiteral(MPX_CLI_PATH)),
+                 "mpx-cli is not built: build the mpx-cli target before this test");
+    }
+
+    void run_default_writes_csv_and_sidecar() {
+        QTemporaryDir tmp;
+        const QString csv = tmp.filePath(QStringLiteral("a.csv"));
+        const Result r = cli({"run", "--config", "default", "--steps", "20", "--csv", csv, "--quiet"});
+        QVERIFY2(r.code == 0, qPrintable(describe(r)));
+        const auto rows = read_csv(csv);
+        QCOMPARE(rows.size(), 1 + 20 * 3);
+        QCOMPARE(rows[0].size(), 23);
+        QCOMPARE(rows[0].first(), QStringLiteral("run"));
+        const QStringList labels{"fp32", "amp-fp16+pytorch", "amp-bf16"};
+        const QStringList precisions{"fp32", "fp16", "bf16"};
+        for (int i = 1; i < rows.size(); ++i) {
+            const QStringList& f = rows[i];
+            QCOMPARE(f.size(), 23);
+            QCOMPARE(f[0], labels[(i - 1) % 3]);
+            QCOMPARE(f[1], precisions[(i - 1) % 3]);
+            QCOMPARE(f[3].toInt(), (i - 1) / 3);
+            bool ok = false;
+            const double loss = f[4].toDouble(&ok);
+            QVERIFY(ok && loss > 0.0 && loss < 2.0);
+        }
+        QCOMPARE(rows[2][5], QStringLiteral("65536"));  // PyTorch's initial scale
+        // Sidecar beside it: parses, holds the configuration and the runs.
+        QFile side(tmp.filePath(QStringLiteral("a.json")));
+        QVERIFY(side.open(QIODevice::ReadOnly));
+        const json j = json::parse(side.readAll().toStdString());
+        QCOMPARE(j.at("config").at("steps").get<long long>(), 20LL);
+        QCOMPARE(j.at("steps_recorded").get<long long>(), 20LL);
+        QCOMPARE(j.at("runs").size(), std::size_t(3));
+        QCOMPARE(QString::fromStdString(j.at("runs")[1].at("label").get<std::string>()), labels[1]);
+        QCOMPARE(QDir(tmp.path()).entryList(QDir::Files), (QStringList{"a.csv", "a.json"}));
+        QVERIFY(r.out.contains(QStringLiteral("amp-bf16")));  // the summary table
+    }
+
+    // growth_interval 5: five clean steps 0..4, so amp-fp16's scale grows at step 4.
+    void set_and_precision_flags_reach_the_run() {
+        QTemporaryDir tmp;
+        const QString csv = tmp.filePath(QStringLiteral("g.csv"));
+        const Result r = cli({"run", "--set", "scaler.growth_interval=5", "--precision", "fp32,amp-fp16",
+                              "--steps", "12", "--csv", csv, "--quiet"});
+        QVERIFY2(r.code == 0, qPrintable(describe(r)));
+        const auto rows = read_csv(csv);
+        QCOMPARE(rows.size(), 1 + 12 * 2);
+        QStringList grow_steps;
+        for (int i = 1; i < rows.size(); ++i) {
+            QCOMPARE(rows[i][0], (i % 2) ? QStringLiteral("fp32") : QStringLiteral("amp-fp16+pytorch"));
+            if (rows[i][8] == QLatin1String("grow")) {
+                QCOMPARE(rows[i][0], QStringLiteral("amp-fp16+pytorch"));
+                grow_steps << rows[i][3];
+            }
+        }
+        QCOMPARE(grow_steps, (QStringList{"4", "9"}));
+        QCOMPARE(rows[2 * 5 + 2][5], QStringLiteral("131072"));  // step 5 runs at the grown scale
+    }
+
+    void bad_lr_exits_2_names_field_writes_nothing() {
+        QTemporaryDir tmp;
+        const QString csv = tmp.filePath(QStringLiteral("bad.csv"));
+        const Result r = cli({"run", "--set", "train.lr=-1", "--steps", "5", "--csv", csv});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("train.lr")), qPrintable(describe(r)));
+        QVERIFY(QDir(tmp.path()).entryList(QDir::Files).isEmpty());
+    }
+
+    void unknown_preset_exits_2_and_lists_choices() {
+        const Result r = cli({"run", "--config", "nosuchpreset", "--steps", "5"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("nosuchpreset")), qPrintable(describe(r)));
+        QVERIFY2(r.err.contains(QStringLiteral("default")), qPrintable(describe(r)));  // a choice
+    }
+
+    void missing_config_file_fails_clearly() {
+        const Result r = cli({"run", "--config", "/nonexistent.json", "--steps", "5"});
+        QVERIFY(r.code != 0 && r.code != -1);
+        QVERIFY2(r.err.contains(QStringLiteral("/nonexistent.json")) && r.err.contains(QStringLiteral("cannot read")),
+                 qPrintable(describe(r)));
+    }
+
+    void deepspeed_snippet_prints_fp16_block() {
+        const Result r = cli({"run", "--snippet", "deepspeed", "--scaler", "deepspeed"});
+        QVERIFY2(r.code == 0, qPrintable(describe(r)));
+        const int key = r.out.indexOf(QStringLiteral("\"fp16\":"));
+        QVERIFY2(key >= 0, qPrintable(r.out));
+        const int open = r.out.indexOf(QLatin1Char('{'), key), close = r.out.lastIndexOf(QLatin1Char('}'));
+        QVERIFY(open > key && close > open);
+        const json block = json::parse(r.out.mid(open, close - open + 1).toStdString());
+        QCOMPARE(block.at("enabled").get<bool>(), true);
+        QCOMPARE(block.at("loss_scale").get<double>(), 0.0);  // 0 = dynamic
+        QCOMPARE(block.at("initial_scale_power").get<int>(), 16);
+        QCOMPARE(block.at("loss_scale_window").get<int>(), 1000);
+        QCOMPARE(block.at("hysteresis").get<int>(), 2);
+        QCOMPARE(block.at("min_loss_scale").get<double>(), 1.0);
+    }
+
+    void bench_csv_prints_header_and_positive_rate() {
+        const Result r = cli({"bench", "--model", "2-16-2", "--batch", "32", "--precision", "fp32",
+                              "--seconds", "0.2", "--csv"});
+        QVERIFY2(r.code == 0, qPrintable(describe(r)));
+        const QStringList lines = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        QCOMPARE(lines[0], QStringLiteral("model,batch,precision,device,steps_per_s"));
+        const QStringList f = lines[1].split(QLatin1Char(','));
+        QCOMPARE(f.size(), 5);
+        QCOMPARE(f[0], QStringLiteral("2-16-2"));
+        QCOMPARE(f[1], QStringLiteral("32"));
+        QCOMPARE(f[2], QStringLiteral("fp32"));
+        bool ok = false;
+        const double sps = f[4].toDouble(&ok);
+        QVERIFY2(ok && sps > 0.0 && std::isfinite(sps), qPrintable(lines[1]));
+    }
+
+    void selftest_passes() {
+        const Result r = cli({"selftest"});
+        QVERIFY2(r.code == 0, qPrintable(describe(r)));
+        QVERIFY(r.out.count(QStringLiteral("PASS")) >= 4);
+        QVERIFY(!r.out.contains(QStringLiteral("FAIL")));
+        QVERIFY(r.out.contains(QStringLiteral("0 failed")));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCliRun)
+#include "test_cli_run.moc"

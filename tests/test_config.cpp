@@ -1,0 +1,362 @@
+// Configuration (presets, JSON round trip, --set overrides, errors that name the field) and the
+// export (CSV columns and number round trip, atomic writes, the sidecar that reproduces a run).
+#include "engine/error.hpp"
+#include "engine/export.hpp"
+#include "engine/session.hpp"
+
+#include <QtTest>
+
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+using namespace mpx;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<std::string> dir_entries(const fs::path& d) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(d)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// RFC 4180 records of a CSV text: CRLF line ends, quoted fields may hold commas and doubled quotes.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+    std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+    bool quoted = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') rows.back().back() += '"', ++i;
+            else if (c == '"') quoted = false;
+            else rows.back().back() += c;
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            rows.back().emplace_back();
+        } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+            rows.emplace_back(1);
+            ++i;
+        } else {
+            rows.back().back() += c;
+        }
+    }
+    if (rows.back().size() == 1 && rows.back()[0].empty()) rows.pop_back();
+    return rows;
+}
+
+// The field a ConfigError names ("" when none was thrown is reported as "no error").
+template <class F>
+QString error_field(F&& f) {
+    try {
+        f();
+    } catch (const ConfigError& e) {
+        return QString::fromStdString(e.field());
+    }
+    return QStringLiteral("no error");
+}
+
+bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
+
+}  // namespace
+
+class TestConfig : public QObject {
+    Q_OBJECT
+
+private slots:
+    void every_preset_file_loads_and_validates() {
+        const fs::path dir = fs::path(MPX_SOURCE_DIR) / "resources" / "presets";
+        std::vector<std::string> files;
+        for (const auto& e : fs::directory_iterator(dir))
+            if (e.path().extension() == ".json") files.push_back(e.path().stem().string());
+        std::sort(files.begin(), files.end());
+        QVERIFY(!files.empty());
+        QCOMPARE(preset_names(), files);
+        for (const auto& name : files) {
+            const SessionConfig by_name = load_config(name);
+            const SessionConfig by_path = load_config((dir / (name + ".json")).string());
+            QCOMPARE(to_json(by_name), to_json(by_path));
+            QCOMPARE(by_name.name, name);  // a preset names itself
+            Session s(by_name);            // model and data set agree
+            QVERIFY(s.run_count() >= 1);
+        }
+        const SessionConfig d = load_config("default");
+        QCOMPARE(d.runs, (std::vector<std::string>{"fp32", "amp-fp16", "amp-bf16"}));
+        QCOMPARE(d.model.sizes, (std::vector<int>{2, 64, 64, 2}));
+        QCOMPARE(d.scaler, scaler_preset("pytorch"));
+    }
+
+    void json_round_trip_is_identity_data() {
+        QTest::addColumn<QStringList>("sets");
+        QTest::newRow("defaults") << QStringList{};
+        QTest::newRow("everything_changed")
+            << QStringList{"runs=fp32,half-bf16+apex,selective-fp16", "model.sizes=2-16-8-2",
+                           "model.activation=gelu", "model.layernorm=true", "model.dropout=0.25",
+                           "model.recompute=true", "train.optimizer=sgd", "train.lr=0.125",
+                           "train.clip_norm=1.5", "train.schedule=warmup-cosine", "scaler.preset=deepspeed",
+                           "scaler.max_scale=inf", "data.kind=moons", "data.noise=0.3", "seed=42",
+                           "selective_layers=fc2", "record_every=3", "memory_budget=123456"};
+    }
+    void json_round_trip_is_identity() {
+        QFETCH(QStringList, sets);
+        SessionConfig c;
+        for (const auto& s : sets) apply_override(c, s.toStdString());
+        const json j = to_json(c);
+        const SessionConfig back = session_config_from_json(j);
+        QCOMPARE(to_json(back), j);
+        QCOMPARE(to_json(session_config_from_json(json::parse(j.dump()))), j);  // through text
+        QCOMPARE(back.scaler, c.scaler);
+        QCOMPARE(back.data, c.data);
+    }
+
+    void set_overrides_nested_keys() {
+        SessionConfig c;
+        apply_override(c, "scaler.growth_interval=50");
+        QCOMPARE(c.scaler.growth_interval, 50);
+        QCOMPARE(c.scaler.init_scale, 65536.0);  // the rest of the scaler stays
+        apply_override(c, "train.lr=0.001");
+        QCOMPARE(c.train.lr, 0.001);
+        apply_override(c, "runs=fp32,amp-bf16");
+        QCOMPARE(c.runs, (std::vector<std::string>{"fp32", "amp-bf16"}));
+        apply_override(c, "model.sizes=2-32-2");
+        QCOMPARE(c.model.sizes, (std::vector<int>{2, 32, 2}));
+        apply_override(c, "scaler.max_scale=inf");
+        QVERIFY(std::isinf(c.scaler.max_scale) && c.scaler.max_scale > 0);
+        apply_override(c, "scaler.max_scale=1e6");
+        QCOMPARE(c.scaler.max_scale, 1e6);
+        apply_override(c, "scaler.preset=deepspeed");  // brings all of DeepSpeed's values
+        QCOMPARE(c.scaler, scaler_preset("deepspeed"));
+        QCOMPARE(c.scaler.hysteresis, 2);
+        apply_override(c, "scaler.preset=\"apex\"");  // quoted JSON text works too
+        QCOMPARE(c.scaler, scaler_preset("apex"));
+        apply_override(c, "data.n_train=512");
+        QCOMPARE(c.data.n_train, 512);
+    }
+
+    // Each bad setting is a ConfigError naming the field, and the configuration stays as it was.
+    void bad_override_names_field_and_changes_nothing_data() {
+        QTest::addColumn<QString>("assignment");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("negative_lr") << "train.lr=-1" << "train.lr";
+        QTest::newRow("lr_wrong_type") << "train.lr=\"fast\"" << "train.lr";
+        QTest::newRow("lr_bare_text") << "train.lr=fast" << "train.lr";
+        QTest::newRow("growth_factor_1") << "scaler.growth_factor=1" << "scaler.growth_factor";
+        QTest::newRow("growth_factor_below_1") << "scaler.growth_factor=0.5" << "scaler.growth_factor";
+        QTest::newRow("unknown_scaler_preset") << "scaler.preset=bogus" << "scaler.preset";
+        QTest::newRow("unknown_run_label") << "runs=fp32,amp-fp17" << "runs";
+        QTest::newRow("unknown_run_scaler") << "runs=amp-fp16+bogus" << "runs";
+        QTest::newRow("unknown_selective_layer") << "selective_layers=fc9" << "selective_layers";
+        QTest::newRow("absurd_sizes") << "model.sizes=2-100000000-2" << "model.sizes";
+        QTest::newRow("sizes_not_a_list") << "model.sizes=two-by-two" << "model.sizes";
+        QTest::newRow("batch_larger_than_data") << "train.batch=5000" << "train.batch";
+        QTest::newRow("unknown_key_in_section") << "scaler.bogus=1" << "scaler.bogus";
+        QTest::newRow("unknown_top_level_path") << "nothing.at.all=1" << "nothing";
+        QTest::newRow("not_key_value") << "train.lr" << "--set";
+        QTest::newRow("dropout_one") << "model.dropout=1" << "model.dropout";
+    }
+    void bad_override_names_field_and_changes_nothing() {
+        QFETCH(QString, assignment);
+        QFETCH(QString, field);
+        SessionConfig c;
+        c.runs = {"fp32", "selective-fp16"};
+        const json before = to_json(c);
+        std::string message;
+        try {
+            apply_override(c, assignment.toStdString());
+            QFAIL("no ConfigError");
+        } catch (const ConfigError& e) {
+            QCOMPARE(QString::fromStdString(e.field()), field);
+            message = e.what();
+        }
+        QVERIFY2(message.find(field.toStdString()) != std::string::npos, message.c_str());
+        QCOMPARE(to_json(c), before);
+    }
+
+    void bad_text_is_config_error() {
+        try {
+            parse_config_text("{\"steps\": 10,", "broken.json");
+            QFAIL("no ConfigError");
+        } catch (const ConfigError& e) {
+            const std::string m = e.what();
+            QVERIFY2(m.find("broken.json") != std::string::npos && m.find("not valid JSON") != std::string::npos, m.c_str());
+        }
+        QCOMPARE(error_field([] { parse_config_text(R"({"stepz": 10})", "typo.json"); }), QStringLiteral("stepz"));
+        QCOMPARE(error_field([] { parse_config_text(R"({"train": {"lr": "fast"}})", "t.json"); }), QStringLiteral("train.lr"));
+        QCOMPARE(error_field([] { parse_config_text(R"({"steps": 5, "data": {"kind": "spiral"}})", "t.json"); }),
+                 QStringLiteral("data.kind"));
+        QCOMPARE(parse_config_text(R"({"steps": 5})", "ok.json").steps, 5LL);
+        QCOMPARE(error_field([] { load_config("nosuchpreset"); }), QStringLiteral("config"));
+        QVERIFY_THROWS_EXCEPTION(IoError, load_config("/nonexistent/dir/x.json"));
+    }
+
+    // The header is DESIGN.md's column list, in order.
+    void csv_header_is_design_column_list() {
+        QCOMPARE(csv_header(),
+                 std::string("run,precision,mode,step,loss,loss_scale,found_inf,skipped,scale_event,grad_norm,"
+                             "underflow_frac,overflow_count,lost_update_frac,lr,mem_weights,mem_master,mem_grads,"
+                             "mem_optimizer,mem_activations,mem_workspace,mem_total,step_time_us,wall_time_s\r\n"));
+    }
+
+    void csv_rows_parse_back_exactly() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const fs::path path = fs::path(tmp.path().toStdString()) / "r.csv";
+        const double inf = std::numeric_limits<double>::infinity();
+        const std::vector<double> losses{0.1, 1.0 / 3.0, 5e-324, 1.7976931348623157e308, -0.0,
+                                         std::nan(""), inf, -inf, 0.6931471805599453};
+        RunInfo info;
+        info.label = "odd,\"label\"";
+        info.precision = "fp16";
+        info.mode = "amp";
+        std::vector<StepRecord> recs;
+        {
+            CsvWriter w(path);
+            for (std::size_t i = 0; i < losses.size(); ++i) {
+                StepRecord r;
+                r.step = static_cast<long long>(i);
+                r.loss = losses[i];
+                r.loss_scale = std::ldexp(1.0, 16 - static_cast<int>(i));
+                r.found_inf = i % 2;
+                r.skipped = i % 3 == 0;
+                r.scale_event = static_cast<std::uint8_t>(i % 4);
+                r.grad_norm = i == 2 ? inf : std::sqrt(2.0) * i;
+                r.underflow_frac = 1.0 / (i + 7);
+                r.overflow_count = 1000000000000LL + i;
+                r.lost_update_frac = 0.1 * i;
+                r.lr = 1e-3 / (i + 1);
+                for (int c = 0; c < k_mem_categories; ++c) r.mem.bytes[static_cast<std::size_t>(c)] = (c + 1) * 1000 + i;
+                r.step_time_us = 123.456 + i;
+                r.wall_time_s = 0.001 * i;
+                w.write(r, info);
+                recs.push_back(r);
+            }
+            w.commit();
+        }
+        const auto rows = parse_csv(read_text(path));
+        QCOMPARE(rows.size(), losses.size() + 1);
+        const char* events[] = {"none", "grow", "backoff", "hysteresis"};
+        auto num = [](const std::string& s) { return std::strtod(s.c_str(), nullptr); };
+        for (std::size_t i = 0; i < recs.size(); ++i) {
+            const auto& f = rows[i + 1];
+            const StepRecord& r = recs[i];
+            QCOMPARE(f.size(), std::size_t(23));
+            QCOMPARE(f[0], info.label);
+            QCOMPARE(f[1], std::string("fp16"));
+            QCOMPARE(f[2], std::string("amp"));
+            QCOMPARE(f[3], std::to_string(i));
+            QVERIFY2(same_bits(num(f[4]), r.loss) || (std::isnan(r.loss) && f[4] == "nan"), f[4].c_str());
+            for (auto [col, v] : {std::pair{5, r.loss_scale}, {9, r.grad_norm}, {10, r.underflow_frac},
+                                  {12, r.lost_update_frac}, {13, r.lr}, {21, r.step_time_us}, {22, r.wall_time_s}})
+                QVERIFY2(same_bits(num(f[static_cast<std::size_t>(col)]), v), f[static_cast<std::size_t>(col)].c_str());
+            QCOMPARE(f[6], std::string(r.found_inf ? "1" : "0"));
+            QCOMPARE(f[7], std::string(r.skipped ? "1" : "0"));
+            QCOMPARE(f[8], std::string(events[r.scale_event]));
+            QCOMPARE(f[11], std::to_string(r.overflow_count));
+            for (int c = 0; c < k_mem_categories; ++c)
+                QCOMPARE(f[static_cast<std::size_t>(14 + c)], std::to_string(r.mem.bytes[static_cast<std::size_t>(c)]));
+            QCOMPARE(f[20], std::to_string(r.mem.total()));
+        }
+        QCOMPARE(rows[6][4], std::string("nan"));
+        QCOMPARE(rows[7][4], std::string("inf"));
+        QCOMPARE(rows[8][4], std::string("-inf"));
+        QCOMPARE(rows[5][4], std::string("-0"));
+    }
+
+    void csv_commit_renames_and_abandon_leaves_nothing() {
+        QTemporaryDir tmp;
+        const fs::path dir = tmp.path().toStdString();
+        const fs::path path = dir / "out.csv";
+        StepRecord r;
+        RunInfo info;
+        info.label = "fp32";
+        {
+            CsvWriter w(path);
+            w.write(r, info);
+            QVERIFY(!fs::exists(path));  // rows go to a temporary until commit
+            w.commit();
+            QVERIFY(fs::exists(path));
+            QCOMPARE(dir_entries(dir), std::vector<std::string>{"out.csv"});
+            QVERIFY_THROWS_EXCEPTION(IoError, w.commit());  // only once
+        }
+        QCOMPARE(parse_csv(read_text(path)).size(), std::size_t(2));
+        // An abandoned export neither appears nor touches a file already at the target.
+        const fs::path existing = dir / "keep.csv";
+        write_file_atomic(existing, "precious\n");
+        {
+            CsvWriter w(existing);
+            for (int i = 0; i < 100; ++i) w.write(r, info);
+        }
+        QCOMPARE(read_text(existing), std::string("precious\n"));
+        {
+            CsvWriter w(dir / "never.csv");
+            w.write(r, info);
+        }
+        QCOMPARE(dir_entries(dir), (std::vector<std::string>{"keep.csv", "out.csv"}));
+        // Committing over an existing file replaces it whole.
+        {
+            CsvWriter w(existing);
+            w.write(r, info);
+            w.commit();
+        }
+        QCOMPARE(parse_csv(read_text(existing)).size(), std::size_t(2));
+    }
+
+    void write_into_missing_directory_throws_and_leaves_nothing() {
+        QTemporaryDir tmp;
+        const fs::path missing = fs::path(tmp.path().toStdString()) / "no" / "such";
+        QVERIFY_THROWS_EXCEPTION(IoError, write_file_atomic(missing / "a.json", "{}"));
+        QVERIFY_THROWS_EXCEPTION(IoError, CsvWriter(missing / "a.csv"));
+        QVERIFY(!fs::exists(missing.parent_path()));
+        QVERIFY(dir_entries(tmp.path().toStdString()).empty());
+    }
+
+    void sidecar_reproduces_config_and_records() {
+        QTemporaryDir tmp;
+        SessionConfig c;
+        for (const char* s : {"runs=fp32,amp-fp16+deepspeed,half-bf16", "model.sizes=2-16-2", "steps=7",
+                              "seed=9", "data.n_train=256", "train.batch=32", "scaler.growth_interval=3",
+                              "model.dropout=0.1", "scaler.max_scale=inf"})
+            apply_override(c, s);
+        Session a(c);
+        std::vector<RunInfo> infos;
+        for (std::size_t i = 0; i < a.run_count(); ++i) infos.push_back(a.run(i).info());
+        const fs::path csv = fs::path(tmp.path().toStdString()) / "run.csv";
+        QCOMPARE(sidecar_path(csv), csv.parent_path() / "run.json");
+        const json side = sidecar_json(c, infos, "CPU (Eigen)", 7);
+        QCOMPARE(side.at("seed").get<std::uint64_t>(), std::uint64_t(9));
+        QCOMPARE(side.at("runs").size(), std::size_t(3));
+        QCOMPARE(side.at("runs")[1].at("label").get<std::string>(), std::string("amp-fp16+deepspeed"));
+        QCOMPARE(side.at("columns").size(), std::size_t(23));
+        QVERIFY(side.contains("version") && side.contains("device"));
+        write_file_atomic(sidecar_path(csv), side.dump(2));
+        const SessionConfig back = config_from_sidecar(sidecar_path(csv));
+        QCOMPARE(to_json(back), to_json(c));
+        Session b(back);
+        for (int step = 0; step < 3; ++step) {
+            const auto ra = a.step(), rb = b.step();
+            for (std::size_t k = 0; k < ra.size(); ++k) {
+                QVERIFY(same_bits(ra[k].loss, rb[k].loss));
+                QVERIFY(same_bits(ra[k].grad_norm, rb[k].grad_norm));
+                QVERIFY(same_bits(ra[k].loss_scale, rb[k].loss_scale));
+            }
+        }
+        QVERIFY_THROWS_EXCEPTION(IoError, config_from_sidecar(csv.parent_path() / "absent.json"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestConfig)
+#include "test_config.moc"
