@@ -1,0 +1,108 @@
+// Command line of `mpx`, with QCommandLineParser.
+#include "app/gui/command_line.hpp"
+
+#include <QCommandLineParser>
+
+#include "app/gui/config_bridge.hpp"
+
+namespace mpx::gui {
+
+CommandLineResult parseCommandLine(const QStringList& arguments) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("mpx — Mixed-Precision Explorer"));
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help."));
+    const QCommandLineOption config(QStringLiteral("config"), QStringLiteral("Preset name or path to a JSON configuration."),
+                                    QStringLiteral("NAME|FILE"));
+    const QCommandLineOption set(QStringLiteral("set"), QStringLiteral("Override any field, e.g. scaler.growth_interval=50 (repeatable)."),
+                                 QStringLiteral("key=value"));
+    const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start training at once."));
+    const QCommandLineOption after(QStringLiteral("after-steps"), QStringLiteral("With --screenshot: train N steps first."),
+                                   QStringLiteral("N"));
+    const QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window and quit."),
+                                  QStringLiteral("FILE.png"));
+    p.addOptions({help, config, set, start, after, shot});
+    CommandLineResult r;
+    r.help = p.helpText();
+    if (!p.parse(arguments)) {
+        r.error = p.errorText();
+        return r;
+    }
+    CommandLine cl;
+    cl.showHelp = p.isSet(help);
+    cl.config = p.value(config);
+    cl.sets = p.values(set);
+    cl.start = p.isSet(start);
+    cl.screenshot = p.value(shot);
+    if (p.isSet(after)) {
+        bool ok = false;
+        cl.afterSteps = p.value(after).toLongLong(&ok);
+        if (!ok || cl.afterSteps < 0) {
+            r.error = QStringLiteral("--after-steps needs a step count (0 or more), got '%1'").arg(p.value(after));
+            return r;
+        }
+        if (cl.screenshot.isEmpty()) {
+            r.error = QStringLiteral("--after-steps goes with --screenshot FILE.png");
+            return r;
+        }
+    }
+    if (!p.positionalArguments().isEmpty()) {
+        r.error = QStringLiteral("unexpected argument '%1' (use --config NAME|FILE)").arg(p.positionalArguments().front());
+        return r;
+    }
+    r.options = cl;
+    return r;
+}
+
+QStringList argumentsWithoutQtOptions(int argc, char** argv) {
+    static const QStringList withValue = {"-platform", "-platformpluginpath", "-platformtheme", "-plugin",
+                                          "-qwindowgeometry", "-qwindowicon", "-qwindowtitle", "-session",
+                                          "-style", "-stylesheet", "-display", "-geometry", "-name", "-title",
+                                          "-visual", "-ncols", "-cmap"};
+    static const QStringList flags = {"-reverse", "-widgetcount", "-nograb", "-dograb", "-sync"};
+    QStringList out;
+    for (int i = 0; i < argc; ++i) {
+        const QString a = QString::fromLocal8Bit(argv[i]);
+        QString bare = a;
+        if (bare.startsWith(QLatin1String("--"))) bare.remove(0, 1);  // Qt accepts -style and --style
+        if (i > 0 && withValue.contains(bare.section(QLatin1Char('='), 0, 0))) {
+            if (!bare.contains(QLatin1Char('='))) ++i;
+            continue;
+        }
+        if (i > 0 && flags.contains(bare)) continue;
+        out << a;
+    }
+    return out;
+}
+
+ResolvedConfig resolveConfig(const CommandLine& cl, const std::optional<mpx::SessionConfig>& fallback) {
+    ResolvedConfig out;
+    ConfigResult base;
+    if (!cl.config.isEmpty()) {
+        base = loadConfig(cl.config);
+        out.origin = cl.config;
+    } else if (fallback) {
+        base.config = fallback;
+        out.origin = QStringLiteral("the last session");
+    } else {
+        base = loadConfig(QStringLiteral("default"));
+        out.origin = QStringLiteral("default");
+    }
+    if (!base.config) {
+        out.error = base.error;
+        return out;
+    }
+    const ConfigResult withSets = applyOverrides(*base.config, cl.sets);
+    if (!withSets.config) {
+        out.error = withSets.error;
+        return out;
+    }
+    if (const QString problem = checkConfig(*withSets.config); !problem.isEmpty()) {
+        out.error = problem;
+        return out;
+    }
+    out.config = withSets.config;
+    if (!cl.sets.isEmpty()) out.origin += QStringLiteral(" with %1 --set override(s)").arg(cl.sets.size());
+    return out;
+}
+
+}  // namespace mpx::gui

@@ -1,0 +1,42 @@
+// The desktop app's command line: mpx [--config NAME|FILE] [--set key=value]... [--start]
+// [--after-steps N --screenshot FILE.png]. Rule: a bad configuration is reported here, before any
+// window opens, so scripts get a message and a non-zero exit code.
+#pragma once
+
+#include <QStringList>
+#include <optional>
+
+#include "engine/session_config.hpp"
+
+namespace mpx::gui {
+
+struct CommandLine {
+    QString config;      // empty: the last session's configuration, else "default"
+    QStringList sets;
+    bool start = false;
+    qint64 afterSteps = -1;  // -1: not given
+    QString screenshot;
+    bool showHelp = false;
+};
+
+struct CommandLineResult {
+    std::optional<CommandLine> options;
+    QString error;  // for stderr; exit code 2
+    QString help;
+};
+
+CommandLineResult parseCommandLine(const QStringList& arguments);
+// argv without the options QApplication itself takes (-platform X, -style X, -reverse, ...), so the
+// command line can be checked before QApplication exists (it aborts where there is no display).
+QStringList argumentsWithoutQtOptions(int argc, char** argv);
+
+// The configuration the options ask for: --config (or `fallback` when none is given, or
+// "default"), then every --set in order, then the checks a session makes.
+struct ResolvedConfig {
+    std::optional<mpx::SessionConfig> config;
+    QString origin;
+    QString error;
+};
+ResolvedConfig resolveConfig(const CommandLine& cl, const std::optional<mpx::SessionConfig>& fallback);
+
+}  // namespace mpx::gui

@@ -1,0 +1,66 @@
+// The engine worker: owns the Session on its own QThread and trains in slices of ~10 ms, posting
+// the next slice to its own event queue so that commands (pause, a live setting, export) land
+// between steps. Rule: every engine exception is caught here and becomes runFailed; records leave
+// through the RecordBuffer only, never one signal per step.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "app/gui/record_buffer.hpp"
+#include "app/gui/record_spool.hpp"
+#include "engine/session.hpp"
+
+namespace mpx::gui {
+
+class EngineWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineWorker(RecordBuffer* buffer);
+    ~EngineWorker() override;
+
+    // Called on the worker's thread (EngineController queues them).
+    void configure(const mpx::SessionConfig& cfg);  // a new session at step 0; the old one stays if this fails
+    void start(long long stopAtStep);              // run until paused, finished or stopAtStep (-1: none)
+    void pause();
+    void stepOnce();
+    void reset();                                   // same configuration, step 0
+    void setScaler(const mpx::ScalerConfig& s);
+    void setTrain(const mpx::TrainConfig& t);
+    void exportCsv(const QString& path);
+
+signals:
+    void stateChanged(mpx::gui::EngineState state, qint64 step);
+    void runFailed(const QString& message);
+    void settingsApplied(qint64 step, const QString& what);
+    void exported(const QString& path);
+    void exportFailed(const QString& message);
+
+private:
+    void runSlice();
+    void stepInto(std::vector<mpx::StepRecord>& out);  // one lockstep step; throws engine errors
+    void flush(std::vector<mpx::StepRecord>& out);
+    void publishSession(const QString& device, const QString& note);
+    void emitState();
+    enum class OnError { stop, carryOn };  // whether a failure pauses training
+    bool guard(const QString& what, const std::function<void()>& f, OnError onError = OnError::stop);
+
+    RecordBuffer* m_buffer;
+    std::unique_ptr<mpx::Session> m_session;
+    RecordSpool m_spool;
+    QString m_device;
+    quint64 m_generation = 0;
+    bool m_running = false;
+    bool m_slicePosted = false;
+    long long m_stopAt = -1;
+    long long m_spooledSteps = 0;
+    std::vector<bool> m_stopped;  // runs already reported as stopped
+    std::vector<mpx::StepRecord> m_pending;
+    mpx::SessionConfig m_initial;        // as the session was built: what the sidecar reproduces
+    nlohmann::json m_liveChanges = nlohmann::json::array();  // [{step, change}] since then
+};
+
+}  // namespace mpx::gui

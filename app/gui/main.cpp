@@ -1,0 +1,93 @@
+// mpx, the desktop app: reads the command line, builds the main window and, for --screenshot, trains
+// the requested steps, saves the window as PNG and quits.
+#include <QApplication>
+#include <QTextStream>
+#include <QTimer>
+#include <cstdio>
+
+#include "app/gui/command_line.hpp"
+#include "ui/charts_panel.hpp"
+#include "ui/main_window.hpp"
+
+namespace {
+
+void say(const QString& text) {
+    QTextStream(stderr) << text << Qt::endl;
+}
+
+// Saves the window once `steps` are recorded (or the run ended before), then quits.
+void screenshotWhenReady(mpx::ui::MainWindow& w, qint64 steps, const QString& path) {
+    auto* store = w.store();
+    auto* engine = w.engine();
+    auto done = std::make_shared<bool>(false);
+    auto take = [&w, path, done] {
+        if (*done) return;
+        *done = true;
+        // One more drain and redraw, then let the layout settle before grabbing.
+        QTimer::singleShot(150, &w, [&w, path] {
+            w.store()->drainNow();
+            w.charts()->refresh();
+            QTimer::singleShot(100, &w, [&w, path] {
+                const bool ok = w.saveScreenshot(path);
+                if (!ok) say(QStringLiteral("mpx: cannot write %1").arg(path));
+                QApplication::exit(ok ? 0 : 1);
+            });
+        });
+    };
+    auto check = [store, engine, steps, take] {
+        const bool ended = engine->state() == mpx::gui::EngineState::finished ||
+                           (engine->state() == mpx::gui::EngineState::paused && store->steps() > 0);
+        if (store->session() && (store->steps() >= steps || ended)) take();
+    };
+    QObject::connect(store, &mpx::gui::RecordStore::stepsRecorded, &w, check);
+    QObject::connect(store, &mpx::gui::RecordStore::sessionStarted, &w, check);
+    QObject::connect(engine, &mpx::gui::EngineController::stateChanged, &w, check);
+    QObject::connect(engine, &mpx::gui::EngineController::runFailed, &w, [](const QString& m) {
+        say(QStringLiteral("mpx: %1").arg(m));
+        QApplication::exit(1);
+    });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QApplication::setOrganizationName(QStringLiteral("mpx"));
+    QApplication::setApplicationName(QStringLiteral("mpx"));
+    // The command line and the configuration are checked before QApplication exists, so a bad
+    // configuration gets its message and exit code 2 even where no display can be opened.
+    const mpx::gui::CommandLineResult parsed =
+        mpx::gui::parseCommandLine(mpx::gui::argumentsWithoutQtOptions(argc, argv));
+    if (!parsed.options) {
+        say(QStringLiteral("mpx: %1\n\n%2").arg(parsed.error, parsed.help));
+        return 2;
+    }
+    const mpx::gui::CommandLine& cl = *parsed.options;
+    if (cl.showHelp) {
+        QTextStream(stdout) << parsed.help;
+        return 0;
+    }
+    // The last session's configuration is a convenience: if it no longer loads, start from default.
+    const auto last = cl.config.isEmpty() ? mpx::ui::MainWindow::lastConfig() : std::nullopt;
+    mpx::gui::ResolvedConfig resolved = mpx::gui::resolveConfig(cl, last);
+    if (!resolved.config && cl.config.isEmpty() && last) resolved = mpx::gui::resolveConfig(cl, std::nullopt);
+    if (!resolved.config) {
+        say(QStringLiteral("mpx: %1").arg(resolved.error));
+        return 2;
+    }
+
+    QApplication app(argc, argv);
+    QApplication::setApplicationDisplayName(QStringLiteral("mpx — Mixed-Precision Explorer"));
+    QApplication::setDesktopFileName(QStringLiteral("mpx"));
+
+    mpx::ui::MainWindow w;
+    w.applyConfig(*resolved.config, resolved.origin);
+    w.show();
+    if (!cl.screenshot.isEmpty()) {
+        const qint64 steps = std::max<qint64>(cl.afterSteps, 0);
+        screenshotWhenReady(w, steps, cl.screenshot);
+        if (steps > 0) w.run(steps);  // stops at exactly `steps` so the picture is reproducible
+    } else if (cl.start) {
+        w.run();
+    }
+    return QApplication::exec();
+}

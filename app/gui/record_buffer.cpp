@@ -1,0 +1,53 @@
+// RecordBuffer: a mutex, two vectors and a swap.
+#include "app/gui/record_buffer.hpp"
+
+namespace mpx::gui {
+
+QString toText(EngineState s) {
+    switch (s) {
+        case EngineState::empty: return QStringLiteral("no session");
+        case EngineState::ready: return QStringLiteral("ready");
+        case EngineState::running: return QStringLiteral("running");
+        case EngineState::paused: return QStringLiteral("paused");
+        case EngineState::finished: return QStringLiteral("finished");
+    }
+    return {};
+}
+
+void RecordBuffer::beginSession(SessionInfoPtr info) {
+    std::lock_guard lock(m_mutex);
+    m_session = std::move(info);
+    m_records.clear();
+    m_notes.clear();
+}
+
+void RecordBuffer::append(std::vector<mpx::StepRecord>& records) {
+    std::lock_guard lock(m_mutex);
+    if (m_records.empty()) {
+        m_records.swap(records);
+    } else {
+        m_records.insert(m_records.end(), records.begin(), records.end());
+    }
+    records.clear();
+}
+
+void RecordBuffer::appendNote(Note note) {
+    std::lock_guard lock(m_mutex);
+    m_notes.push_back(std::move(note));
+}
+
+Drained RecordBuffer::drain() {
+    Drained d;
+    std::lock_guard lock(m_mutex);
+    d.session = m_session;
+    d.records.swap(m_records);
+    d.notes.swap(m_notes);
+    return d;
+}
+
+std::size_t RecordBuffer::pending() const {
+    std::lock_guard lock(m_mutex);
+    return m_records.size();
+}
+
+}  // namespace mpx::gui

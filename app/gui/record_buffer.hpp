@@ -1,0 +1,38 @@
+// The hand-over point between the engine worker and the window: the worker appends a slice of
+// records under a short lock, the window's timer takes everything at once (~30 Hz).
+// Rule: records, notes and the SessionInfo they belong to travel together, so a drain can never mix
+// records of an old session into a new one, whatever order queued signals arrive in.
+#pragma once
+
+#include <mutex>
+#include <vector>
+
+#include "app/gui/session_info.hpp"
+#include "engine/record.hpp"
+
+namespace mpx::gui {
+
+struct Drained {
+    SessionInfoPtr session;           // null until the first session exists
+    std::vector<mpx::StepRecord> records;  // in step order, runs interleaved as the session made them
+    std::vector<Note> notes;
+};
+
+class RecordBuffer {
+public:
+    // A new session: pending records of the old one are dropped.
+    void beginSession(SessionInfoPtr info);
+    void append(std::vector<mpx::StepRecord>& records);  // moves the elements out
+    void appendNote(Note note);
+    // Everything pending, with the session it belongs to; leaves the buffer empty.
+    Drained drain();
+    std::size_t pending() const;
+
+private:
+    mutable std::mutex m_mutex;
+    SessionInfoPtr m_session;
+    std::vector<mpx::StepRecord> m_records;
+    std::vector<Note> m_notes;
+};
+
+}  // namespace mpx::gui

@@ -1,0 +1,92 @@
+// The window's copy of the session's history: drains the RecordBuffer on a ~30 Hz timer into one
+// RunHistory per run, the event log (every scale event, skip, live change and stopped run) and the
+// chart markers, then says so once with stepsRecorded. Rule: lives on the UI thread; bounded
+// memory whatever the run length (histories decimate, the log and markers stop at a cap and count
+// what they dropped — the CSV export still has every step).
+#pragma once
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QTimer>
+#include <deque>
+#include <span>
+#include <vector>
+
+#include "app/gui/record_buffer.hpp"
+#include "app/gui/run_history.hpp"
+
+namespace mpx::gui {
+
+enum class LogKind : quint8 { grow, backoff, hysteresis, skip, setting, runStopped };
+
+struct LogRow {
+    long long step = 0;
+    double oldScale = 0, newScale = 0;
+    int run = -1;  // -1: every run
+    LogKind kind = LogKind::skip;
+    bool skipped = false;
+    int note = -1;  // index into notes() for setting and runStopped rows
+};
+
+struct MarkerPoint {
+    long long step = 0;
+    double y = 0;  // the loss scale where the marker sits
+};
+
+class RecordStore : public QObject {
+    Q_OBJECT
+public:
+    static constexpr std::size_t k_log_cap = 1'000'000;
+    static constexpr std::size_t k_marker_cap = 1'000'000;  // per run and kind
+
+    explicit RecordStore(RecordBuffer* buffer, QObject* parent = nullptr);
+
+    void setDrainInterval(int ms);
+    void drainNow();  // what the timer does; tests and benchmarks call it directly
+
+    SessionInfoPtr session() const { return m_session; }
+    int runCount() const { return static_cast<int>(m_histories.size()); }
+    const RunHistory& history(int run) const { return m_histories[static_cast<std::size_t>(run)]; }
+    qint64 steps() const { return m_steps; }  // steps recorded for every run
+    const mpx::MemoryTotals& memory(int run) const { return m_memory[static_cast<std::size_t>(run)]; }
+    const std::vector<LogRow>& log() const { return m_log; }
+    const QString& noteText(int i) const { return m_notes[static_cast<std::size_t>(i)]; }
+    qint64 droppedLogRows() const { return m_droppedLog; }
+    const std::vector<MarkerPoint>& skips(int run) const { return m_skips[static_cast<std::size_t>(run)]; }
+    const std::vector<MarkerPoint>& grows(int run) const { return m_grows[static_cast<std::size_t>(run)]; }
+    qint64 skippedSteps(int run) const { return m_skipCount[static_cast<std::size_t>(run)]; }
+    double stepsPerSecond() const { return m_stepsPerSecond; }
+    // Appends records as if drained (benchmarks fill a history without an engine).
+    void appendRecords(std::span<const mpx::StepRecord> records);
+
+signals:
+    void sessionStarted();            // a new session: every history, the log and markers are empty
+    void stepsRecorded(qint64 steps); // once per drain that brought records or notes
+
+private:
+    void startSession(SessionInfoPtr info);
+    void addLog(const LogRow& row);
+    void addNote(const Note& n);
+    void measureRate();
+
+    RecordBuffer* m_buffer;
+    QTimer m_timer;
+    SessionInfoPtr m_session;
+    std::vector<RunHistory> m_histories;
+    std::vector<mpx::MemoryTotals> m_memory;
+    std::vector<std::vector<MarkerPoint>> m_skips, m_grows;
+    std::vector<qint64> m_skipCount;
+    std::vector<LogRow> m_log;
+    std::vector<QString> m_notes;
+    qint64 m_droppedLog = 0;
+    qint64 m_steps = 0;
+    QElapsedTimer m_clock;
+    std::deque<std::pair<qint64, qint64>> m_rateWindow;  // (ms, steps) of recent drains
+    double m_stepsPerSecond = 0;
+};
+
+// At most one marker per pixel column over steps [x0, x1] (the first in the column).
+void decimateMarkers(const std::vector<MarkerPoint>& markers, double x0, double x1, int columns,
+                     QList<QPointF>& out);
+
+}  // namespace mpx::gui

@@ -1,0 +1,51 @@
+// What the window knows about the session the worker owns: its runs, length and device, plus the
+// engine's state. Rule: a SessionInfo is immutable once published; a new session (configure or
+// reset) publishes a new one with a higher generation, and records always travel with theirs.
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+#include <memory>
+#include <vector>
+
+#include "engine/session_config.hpp"
+
+namespace mpx::gui {
+
+struct RunDescription {
+    QString label;      // unique: "amp-fp16+pytorch"
+    QString precision;  // "fp32", "tf32", "fp16", "bf16"
+    QString mode;       // "fp32", "amp", "half", ...
+    bool followsLiveScaler = false;  // the session's scaler applies (live changes reach it)
+    bool hasScaler = false;          // a dynamic or static scaler is in use
+};
+
+struct SessionInfo {
+    quint64 generation = 0;
+    std::vector<RunDescription> runs;
+    long long totalSteps = 0;
+    QString device;                  // "CPU (Eigen)" or the GPU's name
+    QString deviceNote;              // why not the GPU, where one was asked for or found
+    mpx::SessionConfig config;       // as the session was built (live changes not included)
+};
+using SessionInfoPtr = std::shared_ptr<const SessionInfo>;
+
+enum class EngineState { empty, ready, running, paused, finished };
+QString toText(EngineState s);
+
+// A line of the event log that is not a step's scale event: a live setting changed, a run stopped.
+enum class NoteKind : quint8 { settingChanged, runStopped };
+struct Note {
+    long long step = 0;
+    int run = -1;  // -1: every run
+    NoteKind kind = NoteKind::settingChanged;
+    QString text;
+};
+
+}  // namespace mpx::gui
+
+Q_DECLARE_METATYPE(mpx::gui::EngineState)
+Q_DECLARE_METATYPE(mpx::SessionConfig)
+Q_DECLARE_METATYPE(mpx::ScalerConfig)
+Q_DECLARE_METATYPE(mpx::TrainConfig)

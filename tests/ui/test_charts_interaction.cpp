@@ -1,0 +1,107 @@
+// Chart interaction on the offscreen platform: the step axis is shared (zoom one chart, all follow),
+// hovering shows every run's value at that step, the event log holds every scale event with its old
+// and new scale, and clicking an event moves the charts to its step.
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTest>
+#include <QToolTip>
+
+#include "engine/scaler.hpp"
+#include "ui/charts_panel.hpp"
+#include "ui/event_log_panel.hpp"
+#include "ui/main_window.hpp"
+
+using mpx::gui::EngineState;
+using mpx::gui::RecordStore;
+using mpx::ui::ChartId;
+using mpx::ui::MainWindow;
+
+class TestChartsInteraction : public QObject {
+    Q_OBJECT
+    std::unique_ptr<MainWindow> w;
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("mpx-test"));
+        w = std::make_unique<MainWindow>();
+        w->resize(1500, 950);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        // Three FP16 scalers whose scale climbs into overflow quickly (growth every 20 steps):
+        // growths, backoffs, hysteresis and skips.
+        const mpx::SessionConfig c = mpx::load_config("hysteresis");
+        QCOMPARE(c.steps, 600);
+        QSignalSpy started(w->store(), &RecordStore::sessionStarted);
+        w->applyConfig(c, QStringLiteral("test"));
+        QVERIFY(started.wait(10'000));
+        w->run();
+        QTRY_COMPARE_WITH_TIMEOUT(w->store()->steps(), 600, 60'000);
+        QTRY_COMPARE_WITH_TIMEOUT(w->engine()->state(), EngineState::finished, 10'000);
+        w->charts()->refresh();
+    }
+    void cleanupTestCase() { w.reset(); }
+
+    void zooming_one_chart_moves_every_chart() {
+        auto* loss = w->charts()->plot(ChartId::loss);
+        emit loss->xRangeRequested(100, 200);  // what a wheel zoom or a drag asks for
+        QVERIFY(!w->charts()->following());
+        for (ChartId c : {ChartId::loss, ChartId::scale, ChartId::underflow, ChartId::overflow, ChartId::throughput}) {
+            QCOMPARE(w->charts()->plot(c)->xMin(), 100.0);
+            QCOMPARE(w->charts()->plot(c)->xMax(), 200.0);
+        }
+        // Zoomed in, each visible step is its own point.
+        const QList<QPointF> pts = loss->points(w->charts()->rawLossSeries(0));
+        QVERIFY(pts.size() >= 101);
+        emit loss->resetRequested();  // double click
+        QVERIFY(w->charts()->following());
+        QCOMPARE(w->charts()->plot(ChartId::scale)->xMin(), 0.0);
+    }
+
+    void hovering_shows_every_runs_value_at_that_step() {
+        auto* loss = w->charts()->plot(ChartId::loss);
+        emit loss->hovered(123.2, loss->mapToGlobal(QPoint(200, 100)));
+        const QString tip = QToolTip::text();
+        QVERIFY2(tip.contains(QStringLiteral("step 123")), qPrintable(tip));
+        for (int r = 0; r < 3; ++r) {
+            const auto& run = w->store()->session()->runs[static_cast<std::size_t>(r)];
+            QVERIFY2(tip.contains(run.label), qPrintable(tip));
+            const double v = w->store()->history(r).at(mpx::gui::Metric::loss, 123).min;
+            QVERIFY2(tip.contains(QString::number(v, 'g', 6)), qPrintable(tip));
+        }
+        emit loss->hovered(std::nan(""), {});
+    }
+
+    void the_event_log_lists_every_scale_event_with_old_and_new_scale() {
+        const auto& log = w->store()->log();
+        QVERIFY(!log.empty());
+        long long skipped = 0;
+        for (int r = 0; r < 3; ++r) skipped += w->store()->skippedSteps(r);
+        QVERIFY(skipped > 0);
+        bool sawHysteresis = false;
+        for (const auto& row : log) sawHysteresis |= row.kind == mpx::gui::LogKind::hysteresis;
+        QVERIFY(sawHysteresis);  // DeepSpeed and Megatron absorb isolated overflows
+        for (const auto& row : log) {
+            if (row.kind == mpx::gui::LogKind::grow) QVERIFY(row.newScale > row.oldScale);
+            if (row.kind == mpx::gui::LogKind::backoff) QVERIFY(row.newScale <= row.oldScale && row.skipped);
+            if (row.kind == mpx::gui::LogKind::hysteresis) QVERIFY(row.newScale == row.oldScale && row.skipped);
+        }
+        QCOMPARE(w->eventLog()->model()->rowCount(), static_cast<int>(log.size()));
+    }
+
+    void clicking_an_event_moves_the_charts_to_its_step() {
+        auto* view = w->eventLog()->view();
+        const int row = w->eventLog()->model()->rowCount() / 2;
+        const qint64 step = w->eventLog()->model()->stepAt(row);
+        view->scrollTo(w->eventLog()->model()->index(row, 0));
+        const QRect cell = view->visualRect(w->eventLog()->model()->index(row, 0));
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, cell.center());
+        QVERIFY(!w->charts()->following());
+        QVERIFY(w->charts()->viewX0() <= step && step <= w->charts()->viewX1());
+        QVERIFY(w->charts()->viewX1() - w->charts()->viewX0() < 600);
+    }
+};
+
+QTEST_MAIN(TestChartsInteraction)
+#include "test_charts_interaction.moc"

@@ -1,0 +1,80 @@
+// The charts of every run at once: loss (raw and smoothed), loss scale with skip and growth markers,
+// gradient underflow, overflows, throughput and memory. One shared step axis: zoom or pan one chart
+// and all follow; hovering shows every run's value at that step.
+// Rule: refresh() reads the RecordStore and sets each series once, decimated to the plot's pixels;
+// it is called once per drain (~30 Hz), never per step.
+#pragma once
+
+#include <QWidget>
+#include <limits>
+#include <vector>
+
+#include "app/gui/record_store.hpp"
+#include "ui/plot_widget.hpp"
+
+class QCheckBox;
+class QSlider;
+class QGridLayout;
+class QLabel;
+
+namespace mpx::ui {
+
+enum class ChartId { loss, scale, underflow, overflow, throughput, memory };
+inline constexpr int k_chart_count = 6;
+
+class ChartsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ChartsPanel(gui::RecordStore* store, QWidget* parent = nullptr);
+
+    void refresh();
+    void focusStep(qint64 step);  // centre every chart on this step and mark it
+    void resetZoom();             // back to following the whole run
+    void zoomTo(double x0, double x1);  // show steps [x0, x1] on every chart
+    void setLossLogScale(bool on);
+    bool lossLogScale() const;
+    void setSmoothing(double s);  // [0, 0.99]
+    double smoothing() const;
+    QWidget* chartArea() const { return m_area; }
+
+    // For tests: the plot of a chart and a run's series in it.
+    PlotWidget* plot(ChartId c) const { return m_plots[static_cast<int>(c)]; }
+    int rawLossSeries(int run) const;
+    int scaleSeries(int run) const;
+    int skipMarkerSeries(int run) const;
+    double viewX0() const { return m_x0; }
+    double viewX1() const { return m_x1; }
+    bool following() const { return m_follow; }
+
+signals:
+    void viewChanged();
+
+private:
+    struct RunSeries {
+        int lossRaw = -1, lossSmooth = -1, scale = -1, skips = -1, grows = -1, underflow = -1,
+            overflow = -1, throughput = -1;
+    };
+    void rebuildSeries();
+    void setView(double x0, double x1, bool follow);
+    void updateFollowRange();
+    void drawTimeCharts();
+    void drawMemory();
+    void showHover(ChartId c, double x, const QPoint& globalPos);
+    QString hoverText(ChartId c, long long step) const;
+    bool runVisible(int run) const;
+
+    gui::RecordStore* m_store;
+    QWidget* m_area = nullptr;
+    QGridLayout* m_legendLayout = nullptr;
+    QList<QCheckBox*> m_runBoxes;
+    QCheckBox* m_logLoss = nullptr;
+    QSlider* m_smoothing = nullptr;
+    QLabel* m_zoomHint = nullptr;
+    PlotWidget* m_plots[k_chart_count] = {};
+    std::vector<RunSeries> m_series;
+    double m_x0 = 0, m_x1 = 100;
+    bool m_follow = true;
+    double m_cursor = std::numeric_limits<double>::quiet_NaN();
+};
+
+}  // namespace mpx::ui

@@ -1,0 +1,44 @@
+// One or two plain sentences per concept, shown as tooltips wherever the concept appears (settings,
+// chart hover, event log). Rule: say what it is and why it matters, no jargon beyond the term itself.
+#pragma once
+
+#include <QString>
+
+namespace mpx::ui::concepts {
+
+QString lossScale();
+QString skippedStep();
+QString bf16NoScaler();
+QString underflow();
+QString overflow();
+QString lostUpdates();
+QString hysteresis();
+QString hysteresisReset();
+QString growthInterval();
+QString growthFactor();
+QString backoffFactor();
+QString initScale();
+QString minScale();
+QString maxScale();
+QString growthCount();
+QString atMin();
+QString scaleStorage();
+QString nonFiniteGrowth();
+QString hysteresisDecrement();
+QString scalerKind();
+QString scalerPreset();
+QString throughput();
+QString memory();
+QString smoothing();
+QString clipping();
+QString learningRate();
+QString schedule();
+QString needsReset();
+QString live();
+QString run(const QString& label);  // what a run label such as "amp-fp16" means
+QString recompute();
+QString layernorm();
+QString dropout();
+QString seed();
+
+}  // namespace mpx::ui::concepts

@@ -1,0 +1,365 @@
+// MainWindow: actions, layout and the connections between panels, store and engine.
+#include "ui/main_window.hpp"
+
+#include <QAction>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include "app/gui/config_bridge.hpp"
+#include "ui/charts_panel.hpp"
+#include "ui/event_log_panel.hpp"
+#include "ui/live_panel.hpp"
+#include "ui/message_bar.hpp"
+#include "ui/setup_panel.hpp"
+#include "ui/status_line.hpp"
+
+namespace mpx::ui {
+namespace {
+
+QScrollArea* scrolled(QWidget* w) {
+    auto* area = new QScrollArea;
+    area->setWidget(w);
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    return area;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle(tr("mpx — Mixed-Precision Explorer"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/mpx.png")));
+    m_engine = new gui::EngineController(this);
+    m_store = new gui::RecordStore(&m_engine->buffer(), this);
+    buildLayout();
+    buildActions();
+    connectEngine();
+    m_status = new StatusLine(statusBar(), m_store, m_engine);
+    resize(1500, 950);
+    restoreSettings();
+    updateRunAction();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildLayout() {
+    m_setup = new SetupPanel;
+    m_live = new LivePanel;
+    m_tabs = new QTabWidget;
+    m_tabs->addTab(scrolled(m_setup), tr("Setup ⟳ reset"));
+    m_tabs->addTab(scrolled(m_live), tr("Scaler && LR ● live"));
+    m_tabs->setTabToolTip(0, tr("Precisions, model, data and training: changes apply when you reset."));
+    m_tabs->setTabToolTip(1, tr("Loss scaler, learning rate and clipping: changes apply at the next step."));
+    auto* dock = new QDockWidget(tr("Settings"), this);
+    dock->setObjectName(QStringLiteral("settingsDock"));
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    dock->setWidget(m_tabs);
+    dock->setMinimumWidth(340);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+    auto* top = new QWidget;
+    auto* v = new QVBoxLayout(top);
+    v->setContentsMargins(4, 4, 4, 0);
+    v->setSpacing(4);
+    m_messages = new MessageBar;
+    m_resetBar = new MessageBar;
+    v->addWidget(m_messages);
+    v->addWidget(m_resetBar);
+    m_charts = new ChartsPanel(m_store);
+    v->addWidget(m_charts, 1);
+    m_log = new EventLogPanel(m_store);
+    m_split = new QSplitter(Qt::Vertical);
+    m_split->addWidget(top);
+    m_split->addWidget(m_log);
+    m_split->setStretchFactor(0, 4);
+    m_split->setStretchFactor(1, 1);
+    m_split->setSizes({720, 170});
+    setCentralWidget(m_split);
+}
+
+void MainWindow::buildActions() {
+    QStyle* st = style();
+    m_runAction = new QAction(st->standardIcon(QStyle::SP_MediaPlay), tr("Run"), this);
+    m_runAction->setShortcut(Qt::Key_Space);
+    m_runAction->setToolTip(tr("Run or pause all runs (Space)"));
+    m_stepAction = new QAction(st->standardIcon(QStyle::SP_MediaSkipForward), tr("Step"), this);
+    m_stepAction->setShortcuts({QKeySequence(Qt::Key_S), QKeySequence(Qt::Key_Right)});
+    m_stepAction->setToolTip(tr("One step of every run (S or →)"));
+    m_resetAction = new QAction(st->standardIcon(QStyle::SP_BrowserReload), tr("Reset"), this);
+    m_resetAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    m_resetAction->setToolTip(tr("Back to step 0 with the settings shown, same seed (Ctrl+R)"));
+    connect(m_runAction, &QAction::triggered, this, [this] {
+        if (m_engine->state() == gui::EngineState::running) pause();
+        else run();
+    });
+    connect(m_stepAction, &QAction::triggered, this, &MainWindow::stepOnce);
+    connect(m_resetAction, &QAction::triggered, this, &MainWindow::reset);
+
+    auto* open = new QAction(tr("Open configuration…"), this);
+    open->setShortcut(QKeySequence::Open);
+    connect(open, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open configuration"), {}, tr("JSON (*.json)"));
+        if (!path.isEmpty()) loadConfigFile(path);
+    });
+    auto* save = new QAction(tr("Save configuration as…"), this);
+    save->setShortcut(QKeySequence::SaveAs);
+    connect(save, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save configuration"), QStringLiteral("mpx-config.json"), tr("JSON (*.json)"));
+        if (path.isEmpty()) return;
+        const QString error = gui::saveConfig(currentConfig(), path);
+        if (error.isEmpty()) m_messages->showMessage(MessageBar::Kind::success, tr("Saved the configuration to %1").arg(path));
+        else m_messages->showMessage(MessageBar::Kind::error, error);
+    });
+    auto* reproduce = new QAction(tr("Reproduce from export…"), this);
+    reproduce->setToolTip(tr("Load the configuration from an export's JSON sidecar"));
+    connect(reproduce, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Reproduce a run from its sidecar"), {}, tr("mpx sidecar (*.json)"));
+        if (!path.isEmpty()) reproduceFrom(path);
+    });
+    auto* csv = new QAction(tr("Export CSV…"), this);
+    csv->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    connect(csv, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export every run as CSV"), QStringLiteral("mpx-runs.csv"), tr("CSV (*.csv)"));
+        if (!path.isEmpty()) exportCsv(path);
+    });
+    auto* png = new QAction(tr("Export charts as PNG…"), this);
+    connect(png, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save the charts"), QStringLiteral("mpx-charts.png"), tr("PNG (*.png)"));
+        if (path.isEmpty()) return;
+        if (exportChartsPng(path)) m_messages->showMessage(MessageBar::Kind::success, tr("Saved the charts to %1").arg(path));
+        else m_messages->showMessage(MessageBar::Kind::error, tr("Could not write %1").arg(path));
+    });
+    auto* quit = new QAction(tr("Quit"), this);
+    quit->setShortcut(QKeySequence::Quit);
+    connect(quit, &QAction::triggered, this, &QWidget::close);
+
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addActions({open, save, reproduce});
+    file->addSeparator();
+    file->addActions({csv, png});
+    file->addSeparator();
+    file->addAction(quit);
+    QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
+    runMenu->addActions({m_runAction, m_stepAction, m_resetAction});
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("Reset zoom"), m_charts, &ChartsPanel::resetZoom);
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("Keyboard shortcuts"), this, [this] {
+        QMessageBox::information(this, tr("Keyboard shortcuts"),
+                                 tr("Space: run / pause\nS or →: one step\nCtrl+R: reset\nCtrl+E: export CSV\n"
+                                    "Mouse wheel on a chart: zoom the step axis\nDrag: pan\nDouble-click: follow the whole run"));
+    });
+
+    auto* bar = addToolBar(tr("Run"));
+    bar->setObjectName(QStringLiteral("runToolbar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->setMovable(false);
+    bar->addActions({m_runAction, m_stepAction, m_resetAction});
+    bar->addSeparator();
+    bar->addWidget(new QLabel(tr(" Preset ")));
+    m_presets = new QComboBox;
+    m_presets->addItems(gui::presetNames());
+    m_presets->setMinimumContentsLength(14);
+    m_presets->setPlaceholderText(tr("(own configuration)"));
+    m_presets->setToolTip(tr("A shipped configuration: runs, model, data, scaler and training together."));
+    connect(m_presets, &QComboBox::textActivated, this, &MainWindow::loadConfigFile);
+    bar->addWidget(m_presets);
+    bar->addAction(open);
+    bar->addAction(save);
+    bar->addSeparator();
+    bar->addAction(csv);
+    bar->addAction(png);
+}
+
+void MainWindow::connectEngine() {
+    connect(m_engine, &gui::EngineController::stateChanged, this, &MainWindow::updateRunAction);
+    connect(m_engine, &gui::EngineController::runFailed, this,
+            [this](const QString& m) { m_messages->showMessage(MessageBar::Kind::error, m); });
+    connect(m_engine, &gui::EngineController::exported, this, [this](const QString& path) {
+        m_messages->showMessage(MessageBar::Kind::success,
+                                tr("Exported every recorded step to %1 (configuration in %2)")
+                                    .arg(path, QFileInfo(path).completeBaseName() + QStringLiteral(".json")));
+    });
+    connect(m_engine, &gui::EngineController::exportFailed, this, [this](const QString& m) {
+        m_messages->showMessage(MessageBar::Kind::error, tr("Export failed: %1").arg(m));
+    });
+    connect(m_engine, &gui::EngineController::settingsApplied, this, [this](qint64 step, const QString& what) {
+        statusBar()->showMessage(tr("Applied from step %1: %2").arg(step).arg(what), 5000);
+    });
+    connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
+        QStringList following;
+        if (const auto s = m_store->session())
+            for (const auto& r : s->runs)
+                if (r.followsLiveScaler) following << r.label;
+        m_live->setFollowingRuns(following);
+        updatePendingReset();
+    });
+    connect(m_setup, &SetupPanel::edited, this, &MainWindow::updatePendingReset);
+    connect(m_resetBar, &MessageBar::actionClicked, this, &MainWindow::reset);
+    connect(m_messages, &MessageBar::actionClicked, this, &MainWindow::reset);  // "all steps done: Reset"
+    connect(m_live, &LivePanel::scalerEdited, this, [this](const mpx::ScalerConfig& s) {
+        m_base.scaler = s;
+        m_engine->setScaler(s);
+    });
+    connect(m_live, &LivePanel::trainEdited, this, [this] {
+        m_base.train = m_live->train(m_base.train);
+        m_engine->setTrain(m_base.train);
+    });
+    connect(m_live, &LivePanel::snippetCopied, this, [this](const QString& fw) {
+        statusBar()->showMessage(tr("Copied the scaler settings for %1 to the clipboard").arg(fw), 5000);
+    });
+    connect(m_log, &EventLogPanel::stepActivated, m_charts, &ChartsPanel::focusStep);
+}
+
+mpx::SessionConfig MainWindow::currentConfig() const {
+    mpx::SessionConfig c = m_base;
+    m_setup->applyTo(c);
+    c.scaler = m_live->scaler();
+    c.train = m_live->train(c.train);
+    return c;
+}
+
+void MainWindow::applyConfig(const mpx::SessionConfig& cfg, const QString& origin) {
+    m_base = cfg;
+    m_setup->setConfig(cfg);
+    m_live->setScaler(cfg.scaler);
+    m_live->setTrain(cfg.train);
+    // The shipped preset of that name, unless the configuration came from elsewhere.
+    const int i = m_presets->findText(QString::fromStdString(cfg.name));
+    m_presets->setCurrentIndex(i >= 0 && gui::presetNames().contains(origin) ? i : -1);
+    m_engine->configure(cfg);
+    statusBar()->showMessage(tr("Loaded %1").arg(origin), 4000);
+    updatePendingReset();
+}
+
+void MainWindow::loadConfigFile(const QString& nameOrPath) {
+    const gui::ConfigResult r = gui::loadConfig(nameOrPath);
+    if (!r.config) {
+        m_messages->showMessage(MessageBar::Kind::error,
+                                tr("Could not load “%1”: %2").arg(nameOrPath, r.error));
+        return;
+    }
+    m_messages->hide();
+    applyConfig(*r.config, nameOrPath);
+}
+
+void MainWindow::reproduceFrom(const QString& sidecarPath) {
+    const gui::ConfigResult r = gui::configFromSidecar(sidecarPath);
+    if (!r.config) {
+        m_messages->showMessage(MessageBar::Kind::error, tr("Could not reproduce from “%1”: %2").arg(sidecarPath, r.error));
+        return;
+    }
+    applyConfig(*r.config, sidecarPath);
+    const QStringList changes = gui::sidecarLiveChanges(sidecarPath);
+    if (changes.isEmpty())
+        m_messages->showMessage(MessageBar::Kind::success, tr("Loaded the configuration of %1: Run reproduces it step for step.").arg(sidecarPath));
+    else
+        m_messages->showMessage(MessageBar::Kind::warning,
+                                tr("Loaded the starting configuration of %1. It was changed live while it ran, and "
+                                   "those changes are not replayed: %2").arg(sidecarPath, changes.join(QStringLiteral("; "))));
+}
+
+void MainWindow::run(qint64 stopAtStep) {
+    if (m_engine->state() == gui::EngineState::finished) {
+        m_messages->showMessage(MessageBar::Kind::warning, tr("All %1 steps are done. Reset (Ctrl+R) to run again, or raise the step count.")
+                                                               .arg(m_store->steps()), tr("Reset"));
+        return;
+    }
+    if (!m_store->session() && m_engine->state() == gui::EngineState::empty) reset();
+    m_engine->start(stopAtStep);
+}
+
+void MainWindow::pause() { m_engine->pause(); }
+void MainWindow::stepOnce() { m_engine->stepOnce(); }
+
+void MainWindow::reset() {
+    const mpx::SessionConfig cfg = currentConfig();
+    const QString error = gui::checkConfig(cfg);
+    if (!error.isEmpty()) {
+        m_messages->showMessage(MessageBar::Kind::error, tr("Cannot reset with these settings: %1").arg(error));
+        return;
+    }
+    m_messages->hide();
+    m_base = cfg;
+    m_engine->configure(cfg);
+}
+
+void MainWindow::exportCsv(const QString& path) { m_engine->exportCsv(path); }
+
+bool MainWindow::exportChartsPng(const QString& path) { return m_charts->grab().save(path, "PNG"); }
+
+bool MainWindow::saveScreenshot(const QString& path) { return grab().save(path, "PNG"); }
+
+void MainWindow::updatePendingReset() {
+    const auto session = m_store->session();
+    bool pending = false;
+    if (session) {
+        mpx::SessionConfig candidate = session->config;
+        m_setup->applyTo(candidate);
+        pending = gui::configToJson(candidate) != gui::configToJson(session->config);
+    }
+    m_setup->setPendingReset(pending);
+    if (pending)
+        m_resetBar->showMessage(MessageBar::Kind::warning,
+                                tr("You changed settings that need a reset (precisions, model, data or training). "
+                                   "The charts still show the session as it was built."),
+                                tr("Reset now (Ctrl+R)"));
+    else
+        m_resetBar->hide();
+}
+
+void MainWindow::updateRunAction() {
+    const bool running = m_engine->state() == gui::EngineState::running;
+    m_runAction->setText(running ? tr("Pause") : tr("Run"));
+    m_runAction->setIcon(style()->standardIcon(running ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+    m_stepAction->setEnabled(!running && m_engine->state() != gui::EngineState::finished);
+}
+
+std::optional<mpx::SessionConfig> MainWindow::lastConfig() {
+    const QString text = QSettings().value(QStringLiteral("session/config")).toString();
+    if (text.isEmpty()) return std::nullopt;
+    return gui::parseConfigText(text, QStringLiteral("the last session")).config;
+}
+
+void MainWindow::restoreSettings() {
+    QSettings s;
+    if (s.contains(QStringLiteral("window/geometry"))) restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    m_split->restoreState(s.value(QStringLiteral("window/split")).toByteArray());
+    m_tabs->setCurrentIndex(s.value(QStringLiteral("window/tab"), 0).toInt());
+    m_charts->setLossLogScale(s.value(QStringLiteral("charts/logLoss"), true).toBool());
+    m_charts->setSmoothing(s.value(QStringLiteral("charts/smoothing"), 0.6).toDouble());
+}
+
+void MainWindow::saveSettings() const {
+    QSettings s;
+    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    s.setValue(QStringLiteral("window/state"), saveState());
+    s.setValue(QStringLiteral("window/split"), m_split->saveState());
+    s.setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
+    s.setValue(QStringLiteral("charts/logLoss"), m_charts->lossLogScale());
+    s.setValue(QStringLiteral("charts/smoothing"), m_charts->smoothing());
+    s.setValue(QStringLiteral("session/config"), gui::configToJson(currentConfig()));
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    saveSettings();
+    e->accept();
+}
+
+}  // namespace mpx::ui

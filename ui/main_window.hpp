@@ -1,0 +1,85 @@
+// The main window: wires the panels, the engine controller and the record store together, and
+// owns the actions (run, pause, step, reset, presets, export). Rule: it wires, it does not compute:
+// numbers come from the store, settings from the panels, results from the engine's signals.
+#pragma once
+
+#include <QMainWindow>
+
+#include "app/gui/engine_controller.hpp"
+#include "app/gui/record_store.hpp"
+
+class QAction;
+class QComboBox;
+class QSplitter;
+class QTabWidget;
+
+namespace mpx::ui {
+
+class ChartsPanel;
+class EventLogPanel;
+class LivePanel;
+class MessageBar;
+class SetupPanel;
+class StatusLine;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Shows the configuration in the panels and builds a session from it (paused at step 0).
+    void applyConfig(const mpx::SessionConfig& cfg, const QString& origin);
+    // The configuration saved at the last close, or nullopt.
+    static std::optional<mpx::SessionConfig> lastConfig();
+    // The configuration the panels describe now (what Reset would build).
+    mpx::SessionConfig currentConfig() const;
+
+    void run(qint64 stopAtStep = -1);
+    void pause();
+    void stepOnce();
+    void reset();
+    void loadConfigFile(const QString& nameOrPath);  // errors go to the message bar
+    void reproduceFrom(const QString& sidecarPath);
+    void exportCsv(const QString& path);
+    bool exportChartsPng(const QString& path);
+    bool saveScreenshot(const QString& path);
+
+    gui::EngineController* engine() const { return m_engine; }
+    gui::RecordStore* store() const { return m_store; }
+    ChartsPanel* charts() const { return m_charts; }
+    EventLogPanel* eventLog() const { return m_log; }
+    SetupPanel* setupPanel() const { return m_setup; }
+    LivePanel* livePanel() const { return m_live; }
+    MessageBar* messages() const { return m_messages; }
+    MessageBar* resetBanner() const { return m_resetBar; }
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
+
+private:
+    void buildActions();
+    void buildLayout();
+    void connectEngine();
+    void updatePendingReset();
+    void updateRunAction();
+    void restoreSettings();
+    void saveSettings() const;
+
+    gui::EngineController* m_engine;
+    gui::RecordStore* m_store;
+    mpx::SessionConfig m_base;  // the last configuration applied; panels write over it
+    ChartsPanel* m_charts = nullptr;
+    EventLogPanel* m_log = nullptr;
+    SetupPanel* m_setup = nullptr;
+    LivePanel* m_live = nullptr;
+    MessageBar* m_messages = nullptr;
+    MessageBar* m_resetBar = nullptr;
+    StatusLine* m_status = nullptr;
+    QSplitter* m_split = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    QComboBox* m_presets = nullptr;
+    QAction *m_runAction = nullptr, *m_stepAction = nullptr, *m_resetAction = nullptr;
+};
+
+}  // namespace mpx::ui

@@ -1,0 +1,26 @@
+// Colours: one per run (Okabe–Ito, distinguishable with colour-vision deficiencies and on a
+// projector) and one per memory category (Paul Tol's bright scheme).
+#pragma once
+
+#include <QColor>
+#include <QIcon>
+
+namespace mpx::ui {
+
+inline QColor runColour(int run) {
+    static const QColor k[] = {QColor(0x00, 0x72, 0xB2), QColor(0xD5, 0x5E, 0x00), QColor(0x00, 0x9E, 0x73),
+                               QColor(0xCC, 0x79, 0xA7), QColor(0xE6, 0x9F, 0x00), QColor(0x56, 0xB4, 0xE9),
+                               QColor(0x55, 0x55, 0x55), QColor(0x88, 0x22, 0x55)};
+    return k[static_cast<unsigned>(run) % 8];
+}
+
+inline QColor memoryColour(int category) {
+    static const QColor k[] = {QColor(0x44, 0x77, 0xAA), QColor(0x66, 0xCC, 0xEE), QColor(0x22, 0x88, 0x33),
+                               QColor(0xCC, 0xBB, 0x44), QColor(0xEE, 0x66, 0x77), QColor(0xAA, 0x33, 0x77)};
+    return k[static_cast<unsigned>(category) % 6];
+}
+
+// A filled square of the colour, for legends and table cells.
+QIcon swatch(const QColor& c, int size = 12);
+
+}  // namespace mpx::ui
