@@ -75,6 +75,15 @@ public:
     virtual RoundStats linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
                                               Format round_through, Tensor& dw, Tensor* db,
                                               Accumulate acc) = 0;
+    // Both backward GEMMs of one layer: dw, db as linear_backward_weight, and dx (when given) as
+    // linear_backward_input. Backends may share work between the two (the CPU decodes dy once).
+    virtual RoundStats linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                       Format compute, Format round_through, Tensor& dw, Tensor* db,
+                                       Accumulate acc, Tensor* dx) {
+        RoundStats s = linear_backward_weight(dy, x, compute, round_through, dw, db, acc);
+        if (dx) s += linear_backward_input(dy, w, compute, *dx);
+        return s;
+    }
     virtual RoundStats activation_forward(Activation a, const Tensor& z, Tensor& h) = 0;
     // dz = dh ⊙ act'(z)
     virtual RoundStats activation_backward(Activation a, const Tensor& z, const Tensor& dh,

@@ -96,9 +96,26 @@ public:
         return store(m_c.data(), dx);
     }
 
+    RoundStats linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Format compute,
+                               Format round_through, Tensor& dw, Tensor* db, Accumulate acc,
+                               Tensor* dx) override {
+        RoundStats s = linear_backward_weight(dy, x, compute, round_through, dw, db, acc);
+        if (dx) {
+            // dy's decoded (and compute-rounded) copy is still in m_a unless dy is FP32 storage
+            // that was mapped without a copy: reuse it rather than decode dy again.
+            CMap dyv = dy_view(dy, compute);
+            CMap wv = view(w, m_b, compute);  // (out, in)
+            m_c.resize(dy.rows(), w.cols());
+            m_c.noalias() = dyv * wv;
+            s += store(m_c.data(), *dx);
+        }
+        return s;
+    }
+
     RoundStats linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
                                       Format round_through, Tensor& dw, Tensor* db,
                                       Accumulate acc) override {
+        m_a_holds = nullptr;
         CMap dyv = view(dy, m_a, compute);  // (B, out)
         CMap xv = view(x, m_b, compute);    // (B, in)
         m_c.resize(dy.cols(), x.cols());
@@ -106,10 +123,17 @@ public:
         RoundStats s = accumulate_into(m_c, round_through, dw, acc);
         if (db) {
             // Bias gradient: FP32 column sums of dy as stored (not rounded to the compute format).
-            CMap dys = view(dy, m_a);
-            m_c = dys.colwise().sum();
+            // dyv already holds exactly that unless the compute format narrowed dy's storage.
+            if (narrower(compute, dy.format())) {
+                CMap dys = view(dy, m_a);
+                m_c = dys.colwise().sum();
+            } else {
+                m_c = dyv.colwise().sum();
+            }
             s += accumulate_into(m_c, round_through, *db, acc);
         }
+        if (!narrower(compute, dy.format()) || !db) m_a_holds = &dy;  // m_a = dy in `compute`
+        m_a_compute = compute;
         return s;
     }
 
@@ -390,7 +414,17 @@ private:
         return s;
     }
 
+    // dy as linear_backward_weight left it in m_a (null: m_a holds nothing reusable).
+    CMap dy_view(const Tensor& dy, Format compute) {
+        const bool mapped = dy.format() == Format::fp32 && !narrower(compute, Format::fp32);
+        if (!mapped && m_a_holds == &dy && m_a_compute == compute)
+            return CMap(m_a.data(), dy.rows(), dy.cols());
+        return view(dy, m_a, compute);
+    }
+
     RowMatrix m_a, m_b, m_c, m_d, m_e;  // scratch, reused between ops
+    const Tensor* m_a_holds = nullptr;
+    Format m_a_compute = Format::fp32;
 };
 
 }  // namespace

@@ -201,12 +201,9 @@ void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate
             dz = &l.dz;
         }
         const Tensor& x = layer_input(i);
-        rs += m_be.linear_backward_weight(*dz, x, p.compute, p.grad_through, l.w->grad, &l.b->grad,
-                                          acc);
-        if (i > 0) {
-            Tensor& dx = m_layers[static_cast<std::size_t>(i) - 1].dh;
-            rs += m_be.linear_backward_input(*dz, l.w->working, p.compute, dx);
-        }
+        Tensor* dx = i > 0 ? &m_layers[static_cast<std::size_t>(i) - 1].dh : nullptr;
+        rs += m_be.linear_backward(*dz, x, l.w->working, p.compute, p.grad_through, l.w->grad,
+                                   &l.b->grad, acc, dx);
     }
 }
 
