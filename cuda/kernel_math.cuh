@@ -216,35 +216,43 @@ struct OptConsts {
     float bc2_sqrt = 0.0f;   // Adam: √(1 − β2^t)
 };
 
-// Updates w, m1 (and m2 for Adam) in place from the gradient g.
-MPX_HD inline void optimizer_element(const OptConsts& s, float grad, float& w, float& m1,
+// Updates w, m1 (and m2 for Adam) in place from the gradient g. Returns whether the optimizer
+// computed a non-zero change for this weight (NaN counts), whatever rounding later made of it.
+MPX_HD inline bool optimizer_element(const OptConsts& s, float grad, float& w, float& m1,
                                      float& m2) {
     if (s.kind == Opt::sgd) {  // PyTorch SGD: g += wd·w; buf = momentum·buf + g; w −= lr·buf
         const float g = grad + s.weight_decay * w;
         m1 = s.momentum * m1 + g;
-        w -= s.lr * m1;
-        return;
+        const float delta = s.lr * m1;
+        w -= delta;
+        return delta != 0.0f;
     }
     float g = grad;
-    if (s.kind == Opt::adamw)
+    bool decayed = false;
+    if (s.kind == Opt::adamw) {
+        decayed = w != 0.0f && s.lr * s.weight_decay != 0.0f;
         w *= 1.0f - s.lr * s.weight_decay;
-    else
+    } else {
         g += s.weight_decay * w;
+    }
     m1 = s.beta1 * m1 + (1.0f - s.beta1) * g;
     m2 = s.beta2 * m2 + (1.0f - s.beta2) * g * g;
     const float denom = sqrtf(m2) / s.bc2_sqrt + s.eps;
-    w -= s.step_size * (m1 / denom);
+    const float delta = s.step_size * (m1 / denom);
+    w -= delta;
+    return decayed || delta != 0.0f;
 }
 
 // The whole write-back of element i: update, master copy, working copy (counted), lost updates.
-// w0 is the value the optimizer read (master, else the working copy's value).
-MPX_HD inline void optimizer_write_back(float w0, float w, float* master, Format wf, void* working,
+// `moved`: the optimizer computed a non-zero change; it is lost when the stored working copy
+// (FP32 too: an update below half its ulp) does not change.
+MPX_HD inline void optimizer_write_back(bool moved, float w, float* master, Format wf, void* working,
                                         std::size_t i, const TallyEdges& edges, Counts& counts) {
     if (master) master[i] = w;
     const float before = load_value(wf, working, i);
     const float after = store_value(wf, working, i, w);
     tally(edges, w, after, counts);
-    if (w != w0) {
+    if (moved) {
         ++counts.changed;
         if (after == before) ++counts.lost;
     }

@@ -265,13 +265,12 @@ __global__ void k_optimizer(OptConsts s, const void* grad, Format gf, float* mas
     Counts c;
     for (std::size_t i = first_index(); i < n; i += grid_stride()) {
         float w = master ? master[i] : load_value(wf, working, i);
-        const float w0 = w;
         float m1 = state1[i];
         float m2 = state2 ? state2[i] : 0.0f;
-        optimizer_element(s, load_value(gf, grad, i), w, m1, m2);
+        const bool moved = optimizer_element(s, load_value(gf, grad, i), w, m1, m2);
         state1[i] = m1;
         if (state2) state2[i] = m2;
-        optimizer_write_back(w0, w, master, wf, working, i, edges, c);
+        optimizer_write_back(moved, w, master, wf, working, i, edges, c);
     }
     add_counts(c, counts);
 }

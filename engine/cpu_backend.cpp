@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "engine/backend.hpp"
 #include "engine/error.hpp"
@@ -338,18 +339,22 @@ public:
         RowMatrix& w = m_c;
         if (master) w = CMap(static_cast<const float*>(master->data()), master->rows(), master->cols());
         else w = view(working, m_b);
-        m_d = w;  // values before the update
         auto* m1 = static_cast<float*>(state1.data());
         auto* m2 = state2 ? static_cast<float*>(state2->data()) : nullptr;
         float* wd = w.data();
         const std::size_t n = grad.size();
+        // moved[i]: the optimizer computed a non-zero change for weight i (NaN counts), whatever
+        // rounding then made of it; it is lost when the stored working copy does not change.
+        m_moved.assign(n, 0);
         switch (s.kind) {
             case OptimizerKind::sgd:
                 // PyTorch SGD: g += wd·w; buf = momentum·buf + g; w −= lr·buf.
                 for (std::size_t i = 0; i < n; ++i) {
                     const float g = gv.data()[i] + s.weight_decay * wd[i];
                     m1[i] = s.momentum * m1[i] + g;
-                    wd[i] -= s.lr * m1[i];
+                    const float delta = s.lr * m1[i];
+                    wd[i] -= delta;
+                    m_moved[i] = delta != 0.0f;
                 }
                 break;
             case OptimizerKind::adam:
@@ -361,18 +366,25 @@ public:
                 const bool decoupled = s.kind == OptimizerKind::adamw;
                 for (std::size_t i = 0; i < n; ++i) {
                     float g = gv.data()[i];
-                    if (decoupled) wd[i] *= 1.0f - s.lr * s.weight_decay;
-                    else g += s.weight_decay * wd[i];
+                    bool decayed = false;
+                    if (decoupled) {
+                        decayed = wd[i] != 0.0f && s.lr * s.weight_decay != 0.0f;
+                        wd[i] *= 1.0f - s.lr * s.weight_decay;
+                    } else {
+                        g += s.weight_decay * wd[i];
+                    }
                     m1[i] = s.beta1 * m1[i] + (1.0f - s.beta1) * g;
                     m2[i] = s.beta2 * m2[i] + (1.0f - s.beta2) * g * g;
                     const float denom = std::sqrt(m2[i]) / bc2_sqrt + s.eps;
-                    wd[i] -= step_size * (m1[i] / denom);
+                    const float delta = step_size * (m1[i] / denom);
+                    wd[i] -= delta;
+                    m_moved[i] = decayed || delta != 0.0f;
                 }
                 break;
             }
         }
         if (master) std::memcpy(master->data(), wd, n * sizeof(float));
-        // Write back and count updates the working copy cannot see (below half its ulp).
+        // Write back and count updates the working copy cannot show (below half its ulp).
         RowMatrix& before = m_a;
         before.resize(working.rows(), working.cols());
         decode_buffer(working.format(), working.data(), {before.data(), n});
@@ -381,7 +393,7 @@ public:
         after.resize(working.rows(), working.cols());
         decode_buffer(working.format(), working.data(), {after.data(), n});
         for (std::size_t i = 0; i < n; ++i) {
-            if (wd[i] != m_d.data()[i]) {
+            if (m_moved[i]) {
                 ++u.changed;
                 if (after.data()[i] == before.data()[i]) ++u.lost;
             }
@@ -424,6 +436,7 @@ private:
 
     RowMatrix m_a, m_b, m_c, m_d, m_e;  // scratch, reused between ops
     const Tensor* m_a_holds = nullptr;
+    std::vector<std::uint8_t> m_moved;  // optimizer_update: which weights the optimizer moved
     Format m_a_compute = Format::fp32;
 };
 

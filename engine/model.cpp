@@ -68,6 +68,11 @@ InitialWeights init_weights(const ModelConfig& m, std::uint64_t seed) {
 }
 
 namespace {
+// Each layer's dropout mask gets its own stream of the step's seed.
+std::uint64_t layer_seed(std::uint64_t step_seed, int layer) {
+    return Rng::derive(step_seed, static_cast<std::uint64_t>(layer)).next_u64();
+}
+
 Param make_param(Backend& be, const RowMatrix& init, Format working, bool master, Format grad,
                  OptimizerKind opt) {
     Param p;
@@ -165,7 +170,7 @@ void Mlp::forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, 
     if (recomputing) return;  // h is still held from the forward pass
     rs += m_be.activation_forward(m_cfg.activation, *act_in, l.h);
     if (train && m_cfg.dropout > 0.0f)
-        rs += m_be.dropout(l.h, m_cfg.dropout, seed + static_cast<std::uint64_t>(i));
+        rs += m_be.dropout(l.h, m_cfg.dropout, layer_seed(seed, i));
 }
 
 const Tensor& Mlp::forward(std::uint64_t dropout_seed, bool train, PassStats& st) {
@@ -188,7 +193,7 @@ void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate
                 forward_layer(i, layer_input(i), dropout_seed, true, again, true);
             }
             if (m_cfg.dropout > 0.0f)  // same mask and scale as forward
-                rs += m_be.dropout(l.dh, m_cfg.dropout, dropout_seed + static_cast<std::uint64_t>(i));
+                rs += m_be.dropout(l.dh, m_cfg.dropout, layer_seed(dropout_seed, i));
             const Tensor& z = l.z.empty() ? m_recompute_z : l.z;
             if (l.gamma) {
                 const Tensor& y = l.y.empty() ? m_recompute_y : l.y;

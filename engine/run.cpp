@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "engine/error.hpp"
+#include "engine/rng.hpp"
 
 namespace mpx {
 
@@ -69,7 +70,8 @@ Run::Run(int index, const std::string& label, const SessionConfig& cfg, const In
       m_cfg(&cfg),
       m_train(cfg.train),
       m_backend(std::move(backend)),
-      m_scaler(resolved_scaler(label, cfg)) {
+      m_scaler(resolved_scaler(label, cfg)),
+      m_label(label) {
     ScalerConfig ignored;
     m_info = resolve_run(label, cfg, ignored);
     if (m_info.spec.mode == Mode::adaptive)
@@ -81,9 +83,13 @@ Run::Run(int index, const std::string& label, const SessionConfig& cfg, const In
                                     cfg.train.batch, init, cfg.train.optimizer);
 }
 
-void Run::set_scaler(const ScalerConfig& c) {
+void Run::set_scaler(const ScalerConfig&) {
+    // The session has already taken the new settings; resolve this run's scaler from them as at
+    // construction, so scaler_overrides still apply and the saved configuration reproduces it.
     if (m_info.explicit_scaler || default_scaler(m_info.spec) != DefaultScaler::dynamic) return;
-    m_scaler.reconfigure(c);
+    ScalerConfig resolved;
+    resolve_run(m_label, *m_cfg, resolved);
+    m_scaler.reconfigure(resolved);
 }
 
 StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, bool classification) {
@@ -112,9 +118,11 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, bool
     for (int k = 0; k < accum; ++k) {
         const Batch& b = micro[static_cast<std::size_t>(k)];
         st.forward += model.set_input(b.x);
-        const std::uint64_t drop_seed = m_cfg->seed * 0x9e3779b97f4a7c15ull +
-                                        static_cast<std::uint64_t>(step_index) * 4096u +
-                                        static_cast<std::uint64_t>(k) * 64u;
+        // One independent stream per (step, micro-batch): accumulation is at most 1024.
+        const std::uint64_t drop_seed =
+            Rng::derive(m_cfg->seed, static_cast<std::uint64_t>(step_index) * 1024u +
+                                         static_cast<std::uint64_t>(k))
+                .next_u64();
         const Tensor& logits = model.forward(drop_seed, true, st);
         LossResult lr;
         if (classification) {

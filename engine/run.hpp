@@ -61,6 +61,7 @@ private:
     std::unique_ptr<Backend> m_backend;
     std::unique_ptr<Mlp> m_model;
     LossScaler m_scaler;
+    std::string m_label;             // as configured ("amp-fp16"), for re-resolving the scaler
     long long m_applied_steps = 0;   // optimizer steps taken (Adam's t)
     long long m_schedule_steps = 0;  // schedule steps taken
     std::string m_failure;

@@ -642,10 +642,8 @@ private slots:
                     auto* master = cs.master ? static_cast<float*>(mt.data()) : nullptr;
                     for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
                         float w = master ? master[i] : dev::load_value(cs.working, wt.data(), i);
-                        const float w_before = w;
-                        dev::optimizer_element(k, g[i], w, m1[i], m2[i]);
-                        dev::optimizer_write_back(w_before, w, master, cs.working, wt.data(), i, e,
-                                                  c);
+                        const bool moved = dev::optimizer_element(k, g[i], w, m1[i], m2[i]);
+                        dev::optimizer_write_back(moved, w, master, cs.working, wt.data(), i, e, c);
                     }
                     const QString what = QString("%1 %2 t=%3").arg(int(kind)).arg(cs.name).arg(t);
                     const auto rw = h.values(wa);

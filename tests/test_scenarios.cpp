@@ -72,10 +72,14 @@ private slots:
     void lost_updates_stall_pure_fp16() {
         auto t = run_preset("lost-updates");
         const RunTrace &fp32 = t.at("fp32"), &amp = t.at("amp-fp16+pytorch"), &pure = t.at("pure-fp16");
-        const double lost = pure.mean([](const StepRecord& r) { return r.lost_update_frac; }, true);
-        // Measured: 0.84 of pure-fp16's weight updates round away; FP32 weights lose none.
-        QVERIFY2(lost > 0.5, qPrintable(QString("pure lost_update_frac %1").arg(lost)));
-        QVERIFY(amp.mean([](const StepRecord& r) { return r.lost_update_frac; }, true) < 0.01);
+        const auto lost_of = [](const RunTrace& r) {
+            return r.mean([](const StepRecord& rec) { return rec.lost_update_frac; }, true);
+        };
+        // Measured: pure-fp16 loses 0.90 of the updates its optimizer computed. FP32 weights (fp32,
+        // and amp's) lose 0.086: late in training many SGD updates fall below half an FP32 ulp.
+        QVERIFY2(lost_of(pure) > 0.5, qPrintable(QString("pure lost_update_frac %1").arg(lost_of(pure))));
+        QVERIFY(lost_of(pure) > 5.0 * lost_of(fp32));
+        QVERIFY(std::fabs(lost_of(amp) - lost_of(fp32)) < 0.02);  // amp keeps FP32 weights
         // Measured tail losses: FP32 0.00139, amp 0.00139, pure 0.00886 (6.4×).
         QVERIFY(pure.tail_loss() > 3.0 * fp32.tail_loss());
         QVERIFY(std::fabs(amp.tail_loss() / fp32.tail_loss() - 1.0) < 0.05);

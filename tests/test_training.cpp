@@ -135,7 +135,8 @@ private slots:
         const auto t = tails(train(s, c.steps));
         qInfo("tail loss fp32 %.4f half-bf16 %.4f pure-bf16 %.4f pure-fp16 %.4f; lost %.3f %.3f %.3f",
               t[0].tail, t[1].tail, t[2].tail, t[3].tail, t[1].lost, t[2].lost, t[3].lost);
-        QCOMPARE(t[0].lost, 0.0);
+        // FP32 weights lose only updates below half an FP32 ulp: measured 0.007 of them here.
+        QVERIFY2(t[0].lost < 0.05, qPrintable(QString("fp32 lost %1").arg(t[0].lost)));
         QVERIFY(t[0].tail < t[0].first - 0.08);  // FP32 does learn at this rate
         QVERIFY(t[2].lost > 0.8);
         QVERIFY(t[1].lost > 0.7);
@@ -464,6 +465,36 @@ private slots:
             QCOMPARE(r.lr, 0.01);
             QVERIFY(std::isfinite(r.grad_norm) && r.grad_norm > 0.0);
         }
+    }
+
+    // An update the optimizer computed but rounding threw away counts as lost, however small: with
+    // a learning rate of 1e-9 every SGD update of an FP16 working copy vanishes.
+    void vanishing_updates_count_as_lost() {
+        SessionConfig c = small_config({"pure-fp16", "fp32"}, 5);
+        c.train.optimizer = OptimizerKind::sgd;
+        c.train.momentum = 0.0;
+        c.train.lr = 1e-9;
+        Session s(c);
+        const auto recs = train(s, 5);
+        for (const auto& step : recs)  // pure-fp16, and fp32 too: 1e-9 · g is below half an ulp
+            for (const auto& r : step)
+                QVERIFY2(r.lost_update_frac > 0.99, qPrintable(QString::number(r.lost_update_frac)));
+    }
+
+    // A live scaler change re-resolves each run's scaler, so scaler_overrides keep applying and a
+    // session rebuilt from the saved configuration trains the same.
+    void live_scaler_change_keeps_overrides() {
+        SessionConfig c = small_config({"amp-fp16", "amp-fp16+deepspeed"}, 3);
+        c.scaler_overrides = json{{"growth_interval", 20}};
+        Session s(c);
+        ScalerConfig changed = s.config().scaler;
+        changed.backoff_factor = 0.25;
+        s.set_scaler(changed);
+        QCOMPARE(s.run(0).scaler().config().growth_interval, 20);
+        QCOMPARE(s.run(0).scaler().config().backoff_factor, 0.25);
+        QCOMPARE(s.run(1).scaler().config().growth_interval, 20);
+        Session rebuilt(s.config());
+        QCOMPARE(rebuilt.run(0).scaler().config(), s.run(0).scaler().config());
     }
 };
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -32,6 +33,20 @@ struct Summary {
     double underflow_max = 0;
 };
 
+// The scaler the snippet describes, as a run trains with it (scaler_overrides applied): the run
+// whose scaler is the framework's own preset, else the first run with a dynamic scaler, else the
+// session's scaler settings.
+ScalerConfig snippet_scaler(const SessionConfig& cfg, const std::string& framework) {
+    std::optional<ScalerConfig> first_dynamic;
+    for (const auto& label : cfg.runs) {
+        ScalerConfig s;
+        resolve_run(label, cfg, s);
+        if (s.preset == framework) return s;
+        if (s.kind == ScalerKind::dynamic && !first_dynamic) first_dynamic = s;
+    }
+    return first_dynamic.value_or(cfg.scaler);
+}
+
 int run_run(const RunOptions& o) {
     SessionConfig cfg = build_config(o.flags);
     if (o.print_config) {
@@ -44,7 +59,7 @@ int run_run(const RunOptions& o) {
             {"keras", Framework::keras}, {"megatron", Framework::megatron}};
         for (const auto& [n, fw] : names)
             if (o.snippet == n) {
-                std::cout << framework_snippet(cfg.scaler, fw) << "\n";
+                std::cout << framework_snippet(snippet_scaler(cfg, n), fw) << "\n";
                 return 0;
             }
         throw ConfigError("--snippet", "choose pytorch, apex, deepspeed, keras or megatron");
@@ -112,15 +127,15 @@ int run_run(const RunOptions& o) {
     for (std::size_t i = 0; i < session.run_count(); ++i)
         if (session.run(i).failed())
             std::cerr << "mpx-cli: run " << infos[i].label << " stopped: " << session.run(i).failure() << "\n";
-    if (!o.save_state.empty()) {
-        write_file_atomic(o.save_state, session.save_state().dump() + "\n");
-        std::cerr << "mpx-cli: saved the session state to " << o.save_state << "\n";
-    }
     if (csv) {
         // Sidecar first: a CSV never appears without the configuration that reproduces it.
         write_file_atomic(sidecar_path(o.csv), sidecar_json(cfg, infos, device_name, recorded).dump(2) + "\n");
         csv->commit();
         std::cerr << "mpx-cli: wrote " << o.csv << " and " << sidecar_path(o.csv).string() << "\n";
+    }
+    if (!o.save_state.empty()) {  // after the CSV: a bad state path must not cost the export
+        write_file_atomic(o.save_state, session.save_state().dump() + "\n");
+        std::cerr << "mpx-cli: saved the session state to " << o.save_state << "\n";
     }
     std::printf("%-26s %12s %12s %12s %8s %12s %10s\n", "run", "first_loss", "last_loss",
                 "tail_mean", "skipped", "final_scale", "overflows");
