@@ -19,6 +19,15 @@ namespace {
 using Map = Eigen::Map<RowMatrix>;
 using CMap = Eigen::Map<const RowMatrix>;
 
+// Eigen's resize frees the old block before allocating the new one, so a failed allocation leaves a
+// dangling pointer that the destructor frees again. Allocating first and swapping keeps the old
+// block on failure: out of memory stays an exception, not heap corruption.
+void sized(RowMatrix& m, Eigen::Index rows, Eigen::Index cols) {
+    if (m.rows() == rows && m.cols() == cols) return;
+    RowMatrix fresh(rows, cols);
+    m.swap(fresh);
+}
+
 bool narrower(Format compute, Format storage) {
     return compute != Format::fp32 && compute != storage;
 }
@@ -28,7 +37,7 @@ bool narrower(Format compute, Format storage) {
 CMap view(const Tensor& t, RowMatrix& scratch, Format compute = Format::fp32) {
     if (t.format() == Format::fp32 && !narrower(compute, Format::fp32))
         return CMap(static_cast<const float*>(t.data()), t.rows(), t.cols());
-    scratch.resize(t.rows(), t.cols());
+    sized(scratch, t.rows(), t.cols());
     decode_buffer(t.format(), t.data(), {scratch.data(), t.size()});
     if (narrower(compute, t.format())) round_in_place(compute, {scratch.data(), t.size()});
     return CMap(scratch.data(), t.rows(), t.cols());
@@ -71,7 +80,8 @@ public:
         store(v.data(), dst);
     }
     void fill(Tensor& dst, float value) override {
-        m_c.setConstant(dst.rows(), dst.cols(), value);
+        sized(m_c, dst.rows(), dst.cols());
+        m_c.setConstant(value);
         store(m_c.data(), dst);
     }
 
@@ -79,7 +89,7 @@ public:
                               Tensor& y) override {
         CMap xv = view(x, m_a, compute);  // (B, in)
         CMap wv = view(w, m_b, compute);  // (out, in)
-        m_c.resize(x.rows(), w.rows());
+        sized(m_c, x.rows(), w.rows());
         m_c.noalias() = xv * wv.transpose();
         if (b) {
             CMap bv = view(*b, m_d);  // (1, out)
@@ -92,7 +102,7 @@ public:
                                      Tensor& dx) override {
         CMap dyv = view(dy, m_a, compute);  // (B, out)
         CMap wv = view(w, m_b, compute);    // (out, in)
-        m_c.resize(dy.rows(), w.cols());
+        sized(m_c, dy.rows(), w.cols());
         m_c.noalias() = dyv * wv;
         return store(m_c.data(), dx);
     }
@@ -106,7 +116,7 @@ public:
             // that was mapped without a copy: reuse it rather than decode dy again.
             CMap dyv = dy_view(dy, compute);
             CMap wv = view(w, m_b, compute);  // (out, in)
-            m_c.resize(dy.rows(), w.cols());
+            sized(m_c, dy.rows(), w.cols());
             m_c.noalias() = dyv * wv;
             s += store(m_c.data(), *dx);
         }
@@ -119,7 +129,7 @@ public:
         m_a_holds = nullptr;
         CMap dyv = view(dy, m_a, compute);  // (B, out)
         CMap xv = view(x, m_b, compute);    // (B, in)
-        m_c.resize(dy.cols(), x.cols());
+        sized(m_c, dy.cols(), x.cols());
         m_c.noalias() = dyv.transpose() * xv;
         RoundStats s = accumulate_into(m_c, round_through, dw, acc);
         if (db) {
@@ -127,8 +137,10 @@ public:
             // dyv already holds exactly that unless the compute format narrowed dy's storage.
             if (narrower(compute, dy.format())) {
                 CMap dys = view(dy, m_a);
+                sized(m_c, 1, dy.cols());
                 m_c = dys.colwise().sum();
             } else {
+                sized(m_c, 1, dy.cols());
                 m_c = dyv.colwise().sum();
             }
             s += accumulate_into(m_c, round_through, *db, acc);
@@ -140,7 +152,7 @@ public:
 
     RoundStats activation_forward(Activation a, const Tensor& z, Tensor& h) override {
         CMap zv = view(z, m_a);
-        m_c.resize(z.rows(), z.cols());
+        sized(m_c, z.rows(), z.cols());
         const float* in = zv.data();
         float* out = m_c.data();
         const std::size_t n = z.size();
@@ -163,7 +175,7 @@ public:
                                    Tensor& dz) override {
         CMap zv = view(z, m_a);
         CMap dhv = view(dh, m_b);
-        m_c.resize(z.rows(), z.cols());
+        sized(m_c, z.rows(), z.cols());
         const float* zi = zv.data();
         const float* gi = dhv.data();
         float* out = m_c.data();
@@ -192,7 +204,7 @@ public:
         CMap g = view(gamma, m_b);
         CMap bt = view(beta, m_d);
         const int B = x.rows(), D = x.cols();
-        m_c.resize(B, D);
+        sized(m_c, B, D);
         auto* mu = static_cast<float*>(mean.data());
         auto* rs = static_cast<float*>(rstd.data());
         for (int r = 0; r < B; ++r) {
@@ -219,7 +231,7 @@ public:
         const int B = x.rows(), D = x.cols();
         const auto* mu = static_cast<const float*>(mean.data());
         const auto* rs = static_cast<const float*>(rstd.data());
-        m_c.resize(B, D);
+        sized(m_c, B, D);
         RowMatrix dg = RowMatrix::Zero(1, D), dbt = RowMatrix::Zero(1, D);
         for (int r = 0; r < B; ++r) {
             float sum_dyg = 0.0f, sum_dyg_xhat = 0.0f;
@@ -246,6 +258,7 @@ public:
 
     RoundStats dropout(Tensor& h, float p, std::uint64_t seed) override {
         CMap hv = view(h, m_a);
+        sized(m_c, h.rows(), h.cols());
         m_c = hv;
         const float keep = 1.0f / (1.0f - p);
         float* out = m_c.data();
@@ -258,7 +271,7 @@ public:
                                      Tensor& dlogits) override {
         CMap lv = view(logits, m_a);
         const int B = logits.rows(), C = logits.cols();
-        m_c.resize(B, C);
+        sized(m_c, B, C);
         double total = 0.0;
         const float inv_b = 1.0f / static_cast<float>(B);
         for (int r = 0; r < B; ++r) {
@@ -283,7 +296,7 @@ public:
     LossResult mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) override {
         CMap pv = view(pred, m_a);
         CMap tv = view(target, m_b);
-        m_c.resize(pred.rows(), pred.cols());
+        sized(m_c, pred.rows(), pred.cols());
         const float n = static_cast<float>(pred.size());
         double total = 0.0;
         for (Eigen::Index i = 0; i < m_c.size(); ++i) {
@@ -327,6 +340,7 @@ public:
 
     void scale(Tensor& t, float factor) override {
         CMap v = view(t, m_a);
+        sized(m_c, t.rows(), t.cols());
         m_c = v * factor;
         store(m_c.data(), t);
     }
@@ -337,6 +351,7 @@ public:
         CMap gv = view(grad, m_a);
         // The weights the optimizer reads: the FP32 master, else the working copy's values.
         RowMatrix& w = m_c;
+        sized(m_c, working.rows(), working.cols());
         if (master) w = CMap(static_cast<const float*>(master->data()), master->rows(), master->cols());
         else w = view(working, m_b);
         auto* m1 = static_cast<float*>(state1.data());
@@ -386,11 +401,11 @@ public:
         if (master) std::memcpy(master->data(), wd, n * sizeof(float));
         // Write back and count updates the working copy cannot show (below half its ulp).
         RowMatrix& before = m_a;
-        before.resize(working.rows(), working.cols());
+        sized(before, working.rows(), working.cols());
         decode_buffer(working.format(), working.data(), {before.data(), n});
         u.rounding = store(wd, working);
         RowMatrix& after = m_b;
-        after.resize(working.rows(), working.cols());
+        sized(after, working.rows(), working.cols());
         decode_buffer(working.format(), working.data(), {after.data(), n});
         for (std::size_t i = 0; i < n; ++i) {
             if (m_moved[i]) {

@@ -4,19 +4,25 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace mpx {
 
-// A setting the user gave cannot work; `field` names it (e.g. "scaler.growth_factor").
+// A setting the user gave cannot work; `field` names it (e.g. "scaler.growth_factor"). what() is
+// "field: message"; message() is the text without the field, for callers that add context and
+// rethrow without naming the field twice.
 class ConfigError : public std::runtime_error {
 public:
-    ConfigError(std::string field, const std::string& message)
+    ConfigError(std::string field, std::string message)
         : std::runtime_error(field.empty() ? message : field + ": " + message),
-          m_field(std::move(field)) {}
+          m_field(std::move(field)),
+          m_message(std::move(message)) {}
     const std::string& field() const { return m_field; }
+    const std::string& message() const { return m_message; }
 
 private:
     std::string m_field;
+    std::string m_message;
 };
 
 // The device (GPU, driver, memory) failed; the message says what to do instead.

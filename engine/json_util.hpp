@@ -2,7 +2,10 @@
 // the error, wrong types are rejected, and finish() rejects keys nobody read (typos must not pass).
 #pragma once
 
+#include <cmath>
+#include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -11,6 +14,28 @@
 #include "engine/error.hpp"
 
 namespace mpx {
+
+// A JSON integer (or a whole-valued number such as 1e3) that fits T; anything else, a value out
+// of T's range included, is a ConfigError naming `field` instead of a silent wrap-around.
+template <typename T>
+T json_integer(const nlohmann::json& v, const std::string& field) {
+    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+    using L = std::numeric_limits<T>;
+    if (v.is_number_unsigned()) {
+        const auto u = v.get<std::uint64_t>();
+        if (u <= static_cast<std::uint64_t>(L::max())) return static_cast<T>(u);
+    } else if (v.is_number_integer()) {
+        const auto s = v.get<std::int64_t>();
+        if (std::in_range<T>(s)) return static_cast<T>(s);
+    } else if (v.is_number_float()) {
+        // Both bounds are exact in double: min() is 0 or -2^digits, the limit is 2^digits.
+        const double d = v.get<double>();
+        if (d == std::floor(d) && d >= static_cast<double>(L::min()) && d < std::ldexp(1.0, L::digits))
+            return static_cast<T>(d);
+    }
+    throw ConfigError(field, "must be an integer between " + std::to_string(L::min()) + " and " +
+                                 std::to_string(L::max()) + " (got " + v.dump() + ")");
+}
 
 class JsonReader {
 public:
@@ -34,11 +59,8 @@ public:
         if constexpr (std::is_same_v<T, bool>) {
             if (!v.is_boolean()) throw ConfigError(field(key), "must be true or false");
         } else if constexpr (std::is_integral_v<T>) {
-            if (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>()))) {
-                out = static_cast<T>(v.get<double>());
-                return;
-            }
-            if (!v.is_number_integer()) throw ConfigError(field(key), "must be an integer");
+            out = json_integer<T>(v, field(key));
+            return;
         } else if constexpr (std::is_floating_point_v<T>) {
             if (v.is_string()) {  // "inf", "nan" and friends, which JSON numbers cannot carry
                 const auto s = v.get<std::string>();

@@ -1,6 +1,9 @@
 // Lockstep session: one sampler, one gathered batch per micro-step, every run stepped in order.
 #include "engine/session.hpp"
 
+#include <cstdint>
+#include <limits>
+#include <new>
 #include <set>
 
 #include "engine/error.hpp"
@@ -31,6 +34,17 @@ Session::Session(SessionConfig cfg, BackendFactory factory)
 }
 
 void Session::build() {
+    try {
+        build_runs();
+    } catch (const std::bad_alloc&) {
+        m_runs.clear();
+        throw ConfigError("model.sizes", "not enough memory for " + std::to_string(m_cfg.runs.size()) +
+                                             " runs of this model at batch " + std::to_string(m_cfg.train.batch) +
+                                             "; lower model.sizes, train.batch or the number of runs");
+    }
+}
+
+void Session::build_runs() {
     m_init = init_weights(m_cfg.model, m_cfg.seed);
     m_sampler = std::make_unique<BatchSampler>(static_cast<std::size_t>(m_data.x_train.rows()),
                                                static_cast<std::size_t>(m_cfg.train.batch),
@@ -119,19 +133,86 @@ nlohmann::json Session::save_state() const {
     return j;
 }
 
+namespace {
+[[noreturn]] void bad_state(const std::string& what) { throw ConfigError("--resume", what + " in the saved state"); }
+
+const nlohmann::json& saved(const nlohmann::json& j, const char* key, const std::string& where) {
+    if (!j.is_object() || !j.contains(key)) bad_state("\"" + std::string(key) + "\" is missing" + where);
+    return j.at(key);
+}
+
+// A count the state holds: a whole number from 0 to max.
+long long saved_count(const nlohmann::json& j, const char* key, long long max, const std::string& where) {
+    const auto& v = saved(j, key, where);
+    if (!v.is_number_integer() || (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(max)
+                                                          : v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > max))
+        bad_state("\"" + std::string(key) + "\"" + where + " is " + v.dump() + ", not a whole number from 0 to " +
+                  std::to_string(max));
+    return v.get<long long>();
+}
+}  // namespace
+
 std::unique_ptr<Session> Session::load_state(const nlohmann::json& j, BackendFactory factory) {
-    if (!j.contains("format") || j["format"] != "mpx-session-state")
-        throw ConfigError("", "not an mpx session state file");
-    auto s = std::make_unique<Session>(session_config_from_json(j.at("config")), std::move(factory));
-    s->m_step = j.at("step").get<long long>();
-    BatchSampler::State st;
-    st.epoch = j.at("sampler").at("epoch").get<std::uint64_t>();
-    st.position = j.at("sampler").at("position").get<std::size_t>();
-    s->m_sampler->restore(st);
-    const auto& runs = j.at("runs");
-    if (runs.size() != s->m_runs.size()) throw ConfigError("", "saved state has a different number of runs");
-    for (std::size_t i = 0; i < runs.size(); ++i) s->m_runs[i]->load_state(runs[i]);
-    return s;
+    if (!j.is_object() || !j.contains("format") || j["format"] != "mpx-session-state")
+        throw ConfigError("--resume", "not an mpx session state file (it has no \"format\": \"mpx-session-state\")");
+    if (!j.contains("version") || j["version"] != 1)
+        throw ConfigError("--resume", "this state was saved by another mpx version (state version " +
+                                          (j.contains("version") ? j["version"].dump() : std::string("missing")) +
+                                          ", this mpx reads version 1); it cannot be resumed, but the run can be "
+                                          "re-run from its export sidecar: mpx-cli run --config <export>.json");
+    try {
+        std::unique_ptr<Session> s;
+        try {
+            s = std::make_unique<Session>(session_config_from_json(saved(j, "config", "")), std::move(factory));
+        } catch (const ConfigError& e) {
+            if (e.field() == "--resume") throw;
+            throw ConfigError(e.field(), e.message() + " (in the saved state)");
+        }
+        // Counts must agree with each other and the configuration: a state edited by hand or cut
+        // short would otherwise resume into a different session than the one saved.
+        const long long step = saved_count(j, "step", s->m_cfg.steps, "");
+        const auto& sampler = saved(j, "sampler", "");
+        BatchSampler::State st;
+        st.epoch = static_cast<std::uint64_t>(
+            saved_count(sampler, "epoch", std::numeric_limits<long long>::max(), " of the sampler"));
+        st.position = static_cast<std::size_t>(
+            saved_count(sampler, "position", s->m_cfg.data.n_train, " of the sampler"));
+        // The session draws `accumulation` batches per step and starts a new epoch lazily, when the
+        // next batch would not fit: (epoch, position) follows from the step.
+        const auto batch = static_cast<std::uint64_t>(s->m_cfg.train.batch);
+        const auto per_epoch = static_cast<std::uint64_t>(s->m_sampler->batches_per_epoch());
+        const std::uint64_t drawn = static_cast<std::uint64_t>(step) * static_cast<std::uint64_t>(s->m_cfg.train.accumulation);
+        const std::uint64_t epoch = drawn == 0 ? 0 : (drawn - 1) / per_epoch;
+        const std::uint64_t position = drawn == 0 ? 0 : ((drawn - 1) % per_epoch + 1) * batch;
+        if (st.epoch != epoch || st.position != position)
+            bad_state("the batch order (epoch " + std::to_string(st.epoch) + ", position " +
+                      std::to_string(st.position) + ") does not match step " + std::to_string(step));
+        const auto& runs = saved(j, "runs", "");
+        if (!runs.is_array() || runs.size() != s->m_runs.size())
+            bad_state("the number of runs differs from the configuration's " + std::to_string(s->m_runs.size()));
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const std::string where = " of run " + std::to_string(i + 1);
+            saved_count(runs[i], "applied_steps", step, where);  // at most one update per step
+            saved_count(runs[i], "schedule_steps", step, where);
+        }
+        s->m_step = step;
+        s->m_sampler->restore(st);
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            try {
+                s->m_runs[i]->load_state(runs[i]);
+            } catch (const ConfigError& e) {  // a run that does not match, its scaler, its parameters
+                throw ConfigError("--resume", (e.field().empty() ? "" : e.field() + ": ") + e.message() +
+                                                  " (run " + std::to_string(i + 1) + " in the saved state)");
+            }
+        }
+        return s;
+    } catch (const nlohmann::json::exception& e) {
+        // A key missing or of the wrong type deeper inside (a run's scaler state, its parameters).
+        const std::string what = e.what();
+        const auto cut = what.find("] ");
+        bad_state("a value is missing or of the wrong type (" +
+                  (cut == std::string::npos ? what : what.substr(cut + 2)) + ")");
+    }
 }
 
 }  // namespace mpx

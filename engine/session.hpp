@@ -53,7 +53,8 @@ public:
     static std::unique_ptr<Session> load_state(const nlohmann::json& j, BackendFactory factory = {});
 
 private:
-    void build();
+    void build();       // build_runs, with out-of-memory turned into a ConfigError naming the fix
+    void build_runs();
 
     SessionConfig m_cfg;
     BackendFactory m_factory;

@@ -56,7 +56,7 @@ void validate(const SessionConfig& c) {
             resolve_run(r, c, s);
         } catch (const ConfigError& e) {
             throw ConfigError(e.field().empty() ? "scaler_overrides" : e.field(),
-                              "run " + r + ": " + e.what());
+                              e.message() + " (run " + r + ")");
         }
     }
     if (c.train.batch > c.data.n_train)
@@ -135,9 +135,10 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
         if (m.has("sizes")) {
             const auto& v = m.at("sizes");
             if (v.is_string()) c.model.sizes = parse_model_sizes(v.get<std::string>(), "model.sizes");
-            else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const auto& e) { return e.is_number_integer(); }))
-                c.model.sizes = v.get<std::vector<int>>();
-            else throw ConfigError("model.sizes", "must be like \"2-64-64-2\" or [2, 64, 64, 2]");
+            else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const auto& e) { return e.is_number_integer(); })) {
+                c.model.sizes.clear();
+                for (const auto& e : v) c.model.sizes.push_back(json_integer<int>(e, "model.sizes"));
+            } else throw ConfigError("model.sizes", "must be like \"2-64-64-2\" or [2, 64, 64, 2]");
         }
         m.get_enum("activation", c.model.activation,
                    {{"relu", Activation::relu}, {"gelu", Activation::gelu}, {"tanh", Activation::tanh}});
@@ -186,11 +187,18 @@ SessionConfig parse_config_text(const std::string& text, const std::string& orig
     } catch (const nlohmann::json::parse_error& e) {
         throw ConfigError("", origin + " is not valid JSON: " + e.what());
     }
+    // An export sidecar carries the configuration that reproduces its CSV under "config".
+    if (j.is_object() && j.contains("format") && j["format"] == "mpx-export") {
+        if (!j.contains("config"))
+            throw ConfigError("config", origin + " is an mpx export sidecar without its \"config\" object");
+        j = nlohmann::json(j["config"]);
+    } else if (j.is_object() && j.contains("format") && j["format"] == "mpx-session-state") {
+        throw ConfigError("config", origin + " is a saved session state; continue it with --resume " + origin);
+    }
     try {
         return session_config_from_json(j);
     } catch (const ConfigError& e) {
-        throw ConfigError(e.field(), origin + ": " + (e.field().empty() ? "" : e.field() + ": ") +
-                                         std::string(e.what()).substr(e.field().empty() ? 0 : e.field().size() + 2));
+        throw ConfigError(e.field(), e.message() + " (in " + origin + ")");
     }
 }
 
@@ -212,36 +220,69 @@ SessionConfig load_config(const std::string& name_or_path) {
     return parse_config_text(ss.str(), path.filename().string());
 }
 
-void apply_override(SessionConfig& c, const std::string& assignment) {
-    const auto eq = assignment.find('=');
-    if (eq == std::string::npos || eq == 0)
-        throw ConfigError("--set", "'" + assignment + "' is not key=value (e.g. scaler.growth_interval=50)");
-    const std::string key = assignment.substr(0, eq);
-    const std::string text = assignment.substr(eq + 1);
-    nlohmann::json value;
-    try {
-        value = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
-        value = text;  // bare text: a name such as fp32,amp-fp16 or 2-64-2
-    }
-    nlohmann::json j = to_json(c);
-    nlohmann::json* node = &j;
-    std::stringstream ss(key);
-    std::string part, walked;
-    std::vector<std::string> parts;
-    while (std::getline(ss, part, '.')) parts.push_back(part);
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-        walked += (walked.empty() ? "" : ".") + parts[i];
-        if (!node->is_object() || !node->contains(parts[i]))
-            throw ConfigError(walked, "unknown setting (in --set " + assignment + ")");
-        if (i + 1 < parts.size()) node = &(*node)[parts[i]];
-    }
-    if (key == "scaler.preset") {
-        j["scaler"] = nlohmann::json{{"preset", value}};  // a new preset brings all its values
-    } else {
+void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignments) {
+    // Every assignment lands in the JSON first and the result is converted and validated once, so
+    // the order of --set flags that only make sense together (data.n_train=1, train.batch=1) does
+    // not matter; a later assignment to the same key wins.
+    const nlohmann::json known = to_json(c);  // the keys that exist
+    nlohmann::json j = known;
+    for (const auto& assignment : assignments) {
+        const auto eq = assignment.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw ConfigError("--set", "'" + assignment + "' is not key=value (e.g. scaler.growth_interval=50)");
+        const std::string key = assignment.substr(0, eq);
+        const std::string text = assignment.substr(eq + 1);
+        nlohmann::json value;
+        try {
+            value = nlohmann::json::parse(text);
+        } catch (const nlohmann::json::parse_error&) {
+            value = text;  // bare text: a name such as fp32,amp-fp16 or 2-64-2
+        }
+        std::stringstream ss(key);
+        std::string part;
+        std::vector<std::string> parts;
+        while (std::getline(ss, part, '.')) parts.push_back(part);
+        if (parts.empty()) throw ConfigError("--set", "'" + assignment + "' has an empty key");
+        // A key is known when the configuration had it, or an earlier assignment made it.
+        const auto find = [&](const nlohmann::json& root, std::string& walked) {
+            const nlohmann::json* node = &root;
+            walked.clear();
+            for (const auto& p : parts) {
+                walked += (walked.empty() ? "" : ".") + p;
+                if (!node->is_object() || !node->contains(p)) return false;
+                node = &node->at(p);
+            }
+            return true;
+        };
+        std::string walked, walked_now;
+        if (!find(known, walked) && !find(j, walked_now)) {
+            std::string message = "unknown setting (in --set " + assignment + ")";
+            if (parts.size() == 2 && parts[0] == "scaler_overrides") {
+                nlohmann::json o = j["scaler_overrides"].is_object() ? j["scaler_overrides"] : nlohmann::json::object();
+                o[parts[1]] = value;
+                message += "; scaler_overrides is one object: write scaler_overrides=" + o.dump();
+            }
+            throw ConfigError(walked, message);
+        }
+        if (key == "scaler.preset") {
+            j["scaler"] = nlohmann::json{{"preset", value}};  // a new preset brings all its values
+            continue;
+        }
+        nlohmann::json* node = &j;
+        walked.clear();
+        for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+            walked += (walked.empty() ? "" : ".") + parts[i];
+            node = &(*node)[parts[i]];
+            if (node->is_null()) *node = nlohmann::json::object();
+            if (!node->is_object())
+                throw ConfigError(walked, "was set to " + node->dump() + " by an earlier --set, so " + key +
+                                              " cannot be set");
+        }
         (*node)[parts.back()] = value;
     }
     c = session_config_from_json(j);
 }
+
+void apply_override(SessionConfig& c, const std::string& assignment) { apply_overrides(c, {assignment}); }
 
 }  // namespace mpx

@@ -47,7 +47,10 @@ SessionConfig load_config(const std::string& name_or_path);
 SessionConfig parse_config_text(const std::string& text, const std::string& origin);
 std::vector<std::string> preset_names();
 std::filesystem::path preset_directory();
-// Applies "key=value" (key a dotted path such as scaler.growth_interval; value JSON or bare text).
+// Applies "key=value" assignments (key a dotted path such as scaler.growth_interval; value JSON or
+// bare text) all at once: the result is validated once, so their order matters only when two set
+// the same key (the later wins). On error c is unchanged.
+void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignments);
 void apply_override(SessionConfig& c, const std::string& assignment);
 
 }  // namespace mpx

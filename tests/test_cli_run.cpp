@@ -124,6 +124,57 @@ private slots:
         QVERIFY(QDir(tmp.path()).entryList(QDir::Files).isEmpty());
     }
 
+    // A shortcut flag given with an impossible value is an error naming it, not silently ignored.
+    void bad_shortcut_flag_exits_2_names_flag_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("flag");
+        QTest::newRow("steps_0") << QStringList{"--steps", "0"} << "--steps";
+        QTest::newRow("steps_negative") << QStringList{"--steps", "-5"} << "--steps";
+        QTest::newRow("steps_huge") << QStringList{"--steps", "1000000000"} << "--steps";
+        QTest::newRow("seed_negative") << QStringList{"--seed", "-7"} << "--seed";
+        QTest::newRow("precision_empty") << QStringList{"--precision", ""} << "--precision";
+        QTest::newRow("scaler_empty") << QStringList{"--scaler", ""} << "--scaler";
+        QTest::newRow("device_empty") << QStringList{"--device", ""} << "--device";
+    }
+    void bad_shortcut_flag_exits_2_names_flag() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, flag);
+        QTemporaryDir tmp;
+        const QString csv = tmp.filePath(QStringLiteral("bad.csv"));
+        const Result r = cli(QStringList{"run", "--csv", csv, "--quiet"} + args);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(flag + QStringLiteral(": ")), qPrintable(describe(r)));
+        QVERIFY(QDir(tmp.path()).entryList(QDir::Files).isEmpty());
+    }
+
+    // --set assignments are validated together: settings that only fit together work in any order.
+    void set_order_does_not_matter() {
+        for (const QStringList& sets : {QStringList{"--set", "data.n_train=16", "--set", "train.batch=8"},
+                                        QStringList{"--set", "train.batch=8", "--set", "data.n_train=16"}}) {
+            const Result r = cli(QStringList{"run", "--steps", "2", "--quiet", "--print-config"} + sets);
+            QVERIFY2(r.code == 0, qPrintable(describe(r)));
+            const json j = json::parse(r.out.toStdString());
+            QCOMPARE(j.at("data").at("n_train").get<int>(), 16);
+            QCOMPARE(j.at("train").at("batch").get<int>(), 8);
+        }
+    }
+
+    // The sidecar a run writes is a configuration: --config <sidecar> trains the same run again.
+    void run_from_sidecar_reproduces_the_run() {
+        QTemporaryDir tmp;
+        const QString a = tmp.filePath(QStringLiteral("a.csv")), b = tmp.filePath(QStringLiteral("b.csv"));
+        Result r = cli({"run", "--precision", "fp32,amp-fp16", "--steps", "8", "--seed", "3", "--set",
+                        "train.lr=0.02", "--csv", a, "--quiet"});
+        QVERIFY2(r.code == 0, qPrintable(describe(r)));
+        r = cli({"run", "--config", tmp.filePath(QStringLiteral("a.json")), "--csv", b, "--quiet"});
+        QVERIFY2(r.code == 0, qPrintable(describe(r)));
+        const auto ra = read_csv(a), rb = read_csv(b);
+        QCOMPARE(ra.size(), 1 + 8 * 2);
+        QCOMPARE(rb.size(), ra.size());
+        for (int i = 0; i < ra.size(); ++i)
+            QCOMPARE(ra[i].mid(0, 21), rb[i].mid(0, 21));  // all but the two timing columns
+    }
+
     void unknown_preset_exits_2_and_lists_choices() {
         const Result r = cli({"run", "--config", "nosuchpreset", "--steps", "5"});
         QCOMPARE(r.code, 2);

@@ -70,6 +70,17 @@ QString error_field(F&& f) {
     return QStringLiteral("no error");
 }
 
+// The ConfigError f throws as "field|what" ("no error" when none is thrown; other exceptions escape).
+template <class F>
+QString config_error(F&& f) {
+    try {
+        f();
+    } catch (const ConfigError& e) {
+        return QString::fromStdString(e.field() + "|" + e.what());
+    }
+    return QStringLiteral("no error");
+}
+
 bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
 
 }  // namespace
@@ -201,6 +212,154 @@ private slots:
         QCOMPARE(parse_config_text(R"({"steps": 5})", "ok.json").steps, 5LL);
         QCOMPARE(error_field([] { load_config("nosuchpreset"); }), QStringLiteral("config"));
         QVERIFY_THROWS_EXCEPTION(IoError, load_config("/nonexistent/dir/x.json"));
+    }
+
+    // Integers outside the field's C++ type are errors, never a wrap-around (4294967297 → 1 for an
+    // int, -1 → 2^64-1 for the seed) nor an undefined float → int cast.
+    void out_of_range_integers_are_errors_data() {
+        QTest::addColumn<QString>("assignment");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("batch_wraps_to_1") << "train.batch=4294967297" << "train.batch";
+        QTest::newRow("negative_seed") << "seed=-1" << "seed";
+        QTest::newRow("steps_past_int64") << "steps=9223372036854775809" << "steps";
+        QTest::newRow("huge_double_to_int64") << "memory_budget=1e300" << "memory_budget";
+        QTest::newRow("huge_double_to_int") << "record_every=1e300" << "record_every";
+        QTest::newRow("huge_double_to_uint64") << "seed=1e30" << "seed";
+        QTest::newRow("negative_double_to_uint64") << "seed=-2.0" << "seed";
+        QTest::newRow("size_wraps") << "model.sizes=[2,4294967298,2]" << "model.sizes";
+    }
+    void out_of_range_integers_are_errors() {
+        QFETCH(QString, assignment);
+        QFETCH(QString, field);
+        SessionConfig c;
+        const json before = to_json(c);
+        const QString e = config_error([&] { apply_override(c, assignment.toStdString()); });
+        QVERIFY2(e.startsWith(field + "|" + field + ": must be an integer between "), qPrintable(e));
+        QCOMPARE(to_json(c), before);
+    }
+    void in_range_integers_still_read() {
+        SessionConfig c;
+        apply_override(c, "seed=18446744073709551615");
+        QCOMPARE(c.seed, std::numeric_limits<std::uint64_t>::max());
+        apply_override(c, "record_every=1e3");  // a whole-valued number is an integer
+        QCOMPARE(c.record_every, 1000);
+        apply_override(c, "memory_budget=9223372036854775807");
+        QCOMPARE(c.memory_budget, std::numeric_limits<std::int64_t>::max());
+        QCOMPARE(config_error([&] { apply_override(c, "record_every=2.5"); }).section('|', 0, 0),
+                 QStringLiteral("record_every"));
+    }
+
+    // All assignments land before anything is validated: settings that only fit together work in
+    // either order, and a later assignment to the same key wins.
+    void overrides_apply_together_in_any_order() {
+        for (const auto& sets : {std::vector<std::string>{"data.n_train=16", "train.batch=8"},
+                                 std::vector<std::string>{"train.batch=8", "data.n_train=16"}}) {
+            SessionConfig c;
+            QCOMPARE(c.train.batch > 16, true);  // one at a time, data.n_train=16 alone is invalid
+            apply_overrides(c, sets);
+            QCOMPARE(c.data.n_train, 16);
+            QCOMPARE(c.train.batch, 8);
+        }
+        SessionConfig c;
+        apply_overrides(c, {"train.lr=0.5", "scaler.preset=deepspeed", "scaler.growth_interval=7", "train.lr=0.25"});
+        QCOMPARE(c.train.lr, 0.25);
+        ScalerConfig expected = scaler_preset("deepspeed");
+        expected.growth_interval = 7;
+        QCOMPARE(c.scaler.growth_interval, 7);
+        QCOMPARE(c.scaler.hysteresis, expected.hysteresis);  // the preset's values, then the override
+        apply_overrides(c, {"scaler_overrides={\"growth_interval\":5}", "scaler_overrides.growth_interval=6"});
+        QCOMPARE(c.scaler_overrides, json({{"growth_interval", 6}}));
+        // A failure anywhere leaves the configuration as it was.
+        const json before = to_json(c);
+        QCOMPARE(config_error([&] { apply_overrides(c, {"train.lr=0.125", "data.n_train=1"}); }).section('|', 0, 0),
+                 QStringLiteral("train.batch"));
+        QCOMPARE(config_error([&] { apply_overrides(c, {"train.lr=0.125", "nope=1"}); }).section('|', 0, 0),
+                 QStringLiteral("nope"));
+        QCOMPARE(to_json(c), before);
+    }
+
+    // An export sidecar is a configuration file: its "config" object reproduces the run.
+    void sidecar_loads_as_a_config_file() {
+        QTemporaryDir tmp;
+        SessionConfig c;
+        apply_overrides(c, {"runs=fp32,amp-fp16+deepspeed", "steps=9", "seed=5", "train.lr=0.003"});
+        Session s(c);
+        std::vector<RunInfo> infos;
+        for (std::size_t i = 0; i < s.run_count(); ++i) infos.push_back(s.run(i).info());
+        const std::string text = sidecar_json(c, infos, "CPU (Eigen)", 9).dump(2);
+        QCOMPARE(to_json(parse_config_text(text, "runs.json")), to_json(c));
+        const fs::path path = fs::path(tmp.path().toStdString()) / "runs.json";
+        write_file_atomic(path, text);
+        QCOMPARE(to_json(load_config(path.string())), to_json(c));
+        const QString e = config_error([] { parse_config_text(R"({"format": "mpx-export", "version": "0.1.0"})", "x.json"); });
+        QVERIFY2(e.contains("x.json") && e.contains("config"), qPrintable(e));
+    }
+
+    // A field is named once: the context goes after the message, not before a second copy.
+    void error_messages_name_the_field_once() {
+        QCOMPARE(ConfigError("train.lr", "must be positive").message(), std::string("must be positive"));
+        QCOMPARE(std::string(ConfigError("train.lr", "must be positive").what()), std::string("train.lr: must be positive"));
+        QCOMPARE(config_error([] { parse_config_text(R"({"train": {"lr": "fast"}})", "bad1.json"); }),
+                 QStringLiteral("train.lr|train.lr: must be a number (in bad1.json)"));
+        SessionConfig c;
+        c.runs = {"fp32", "amp-fp16"};
+        c.scaler_overrides = {{"bogus", 1}};
+        QCOMPARE(config_error([&] { validate(c); }),
+                 QStringLiteral("scaler_overrides.bogus|scaler_overrides.bogus: unknown scaler setting (run amp-fp16)"));
+        // A key inside scaler_overrides that is not there yet: say how to write it.
+        SessionConfig d;
+        const QString e = config_error([&] { apply_override(d, "scaler_overrides.growth_interval=5"); });
+        QVERIFY2(e.startsWith("scaler_overrides.growth_interval|") &&
+                     e.contains(R"(write scaler_overrides={"growth_interval":5})"),
+                 qPrintable(e));
+    }
+
+    // A saved state from another version, or with counts that do not fit together, or with a key
+    // missing or mistyped, is a ConfigError for --resume, never a library message or a wrong resume.
+    void load_state_rejects_foreign_and_broken_states_data() {
+        QTest::addColumn<QString>("patch");  // JSON Patch applied to a good state
+        QTest::addColumn<QString>("expected");  // in what()
+        QTest::newRow("other_version") << R"([{"op":"replace","path":"/version","value":2}])"
+                                       << "another mpx version";
+        QTest::newRow("no_version") << R"([{"op":"remove","path":"/version"}])" << "another mpx version";
+        QTest::newRow("negative_step") << R"([{"op":"replace","path":"/step","value":-1}])" << "\"step\"";
+        QTest::newRow("step_past_config") << R"([{"op":"replace","path":"/step","value":100}])" << "\"step\"";
+        QTest::newRow("step_not_sampler") << R"([{"op":"replace","path":"/step","value":3}])" << "batch order";
+        QTest::newRow("negative_epoch") << R"([{"op":"replace","path":"/sampler/epoch","value":-1}])" << "\"epoch\"";
+        QTest::newRow("step_text") << R"([{"op":"replace","path":"/step","value":"4"}])" << "\"step\"";
+        QTest::newRow("negative_applied") << R"([{"op":"replace","path":"/runs/0/applied_steps","value":-2}])"
+                                          << "\"applied_steps\" of run 1";
+        QTest::newRow("applied_past_step") << R"([{"op":"replace","path":"/runs/1/applied_steps","value":5}])"
+                                           << "\"applied_steps\" of run 2";
+        QTest::newRow("no_sampler") << R"([{"op":"remove","path":"/sampler"}])" << "\"sampler\" is missing";
+        QTest::newRow("no_params") << R"([{"op":"remove","path":"/runs/0/params"}])" << "in the saved state";
+        QTest::newRow("label_wrong_type") << R"([{"op":"replace","path":"/runs/1/label","value":7}])"
+                                          << "in the saved state";
+        QTest::newRow("scaler_state_wrong_type")
+            << R"([{"op":"replace","path":"/runs/1/scaler_state","value":[]}])" << "(run 2 in the saved state)";
+        QTest::newRow("runs_not_array") << R"([{"op":"replace","path":"/runs","value":{}}])" << "number of runs";
+    }
+    void load_state_rejects_foreign_and_broken_states() {
+        QFETCH(QString, patch);
+        QFETCH(QString, expected);
+        SessionConfig c;
+        apply_overrides(c, {"runs=fp32,amp-fp16", "model.sizes=2-8-2", "steps=10", "train.batch=16", "data.n_train=64"});
+        Session s(c);
+        for (int i = 0; i < 4; ++i) s.step();
+        const json good = s.save_state();
+        QCOMPARE(Session::load_state(good)->steps_done(), 4LL);  // the unpatched state resumes
+        const json bad = good.patch(json::parse(patch.toStdString()));
+        QString e;
+        try {
+            Session::load_state(bad);
+            e = QStringLiteral("no error");
+        } catch (const ConfigError& err) {
+            e = QString::fromStdString(err.field() + "|" + err.what());
+        } catch (const std::exception& err) {
+            e = QStringLiteral("not a ConfigError: ") + err.what();
+        }
+        QVERIFY2(e.startsWith("--resume|--resume: ") && e.contains(expected), qPrintable(e));
+        if (expected == "another mpx version") QVERIFY2(e.contains("sidecar"), qPrintable(e));
     }
 
     // The header is DESIGN.md's column list, in order.

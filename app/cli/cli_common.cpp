@@ -11,17 +11,32 @@ namespace mpx::cli {
 
 SessionConfig build_config(const ConfigFlags& f) {
     SessionConfig c = load_config(f.config);
-    if (!f.precision.empty()) apply_override(c, "runs=" + f.precision);
-    if (!f.scaler.empty()) apply_override(c, "scaler.preset=\"" + f.scaler + "\"");
-    if (!f.model.empty()) apply_override(c, "model.sizes=\"" + f.model + "\"");
-    if (!f.dataset.empty()) apply_override(c, "data.kind=\"" + f.dataset + "\"");
-    if (f.steps > 0) apply_override(c, "steps=" + std::to_string(f.steps));
-    if (f.seed >= 0) {
-        apply_override(c, "seed=" + std::to_string(f.seed));
-        apply_override(c, "data.seed=" + std::to_string(f.seed));
+    std::vector<std::string> sets;
+    // Text values go in as JSON strings, so quotes or digits in them reach the setting as typed.
+    const auto text = [&](const std::optional<std::string>& value, const char* flag, const char* key,
+                          const char* example) {
+        if (!value) return;
+        if (value->find_first_not_of(" ,") == std::string::npos)
+            throw ConfigError(flag, std::string("must not be empty, e.g. ") + flag + " " + example);
+        sets.push_back(std::string(key) + "=" + nlohmann::json(*value).dump());
+    };
+    text(f.precision, "--precision", "runs", "fp32,amp-fp16");
+    text(f.scaler, "--scaler", "scaler.preset", "pytorch");
+    text(f.model, "--model", "model.sizes", "2-64-64-2");
+    text(f.dataset, "--dataset", "data.kind", "spirals");
+    if (f.steps != ConfigFlags::steps_not_given) {
+        if (f.steps < 1 || f.steps > 100'000'000)
+            throw ConfigError("--steps", "must be between 1 and 100,000,000 (got " + std::to_string(f.steps) + ")");
+        sets.push_back("steps=" + std::to_string(f.steps));
     }
-    if (!f.device.empty()) apply_override(c, "device=\"" + f.device + "\"");
-    for (const auto& s : f.sets) apply_override(c, s);
+    if (f.seed) {
+        if (*f.seed < 0) throw ConfigError("--seed", "must be at least 0 (got " + std::to_string(*f.seed) + ")");
+        sets.push_back("seed=" + std::to_string(*f.seed));
+        sets.push_back("data.seed=" + std::to_string(*f.seed));
+    }
+    text(f.device, "--device", "device", "cpu");
+    sets.insert(sets.end(), f.sets.begin(), f.sets.end());
+    apply_overrides(c, sets);
     return c;
 }
 

@@ -2,6 +2,8 @@
 // shortcut flags, and choosing the backend for a device setting.
 #pragma once
 
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,15 +11,20 @@
 
 namespace mpx::cli {
 
+// A shortcut flag that was given is applied even when its value is empty or out of range, so
+// that build_config can reject it (naming the flag) instead of silently keeping the preset's value.
 struct ConfigFlags {
+    static constexpr long long steps_not_given = std::numeric_limits<long long>::min();
     std::string config = "default";
     std::vector<std::string> sets;
-    std::string precision, scaler, model, dataset;
-    long long steps = 0;
-    long long seed = -1;
-    std::string device;
+    std::optional<std::string> precision, scaler, model, dataset;
+    long long steps = steps_not_given;  // a plain number: `run --resume` compares it with the saved steps
+    std::optional<long long> seed;
+    std::optional<std::string> device;
 };
-// Applies the flags in a fixed order: preset, then shortcuts, then --set (the most specific wins).
+// Applies the flags in a fixed order: preset, then shortcuts, then --set (the most specific wins),
+// and validates the result once. A shortcut flag with an impossible value is a ConfigError naming
+// the flag ("--steps: ...").
 SessionConfig build_config(const ConfigFlags& f);
 // The backend factory for cfg.device, and the device's name in words. Throws DeviceError when
 // "cuda" is asked for but cannot be used; "auto" falls back to the CPU and says why in `note`.

@@ -98,7 +98,9 @@ ConfigResult parseConfigText(const QString& text, const QString& origin) {
 
 ConfigResult applyOverrides(mpx::SessionConfig cfg, const QStringList& assignments) {
     return guarded([&] {
-        for (const QString& a : assignments) mpx::apply_override(cfg, a.toStdString());
+        std::vector<std::string> list;
+        for (const QString& a : assignments) list.push_back(a.toStdString());
+        mpx::apply_overrides(cfg, list);  // all at once: their order does not matter
         return cfg;
     });
 }
