@@ -1,4 +1,5 @@
 // ChartsPanel: six PlotWidgets over one RecordStore, one shared step range.
+#include <algorithm>
 #include "ui/charts_panel.hpp"
 
 #include <QCheckBox>
@@ -284,7 +285,8 @@ void ChartsPanel::drawTimeCharts() {
         plot(ChartId::loss)->setYRange(log_loss ? loss.lo : std::max(0.0, loss.lo - pad), loss.hi + pad);
     }
     if (scale.valid()) plot(ChartId::scale)->setYRange(scale.lo / 2, scale.hi * 2);
-    plot(ChartId::underflow)->setYRange(0, under.valid() && under.hi > 0 ? under.hi * 1.1 : 1);
+    // A share in percent: headroom above the highest value, but never past 100 %.
+    plot(ChartId::underflow)->setYRange(0, under.valid() && under.hi > 0 ? std::min(100.0, under.hi * 1.1) : 1);
     plot(ChartId::overflow)->setYRange(0, std::max(5.0, over.valid() ? over.hi * 1.1 : 0.0));
     plot(ChartId::throughput)->setYRange(0, tput.valid() && tput.hi > 0 ? tput.hi * 1.1 : 1);
 }
