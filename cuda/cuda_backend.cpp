@@ -1,7 +1,7 @@
-// CudaBackend: each op checks its tensors, queues kernels and GEMMs on the backend's stream, and
-// (for ops that report RoundStats) reads the device counters back at its end. Rule: the same
-// operands, formulas and rounding points as engine/cpu_backend.cpp, op for op; the per-op read-back
-// is a host sync that the per-step ring buffer of DESIGN.md will remove (docs/gpu.md).
+// CudaBackend: each op checks its tensors and queues kernels and GEMMs on the backend's stream; the
+// counts go into the device step record, read back by read_stats() with one copy into pinned
+// memory. Rule: the same operands, formulas and rounding points as engine/cpu_backend.cpp, op for
+// op; no op waits for the device except download, accuracy and read_stats.
 #include "cuda/cuda_backend.hpp"
 
 #include <cuda_runtime_api.h>
@@ -23,15 +23,6 @@ namespace {
 
 bool narrower(Format compute, Format storage) {  // as the CPU backend's view()
     return compute != Format::fp32 && compute != storage;
-}
-
-RoundStats round_stats(const Counts& c) {
-    RoundStats s;
-    s.overflow = c.overflow;
-    s.underflow = c.underflow;
-    s.subnormal = c.subnormal;
-    s.nonzero = c.nonzero;
-    return s;
 }
 
 void require(bool ok, const char* what) {
@@ -62,13 +53,14 @@ struct Stream {
     }
 };
 
-// Pinned host copy of the device counters (read back once per op).
-struct PinnedCounts {
-    Counts* p = nullptr;
-    PinnedCounts() { CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), sizeof(Counts))); }
-    PinnedCounts(const PinnedCounts&) = delete;
-    PinnedCounts& operator=(const PinnedCounts&) = delete;
-    ~PinnedCounts() {
+// Pinned host memory for one T: the target of the step record's asynchronous copy.
+template <typename T>
+struct Pinned {
+    T* p = nullptr;
+    Pinned() { CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), sizeof(T))); }
+    Pinned(const Pinned&) = delete;
+    Pinned& operator=(const Pinned&) = delete;
+    ~Pinned() {
         if (p) cudaFreeHost(p);
     }
 };
@@ -94,12 +86,14 @@ struct CudaBackend::Impl {
     std::string name;
     int cc = 0;  // compute capability, 90 for 9.0
     Gemm gemm;
-    DeviceBuffer counts{sizeof(Counts)};
-    PinnedCounts host_counts;
+    DeviceBuffer record{sizeof(StepStats)};  // the step record, on the device
+    Pinned<StepStats> host_record;
+    DeviceBuffer eval_counts{sizeof(Counts)};  // accuracy's hits, outside the step record
+    Pinned<Counts> host_eval_counts;
     // Scratch, grown on demand (outside the memory accounting, like the CPU's Eigen scratch).
     DeviceBuffer op_a, op_b;  // GEMM operands cast to the compute format
     DeviceBuffer acc;         // GEMM output (FP32) before rounding into the destination
-    DeviceBuffer aux;         // column sums, layernorm sums, staging, losses, block sums
+    DeviceBuffer aux;         // column sums, layernorm sums, staging, losses, chunk sums
     DeviceBuffer aux2;
     DeviceBuffer labels;
 
@@ -107,40 +101,30 @@ struct CudaBackend::Impl {
         : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {}
 
     cudaStream_t s() const { return stream.s; }
-    Counts* counters() { return static_cast<Counts*>(counts.data()); }
+    StepStats* rec() { return static_cast<StepStats*>(record.data()); }
+    // The pass of the device record that ops add to now (nullptr: uncounted work).
+    Counts* counters(Pass p) {
+        return p == Pass::uncounted ? nullptr : &rec()->pass[static_cast<int>(p)];
+    }
 
-    // Start of an op: this backend's device current (the worker thread may not have chosen it),
-    // counters zeroed.
-    void begin() {
-        CUDA_CHECK(cudaSetDevice(device));
-        CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, sizeof(Counts), s()));
-    }
-    // End of an op: wait for it and read its counters.
-    Counts finish() {
-        CUDA_CHECK(cudaMemcpyAsync(host_counts.p, counts.data(), sizeof(Counts),
-                                   cudaMemcpyDeviceToHost, s()));
-        CUDA_CHECK(cudaStreamSynchronize(s()));
-        return *host_counts.p;
-    }
-    template <typename T>
-    std::vector<T> read(const T* src, std::size_t n) {  // after finish()
-        std::vector<T> out(n);
-        if (n) CUDA_CHECK(cudaMemcpy(out.data(), src, n * sizeof(T), cudaMemcpyDeviceToHost));
-        return out;
-    }
+    // Start of an op: this backend's device current (the worker thread may not have chosen it).
+    void use() { CUDA_CHECK(cudaSetDevice(device)); }
 
     // A GEMM operand in the layout cuBLAS is given: the tensor itself where its storage already is
     // the compute format's, else a cast into `scratch` (rounded to the compute format as the CPU's
-    // view() rounds; this rounding is not counted there either).
-    const void* operand(const Tensor& t, Format compute, DeviceBuffer& scratch) {
+    // operand(); the cast counted into `counts` where given, as there).
+    const void* operand(const Tensor& t, Format compute, DeviceBuffer& scratch, Counts* counts) {
         const Format stored_as = gemm_storage(gemm_input(compute));
         const bool round = narrower(compute, t.format());
         const bool same_container =
             t.format() == stored_as || (t.format() == Format::tf32 && stored_as == Format::fp32);
         if (same_container && !round) return t.data();
         void* dst = scratch.get<char>(t.size() * info(stored_as).storage_bytes);
-        cuda::convert(t.data(), t.format(), round ? compute : Format::fp32, dst, stored_as,
-                      t.size(), nullptr, s());
+        if (round)
+            cuda::cast(t.data(), t.format(), compute, dst, stored_as, t.size(), counts, s());
+        else
+            cuda::convert(t.data(), t.format(), Format::fp32, dst, stored_as, t.size(), nullptr,
+                          s());
         return dst;
     }
 
@@ -223,25 +207,40 @@ void CudaBackend::raw_free(void* p) noexcept {
     cudaFree(p);  // nothing sensible to do with a failure in a destructor path
 }
 
+// ---- the step record ---------------------------------------------------------------------------
+
+void CudaBackend::begin_step() {
+    m->use();
+    CUDA_CHECK(cudaMemsetAsync(m->record.data(), 0, sizeof(StepStats), m->s()));
+}
+
+const StepStats& CudaBackend::read_stats() {
+    m->use();
+    CUDA_CHECK(cudaMemcpyAsync(m->host_record.p, m->record.data(), sizeof(StepStats),
+                               cudaMemcpyDeviceToHost, m->s()));
+    CUDA_CHECK(cudaStreamSynchronize(m->s()));
+    return *m->host_record.p;
+}
+
 // ---- transfers ---------------------------------------------------------------------------------
 
-RoundStats CudaBackend::upload(std::span<const float> src, Tensor& dst) {
+void CudaBackend::upload(std::span<const float> src, Tensor& dst) {
     require_own(this, {&dst});
     require(src.size() >= dst.size(), "upload: fewer values than the tensor holds");
-    m->begin();
+    m->use();
     const std::size_t n = dst.size();
     float* stage = m->aux.get<float>(n);  // (n) FP32
+    // From pageable memory the copy returns once src has been taken: src may change afterwards.
     if (n)
         CUDA_CHECK(
             cudaMemcpyAsync(stage, src.data(), n * sizeof(float), cudaMemcpyHostToDevice, m->s()));
-    cuda::encode(stage, dst.format(), dst.data(), n, m->counters(), m->s());
-    return round_stats(m->finish());
+    cuda::encode(stage, dst.format(), dst.data(), n, m->counters(pass()), m->s());
 }
 
 void CudaBackend::download(const Tensor& src, std::span<float> dst) {
     require_own(this, {&src});
     require(dst.size() >= src.size(), "download: the destination is smaller than the tensor");
-    CUDA_CHECK(cudaSetDevice(m->device));
+    m->use();
     const std::size_t n = src.size();
     const void* from = src.data();
     if (info(src.format()).storage_bytes != 4) {  // FP32/TF32 containers are the values already
@@ -258,7 +257,7 @@ void CudaBackend::download(const Tensor& src, std::span<float> dst) {
 void CudaBackend::copy(const Tensor& src, Tensor& dst) {
     require_own(this, {&src, &dst});
     require(src.size() == dst.size(), "copy: shapes differ");
-    CUDA_CHECK(cudaSetDevice(m->device));
+    m->use();
     if (src.format() == dst.format()) {
         if (src.bytes())
             CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.bytes(),
@@ -271,7 +270,7 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
 
 void CudaBackend::fill(Tensor& dst, float value) {
     require_own(this, {&dst});
-    CUDA_CHECK(cudaSetDevice(m->device));
+    m->use();
     cuda::fill(dst.data(), dst.format(), value, dst.size(), m->s());
 }
 
@@ -279,8 +278,8 @@ void CudaBackend::fill(Tensor& dst, float value) {
 // Row-major (r, c) is column-major (c, r) with leading dimension c, so each row-major product is
 // handed to cuBLAS transposed: y = x·wᵀ becomes yᵀ = w·xᵀ, and so on.
 
-RoundStats CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor* b,
-                                       Format compute, Tensor& y) {
+void CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Format compute,
+                                 Tensor& y) {
     require_own(this, {&x, &w, b, &y});
     const int B = x.rows(), in = x.cols(), out = w.rows();
     require(w.cols() == in && y.rows() == B && y.cols() == out,
@@ -288,84 +287,111 @@ RoundStats CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const T
     require(!b || b->size() == static_cast<std::size_t>(out),
             "linear_forward: bias size is not out");
     require_format_support(compute);
-    m->begin();
-    const void* wa = m->operand(w, compute, m->op_a);                   // column-major (in, out)
-    const void* xb = m->operand(x, compute, m->op_b);                   // column-major (in, B)
+    m->use();
+    Counts* counts = m->counters(pass());
+    const void* wa = m->operand(w, compute, m->op_a, counts);           // column-major (in, out)
+    const void* xb = m->operand(x, compute, m->op_b, counts);           // column-major (in, B)
     float* acc = m->acc.get<float>(static_cast<std::size_t>(B) * out);  // column-major (out, B)
     m->gemm.run(gemm_input(compute), true, false, out, B, in, wa, in, xb, in, acc, out);
     cuda::bias_store(acc, b ? b->data() : nullptr, b ? b->format() : Format::fp32, y.data(),
-                     y.format(), B, out, m->counters(), m->s());
-    return round_stats(m->finish());
+                     y.format(), B, out, counts, m->s());
 }
 
-RoundStats CudaBackend::linear_backward_input(const Tensor& dy, const Tensor& w, Format compute,
-                                              Tensor& dx) {
-    require_own(this, {&dy, &w, &dx});
-    const int B = dy.rows(), out = dy.cols(), in = w.cols();
-    require(w.rows() == out && dx.rows() == B && dx.cols() == in,
-            "linear_backward_input: shapes do not match");
-    require_format_support(compute);
-    m->begin();
-    const void* wa = m->operand(w, compute, m->op_a);                  // column-major (in, out)
-    const void* dyb = m->operand(dy, compute, m->op_b);                // column-major (out, B)
-    float* acc = m->acc.get<float>(static_cast<std::size_t>(B) * in);  // column-major (in, B)
-    m->gemm.run(gemm_input(compute), false, false, in, B, out, wa, in, dyb, out, acc, in);
-    cuda::encode(acc, dx.format(), dx.data(), dx.size(), m->counters(), m->s());
-    return round_stats(m->finish());
+namespace {
+void check_backward_shapes(const Tensor& dy, const Tensor* x, const Tensor* w, const Tensor* dw,
+                           const Tensor* db, const Tensor* dx) {
+    const int B = dy.rows(), out = dy.cols();
+    require(!w || w->rows() == out, "linear backward: w does not match dy");
+    require(!x || x->rows() == B, "linear backward: x does not match dy");
+    require(!dw || (x && dw->rows() == out && dw->cols() == x->cols()),
+            "linear backward: dw does not match");
+    require(!db || db->size() == static_cast<std::size_t>(out), "linear backward: db size is not out");
+    require(!dx || (w && dx->rows() == B && dx->cols() == w->cols()),
+            "linear backward: dx does not match");
 }
+}  // namespace
 
-RoundStats CudaBackend::linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
-                                               Format round_through, Tensor& dw, Tensor* db,
-                                               Accumulate acc) {
-    require_own(this, {&dy, &x, &dw, db});
-    const int B = dy.rows(), out = dy.cols(), in = x.cols();
-    require(x.rows() == B && dw.rows() == out && dw.cols() == in,
-            "linear_backward_weight: shapes do not match");
-    require(!db || db->size() == static_cast<std::size_t>(out),
-            "linear_backward_weight: db size is not out");
-    require_format_support(compute);
-    m->begin();
-    const bool add = acc == Accumulate::add;
-    const void* xa = m->operand(x, compute, m->op_a);    // column-major (in, B)
-    const void* dyb = m->operand(dy, compute, m->op_b);  // column-major (out, B), used transposed
-    float* values = m->acc.get<float>(dw.size());        // column-major (in, out) = row-major dw
-    m->gemm.run(gemm_input(compute), false, true, in, out, B, xa, in, dyb, out, values, in);
-    cuda::accumulate(values, round_through, add, dw.data(), dw.format(), dw.size(), m->counters(),
-                     m->s());
-    if (db) {
-        // Bias gradient: FP32 column sums of dy as stored (not rounded to the compute format).
-        float* sums = m->aux.get<float>(static_cast<std::size_t>(out));  // (out)
-        cuda::column_sums(dy.data(), dy.format(), B, out, eigen_pairwise_columns(out), sums,
-                          m->s());
-        cuda::accumulate(sums, round_through, add, db->data(), db->format(), db->size(),
-                         m->counters(), m->s());
+// The backward GEMMs on dy already cast (dyb: column-major (out, B)); x's and w's casts were
+// counted by the forward pass and are not counted again.
+struct BackwardGemms {
+    static void input(CudaBackend::Impl& m, const void* dyb, const Tensor& w, Format compute,
+                      int B, Tensor& dx, Counts* counts) {
+        const int out = w.rows(), in = w.cols();
+        const void* wa = m.operand(w, compute, m.op_a, nullptr);          // column-major (in, out)
+        float* acc = m.acc.get<float>(static_cast<std::size_t>(B) * in);  // column-major (in, B)
+        m.gemm.run(gemm_input(compute), false, false, in, B, out, wa, in, dyb, out, acc, in);
+        cuda::encode(acc, dx.format(), dx.data(), dx.size(), counts, m.s());
     }
-    return round_stats(m->finish());
+    static void weight(CudaBackend::Impl& m, const void* dyb, const Tensor& dy, const Tensor& x,
+                       Format compute, Format round_through, Tensor& dw, Tensor* db, bool add,
+                       Counts* counts) {
+        const int B = dy.rows(), out = dy.cols(), in = x.cols();
+        const void* xa = m.operand(x, compute, m.op_a, nullptr);  // column-major (in, B)
+        float* values = m.acc.get<float>(dw.size());              // column-major (in, out) = dw
+        m.gemm.run(gemm_input(compute), false, true, in, out, B, xa, in, dyb, out, values, in);
+        cuda::accumulate(values, round_through, add, dw.data(), dw.format(), dw.size(), counts,
+                         m.s());
+        if (!db) return;
+        // Bias gradient: FP32 column sums of dy as stored (not cast to the compute format).
+        float* sums = m.aux.get<float>(static_cast<std::size_t>(out));  // (out)
+        cuda::column_sums(dy.data(), dy.format(), B, out, sums, m.s());
+        cuda::accumulate(sums, round_through, add, db->data(), db->format(), db->size(), counts,
+                         m.s());
+    }
+};
+
+void CudaBackend::linear_backward_input(const Tensor& dy, const Tensor& w, Format compute,
+                                        Tensor& dx) {
+    linear_backward_parts(dy, nullptr, &w, compute, Format::fp32, nullptr, nullptr,
+                          Accumulate::overwrite, &dx);
+}
+
+void CudaBackend::linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
+                                         Format round_through, Tensor& dw, Tensor* db,
+                                         Accumulate acc) {
+    linear_backward_parts(dy, &x, nullptr, compute, round_through, &dw, db, acc, nullptr);
+}
+
+void CudaBackend::linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w,
+                                  Format compute, Format round_through, Tensor& dw, Tensor* db,
+                                  Accumulate acc, Tensor* dx) {
+    linear_backward_parts(dy, &x, &w, compute, round_through, &dw, db, acc, dx);
+}
+
+void CudaBackend::linear_backward_parts(const Tensor& dy, const Tensor* x, const Tensor* w,
+                                        Format compute, Format round_through, Tensor* dw,
+                                        Tensor* db, Accumulate acc, Tensor* dx) {
+    require_own(this, {&dy, x, w, dw, db, dx});
+    check_backward_shapes(dy, x, w, dw, db, dx);
+    require_format_support(compute);
+    m->use();
+    Counts* counts = m->counters(pass());
+    const void* dyb = m->operand(dy, compute, m->op_b, counts);  // column-major (out, B), cast once
+    if (dw) BackwardGemms::weight(*m, dyb, dy, *x, compute, round_through, *dw, db,
+                                  acc == Accumulate::add, counts);
+    if (dx) BackwardGemms::input(*m, dyb, *w, compute, dy.rows(), *dx, counts);
 }
 
 // ---- element-wise and per-row ops --------------------------------------------------------------
 
-RoundStats CudaBackend::activation_forward(Activation a, const Tensor& z, Tensor& h) {
+void CudaBackend::activation_forward(Activation a, const Tensor& z, Tensor& h) {
     require_own(this, {&z, &h});
     require(z.size() == h.size(), "activation_forward: shapes differ");
-    m->begin();
-    cuda::activation_forward(to_dev(a), z.data(), z.format(), h.data(), h.format(), z.size(),
-                             m->counters(), m->s());
-    return round_stats(m->finish());
+    m->use();
+    cuda::activation_forward(a, z.data(), z.format(), h.data(), h.format(), z.size(),
+                             m->counters(pass()), m->s());
 }
 
-RoundStats CudaBackend::activation_backward(Activation a, const Tensor& z, const Tensor& dh,
-                                            Tensor& dz) {
+void CudaBackend::activation_backward(Activation a, const Tensor& z, const Tensor& dh, Tensor& dz) {
     require_own(this, {&z, &dh, &dz});
     require(z.size() == dh.size() && z.size() == dz.size(), "activation_backward: shapes differ");
-    m->begin();
-    cuda::activation_backward(to_dev(a), z.data(), z.format(), dh.data(), dh.format(), dz.data(),
-                              dz.format(), z.size(), m->counters(), m->s());
-    return round_stats(m->finish());
+    m->use();
+    cuda::activation_backward(a, z.data(), z.format(), dh.data(), dh.format(), dz.data(),
+                              dz.format(), z.size(), m->counters(pass()), m->s());
 }
 
-RoundStats CudaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                          Tensor& y, Tensor& mean, Tensor& rstd) {
+void CudaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                    Tensor& y, Tensor& mean, Tensor& rstd) {
     require_own(this, {&x, &gamma, &beta, &y, &mean, &rstd});
     const int B = x.rows(), D = x.cols();
     require(y.rows() == B && y.cols() == D && gamma.size() == static_cast<std::size_t>(D) &&
@@ -375,16 +401,15 @@ RoundStats CudaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, 
                 mean.size() == static_cast<std::size_t>(B) &&
                 rstd.size() == static_cast<std::size_t>(B),
             "layernorm_forward: mean and rstd must be FP32 (B, 1)");
-    m->begin();
+    m->use();
     cuda::layernorm_forward(x.data(), x.format(), gamma.data(), gamma.format(), beta.data(),
                             beta.format(), y.data(), y.format(), static_cast<float*>(mean.data()),
-                            static_cast<float*>(rstd.data()), B, D, m->counters(), m->s());
-    return round_stats(m->finish());
+                            static_cast<float*>(rstd.data()), B, D, m->counters(pass()), m->s());
 }
 
-RoundStats CudaBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                                           const Tensor& rstd, const Tensor& dy, Tensor& dx,
-                                           Tensor& dgamma, Tensor& dbeta, Accumulate acc) {
+void CudaBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                     const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                                     Tensor& dgamma, Tensor& dbeta, Accumulate acc) {
     require_own(this, {&x, &gamma, &mean, &rstd, &dy, &dx, &dgamma, &dbeta});
     const int B = x.rows(), D = x.cols();
     const auto d = static_cast<std::size_t>(D);
@@ -393,66 +418,52 @@ RoundStats CudaBackend::layernorm_backward(const Tensor& x, const Tensor& gamma,
             "layernorm_backward: shapes do not match");
     require(mean.format() == Format::fp32 && rstd.format() == Format::fp32,
             "layernorm_backward: mean and rstd must be FP32");
-    m->begin();
+    m->use();
+    Counts* counts = m->counters(pass());
     float* row_sums = m->aux.get<float>(2 * static_cast<std::size_t>(B));  // (2, B)
     float* sums = m->aux2.get<float>(2 * d);                               // dγ (D), dβ (D)
     cuda::layernorm_backward(
         x.data(), x.format(), gamma.data(), gamma.format(), static_cast<const float*>(mean.data()),
         static_cast<const float*>(rstd.data()), dy.data(), dy.format(), dx.data(), dx.format(),
-        sums, sums + d, row_sums, B, D, m->counters(), m->s());
+        sums, sums + d, row_sums, B, D, counts, m->s());
     const bool add = acc == Accumulate::add;
-    cuda::accumulate(sums, dgamma.format(), add, dgamma.data(), dgamma.format(), d, m->counters(),
+    cuda::accumulate(sums, dgamma.format(), add, dgamma.data(), dgamma.format(), d, counts, m->s());
+    cuda::accumulate(sums + d, dbeta.format(), add, dbeta.data(), dbeta.format(), d, counts,
                      m->s());
-    cuda::accumulate(sums + d, dbeta.format(), add, dbeta.data(), dbeta.format(), d, m->counters(),
-                     m->s());
-    return round_stats(m->finish());
 }
 
-RoundStats CudaBackend::dropout(Tensor& h, float p, std::uint64_t seed) {
+void CudaBackend::dropout(Tensor& h, float p, std::uint64_t seed) {
     require_own(this, {&h});
-    m->begin();
-    const float keep = 1.0f / (1.0f - p);  // the CPU's expression, on the host
-    cuda::dropout(h.data(), h.format(), p, keep, seed, h.size(), m->counters(), m->s());
-    return round_stats(m->finish());
+    m->use();
+    cuda::dropout(h.data(), h.format(), p, hd::dropout_keep_scale(p), seed, h.size(),
+                  m->counters(pass()), m->s());
 }
 
 // ---- losses ------------------------------------------------------------------------------------
 
-LossResult CudaBackend::softmax_cross_entropy(const Tensor& logits, std::span<const int> labels,
-                                              float scale, Tensor& dlogits) {
+void CudaBackend::softmax_cross_entropy(const Tensor& logits, std::span<const int> labels,
+                                        float scale, Tensor& dlogits) {
     require_own(this, {&logits, &dlogits});
     const int B = logits.rows(), C = logits.cols();
     require(dlogits.rows() == B && dlogits.cols() == C, "softmax_cross_entropy: shapes differ");
     require(C > 0, "softmax_cross_entropy: no classes");
     const std::vector<int> l = m->checked_labels(labels, B, C);
-    m->begin();
+    m->use();
     const int* dl = m->upload_labels(l);
     float* row_loss = m->aux.get<float>(static_cast<std::size_t>(B));  // (B)
     const float inv_b = 1.0f / static_cast<float>(B);
     cuda::softmax_xent(logits.data(), logits.format(), dl, B, C, inv_b, scale, row_loss,
-                       dlogits.data(), dlogits.format(), m->counters(), m->s());
-    LossResult res;
-    res.rounding = round_stats(m->finish());
-    double total = 0.0;  // in double, in row order, as the CPU
-    for (float v : m->read(row_loss, static_cast<std::size_t>(B))) total += static_cast<double>(v);
-    res.loss = static_cast<float>(total / B);
-    return res;
+                       dlogits.data(), dlogits.format(), m->counters(pass()), m->rec(), m->s());
 }
 
-LossResult CudaBackend::mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) {
+void CudaBackend::mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) {
     require_own(this, {&pred, &target, &dpred});
     require(pred.size() == target.size() && pred.size() == dpred.size(), "mse: shapes differ");
-    m->begin();
+    m->use();
     const std::size_t n = pred.size();
     float* squared = m->aux.get<float>(n);  // (n)
     cuda::mse(pred.data(), pred.format(), target.data(), target.format(), n, scale, squared,
-              dpred.data(), dpred.format(), m->counters(), m->s());
-    LossResult res;
-    res.rounding = round_stats(m->finish());
-    double total = 0.0;  // in double, in element order, as the CPU
-    for (float v : m->read(squared, n)) total += static_cast<double>(v);
-    res.loss = static_cast<float>(total / static_cast<float>(n));
-    return res;
+              dpred.data(), dpred.format(), m->counters(pass()), m->rec(), m->s());
 }
 
 double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) {
@@ -465,64 +476,57 @@ double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) 
     std::vector<int> l(labels.begin(), labels.begin() + B);
     for (int& v : l)
         if (v < 0 || v >= C) v = -1;
-    m->begin();
-    cuda::accuracy(logits.data(), logits.format(), m->upload_labels(l), B, C, m->counters(),
-                   m->s());
-    return static_cast<double>(m->finish().hits) / B;
+    m->use();
+    CUDA_CHECK(cudaMemsetAsync(m->eval_counts.data(), 0, sizeof(Counts), m->s()));
+    cuda::accuracy(logits.data(), logits.format(), m->upload_labels(l), B, C,
+                   static_cast<Counts*>(m->eval_counts.data()), m->s());
+    CUDA_CHECK(cudaMemcpyAsync(m->host_eval_counts.p, m->eval_counts.data(), sizeof(Counts),
+                               cudaMemcpyDeviceToHost, m->s()));
+    CUDA_CHECK(cudaStreamSynchronize(m->s()));
+    return static_cast<double>(m->host_eval_counts.p->hits) / B;
 }
 
 // ---- gradients and the optimizer ---------------------------------------------------------------
 
-GradCheck CudaBackend::unscale_and_check(const Tensor& grad, float inv_scale, Tensor& master_grad) {
-    require_own(this, {&grad, &master_grad});
-    require(master_grad.format() == Format::fp32 && master_grad.size() == grad.size(),
-            "unscale_and_check: the unscaled gradient must be FP32 of the gradient's size");
-    m->begin();
+void CudaBackend::unscale_and_check(const Tensor& grad, float inv_scale, Tensor& unscaled) {
+    require_own(this, {&grad, &unscaled});
+    require(unscaled.size() == grad.size(), "unscale_and_check: the unscaled gradient's shape differs");
+    m->use();
     const std::size_t n = grad.size();
-    const int blocks = unscale_blocks(n);
-    double* sums = m->aux.get<double>(static_cast<std::size_t>(blocks));  // (blocks)
-    cuda::unscale_check(grad.data(), grad.format(), inv_scale,
-                        static_cast<float*>(master_grad.data()), n, sums, m->counters(), m->s());
-    GradCheck res;
-    res.found_inf = m->finish().bad > 0;
-    // Block sums added in block order: deterministic; equal to the CPU's sequential double sum to
-    // a few ulps of a double.
-    double ss = 0.0;
-    for (double v : m->read(sums, static_cast<std::size_t>(blocks))) ss += v;
-    res.sum_squares = ss;
-    return res;
+    double* chunk_sums = m->aux.get<double>(unscale_chunks(n));  // (chunks)
+    cuda::unscale_check(grad.data(), grad.format(), inv_scale, unscaled.data(), unscaled.format(), n,
+                        chunk_sums, m->counters(pass()), m->rec(), m->s());
 }
 
 void CudaBackend::scale(Tensor& t, float factor) {
     require_own(this, {&t});
-    CUDA_CHECK(cudaSetDevice(m->device));
+    m->use();
     cuda::scale(t.data(), t.format(), factor, t.size(), m->s());
 }
 
-UpdateStats CudaBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad,
-                                          Tensor* master, Tensor& working, Tensor& state1,
-                                          Tensor* state2) {
+void CudaBackend::clip_to_norm(Tensor& t, double max_norm) {
+    require_own(this, {&t});
+    m->use();
+    cuda::clip_to_norm(t.data(), t.format(), t.size(), max_norm, m->rec(), m->s());
+}
+
+void CudaBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
+                                   Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) {
     require_own(this, {&grad, master, &working, &state1, state2});
     const std::size_t n = grad.size();
-    require(working.size() == n && state1.size() == n && state1.format() == Format::fp32,
-            "optimizer_update: working copy and state must match the gradient (state FP32)");
+    require(working.size() == n && state1.size() == n,
+            "optimizer_update: working copy and state must match the gradient");
+    require(!state2 || (state2->size() == n && state2->format() == state1.format()),
+            "optimizer_update: both states must have the gradient's size and one format");
     require(!master || (master->size() == n && master->format() == Format::fp32),
             "optimizer_update: the master copy must be FP32 of the gradient's size");
-    require(s.kind == OptimizerKind::sgd ||
-                (state2 && state2->size() == n && state2->format() == Format::fp32),
-            "optimizer_update: Adam needs a second FP32 state");
-    const dev::OptConsts k = optimizer_consts(s);
-    m->begin();
-    cuda::optimizer_update(
-        k, grad.data(), grad.format(), master ? static_cast<float*>(master->data()) : nullptr,
-        working.data(), working.format(), static_cast<float*>(state1.data()),
-        state2 ? static_cast<float*>(state2->data()) : nullptr, n, m->counters(), m->s());
-    const Counts c = m->finish();
-    UpdateStats u;
-    u.changed = c.changed;
-    u.lost = c.lost;
-    u.rounding = round_stats(c);
-    return u;
+    require(s.kind == OptimizerKind::sgd || state2, "optimizer_update: Adam needs a second state");
+    const hd::OptConsts k = optimizer_consts(s);
+    m->use();
+    cuda::optimizer_update(k, grad.data(), grad.format(),
+                           master ? static_cast<float*>(master->data()) : nullptr, working.data(),
+                           working.format(), state1.data(), state2 ? state2->data() : nullptr,
+                           state1.format(), n, m->counters(pass()), m->rec(), on_inf, m->s());
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {

@@ -1,6 +1,7 @@
-// The CUDA backend's kernels, then their launchers. Each kernel maps threads onto an MPX_HD
-// function of kernel_math.cuh (the arithmetic the CPU twin does, in its order) and adds what its
-// rounding did to a device Counts with one atomic per field per block. Rule: compiled with
+// The CUDA backend's kernels, then their launchers. Each kernel maps threads onto the MPX_HD
+// functions of engine/op_math.hpp and engine/format_core.hpp (the arithmetic the CPU backend runs,
+// in its order) and adds what its rounding did to a pass of the device step record with one atomic
+// per field per block. Rule: compiled with
 // --fmad=false (see cuda/CMakeLists.txt): a fused multiply-add rounds once where the CPU rounds
 // twice.
 #include "cuda/kernels.hpp"
@@ -12,7 +13,7 @@
 namespace mpx::cuda {
 namespace {
 
-using namespace mpx::dev;
+using namespace mpx::hd;
 
 constexpr int k_threads = 256;      // every kernel: full warps, the reductions below rely on it
 constexpr int k_max_blocks = 4096;  // grid-stride loops above this
@@ -101,7 +102,7 @@ struct BiasAdded {  // acc (rows, cols) + bias (cols); no bias: the value untouc
     }
 };
 struct Activated {
-    Act a;
+    Activation a;
     const void* z;
     Format zf;
     __device__ float operator()(std::size_t i) const {
@@ -109,7 +110,7 @@ struct Activated {
     }
 };
 struct ActivationGrad {
-    Act a;
+    Activation a;
     const void* z;
     Format zf;
     const void* dh;
@@ -153,9 +154,8 @@ struct LayerNormDx {
     int rows, D;
     __device__ float operator()(std::size_t i) const {
         const std::size_t r = i / D, c = i % D;
-        const float inv_d = 1.0f / static_cast<float>(D);
         return layernorm_dx(load_value(xf, x, i), load_value(dyf, dy, i), load_value(gf, gamma, c),
-                            mean[r], rstd[r], inv_d, row_sums[r], row_sums[rows + r]);
+                            mean[r], rstd[r], D, row_sums[r], row_sums[rows + r]);
     }
 };
 struct MseGrad {  // side output: the squared error of element i
@@ -174,6 +174,19 @@ struct MseGrad {  // side output: the squared error of element i
 
 __global__ void k_noop() {}
 
+__global__ void k_cast(const void* src, Format sf, Format compute, void* dst, Format df,
+                       std::size_t n, Counts* counts) {
+    const TallyEdges edges = tally_edges(compute);
+    Counts c;
+    for (std::size_t i = first_index(); i < n; i += grid_stride()) {
+        const float v = load_value(sf, src, i);
+        const float r = round_value(compute, v);
+        tally(edges, v, r, c);
+        store_value(df, dst, i, r);
+    }
+    add_counts(c, counts);
+}
+
 __global__ void k_decode(const void* src, Format f, float* dst, std::size_t n) {
     for (std::size_t i = first_index(); i < n; i += grid_stride()) dst[i] = load_value(f, src, i);
 }
@@ -186,35 +199,43 @@ __global__ void k_accumulate(const float* values, Format through, bool add, void
     add_counts(c, counts);
 }
 
-// One thread per column: the sums run down the rows in the CPU's order.
-__global__ void k_column_sums(const void* src, Format f, int rows, int cols, int pairwise_cols,
-                              float* out) {
+// One thread per column: the sums run down the rows in order (hd::column_sum).
+__global__ void k_column_sums(const void* src, Format f, int rows, int cols, float* out) {
     for (std::size_t c = first_index(); c < static_cast<std::size_t>(cols); c += grid_stride())
-        out[c] = column_sum(f, src, rows, cols, static_cast<int>(c), pairwise_cols);
+        out[c] = column_sum(
+            [&](int r) { return load_value(f, src, static_cast<std::size_t>(r) * cols + c); }, rows);
 }
 
 // One thread per row: the CPU's sequential row sums, bit for bit (a warp per row would be faster
 // for wide rows and no longer equal; the toy widths here are a few hundred at most).
 __global__ void k_layernorm_stats(const void* x, Format xf, int rows, int D, float* mean,
                                   float* rstd) {
-    for (std::size_t r = first_index(); r < static_cast<std::size_t>(rows); r += grid_stride())
-        layernorm_row_stats(xf, x, r, D, mean[r], rstd[r]);
+    for (std::size_t r = first_index(); r < static_cast<std::size_t>(rows); r += grid_stride()) {
+        const std::size_t o = r * D;
+        layernorm_row_stats([&](int c) { return load_value(xf, x, o + c); }, D, mean[r], rstd[r]);
+    }
 }
 
 __global__ void k_layernorm_row_sums(const void* x, Format xf, const void* gamma, Format gf,
                                      const void* dy, Format dyf, const float* mean,
                                      const float* rstd, int rows, int D, float* row_sums) {
-    for (std::size_t r = first_index(); r < static_cast<std::size_t>(rows); r += grid_stride())
-        layernorm_row_sums(xf, x, gf, gamma, dyf, dy, r, D, mean[r], rstd[r], row_sums[r],
-                           row_sums[rows + r]);
+    for (std::size_t r = first_index(); r < static_cast<std::size_t>(rows); r += grid_stride()) {
+        const std::size_t o = r * D;
+        layernorm_row_sums([&](int c) { return load_value(xf, x, o + c); },
+                           [&](int c) { return load_value(gf, gamma, c); },
+                           [&](int c) { return load_value(dyf, dy, o + c); }, D, mean[r], rstd[r],
+                           row_sums[r], row_sums[rows + r]);
+    }
 }
 
 __global__ void k_layernorm_columns(const void* x, Format xf, const void* dy, Format dyf,
                                     const float* mean, const float* rstd, int rows, int D,
                                     float* dgamma, float* dbeta) {
     for (std::size_t c = first_index(); c < static_cast<std::size_t>(D); c += grid_stride())
-        layernorm_column_sums(xf, x, dyf, dy, mean, rstd, rows, D, static_cast<int>(c), dgamma[c],
-                              dbeta[c]);
+        layernorm_column_sums(
+            [&](int r) { return load_value(xf, x, static_cast<std::size_t>(r) * D + c); },
+            [&](int r) { return load_value(dyf, dy, static_cast<std::size_t>(r) * D + c); }, mean,
+            rstd, rows, dgamma[c], dbeta[c]);
 }
 
 __global__ void k_softmax_xent(const void* logits, Format lf, const int* labels, int rows, int C,
@@ -222,55 +243,92 @@ __global__ void k_softmax_xent(const void* logits, Format lf, const int* labels,
                                Counts* counts) {
     const TallyEdges edges = tally_edges(df);
     Counts c;
-    for (std::size_t r = first_index(); r < static_cast<std::size_t>(rows); r += grid_stride())
-        row_loss[r] =
-            softmax_xent_row(lf, logits, C, r, labels[r], inv_b, scale, df, dlogits, edges, c);
+    for (std::size_t r = first_index(); r < static_cast<std::size_t>(rows); r += grid_stride()) {
+        const std::size_t o = r * C;
+        row_loss[r] = softmax_xent_row(
+            [&](int k) { return load_value(lf, logits, o + k); }, C, labels[r], inv_b, scale,
+            [&](int k, float v) { tally(edges, v, store_value(df, dlogits, o + k, v), c); });
+    }
     add_counts(c, counts);
+}
+
+// One thread: the losses added in double in order, their mean into the record (as the CPU).
+__global__ void k_add_mean_loss(const float* losses, std::size_t n, double count,
+                                StepStats* record) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    double total = 0.0;
+    for (std::size_t i = 0; i < n; ++i) total += static_cast<double>(losses[i]);
+    record->loss_sum += mean_loss(total, count);
 }
 
 __global__ void k_accuracy(const void* logits, Format lf, const int* labels, int rows, int C,
                            Counts* counts) {
     Counts c;
-    for (std::size_t r = first_index(); r < static_cast<std::size_t>(rows); r += grid_stride())
-        if (argmax_row(lf, logits, C, r) == labels[r]) ++c.hits;
+    for (std::size_t r = first_index(); r < static_cast<std::size_t>(rows); r += grid_stride()) {
+        const std::size_t o = r * C;
+        if (argmax_row([&](int k) { return load_value(lf, logits, o + k); }, C) == labels[r])
+            ++c.hits;
+    }
     add_counts(c, counts);
 }
 
-__global__ void k_unscale_check(const void* grad, Format gf, float inv_scale, float* out,
-                                std::size_t n, double* block_sums, Counts* counts) {
-    __shared__ double warp_ss[k_warps];
+// One thread per chunk of hd::k_sum_chunk elements: unscale, store (counted), flag inf/NaN, and the
+// chunk's sum of squares in double in element order.
+__global__ void k_unscale_check(const void* grad, Format gf, float inv_scale, void* out, Format of,
+                                std::size_t n, double* chunk_sums, Counts* counts) {
+    const TallyEdges edges = tally_edges(of);
+    const std::size_t chunks = (n + k_sum_chunk - 1) / k_sum_chunk;
     Counts c;
-    double ss = 0.0;
-    for (std::size_t i = first_index(); i < n; i += grid_stride()) {
-        const float v = load_value(gf, grad, i) * inv_scale;
-        out[i] = v;  // out may be grad itself (FP32 gradients are unscaled in place)
-        if (!is_finite(v)) ++c.bad;
-        ss += static_cast<double>(v) * v;
-    }
-    for (int off = 16; off > 0; off /= 2) ss += __shfl_down_sync(0xffffffffu, ss, off);
-    if (threadIdx.x % 32 == 0) warp_ss[threadIdx.x / 32] = ss;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t = 0.0;
-        for (int w = 0; w < k_warps; ++w) t += warp_ss[w];
-        block_sums[blockIdx.x] = t;
+    for (std::size_t k = first_index(); k < chunks; k += grid_stride()) {
+        const std::size_t end = (k + 1) * k_sum_chunk < n ? (k + 1) * k_sum_chunk : n;
+        double ss = 0.0;
+        for (std::size_t i = k * k_sum_chunk; i < end; ++i) {
+            const float v = load_value(gf, grad, i) * inv_scale;
+            tally(edges, v, store_value(of, out, i, v), c);  // out may be grad: read, then write
+            if (!is_finite(v)) ++c.bad;
+            ss += static_cast<double>(v) * v;
+        }
+        chunk_sums[k] = ss;
     }
     add_counts(c, counts);
+}
+
+// One thread: the chunk sums added into the record in chunk order (as the CPU).
+__global__ void k_add_chunk_sums(const double* chunk_sums, std::size_t chunks, StepStats* record) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    for (std::size_t k = 0; k < chunks; ++k) record->sum_squares += chunk_sums[k];
+}
+
+__global__ void k_clip(void* t, Format f, std::size_t n, double max_norm, const StepStats* record) {
+    float factor = 1.0f;
+    if (record->found_inf() || !clip_factor(record->sum_squares, max_norm, factor)) return;
+    for (std::size_t i = first_index(); i < n; i += grid_stride())
+        store_value(f, t, i, load_value(f, t, i) * factor);
 }
 
 __global__ void k_optimizer(OptConsts s, const void* grad, Format gf, float* master, void* working,
-                            Format wf, float* state1, float* state2, std::size_t n,
-                            Counts* counts) {
-    const TallyEdges edges = tally_edges(wf);
+                            Format wf, void* state1, void* state2, Format sf, std::size_t n,
+                            Counts* counts, const StepStats* record, OnInf on_inf) {
+    if (on_inf == OnInf::skip && record->found_inf()) return;  // uniform: every thread returns
+    const TallyEdges wedges = tally_edges(wf), sedges = tally_edges(sf);
     Counts c;
     for (std::size_t i = first_index(); i < n; i += grid_stride()) {
         float w = master ? master[i] : load_value(wf, working, i);
-        float m1 = state1[i];
-        float m2 = state2 ? state2[i] : 0.0f;
+        float m1 = load_value(sf, state1, i);
+        float m2 = state2 ? load_value(sf, state2, i) : 0.0f;
         const bool moved = optimizer_element(s, load_value(gf, grad, i), w, m1, m2);
-        state1[i] = m1;
-        if (state2) state2[i] = m2;
-        optimizer_write_back(moved, w, master, wf, working, i, edges, c);
+        if (sf != Format::fp32) {
+            tally(sedges, m1, store_value(sf, state1, i, m1), c);
+            if (state2) tally(sedges, m2, store_value(sf, state2, i, m2), c);
+        } else {
+            static_cast<float*>(state1)[i] = m1;
+            if (state2) static_cast<float*>(state2)[i] = m2;
+        }
+        if (master) master[i] = w;
+        const float before = load_value(wf, working, i);
+        const float after = store_value(wf, working, i, w);
+        tally(wedges, w, after, c);
+        count_update(moved, before, after, c);
     }
     add_counts(c, counts);
 }
@@ -304,6 +362,13 @@ void convert(const void* src, Format sf, Format round_to, void* dst, Format df, 
     launch_store(Converted{src, sf, round_to}, df, dst, n, counts, stream);
 }
 
+void cast(const void* src, Format sf, Format compute, void* dst, Format df, std::size_t n,
+          Counts* counts, cudaStream_t stream) {
+    if (n == 0) return;
+    k_cast<<<blocks_for(n), k_threads, 0, stream>>>(src, sf, compute, dst, df, n, counts);
+    check_launch();
+}
+
 void fill(void* dst, Format f, float value, std::size_t n, cudaStream_t stream) {
     launch_store(Constant{value}, f, dst, n, nullptr, stream);
 }
@@ -325,20 +390,19 @@ void accumulate(const float* values, Format through, bool add, void* dst, Format
     check_launch();
 }
 
-void column_sums(const void* src, Format f, int rows, int cols, int pairwise_cols, float* out,
-                 cudaStream_t stream) {
+void column_sums(const void* src, Format f, int rows, int cols, float* out, cudaStream_t stream) {
     if (cols == 0) return;
     k_column_sums<<<blocks_for(static_cast<std::size_t>(cols)), k_threads, 0, stream>>>(
-        src, f, rows, cols, pairwise_cols, out);
+        src, f, rows, cols, out);
     check_launch();
 }
 
-void activation_forward(Act a, const void* z, Format zf, void* h, Format hf, std::size_t n,
+void activation_forward(Activation a, const void* z, Format zf, void* h, Format hf, std::size_t n,
                         Counts* counts, cudaStream_t stream) {
     launch_store(Activated{a, z, zf}, hf, h, n, counts, stream);
 }
 
-void activation_backward(Act a, const void* z, Format zf, const void* dh, Format dhf, void* dz,
+void activation_backward(Activation a, const void* z, Format zf, const void* dh, Format dhf, void* dz,
                          Format dzf, std::size_t n, Counts* counts, cudaStream_t stream) {
     launch_store(ActivationGrad{a, z, zf, dh, dhf}, dzf, dz, n, counts, stream);
 }
@@ -358,15 +422,18 @@ void layernorm_backward(const void* x, Format xf, const void* gamma, Format gf, 
                         const float* rstd, const void* dy, Format dyf, void* dx, Format dxf,
                         float* dgamma, float* dbeta, float* row_sums, int rows, int D,
                         Counts* counts, cudaStream_t stream) {
-    if (rows == 0 || D == 0) return;
-    k_layernorm_row_sums<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
-        x, xf, gamma, gf, dy, dyf, mean, rstd, rows, D, row_sums);
-    check_launch();
-    launch_store(LayerNormDx{x, xf, gamma, gf, dy, dyf, mean, rstd, row_sums, rows, D}, dxf, dx,
-                 static_cast<std::size_t>(rows) * D, counts, stream);
+    if (D == 0) return;
+    // dγ, dβ first (zero for zero rows): dx may be dy's storage, which the dx store overwrites.
     k_layernorm_columns<<<blocks_for(static_cast<std::size_t>(D)), k_threads, 0, stream>>>(
         x, xf, dy, dyf, mean, rstd, rows, D, dgamma, dbeta);
     check_launch();
+    if (rows == 0) return;
+    k_layernorm_row_sums<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
+        x, xf, gamma, gf, dy, dyf, mean, rstd, rows, D, row_sums);
+    check_launch();
+    // Element i reads x, dy at i and then writes dx at i: in place is safe.
+    launch_store(LayerNormDx{x, xf, gamma, gf, dy, dyf, mean, rstd, row_sums, rows, D}, dxf, dx,
+                 static_cast<std::size_t>(rows) * D, counts, stream);
 }
 
 void dropout(void* h, Format f, float p, float keep, std::uint64_t seed, std::size_t n,
@@ -376,17 +443,22 @@ void dropout(void* h, Format f, float p, float keep, std::uint64_t seed, std::si
 
 void softmax_xent(const void* logits, Format lf, const int* labels, int rows, int C, float inv_b,
                   float scale, float* row_loss, void* dlogits, Format df, Counts* counts,
-                  cudaStream_t stream) {
+                  StepStats* record, cudaStream_t stream) {
     if (rows == 0) return;
     k_softmax_xent<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
         logits, lf, labels, rows, C, inv_b, scale, row_loss, dlogits, df, counts);
     check_launch();
+    k_add_mean_loss<<<1, 1, 0, stream>>>(row_loss, static_cast<std::size_t>(rows), rows, record);
+    check_launch();
 }
 
 void mse(const void* pred, Format pf, const void* target, Format tf, std::size_t n, float scale,
-         float* squared, void* dpred, Format df, Counts* counts, cudaStream_t stream) {
-    launch_store(MseGrad{pred, pf, target, tf, static_cast<float>(n), scale, squared}, df, dpred, n,
-                 counts, stream);
+         float* squared, void* dpred, Format df, Counts* counts, StepStats* record,
+         cudaStream_t stream) {
+    const float count = static_cast<float>(n);  // the CPU's float n
+    launch_store(MseGrad{pred, pf, target, tf, count, scale, squared}, df, dpred, n, counts, stream);
+    k_add_mean_loss<<<1, 1, 0, stream>>>(squared, n, count, record);
+    check_launch();
 }
 
 void accuracy(const void* logits, Format lf, const int* labels, int rows, int C, Counts* counts,
@@ -397,22 +469,33 @@ void accuracy(const void* logits, Format lf, const int* labels, int rows, int C,
     check_launch();
 }
 
-int unscale_blocks(std::size_t n) { return std::max(1, blocks_for(n)); }
+std::size_t unscale_chunks(std::size_t n) { return std::max<std::size_t>(1, (n + k_sum_chunk - 1) / k_sum_chunk); }
 
-void unscale_check(const void* grad, Format gf, float inv_scale, float* out, std::size_t n,
-                   double* block_sums, Counts* counts, cudaStream_t stream) {
-    // Launched even for n == 0 so block_sums[0] is written (0.0).
-    k_unscale_check<<<unscale_blocks(n), k_threads, 0, stream>>>(grad, gf, inv_scale, out, n,
-                                                                 block_sums, counts);
+void unscale_check(const void* grad, Format gf, float inv_scale, void* out, Format of,
+                   std::size_t n, double* chunk_sums, Counts* counts, StepStats* record,
+                   cudaStream_t stream) {
+    if (n == 0) return;
+    const std::size_t chunks = unscale_chunks(n);
+    k_unscale_check<<<blocks_for(chunks), k_threads, 0, stream>>>(grad, gf, inv_scale, out, of, n,
+                                                                  chunk_sums, counts);
+    check_launch();
+    k_add_chunk_sums<<<1, 1, 0, stream>>>(chunk_sums, chunks, record);
+    check_launch();
+}
+
+void clip_to_norm(void* t, Format f, std::size_t n, double max_norm, const StepStats* record,
+                  cudaStream_t stream) {
+    if (n == 0) return;
+    k_clip<<<blocks_for(n), k_threads, 0, stream>>>(t, f, n, max_norm, record);
     check_launch();
 }
 
 void optimizer_update(const OptConsts& s, const void* grad, Format gf, float* master, void* working,
-                      Format wf, float* state1, float* state2, std::size_t n, Counts* counts,
-                      cudaStream_t stream) {
+                      Format wf, void* state1, void* state2, Format sf, std::size_t n,
+                      Counts* counts, const StepStats* record, OnInf on_inf, cudaStream_t stream) {
     if (n == 0) return;
     k_optimizer<<<blocks_for(n), k_threads, 0, stream>>>(s, grad, gf, master, working, wf, state1,
-                                                         state2, n, counts);
+                                                         state2, sf, n, counts, record, on_inf);
     check_launch();
 }
 

@@ -1,9 +1,10 @@
-// The CPU backend: Eigen GEMMs on FP32 blocks decoded from the operands' real storage, everything
-// else in plain loops. It is the reference ("CPU twin") each CUDA kernel is tested against.
+// The CPU backend: Eigen GEMMs on FP32 blocks decoded from the operands' real storage, every other op
+// a loop over engine/op_math.hpp (the arithmetic the CUDA kernels run), stores through the
+// vectorised block paths of engine/format.cpp (equal to format_core.hpp bit for bit).
 // Rule: results are deterministic for a given input (single-threaded, fixed summation order).
 #include <Eigen/Core>
 
-#include <cmath>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -11,7 +12,6 @@
 
 #include "engine/backend.hpp"
 #include "engine/error.hpp"
-#include "engine/rng.hpp"
 
 namespace mpx {
 namespace {
@@ -32,31 +32,24 @@ bool narrower(Format compute, Format storage) {
     return compute != Format::fp32 && compute != storage;
 }
 
-// FP32 view of a tensor: a direct map for FP32 storage, else a decoded copy in `scratch`. With a
-// `compute` format, values are also rounded to it (the cast a GEMM does to its operands).
-CMap view(const Tensor& t, RowMatrix& scratch, Format compute = Format::fp32) {
-    if (t.format() == Format::fp32 && !narrower(compute, Format::fp32))
+// FP32 view of a tensor: a direct map for FP32 storage, else a decoded copy in `scratch`.
+CMap view(const Tensor& t, RowMatrix& scratch) {
+    if (t.format() == Format::fp32)
         return CMap(static_cast<const float*>(t.data()), t.rows(), t.cols());
     sized(scratch, t.rows(), t.cols());
     decode_buffer(t.format(), t.data(), {scratch.data(), t.size()});
-    if (narrower(compute, t.format())) round_in_place(compute, {scratch.data(), t.size()});
     return CMap(scratch.data(), t.rows(), t.cols());
 }
 
-// Rounds FP32 results into the tensor's storage.
-RoundStats store(const float* src, Tensor& dst) {
-    return encode_buffer(dst.format(), {src, dst.size()}, dst.data());
-}
-
-inline float gelu(float x) {  // tanh approximation, as PyTorch's approximate='tanh'
-    const float c = 0.7978845608028654f;
-    return 0.5f * x * (1.0f + std::tanh(c * (x + 0.044715f * x * x * x)));
-}
-inline float gelu_grad(float x) {
-    const float c = 0.7978845608028654f;
-    const float u = c * (x + 0.044715f * x * x * x);
-    const float t = std::tanh(u);
-    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * 0.044715f * x * x);
+// A GEMM operand: the tensor's values cast to the compute format (autocast's cast), the cast's
+// rounding added to `counts` when given.
+CMap operand(const Tensor& t, RowMatrix& scratch, Format compute, hd::Counts* counts) {
+    if (!narrower(compute, t.format())) return view(t, scratch);
+    sized(scratch, t.rows(), t.cols());
+    decode_buffer(t.format(), t.data(), {scratch.data(), t.size()});
+    const RoundStats cast = round_in_place(compute, {scratch.data(), t.size()});
+    if (counts) *counts += cast;
+    return CMap(scratch.data(), t.rows(), t.cols());
 }
 
 class CpuBackend final : public Backend {
@@ -64,8 +57,11 @@ public:
     std::string name() const override { return "CPU (Eigen)"; }
     bool is_gpu() const override { return false; }
 
-    RoundStats upload(std::span<const float> src, Tensor& dst) override {
-        return encode_buffer(dst.format(), src.first(dst.size()), dst.data());
+    void begin_step() override { m_stats = StepStats{}; }
+    const StepStats& read_stats() override { return m_stats; }
+
+    void upload(std::span<const float> src, Tensor& dst) override {
+        counts() += encode_buffer(dst.format(), src.first(dst.size()), dst.data());
     }
     void download(const Tensor& src, std::span<float> dst) override {
         decode_buffer(src.format(), src.data(), dst.first(src.size()));
@@ -75,104 +71,59 @@ public:
             std::memcpy(dst.data(), src.data(), src.bytes());
             return;
         }
-        RowMatrix& s = m_a;
-        CMap v = view(src, s);
-        store(v.data(), dst);
+        CMap v = view(src, m_a);
+        encode_buffer(dst.format(), {v.data(), dst.size()}, dst.data());
     }
     void fill(Tensor& dst, float value) override {
         sized(m_c, dst.rows(), dst.cols());
         m_c.setConstant(value);
-        store(m_c.data(), dst);
+        encode_buffer(dst.format(), {m_c.data(), dst.size()}, dst.data());
     }
 
-    RoundStats linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Format compute,
-                              Tensor& y) override {
-        CMap xv = view(x, m_a, compute);  // (B, in)
-        CMap wv = view(w, m_b, compute);  // (out, in)
+    void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Format compute,
+                        Tensor& y) override {
+        CMap xv = operand(x, m_a, compute, &counts());  // (B, in)
+        CMap wv = operand(w, m_b, compute, &counts());  // (out, in)
         sized(m_c, x.rows(), w.rows());
         m_c.noalias() = xv * wv.transpose();
         if (b) {
             CMap bv = view(*b, m_d);  // (1, out)
             m_c.rowwise() += bv.row(0);
         }
-        return store(m_c.data(), y);
+        store(m_c.data(), y);
     }
 
-    RoundStats linear_backward_input(const Tensor& dy, const Tensor& w, Format compute,
-                                     Tensor& dx) override {
-        CMap dyv = view(dy, m_a, compute);  // (B, out)
-        CMap wv = view(w, m_b, compute);    // (out, in)
-        sized(m_c, dy.rows(), w.cols());
-        m_c.noalias() = dyv * wv;
-        return store(m_c.data(), dx);
+    void linear_backward_input(const Tensor& dy, const Tensor& w, Format compute,
+                               Tensor& dx) override {
+        backward_input(operand(dy, m_a, compute, &counts()), w, compute, dx);
+    }
+    void linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
+                                Format round_through, Tensor& dw, Tensor* db,
+                                Accumulate acc) override {
+        backward_weight(operand(dy, m_a, compute, &counts()), dy, x, compute, round_through, dw, db,
+                        acc);
+    }
+    void linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Format compute,
+                         Format round_through, Tensor& dw, Tensor* db, Accumulate acc,
+                         Tensor* dx) override {
+        CMap dyv = operand(dy, m_a, compute, &counts());  // (B, out), cast once for both GEMMs
+        backward_weight(dyv, dy, x, compute, round_through, dw, db, acc);
+        if (dx) backward_input(dyv, w, compute, *dx);
     }
 
-    RoundStats linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Format compute,
-                               Format round_through, Tensor& dw, Tensor* db, Accumulate acc,
-                               Tensor* dx) override {
-        RoundStats s = linear_backward_weight(dy, x, compute, round_through, dw, db, acc);
-        if (dx) {
-            // dy's decoded (and compute-rounded) copy is still in m_a unless dy is FP32 storage
-            // that was mapped without a copy: reuse it rather than decode dy again.
-            CMap dyv = dy_view(dy, compute);
-            CMap wv = view(w, m_b, compute);  // (out, in)
-            sized(m_c, dy.rows(), w.cols());
-            m_c.noalias() = dyv * wv;
-            s += store(m_c.data(), *dx);
-        }
-        return s;
-    }
-
-    RoundStats linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
-                                      Format round_through, Tensor& dw, Tensor* db,
-                                      Accumulate acc) override {
-        m_a_holds = nullptr;
-        CMap dyv = view(dy, m_a, compute);  // (B, out)
-        CMap xv = view(x, m_b, compute);    // (B, in)
-        sized(m_c, dy.cols(), x.cols());
-        m_c.noalias() = dyv.transpose() * xv;
-        RoundStats s = accumulate_into(m_c, round_through, dw, acc);
-        if (db) {
-            // Bias gradient: FP32 column sums of dy as stored (not rounded to the compute format).
-            // dyv already holds exactly that unless the compute format narrowed dy's storage.
-            if (narrower(compute, dy.format())) {
-                CMap dys = view(dy, m_a);
-                sized(m_c, 1, dy.cols());
-                m_c = dys.colwise().sum();
-            } else {
-                sized(m_c, 1, dy.cols());
-                m_c = dyv.colwise().sum();
-            }
-            s += accumulate_into(m_c, round_through, *db, acc);
-        }
-        if (!narrower(compute, dy.format()) || !db) m_a_holds = &dy;  // m_a = dy in `compute`
-        m_a_compute = compute;
-        return s;
-    }
-
-    RoundStats activation_forward(Activation a, const Tensor& z, Tensor& h) override {
+    void activation_forward(Activation a, const Tensor& z, Tensor& h) override {
         CMap zv = view(z, m_a);
         sized(m_c, z.rows(), z.cols());
         const float* in = zv.data();
         float* out = m_c.data();
         const std::size_t n = z.size();
-        switch (a) {
-            case Activation::relu:
-                for (std::size_t i = 0; i < n; ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
-                break;
-            case Activation::gelu:
-                for (std::size_t i = 0; i < n; ++i) out[i] = gelu(in[i]);
-                break;
-            case Activation::tanh:
-                for (std::size_t i = 0; i < n; ++i) out[i] = std::tanh(in[i]);
-                break;
-            case Activation::none: std::memcpy(out, in, n * sizeof(float)); break;
-        }
-        return store(out, h);
+        hd::with_activation(a, [&](auto k) {
+            for (std::size_t i = 0; i < n; ++i) out[i] = hd::act_forward<decltype(k)::value>(in[i]);
+        });
+        store(out, h);
     }
 
-    RoundStats activation_backward(Activation a, const Tensor& z, const Tensor& dh,
-                                   Tensor& dz) override {
+    void activation_backward(Activation a, const Tensor& z, const Tensor& dh, Tensor& dz) override {
         CMap zv = view(z, m_a);
         CMap dhv = view(dh, m_b);
         sized(m_c, z.rows(), z.cols());
@@ -180,26 +131,15 @@ public:
         const float* gi = dhv.data();
         float* out = m_c.data();
         const std::size_t n = z.size();
-        switch (a) {
-            case Activation::relu:
-                for (std::size_t i = 0; i < n; ++i) out[i] = zi[i] > 0.0f ? gi[i] : 0.0f;
-                break;
-            case Activation::gelu:
-                for (std::size_t i = 0; i < n; ++i) out[i] = gi[i] * gelu_grad(zi[i]);
-                break;
-            case Activation::tanh:
-                for (std::size_t i = 0; i < n; ++i) {
-                    const float t = std::tanh(zi[i]);
-                    out[i] = gi[i] * (1.0f - t * t);
-                }
-                break;
-            case Activation::none: std::memcpy(out, gi, n * sizeof(float)); break;
-        }
-        return store(out, dz);
+        hd::with_activation(a, [&](auto k) {
+            for (std::size_t i = 0; i < n; ++i)
+                out[i] = hd::act_backward<decltype(k)::value>(zi[i], gi[i]);
+        });
+        store(out, dz);
     }
 
-    RoundStats layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                 Tensor& y, Tensor& mean, Tensor& rstd) override {
+    void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                           Tensor& mean, Tensor& rstd) override {
         CMap xv = view(x, m_a);
         CMap g = view(gamma, m_b);
         CMap bt = view(beta, m_d);
@@ -208,212 +148,172 @@ public:
         auto* mu = static_cast<float*>(mean.data());
         auto* rs = static_cast<float*>(rstd.data());
         for (int r = 0; r < B; ++r) {
-            float m = 0.0f;
-            for (int c = 0; c < D; ++c) m += xv(r, c);
-            m /= static_cast<float>(D);
-            float var = 0.0f;
-            for (int c = 0; c < D; ++c) var += (xv(r, c) - m) * (xv(r, c) - m);
-            var /= static_cast<float>(D);
-            const float s = 1.0f / std::sqrt(var + 1e-5f);
-            mu[r] = m;
-            rs[r] = s;
-            for (int c = 0; c < D; ++c) m_c(r, c) = (xv(r, c) - m) * s * g(0, c) + bt(0, c);
+            hd::layernorm_row_stats([&](int c) { return xv(r, c); }, D, mu[r], rs[r]);
+            for (int c = 0; c < D; ++c)
+                m_c(r, c) = hd::layernorm_value(xv(r, c), mu[r], rs[r], g(0, c), bt(0, c));
         }
-        return store(m_c.data(), y);
+        store(m_c.data(), y);
     }
 
-    RoundStats layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                                  const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
-                                  Tensor& dbeta, Accumulate acc) override {
+    void layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                            const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                            Tensor& dbeta, Accumulate acc) override {
         CMap xv = view(x, m_a);
         CMap g = view(gamma, m_b);
         CMap dyv = view(dy, m_d);
         const int B = x.rows(), D = x.cols();
         const auto* mu = static_cast<const float*>(mean.data());
         const auto* rs = static_cast<const float*>(rstd.data());
+        // dγ, dβ first (row 0 of m_e): dx may be dy's own storage.
+        RowMatrix& sums = m_e;
+        sized(sums, 2, D);
+        for (int c = 0; c < D; ++c)
+            hd::layernorm_column_sums([&](int r) { return xv(r, c); },
+                                      [&](int r) { return dyv(r, c); }, mu, rs, B, sums(0, c),
+                                      sums(1, c));
         sized(m_c, B, D);
-        RowMatrix dg = RowMatrix::Zero(1, D), dbt = RowMatrix::Zero(1, D);
         for (int r = 0; r < B; ++r) {
-            float sum_dyg = 0.0f, sum_dyg_xhat = 0.0f;
-            for (int c = 0; c < D; ++c) {
-                const float xhat = (xv(r, c) - mu[r]) * rs[r];
-                const float dyg = dyv(r, c) * g(0, c);
-                sum_dyg += dyg;
-                sum_dyg_xhat += dyg * xhat;
-                dg(0, c) += dyv(r, c) * xhat;
-                dbt(0, c) += dyv(r, c);
-            }
-            const float inv_d = 1.0f / static_cast<float>(D);
-            for (int c = 0; c < D; ++c) {
-                const float xhat = (xv(r, c) - mu[r]) * rs[r];
-                const float dyg = dyv(r, c) * g(0, c);
-                m_c(r, c) = rs[r] * (dyg - inv_d * sum_dyg - xhat * inv_d * sum_dyg_xhat);
-            }
+            float s1, s2;
+            hd::layernorm_row_sums([&](int c) { return xv(r, c); }, [&](int c) { return g(0, c); },
+                                   [&](int c) { return dyv(r, c); }, D, mu[r], rs[r], s1, s2);
+            for (int c = 0; c < D; ++c)
+                m_c(r, c) = hd::layernorm_dx(xv(r, c), dyv(r, c), g(0, c), mu[r], rs[r], D, s1, s2);
         }
-        RoundStats s = store(m_c.data(), dx);
-        s += accumulate_into(dg, dgamma.format(), dgamma, acc);
-        s += accumulate_into(dbt, dbeta.format(), dbeta, acc);
-        return s;
+        store(m_c.data(), dx);
+        accumulate_into(sums.data(), static_cast<std::size_t>(D), dgamma.format(), dgamma, acc);
+        accumulate_into(sums.data() + D, static_cast<std::size_t>(D), dbeta.format(), dbeta, acc);
     }
 
-    RoundStats dropout(Tensor& h, float p, std::uint64_t seed) override {
+    void dropout(Tensor& h, float p, std::uint64_t seed) override {
         CMap hv = view(h, m_a);
         sized(m_c, h.rows(), h.cols());
-        m_c = hv;
-        const float keep = 1.0f / (1.0f - p);
+        const float keep = hd::dropout_keep_scale(p);
+        const float* in = hv.data();
         float* out = m_c.data();
-        for (std::size_t i = 0; i < h.size(); ++i)
-            out[i] = hash_uniform(seed, i) < static_cast<double>(p) ? 0.0f : out[i] * keep;
-        return store(out, h);
+        for (std::size_t i = 0; i < h.size(); ++i) out[i] = hd::dropout_value(in[i], p, keep, seed, i);
+        store(out, h);
     }
 
-    LossResult softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, float scale,
-                                     Tensor& dlogits) override {
-        CMap lv = view(logits, m_a);
+    void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, float scale,
+                               Tensor& dlogits) override {
         const int B = logits.rows(), C = logits.cols();
+        check_labels(labels, B, C);
+        CMap lv = view(logits, m_a);
         sized(m_c, B, C);
         double total = 0.0;
         const float inv_b = 1.0f / static_cast<float>(B);
         for (int r = 0; r < B; ++r) {
-            float mx = lv(r, 0);
-            for (int c = 1; c < C; ++c) mx = std::max(mx, lv(r, c));
-            float sum = 0.0f;
-            for (int c = 0; c < C; ++c) sum += std::exp(lv(r, c) - mx);
-            const float lse = mx + std::log(sum);
-            total += static_cast<double>(lse - lv(r, labels[r]));
-            for (int c = 0; c < C; ++c) {
-                const float prob = std::exp(lv(r, c) - lse);
-                const float grad = (prob - (c == labels[r] ? 1.0f : 0.0f)) * inv_b;
-                m_c(r, c) = grad * scale;
-            }
+            const float row = hd::softmax_xent_row(
+                [&](int c) { return lv(r, c); }, C, labels[r], inv_b, scale,
+                [&](int c, float v) { m_c(r, c) = v; });
+            total += static_cast<double>(row);
         }
-        LossResult res;
-        res.loss = static_cast<float>(total / B);
-        res.rounding = store(m_c.data(), dlogits);
-        return res;
+        m_stats.loss_sum += hd::mean_loss(total, B);
+        store(m_c.data(), dlogits);
     }
 
-    LossResult mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) override {
+    void mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) override {
         CMap pv = view(pred, m_a);
         CMap tv = view(target, m_b);
         sized(m_c, pred.rows(), pred.cols());
         const float n = static_cast<float>(pred.size());
         double total = 0.0;
         for (Eigen::Index i = 0; i < m_c.size(); ++i) {
-            const float d = pv.data()[i] - tv.data()[i];
-            total += static_cast<double>(d * d);
-            m_c.data()[i] = (2.0f * d / n) * scale;
+            float squared;
+            m_c.data()[i] = hd::mse_grad(pv.data()[i], tv.data()[i], n, scale, squared);
+            total += static_cast<double>(squared);
         }
-        LossResult res;
-        res.loss = static_cast<float>(total / n);
-        res.rounding = store(m_c.data(), dpred);
-        return res;
+        m_stats.loss_sum += hd::mean_loss(total, n);
+        store(m_c.data(), dpred);
     }
 
     double accuracy(const Tensor& logits, std::span<const int> labels) override {
         CMap lv = view(logits, m_a);
+        const int B = logits.rows(), C = logits.cols();
+        if (B == 0 || C == 0) return 0.0;
         int correct = 0;
-        for (int r = 0; r < logits.rows(); ++r) {
-            Eigen::Index arg;
-            lv.row(r).maxCoeff(&arg);
-            if (static_cast<int>(arg) == labels[r]) ++correct;
-        }
-        return logits.rows() ? static_cast<double>(correct) / logits.rows() : 0.0;
+        for (int r = 0; r < B; ++r)
+            if (hd::argmax_row([&](int c) { return lv(r, c); }, C) == labels[r]) ++correct;
+        return static_cast<double>(correct) / B;
     }
 
-    GradCheck unscale_and_check(const Tensor& grad, float inv_scale, Tensor& master_grad) override {
-        GradCheck res;
+    void unscale_and_check(const Tensor& grad, float inv_scale, Tensor& unscaled) override {
+        if (unscaled.size() != grad.size())
+            throw ConfigError("", "unscale_and_check: the unscaled gradient's shape differs");
         CMap gv = view(grad, m_a);
-        auto* out = static_cast<float*>(master_grad.data());
-        double ss = 0.0;
-        bool bad = false;
-        for (std::size_t i = 0; i < grad.size(); ++i) {
-            const float v = gv.data()[i] * inv_scale;
-            out[i] = v;
-            if (!std::isfinite(v)) bad = true;
-            ss += static_cast<double>(v) * v;
+        sized(m_c, grad.rows(), grad.cols());
+        const float* in = gv.data();
+        float* out = m_c.data();
+        hd::Counts& c = counts();
+        const std::size_t n = grad.size();
+        for (std::size_t off = 0; off < n; off += hd::k_sum_chunk) {
+            const std::size_t end = std::min(n, off + hd::k_sum_chunk);
+            double chunk = 0.0;
+            for (std::size_t i = off; i < end; ++i) {
+                const float v = in[i] * inv_scale;
+                out[i] = v;
+                c.bad += !hd::is_finite(v);
+                chunk += static_cast<double>(v) * v;
+            }
+            m_stats.sum_squares += chunk;
         }
-        res.found_inf = bad;
-        res.sum_squares = ss;
-        return res;
+        store(out, unscaled);
     }
 
     void scale(Tensor& t, float factor) override {
         CMap v = view(t, m_a);
         sized(m_c, t.rows(), t.cols());
         m_c = v * factor;
-        store(m_c.data(), t);
+        encode_buffer(t.format(), {m_c.data(), t.size()}, t.data());
     }
 
-    UpdateStats optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
-                                 Tensor& working, Tensor& state1, Tensor* state2) override {
-        UpdateStats u;
-        CMap gv = view(grad, m_a);
-        // The weights the optimizer reads: the FP32 master, else the working copy's values.
-        RowMatrix& w = m_c;
-        sized(m_c, working.rows(), working.cols());
-        if (master) w = CMap(static_cast<const float*>(master->data()), master->rows(), master->cols());
-        else w = view(working, m_b);
-        auto* m1 = static_cast<float*>(state1.data());
-        auto* m2 = state2 ? static_cast<float*>(state2->data()) : nullptr;
-        float* wd = w.data();
+    void clip_to_norm(Tensor& t, double max_norm) override {
+        float factor = 1.0f;
+        if (m_stats.found_inf() || !hd::clip_factor(m_stats.sum_squares, max_norm, factor)) return;
+        scale(t, factor);
+    }
+
+    void optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
+                          Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) override {
+        if (on_inf == OnInf::skip && m_stats.found_inf()) return;
         const std::size_t n = grad.size();
-        // moved[i]: the optimizer computed a non-zero change for weight i (NaN counts), whatever
-        // rounding then made of it; it is lost when the stored working copy does not change.
+        if (working.size() != n || state1.size() != n || (state2 && state2->size() != n) ||
+            (master && (master->size() != n || master->format() != Format::fp32)))
+            throw ConfigError("", "optimizer_update: shapes or master format do not match");
+        const hd::OptConsts k = optimizer_consts(s);
+        const float* g = view(grad, m_a).data();
+        // The weights the optimizer reads: the FP32 master, else the working copy's values.
+        sized(m_c, working.rows(), working.cols());
+        if (master) std::memcpy(m_c.data(), master->data(), n * sizeof(float));
+        else decode_buffer(working.format(), working.data(), {m_c.data(), n});
+        float* w = m_c.data();
+        float* m1 = state_values(state1, m_s1);
+        float* m2 = state2 ? state_values(*state2, m_s2) : nullptr;
         m_moved.assign(n, 0);
-        switch (s.kind) {
-            case OptimizerKind::sgd:
-                // PyTorch SGD: g += wd·w; buf = momentum·buf + g; w −= lr·buf.
-                for (std::size_t i = 0; i < n; ++i) {
-                    const float g = gv.data()[i] + s.weight_decay * wd[i];
-                    m1[i] = s.momentum * m1[i] + g;
-                    const float delta = s.lr * m1[i];
-                    wd[i] -= delta;
-                    m_moved[i] = delta != 0.0f;
-                }
-                break;
-            case OptimizerKind::adam:
-            case OptimizerKind::adamw: {
-                const float bc1 = 1.0f - std::pow(s.beta1, static_cast<float>(s.t));
-                const float bc2 = 1.0f - std::pow(s.beta2, static_cast<float>(s.t));
-                const float step_size = s.lr / bc1;
-                const float bc2_sqrt = std::sqrt(bc2);
-                const bool decoupled = s.kind == OptimizerKind::adamw;
-                for (std::size_t i = 0; i < n; ++i) {
-                    float g = gv.data()[i];
-                    bool decayed = false;
-                    if (decoupled) {
-                        decayed = wd[i] != 0.0f && s.lr * s.weight_decay != 0.0f;
-                        wd[i] *= 1.0f - s.lr * s.weight_decay;
-                    } else {
-                        g += s.weight_decay * wd[i];
-                    }
-                    m1[i] = s.beta1 * m1[i] + (1.0f - s.beta1) * g;
-                    m2[i] = s.beta2 * m2[i] + (1.0f - s.beta2) * g * g;
-                    const float denom = std::sqrt(m2[i]) / bc2_sqrt + s.eps;
-                    const float delta = step_size * (m1[i] / denom);
-                    wd[i] -= delta;
-                    m_moved[i] = decayed || delta != 0.0f;
-                }
-                break;
+        std::uint8_t* moved = m_moved.data();
+        hd::with_optimizer(k.kind, [&](auto kind) {
+            constexpr OptimizerKind K = decltype(kind)::value;
+            if constexpr (K == OptimizerKind::sgd) {
+                float unused = 0.0f;
+                for (std::size_t i = 0; i < n; ++i)
+                    moved[i] = hd::optimizer_element<K>(k, g[i], w[i], m1[i], unused);
+            } else {
+                for (std::size_t i = 0; i < n; ++i)
+                    moved[i] = hd::optimizer_element<K>(k, g[i], w[i], m1[i], m2[i]);
             }
-        }
-        if (master) std::memcpy(master->data(), wd, n * sizeof(float));
+        });
+        if (master) std::memcpy(master->data(), w, n * sizeof(float));
+        hd::Counts& c = counts();
+        if (state1.format() != Format::fp32) store(m1, state1);
+        if (state2 && state2->format() != Format::fp32) store(m2, *state2);
         // Write back and count updates the working copy cannot show (below half its ulp).
-        RowMatrix& before = m_a;
-        sized(before, working.rows(), working.cols());
-        decode_buffer(working.format(), working.data(), {before.data(), n});
-        u.rounding = store(wd, working);
-        RowMatrix& after = m_b;
-        sized(after, working.rows(), working.cols());
-        decode_buffer(working.format(), working.data(), {after.data(), n});
-        for (std::size_t i = 0; i < n; ++i) {
-            if (m_moved[i]) {
-                ++u.changed;
-                if (after.data()[i] == before.data()[i]) ++u.lost;
-            }
-        }
-        return u;
+        sized(m_b, working.rows(), working.cols());
+        decode_buffer(working.format(), working.data(), {m_b.data(), n});
+        store(w, working);
+        sized(m_d, working.rows(), working.cols());
+        decode_buffer(working.format(), working.data(), {m_d.data(), n});
+        for (std::size_t i = 0; i < n; ++i)
+            hd::count_update(m_moved[i] != 0, m_b.data()[i], m_d.data()[i], c);
     }
 
 protected:
@@ -425,34 +325,78 @@ protected:
     void raw_free(void* p) noexcept override { std::free(p); }
 
 private:
-    // dst (+)= values rounded through `through`, then stored in dst's format.
-    RoundStats accumulate_into(RowMatrix& values, Format through, Tensor& dst, Accumulate acc) {
-        RoundStats s;
+    hd::Counts& counts() { return m_stats.of(pass()); }
+
+    // Rounds FP32 results into the tensor's storage, counted.
+    void store(const float* src, Tensor& dst) {
+        counts() += encode_buffer(dst.format(), {src, dst.size()}, dst.data());
+    }
+
+    // dst (+)= values rounded through `through`, then stored in dst's format: hd::accumulate_element
+    // in blocks (the same roundings, counted the same way).
+    void accumulate_into(float* values, std::size_t n, Format through, Tensor& dst, Accumulate acc) {
+        hd::Counts& c = counts();
         const bool through_first = through != Format::fp32 && through != dst.format();
-        if (through_first)
-            s += round_in_place(through, {values.data(), static_cast<std::size_t>(values.size())});
+        if (through_first) c += round_in_place(through, {values, n});
         if (acc == Accumulate::add) {
-            CMap old = view(dst, m_e);
-            values += old;
+            const float* old = view(dst, m_e2).data();
+            for (std::size_t i = 0; i < n; ++i) values[i] = values[i] + old[i];
         }
-        RoundStats stored = store(values.data(), dst);
+        RoundStats stored = encode_buffer(dst.format(), {values, n}, dst.data());
         if (through_first) stored.nonzero = 0;  // the same values, already counted once
-        s += stored;
-        return s;
+        c += stored;
     }
 
-    // dy as linear_backward_weight left it in m_a (null: m_a holds nothing reusable).
-    CMap dy_view(const Tensor& dy, Format compute) {
-        const bool mapped = dy.format() == Format::fp32 && !narrower(compute, Format::fp32);
-        if (!mapped && m_a_holds == &dy && m_a_compute == compute)
-            return CMap(m_a.data(), dy.rows(), dy.cols());
-        return view(dy, m_a, compute);
+    // dx (B, in) = dy (B, out, cast) · w (out, in, cast; the forward pass counted this cast).
+    void backward_input(CMap dyv, const Tensor& w, Format compute, Tensor& dx) {
+        CMap wv = operand(w, m_b, compute, nullptr);
+        sized(m_c, dyv.rows(), w.cols());
+        m_c.noalias() = dyv * wv;
+        store(m_c.data(), dx);
     }
 
-    RowMatrix m_a, m_b, m_c, m_d, m_e;  // scratch, reused between ops
-    const Tensor* m_a_holds = nullptr;
+    // dw (+)= dyᵀ · x through round_through; db (+)= column sums of dy as stored.
+    void backward_weight(CMap dyv, const Tensor& dy, const Tensor& x, Format compute,
+                         Format round_through, Tensor& dw, Tensor* db, Accumulate acc) {
+        CMap xv = operand(x, m_b, compute, nullptr);  // (B, in); cast counted by the forward pass
+        sized(m_c, dy.cols(), x.cols());
+        m_c.noalias() = dyv.transpose() * xv;
+        accumulate_into(m_c.data(), dw.size(), round_through, dw, acc);
+        if (!db) return;
+        // Bias gradient: FP32 column sums of dy as stored (not cast to the compute format).
+        CMap dys = narrower(compute, dy.format()) ? view(dy, m_d) : dyv;
+        const int B = dy.rows(), out = dy.cols();
+        // hd::column_sum for all columns at once, row by row: each column adds in the same order.
+        sized(m_c, 1, out);
+        float* sum = m_c.data();
+        std::fill(sum, sum + out, 0.0f);
+        for (int r = 0; r < B; ++r) {
+            const float* row = dys.data() + static_cast<std::size_t>(r) * out;
+            for (int c = 0; c < out; ++c) sum[c] += row[c];
+        }
+        accumulate_into(m_c.data(), static_cast<std::size_t>(out), round_through, *db, acc);
+    }
+
+    // An optimizer state's values as floats: the FP32 tensor itself, or a decoded copy.
+    static float* state_values(Tensor& t, RowMatrix& scratch) {
+        if (t.format() == Format::fp32) return static_cast<float*>(t.data());
+        sized(scratch, t.rows(), t.cols());
+        decode_buffer(t.format(), t.data(), {scratch.data(), t.size()});
+        return scratch.data();
+    }
+
+    static void check_labels(std::span<const int> labels, int rows, int classes) {
+        if (labels.size() < static_cast<std::size_t>(rows))
+            throw ConfigError("labels", "fewer labels than rows");
+        for (int r = 0; r < rows; ++r)
+            if (labels[r] < 0 || labels[r] >= classes)
+                throw ConfigError("labels", "label " + std::to_string(labels[r]) +
+                                                " is outside 0.." + std::to_string(classes - 1));
+    }
+
+    StepStats m_stats;
+    RowMatrix m_a, m_b, m_c, m_d, m_e, m_e2, m_s1, m_s2;  // scratch, reused between ops
     std::vector<std::uint8_t> m_moved;  // optimizer_update: which weights the optimizer moved
-    Format m_a_compute = Format::fp32;
 };
 
 }  // namespace

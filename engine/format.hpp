@@ -10,33 +10,14 @@
 #include <string>
 #include <string_view>
 
-namespace mpx {
+#include "engine/format_core.hpp"
 
-enum class Format : std::uint8_t { fp32, tf32, fp16, bf16, e4m3, e5m2 };
+namespace mpx {
 
 inline constexpr Format all_formats[] = {Format::fp32, Format::tf32, Format::fp16,
                                          Format::bf16, Format::e4m3, Format::e5m2};
 
-// What a finite value too large for the format becomes. `infinity` is IEEE behaviour (for E4M3,
-// which has no infinity, it gives NaN); `saturate` clamps to ±max finite (REFERENCE.md).
-enum class Overflow : std::uint8_t { infinity, saturate };
-
 enum class FpClass : std::uint8_t { zero, subnormal, normal, inf, nan };
-
-struct FormatInfo {
-    Format format;
-    std::string_view name;
-    int exponent_bits;
-    int mantissa_bits;
-    int bias;
-    int storage_bytes;     // bytes one element occupies in memory (TF32 lives in a 32-bit container)
-    bool has_inf;
-    Overflow default_overflow;
-    float max_finite;
-    float min_normal;
-    float min_subnormal;
-    float epsilon;         // ulp at 1
-};
 
 const FormatInfo& info(Format f);
 std::string_view to_string(Format f);
@@ -60,22 +41,9 @@ std::uint32_t next_down(Format f, std::uint32_t bits);
 // top binade's spacing above max finite). NaN for NaN and inf.
 float ulp(Format f, float x);
 
-// What rounding a buffer to a format did: finite values that became ±inf or were saturated
-// (overflow), non-zero values that became zero (underflow), non-zero results that are subnormal,
-// and how many inputs were non-zero (the denominator of an underflow fraction; NaN counts).
-struct RoundStats {
-    std::size_t overflow = 0;
-    std::size_t underflow = 0;
-    std::size_t subnormal = 0;
-    std::size_t nonzero = 0;
-    RoundStats& operator+=(const RoundStats& o) {
-        overflow += o.overflow;
-        underflow += o.underflow;
-        subnormal += o.subnormal;
-        nonzero += o.nonzero;
-        return *this;
-    }
-};
+// What rounding a buffer to a format did (hd::Counts: overflow, underflow, subnormal, non-zero
+// inputs; the optimizer's and the checks' fields stay zero here).
+using RoundStats = hd::Counts;
 
 // Rounds every value to the format in place (values stay floats). Vectorised where the CPU allows;
 // equal to the scalar path bit for bit.
@@ -93,7 +61,7 @@ void decode_buffer(Format f, const void* src, std::span<float> out);
 
 // Whether rounding x to the format overflows (becomes ±inf, NaN for E4M3, or saturates) and
 // whether a non-zero x becomes zero.
-bool rounding_overflows(Format f, float x);
+inline bool rounding_overflows(Format f, float x) { return hd::rounding_overflows(f, x); }
 bool rounding_underflows(Format f, float x, Overflow mode);
 
 // The generic bit-level encoder, kept callable so tests can hold the fast paths against it.

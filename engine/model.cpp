@@ -73,23 +73,22 @@ std::uint64_t layer_seed(std::uint64_t step_seed, int layer) {
     return Rng::derive(step_seed, static_cast<std::uint64_t>(layer)).next_u64();
 }
 
-Param make_param(Backend& be, const RowMatrix& init, Format working, bool master, Format grad,
-                 OptimizerKind opt) {
+Param make_param(Backend& be, const RowMatrix& init, const LayerPrecision& lp, OptimizerKind opt) {
     Param p;
     const int r = static_cast<int>(init.rows()), c = static_cast<int>(init.cols());
     const std::span<const float> values(init.data(), static_cast<std::size_t>(init.size()));
-    p.working = be.alloc(working, r, c, MemCategory::weights);
+    p.working = be.alloc(lp.weight, r, c, MemCategory::weights);
     be.upload(values, p.working);
-    if (master) {
+    if (lp.master) {
         p.master = be.alloc(Format::fp32, r, c, MemCategory::master);
         be.upload(values, p.master);
     }
-    p.grad = be.alloc(grad, r, c, MemCategory::grads);
-    if (grad != Format::fp32) p.grad32 = be.alloc(Format::fp32, r, c, MemCategory::grads);
-    p.state1 = be.alloc(Format::fp32, r, c, MemCategory::optimizer);
+    p.grad = be.alloc(lp.grad, r, c, MemCategory::grads);
+    if (lp.unscaled != lp.grad) p.grad32 = be.alloc(lp.unscaled, r, c, MemCategory::grads);
+    p.state1 = be.alloc(lp.state, r, c, MemCategory::optimizer);
     be.fill(p.state1, 0.0f);
     if (opt != OptimizerKind::sgd) {
-        p.state2 = be.alloc(Format::fp32, r, c, MemCategory::optimizer);
+        p.state2 = be.alloc(lp.state, r, c, MemCategory::optimizer);
         be.fill(p.state2, 0.0f);
     }
     return p;
@@ -117,17 +116,18 @@ Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, 
         Layer& l = m_layers[static_cast<std::size_t>(i)];
         l.hidden = i + 1 < L;
         const int out = cfg.sizes[static_cast<std::size_t>(i) + 1];
-        m_params.push_back(make_param(be, init.w[i], p.weight, p.master, p.grad, opt));
+        m_params.push_back(make_param(be, init.w[i], p, opt));
         l.w = &m_params.back();
-        m_params.push_back(make_param(be, init.b[i], p.weight, p.master, p.grad, opt));
+        m_params.push_back(make_param(be, init.b[i], p, opt));
         l.b = &m_params.back();
         const bool ln = l.hidden && cfg.layernorm;
         if (ln) {
             RowMatrix ones = RowMatrix::Ones(1, out), zeros = RowMatrix::Zero(1, out);
             // LayerNorm's affine parameters stay FP32 in every mode (autocast runs norms in FP32).
-            m_params.push_back(make_param(be, ones, Format::fp32, false, Format::fp32, opt));
+            const LayerPrecision norm{};
+            m_params.push_back(make_param(be, ones, norm, opt));
             l.gamma = &m_params.back();
-            m_params.push_back(make_param(be, zeros, Format::fp32, false, Format::fp32, opt));
+            m_params.push_back(make_param(be, zeros, norm, opt));
             l.beta = &m_params.back();
             l.ln_mean = be.alloc(Format::fp32, batch, 1, MemCategory::activations);
             l.ln_rstd = be.alloc(Format::fp32, batch, 1, MemCategory::activations);
@@ -149,65 +149,63 @@ Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, 
     m_target = be.alloc(Format::fp32, batch, cfg.sizes.back(), MemCategory::activations);
 }
 
-RoundStats Mlp::set_input(const RowMatrix& x) {
-    return m_be.upload({x.data(), static_cast<std::size_t>(x.size())}, m_input);
+void Mlp::set_input(const RowMatrix& x) {
+    m_be.upload({x.data(), static_cast<std::size_t>(x.size())}, m_input);
 }
 
-void Mlp::forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, PassStats& st,
-                        bool recomputing) {
+void Mlp::forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, bool recomputing) {
     Layer& l = m_layers[static_cast<std::size_t>(i)];
     const LayerPrecision& p = m_prec[static_cast<std::size_t>(i)];
-    RoundStats& rs = st.forward;
     Tensor& z = l.z.empty() ? m_recompute_z : l.z;
-    rs += m_be.linear_forward(x, l.w->working, &l.b->working, p.compute, z);
+    m_be.linear_forward(x, l.w->working, &l.b->working, p.compute, z);
     if (!l.hidden) return;
     const Tensor* act_in = &z;
     if (l.gamma) {
         Tensor& y = l.y.empty() ? m_recompute_y : l.y;
-        rs += m_be.layernorm_forward(z, l.gamma->working, l.beta->working, y, l.ln_mean, l.ln_rstd);
+        m_be.layernorm_forward(z, l.gamma->working, l.beta->working, y, l.ln_mean, l.ln_rstd);
         act_in = &y;
     }
     if (recomputing) return;  // h is still held from the forward pass
-    rs += m_be.activation_forward(m_cfg.activation, *act_in, l.h);
-    if (train && m_cfg.dropout > 0.0f)
-        rs += m_be.dropout(l.h, m_cfg.dropout, layer_seed(seed, i));
+    m_be.activation_forward(m_cfg.activation, *act_in, l.h);
+    if (train && m_cfg.dropout > 0.0f) m_be.dropout(l.h, m_cfg.dropout, layer_seed(seed, i));
 }
 
-const Tensor& Mlp::forward(std::uint64_t dropout_seed, bool train, PassStats& st) {
+const Tensor& Mlp::forward(std::uint64_t dropout_seed, bool train) {
+    m_be.set_pass(Pass::forward);
     const int L = m_cfg.layers();
-    for (int i = 0; i < L; ++i) forward_layer(i, layer_input(i), dropout_seed, train, st, false);
+    for (int i = 0; i < L; ++i) forward_layer(i, layer_input(i), dropout_seed, train, false);
     return m_layers.back().z;
 }
 
-void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc,
-                   PassStats& st) {
+void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc) {
     const int L = m_cfg.layers();
-    RoundStats& rs = st.backward;
     const Tensor* dz = &dlogits;  // the output layer has no activation: dz = dlogits
     for (int i = L - 1; i >= 0; --i) {
         Layer& l = m_layers[static_cast<std::size_t>(i)];
         const LayerPrecision& p = m_prec[static_cast<std::size_t>(i)];
         if (l.hidden) {
             if (l.z.empty()) {  // recompute; its roundings were counted in the forward pass
-                PassStats again;
-                forward_layer(i, layer_input(i), dropout_seed, true, again, true);
+                m_be.set_pass(Pass::uncounted);
+                forward_layer(i, layer_input(i), dropout_seed, true, true);
             }
+            m_be.set_pass(Pass::backward);
             if (m_cfg.dropout > 0.0f)  // same mask and scale as forward
-                rs += m_be.dropout(l.dh, m_cfg.dropout, layer_seed(dropout_seed, i));
+                m_be.dropout(l.dh, m_cfg.dropout, layer_seed(dropout_seed, i));
             const Tensor& z = l.z.empty() ? m_recompute_z : l.z;
             if (l.gamma) {
                 const Tensor& y = l.y.empty() ? m_recompute_y : l.y;
-                rs += m_be.activation_backward(m_cfg.activation, y, l.dh, l.dy);
-                rs += m_be.layernorm_backward(z, l.gamma->working, l.ln_mean, l.ln_rstd, l.dy, l.dz,
+                m_be.activation_backward(m_cfg.activation, y, l.dh, l.dy);
+                m_be.layernorm_backward(z, l.gamma->working, l.ln_mean, l.ln_rstd, l.dy, l.dz,
                                               l.gamma->grad, l.beta->grad, acc);
             } else {
-                rs += m_be.activation_backward(m_cfg.activation, z, l.dh, l.dz);
+                m_be.activation_backward(m_cfg.activation, z, l.dh, l.dz);
             }
             dz = &l.dz;
         }
         const Tensor& x = layer_input(i);
         Tensor* dx = i > 0 ? &m_layers[static_cast<std::size_t>(i) - 1].dh : nullptr;
-        rs += m_be.linear_backward(*dz, x, l.w->working, p.compute, p.grad_through, l.w->grad,
+        m_be.set_pass(Pass::backward);
+        m_be.linear_backward(*dz, x, l.w->working, p.compute, p.grad_through, l.w->grad,
                                    &l.b->grad, acc, dx);
     }
 }

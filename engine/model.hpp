@@ -35,16 +35,13 @@ struct InitialWeights {
 };
 InitialWeights init_weights(const ModelConfig& m, std::uint64_t seed);
 
-// One trainable parameter: working copy, optional FP32 master, gradient, FP32 unscaled gradient
-// (the gradient itself where it is FP32) and FP32 optimizer state.
+// One trainable parameter: working copy, optional FP32 master, gradient, unscaled gradient (a
+// separate FP32 copy where the gradient is stored narrower and the policy keeps one; else the
+// gradient itself, unscaled in place) and optimizer state in the policy's state format.
 struct Param {
     Tensor working, master, grad, grad32, state1, state2;
     bool has_master() const { return !master.empty(); }
     Tensor& unscaled() { return grad32.empty() ? grad : grad32; }
-};
-
-struct PassStats {
-    RoundStats forward, backward;  // backward.nonzero is the underflow fraction's denominator
 };
 
 class Mlp {
@@ -52,12 +49,14 @@ public:
     Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, int batch,
         const InitialWeights& init, OptimizerKind opt);
 
-    // Uploads a batch (B, features) into the input buffer; counts the input's rounding.
-    RoundStats set_input(const RowMatrix& x);
-    // Forward over the stored input; returns the logits (B, outputs). `dropout_seed` fixes masks.
-    const Tensor& forward(std::uint64_t dropout_seed, bool train, PassStats& st);
-    // Backward from dlogits; weight gradients written (acc overwrite) or added (acc add).
-    void backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc, PassStats& st);
+    // Uploads a batch (B, features) into the input buffer; its rounding counts in the current pass.
+    void set_input(const RowMatrix& x);
+    // Forward over the stored input, counted as Pass::forward; returns the logits (B, outputs).
+    // `dropout_seed` fixes masks.
+    const Tensor& forward(std::uint64_t dropout_seed, bool train);
+    // Backward from dlogits, counted as Pass::backward (recomputation uncounted: the forward pass
+    // counted it); weight gradients written (acc overwrite) or added (acc add).
+    void backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc);
 
     Tensor& dlogits() { return m_layers.back().dh; }
     Tensor& target() { return m_target; }
@@ -80,8 +79,7 @@ private:
         Tensor dh, dy, dz;       // gradients (B, out), workspace
         bool hidden = true;
     };
-    void forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, PassStats& st,
-                       bool recomputing);
+    void forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, bool recomputing);
     const Tensor& layer_input(int i) const { return i == 0 ? m_input : m_layers[i - 1].h; }
 
     Backend& m_be;

@@ -83,12 +83,17 @@ std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
                                              const PolicyOptions& opt, bool adaptive_low) {
     const Format X = spec.low;
     LayerPrecision fp32{};
-    LayerPrecision tf32{Format::tf32, Format::fp32, Format::fp32, Format::fp32, Format::fp32, false};
+    const Format F = Format::fp32;
+    LayerPrecision tf32{Format::tf32, F, F, F, F, false, F, F};
     // autocast: FP32 weights cast per GEMM, low-precision activations, FP32 .grad written through
     // the low format by the GEMM.
-    LayerPrecision amp{X, X, Format::fp32, X, Format::fp32, false};
-    LayerPrecision half{X, X, X, X, X, true};
-    LayerPrecision pure{X, X, X, X, X, false};
+    LayerPrecision amp{X, X, F, X, F, false, F, F};
+    // A low-precision model with FP32 masters (Apex O2): gradients unscaled into an FP32 copy, FP32
+    // optimizer state.
+    LayerPrecision half{X, X, X, X, X, true, F, F};
+    // Plain .half()/.bfloat16() training with a standard optimizer: everything in the low format,
+    // gradients unscaled in place, optimizer state in the low format.
+    LayerPrecision pure{X, X, X, X, X, false, X, X};
     std::vector<LayerPrecision> out(static_cast<std::size_t>(layers));
     for (int i = 0; i < layers; ++i) {
         const std::string name = "fc" + std::to_string(i + 1);

@@ -37,6 +37,8 @@ struct LayerPrecision {
     Format grad_through = Format::fp32;// the GEMM writes weight gradients in this (autocast: low)
     Format grad = Format::fp32;        // weight gradients are stored in this
     bool master = false;               // an FP32 master copy beside the working copy
+    Format unscaled = Format::fp32;    // gradients are unscaled into this (= grad: in place)
+    Format state = Format::fp32;       // optimizer state is stored in this
 };
 
 struct PolicyOptions {

@@ -109,88 +109,82 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, bool
     }
     Backend& be = *m_backend;
     Mlp& model = *m_model;
-    PassStats st;
-    double loss_sum = 0.0;
+    be.begin_step();
     const int accum = static_cast<int>(micro.size());
     // The factor the loss gradient carries: scale × loss weight / micro-batches (a double product
     // rounded once to FP32, as PyTorch multiplies a float loss by a float scale).
     const float loss_factor = static_cast<float>(S * m_train.loss_weight / accum);
     for (int k = 0; k < accum; ++k) {
         const Batch& b = micro[static_cast<std::size_t>(k)];
-        st.forward += model.set_input(b.x);
+        be.set_pass(Pass::forward);
+        model.set_input(b.x);
         // One independent stream per (step, micro-batch): accumulation is at most 1024.
         const std::uint64_t drop_seed =
             Rng::derive(m_cfg->seed, static_cast<std::uint64_t>(step_index) * 1024u +
                                          static_cast<std::uint64_t>(k))
                 .next_u64();
-        const Tensor& logits = model.forward(drop_seed, true, st);
-        LossResult lr;
+        const Tensor& logits = model.forward(drop_seed, true);
         if (classification) {
-            lr = be.softmax_cross_entropy(logits, b.labels, loss_factor, model.dlogits());
+            be.set_pass(Pass::backward);
+            be.softmax_cross_entropy(logits, b.labels, loss_factor, model.dlogits());
         } else {
+            be.set_pass(Pass::uncounted);
             be.upload({b.targets.data(), static_cast<std::size_t>(b.targets.size())}, model.target());
-            lr = be.mse(logits, model.target(), loss_factor, model.dlogits());
+            be.set_pass(Pass::backward);
+            be.mse(logits, model.target(), loss_factor, model.dlogits());
         }
-        st.backward += lr.rounding;
-        loss_sum += lr.loss;
-        model.backward(model.dlogits(), drop_seed, k == 0 ? Accumulate::overwrite : Accumulate::add, st);
+        model.backward(model.dlogits(), drop_seed, k == 0 ? Accumulate::overwrite : Accumulate::add);
     }
-    rec.loss = loss_sum / accum * m_train.loss_weight;
 
-    // Unscale: reciprocal in double, multiply in FP32 (PyTorch's unscale_), check every gradient.
+    // Unscale: reciprocal in double, multiply in FP32 (PyTorch's unscale_), check every gradient;
+    // then clipping and the optimizer, which skip on the backend's own found-inf count, so the step
+    // waits for the device only once, at its end.
+    be.set_pass(Pass::update);
     const float inv_scale = static_cast<float>(1.0 / S);
-    bool found_inf = false;
-    double sum_sq = 0.0;
-    for (Param& p : model.params()) {
-        const GradCheck gc = be.unscale_and_check(p.grad, inv_scale, p.unscaled());
-        found_inf = found_inf || gc.found_inf;
-        sum_sq += gc.sum_squares;
-    }
-    rec.found_inf = found_inf;
-    rec.grad_norm = found_inf ? std::numeric_limits<double>::infinity() : std::sqrt(sum_sq);
-    if (!found_inf && m_train.clip_norm > 0.0) {
-        // PyTorch clip_grad_norm_: coefficient max_norm / (norm + 1e-6), applied when below 1.
-        const double coef = m_train.clip_norm / (rec.grad_norm + 1e-6);
-        if (coef < 1.0)
-            for (Param& p : model.params()) be.scale(p.unscaled(), static_cast<float>(coef));
-    }
-    rec.skipped = found_inf && m_scaler.skips_on_inf();
+    for (Param& p : model.params()) be.unscale_and_check(p.grad, inv_scale, p.unscaled());
+    if (m_train.clip_norm > 0.0)
+        for (Param& p : model.params()) be.clip_to_norm(p.unscaled(), m_train.clip_norm);
+    const OnInf on_inf = m_scaler.skips_on_inf() ? OnInf::skip : OnInf::apply;
+    OptimizerStep os;
+    os.kind = m_train.optimizer;
+    os.lr = static_cast<float>(rec.lr);
+    os.momentum = static_cast<float>(m_train.momentum);
+    os.beta1 = static_cast<float>(m_train.beta1);
+    os.beta2 = static_cast<float>(m_train.beta2);
+    os.eps = static_cast<float>(m_train.eps);
+    os.weight_decay = static_cast<float>(m_train.weight_decay);
+    os.t = m_applied_steps + 1;  // the count this step would be, if applied
+    for (Param& p : model.params())
+        be.optimizer_update(os, p.unscaled(), p.has_master() ? &p.master : nullptr, p.working,
+                            p.state1, p.state2.empty() ? nullptr : &p.state2, on_inf);
+
+    const StepStats& st = be.read_stats();
+    const hd::Counts& fwd = st.of(Pass::forward);
+    const hd::Counts& bwd = st.of(Pass::backward);
+    const hd::Counts& upd = st.of(Pass::update);
+    rec.loss = st.loss_sum / accum * m_train.loss_weight;
+    rec.found_inf = st.found_inf();
+    rec.grad_norm = rec.found_inf ? std::numeric_limits<double>::infinity() : std::sqrt(st.sum_squares);
+    rec.skipped = rec.found_inf && on_inf == OnInf::skip;
     if (!rec.skipped) {
         ++m_applied_steps;
-        OptimizerStep os;
-        os.kind = m_train.optimizer;
-        os.lr = static_cast<float>(rec.lr);
-        os.momentum = static_cast<float>(m_train.momentum);
-        os.beta1 = static_cast<float>(m_train.beta1);
-        os.beta2 = static_cast<float>(m_train.beta2);
-        os.eps = static_cast<float>(m_train.eps);
-        os.weight_decay = static_cast<float>(m_train.weight_decay);
-        os.t = m_applied_steps;
-        std::size_t changed = 0, lost = 0;
-        for (Param& p : model.params()) {
-            const UpdateStats u = be.optimizer_update(os, p.unscaled(), p.has_master() ? &p.master : nullptr,
-                                                      p.working, p.state1,
-                                                      p.state2.empty() ? nullptr : &p.state2);
-            changed += u.changed;
-            lost += u.lost;
-            st.backward.overflow += u.rounding.overflow;
-        }
-        rec.lost_update_frac = changed ? static_cast<double>(lost) / static_cast<double>(changed) : 0.0;
+        rec.lost_update_frac =
+            upd.changed ? static_cast<double>(upd.lost) / static_cast<double>(upd.changed) : 0.0;
     }
     if (!rec.skipped || m_train.advance_on_skip) ++m_schedule_steps;
 
     try {
-        const ScalerUpdate u = m_scaler.update(found_inf);
+        const ScalerUpdate u = m_scaler.update(rec.found_inf);
         rec.scale_event = static_cast<std::uint8_t>(u.event);
         rec.new_scale = u.new_scale;
     } catch (const ScalerAtMinimumError& e) {
         m_failure = e.what();
     }
     // Of the gradient values that were non-zero before a rounding, the fraction it flushed to zero.
-    rec.underflow_frac = st.backward.nonzero ? static_cast<double>(st.backward.underflow) /
-                                                   static_cast<double>(st.backward.nonzero)
-                                             : 0.0;
-    rec.overflow_count = static_cast<long long>(st.forward.overflow + st.backward.overflow);
+    rec.underflow_frac = bwd.nonzero ? static_cast<double>(bwd.underflow) /
+                                           static_cast<double>(bwd.nonzero)
+                                     : 0.0;
+    rec.overflow_count = static_cast<long long>(fwd.overflow + bwd.overflow + upd.overflow);
     rec.mem = be.memory();
     rec.step_time_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();

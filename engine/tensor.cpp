@@ -2,6 +2,7 @@
 #include "engine/backend.hpp"
 #include "engine/error.hpp"
 
+#include <cmath>
 #include <limits>
 
 namespace mpx {
@@ -26,6 +27,24 @@ std::string_view to_string(Activation a) {
         case Activation::none: return "none";
     }
     return "?";
+}
+
+hd::OptConsts optimizer_consts(const OptimizerStep& s) {
+    hd::OptConsts k;
+    k.kind = s.kind;
+    k.lr = s.lr;
+    k.momentum = s.momentum;
+    k.beta1 = s.beta1;
+    k.beta2 = s.beta2;
+    k.eps = s.eps;
+    k.weight_decay = s.weight_decay;
+    if (s.kind != OptimizerKind::sgd) {
+        const float bc1 = 1.0f - std::pow(s.beta1, static_cast<float>(s.t));
+        const float bc2 = 1.0f - std::pow(s.beta2, static_cast<float>(s.t));
+        k.step_size = s.lr / bc1;
+        k.bc2_sqrt = std::sqrt(bc2);
+    }
+    return k;
 }
 
 Tensor::~Tensor() {

@@ -6,9 +6,11 @@ MPX_BUILD_DIR=${MPX_BUILD_DIR:-"$MPX_ROOT/build"}
 
 mpx_die() { echo "mpx: $*" >&2; exit 1; }
 
-# Debian 12 packages the build, the app and the tests need.
+# Debian 12 packages the build, the app and the tests need. libqt6opengl6-dev: Qt6Charts' CMake
+# package requires Qt6OpenGL, which --no-install-recommends leaves out (without it CMake finds no
+# Qt Charts and would build neither the app nor the tests).
 MPX_PACKAGES=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
-  libcli11-dev qt6-base-dev qt6-charts-dev libgl1-mesa-dev xvfb xauth)
+  libcli11-dev qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth)
 
 mpx_install_packages() {
   local missing=()

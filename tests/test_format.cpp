@@ -290,7 +290,7 @@ void TestFormat::facts_match_reference() {
 
     const FormatInfo& fi = info(format);
     QCOMPARE(fi.format, format);
-    QCOMPARE(QString::fromUtf8(fi.name.data(), qsizetype(fi.name.size())), name);
+    QCOMPARE(QString::fromUtf8(fi.name), name);
     QCOMPARE(QString::fromUtf8(to_string(format).data(), qsizetype(to_string(format).size())),
              name);
     QCOMPARE(parse_format(name.toStdString()), std::optional<Format>(format));

@@ -32,6 +32,15 @@ Tensor make(Backend& be, Format f, int r, int c, const std::vector<float>& v) {
     be.upload(v, t);
     return t;
 }
+// A loss op alone: the mean loss it adds to the step record.
+template <class Op>
+double loss_of(Backend& be, Op&& op) {
+    be.begin_step();
+    op();
+    const double loss = be.read_stats().loss_sum;
+    be.begin_step();
+    return loss;
+}
 std::vector<float> get(Backend& be, const Tensor& t) {
     std::vector<float> v(t.size());
     be.download(t, v);
@@ -141,8 +150,10 @@ Case grad_loss(Backend& be, bool cross_entropy) {
     const std::vector<int> labels{0, 2, 1, 2};
     Tensor d = ws(be, B, C);
     auto loss = [&] {
-        return cross_entropy ? be.softmax_cross_entropy(logits, labels, 1.0f, d).loss
-                             : be.mse(logits, target, 1.0f, d).loss;
+        return loss_of(be, [&] {
+            if (cross_entropy) be.softmax_cross_entropy(logits, labels, 1.0f, d);
+            else be.mse(logits, target, 1.0f, d);
+        });
     };
     loss();
     const auto g = get(be, d);
@@ -172,13 +183,13 @@ Case grad_mlp(Backend& be, Activation a, bool layernorm) {
         if (p.working.format() == Format::fp32 && p.working.rows() == 1)
             be.upload(random_values(seed++, p.working.size(), -0.8, 0.8), p.working);
     auto loss = [&] {
-        PassStats st;
-        const Tensor& logits = mlp.forward(0, false, st);
-        return be.softmax_cross_entropy(logits, labels, 1.0f, mlp.dlogits()).loss;
+        return loss_of(be, [&] {
+            const Tensor& logits = mlp.forward(0, false);
+            be.softmax_cross_entropy(logits, labels, 1.0f, mlp.dlogits());
+        });
     };
     loss();
-    PassStats st;
-    mlp.backward(mlp.dlogits(), 0, Accumulate::overwrite, st);
+    mlp.backward(mlp.dlogits(), 0, Accumulate::overwrite);
     std::vector<std::vector<float>> grads;
     for (Param& p : mlp.params()) grads.push_back(get(be, p.grad));
     Case c;
@@ -279,24 +290,29 @@ private slots:
         auto run = [&](Format dst, RoundStats& st) {
             Tensor o = be->alloc(dst, B, op == "linear_backward_input" ? in : out, MemCategory::workspace);
             std::vector<float> extra;
-            if (op == "linear_forward") st = be->linear_forward(x, w, &b, Format::fp32, o);
-            else if (op == "linear_backward_input") st = be->linear_backward_input(dy, w, Format::fp32, o);
+            if (op == "linear_forward") st = counted(*be, [&] { be->linear_forward(x, w, &b, Format::fp32, o); });
+            else if (op == "linear_backward_input")
+                st = counted(*be, [&] { be->linear_backward_input(dy, w, Format::fp32, o); });
             else if (op.startsWith("linear_backward_weight")) {
                 // "through": FP32 dw and db written through the low format (autocast's GEMM output).
                 const bool through = op.endsWith("through");
                 const Format d = through ? Format::fp32 : dst;
                 o = be->alloc(d, out, in, MemCategory::workspace);
                 Tensor db = be->alloc(d, 1, out, MemCategory::workspace);
-                st = be->linear_backward_weight(dy, x, Format::fp32, through ? dst : Format::fp32, o, &db,
-                                                Accumulate::overwrite);
+                st = counted(*be, [&] {
+                    be->linear_backward_weight(dy, x, Format::fp32, through ? dst : Format::fp32, o, &db,
+                                               Accumulate::overwrite);
+                });
                 extra = get(*be, db);
-            } else if (op == "gelu_forward") st = be->activation_forward(Activation::gelu, z, o);
-            else if (op == "tanh_backward") st = be->activation_backward(Activation::tanh, z, dy, o);
+            } else if (op == "gelu_forward") st = counted(*be, [&] { be->activation_forward(Activation::gelu, z, o); });
+            else if (op == "tanh_backward")
+                st = counted(*be, [&] { be->activation_backward(Activation::tanh, z, dy, o); });
             else if (op == "layernorm_forward") {
                 Tensor mean = ws(*be, B, 1), rstd = ws(*be, B, 1);
-                st = be->layernorm_forward(z, g, bt, o, mean, rstd);
-            } else if (op == "cross_entropy_grad") st = be->softmax_cross_entropy(z, labels, 0x1p20f, o).rounding;
-            else st = be->mse(z, dy, 1e-3f, o).rounding;
+                st = counted(*be, [&] { be->layernorm_forward(z, g, bt, o, mean, rstd); });
+            } else if (op == "cross_entropy_grad")
+                st = counted(*be, [&] { be->softmax_cross_entropy(z, labels, 0x1p20f, o); });
+            else st = counted(*be, [&] { be->mse(z, dy, 1e-3f, o); });
             auto res = get(*be, o);
             res.insert(res.end(), extra.begin(), extra.end());
             return res;
@@ -348,11 +364,11 @@ private slots:
         const int n = static_cast<int>(values.size());
         const std::vector<float> v(values.begin(), values.end());
         Tensor up = be->alloc(f, 1, n, MemCategory::workspace);
-        const RoundStats a = be->upload(v, up);
+        const RoundStats a = counted(*be, [&] { be->upload(v, up); });
         Tensor one = make(*be, Format::fp32, 1, 1, {1.0f});
         Tensor w = make(*be, Format::fp32, n, 1, v);
         Tensor y = be->alloc(f, 1, n, MemCategory::workspace);
-        const RoundStats g = be->linear_forward(one, w, nullptr, Format::fp32, y);
+        const RoundStats g = counted(*be, [&] { be->linear_forward(one, w, nullptr, Format::fp32, y); });
         for (const RoundStats& s : {a, g}) {
             QCOMPARE(int(s.overflow), overflow);
             QCOMPARE(int(s.underflow), underflow);
@@ -369,8 +385,8 @@ private slots:
         Tensor w = make(*be, Format::fp32, 2, 2, {256.0f, 256.0f, 1.0f, 1.0f});
         Tensor y16 = be->alloc(Format::fp16, 1, 2, MemCategory::workspace),
                y_bf = be->alloc(Format::bf16, 1, 2, MemCategory::workspace);
-        QCOMPARE(int(be->linear_forward(x, w, nullptr, Format::fp32, y16).overflow), 1);
-        QCOMPARE(int(be->linear_forward(x, w, nullptr, Format::fp32, y_bf).overflow), 0);
+        QCOMPARE(int(counted(*be, [&] { be->linear_forward(x, w, nullptr, Format::fp32, y16); }).overflow), 1);
+        QCOMPARE(int(counted(*be, [&] { be->linear_forward(x, w, nullptr, Format::fp32, y_bf); }).overflow), 0);
         QCOMPARE(get(*be, y16), (std::vector<float>{std::numeric_limits<float>::infinity(), 512.0f}));
         QCOMPARE(get(*be, y_bf), (std::vector<float>{131072.0f, 512.0f}));
     }
@@ -402,7 +418,8 @@ private slots:
             Tensor g = make(*be, Format::fp32, 1, 4, gv);
             const OptimizerStep s{.kind = k, .lr = float(lr), .momentum = float(mom), .beta1 = float(b1),
                                   .beta2 = float(b2), .eps = float(eps), .weight_decay = float(wd), .t = t};
-            be->optimizer_update(s, g, &master, working, s1, k == OptimizerKind::sgd ? nullptr : &s2);
+            be->optimizer_update(s, g, &master, working, s1, k == OptimizerKind::sgd ? nullptr : &s2,
+                                 OnInf::skip);
             for (int i = 0; i < 4; ++i) {
                 double gi = gv[i];
                 if (k == OptimizerKind::sgd) {  // torch.optim.SGD, dampening 0, buf = g at t = 1
@@ -439,7 +456,8 @@ private slots:
         const OptimizerStep s{.kind = OptimizerKind::sgd, .lr = 1.0f, .momentum = 0.0f};
         Tensor working = make(*be, Format::fp16, 1, 3, w0);
         Tensor s1 = make(*be, Format::fp32, 1, 3, {0, 0, 0});
-        UpdateStats u = be->optimizer_update(s, g, nullptr, working, s1, nullptr);
+        const RoundStats u =
+            counted(*be, [&] { be->optimizer_update(s, g, nullptr, working, s1, nullptr, OnInf::skip); });
         QCOMPARE(int(u.changed), 2);
         QCOMPARE(int(u.lost), 1);
         QCOMPARE(get(*be, working), (std::vector<float>{1.0f, round_to(Format::fp16, 0.99f), 0.5f}));
@@ -449,8 +467,9 @@ private slots:
                st2 = make(*be, Format::fp32, 1, 1, {0});
         int lost_no_master = 0;
         for (int i = 0; i < 10; ++i) {
-            lost_no_master += int(be->optimizer_update(s, one, nullptr, w1, st1, nullptr).lost);
-            be->optimizer_update(s, one, &master, wm, st2, nullptr);
+            lost_no_master += int(
+                counted(*be, [&] { be->optimizer_update(s, one, nullptr, w1, st1, nullptr, OnInf::skip); }).lost);
+            be->optimizer_update(s, one, &master, wm, st2, nullptr, OnInf::skip);
         }
         QCOMPARE(lost_no_master, 10);
         QCOMPARE(get(*be, w1)[0], 1.0f);

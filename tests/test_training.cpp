@@ -101,7 +101,7 @@ class TestTraining : public QObject {
 private slots:
     // Adam, lr 0.01, 200 steps. Measured (seed 1): step-0 loss 0.667 in every mode; tail means
     // 0.031 (fp32) to 0.035 (pure-bf16); over seeds 1-5 the worst tail was 0.041. Threshold 0.1.
-    // pure-fp16 does not stall here: Adam's updates are ~lr, far above half an FP16 ulp of the weights.
+    // pure-fp16 loses no updates here (Adam's steps are ~lr, far above half an FP16 ulp); its FP16 moments cost it.
     void every_mode_converges_on_spirals_data() {
         QTest::addColumn<QString>("label");
         for (const char* l : {"fp32", "tf32", "amp-fp16", "amp-bf16", "half-fp16", "half-bf16", "pure-fp16",
@@ -119,8 +119,12 @@ private slots:
         const Tail t = tails(recs)[0];
         qInfo("%s: step-0 loss %.4f, tail mean %.4f", qPrintable(label), t.first, t.tail);
         QVERIFY(t.first > 0.6 && t.first < 0.8);  // ln 2 ≈ 0.693 for two balanced classes
-        QVERIFY2(t.tail < 0.1, qPrintable(QString::number(t.tail)));
-        QVERIFY(t.tail < 0.15 * t.first);
+        // pure-fp16 keeps Adam's moments in FP16 (as plain .half() training does): squared gradients
+        // below 2^-24 flush to zero, the denominator falls to eps and small-gradient weights take
+        // large steps. Measured (seed 1): tail 0.152 against fp32's 0.031; threshold 0.25.
+        const double limit = label == "pure-fp16" ? 0.25 : 0.1;
+        QVERIFY2(t.tail < limit, qPrintable(QString::number(t.tail)));
+        QVERIFY(t.tail < 1.5 * limit * t.first);
     }
 
     // SGD (lr 0.003, momentum 0.9), 300 steps. Without a master copy most updates of a BF16 working
@@ -379,6 +383,14 @@ private slots:
         QCOMPARE(mem(2, MemCategory::master), mem(0, MemCategory::weights));
         QCOMPARE(mem(3, MemCategory::master), std::int64_t(0));
         QCOMPARE(mem(0, MemCategory::optimizer), std::int64_t(2 * 1218 * 4));  // Adam: two FP32 moments
+        // half-fp16: FP16 gradients plus their FP32 unscaled copy, FP32 moments (Apex O2).
+        QCOMPARE(mem(2, MemCategory::grads), std::int64_t(1218 * (2 + 4)));
+        QCOMPARE(mem(2, MemCategory::optimizer), mem(0, MemCategory::optimizer));
+        // pure-fp16 (plain .half() with a standard Adam): FP16 gradients unscaled in place, FP16
+        // moments: half of FP32's bytes in each of the three categories.
+        QCOMPARE(mem(3, MemCategory::weights), std::int64_t(1218 * 2));
+        QCOMPARE(mem(3, MemCategory::grads), std::int64_t(1218 * 2));
+        QCOMPARE(mem(3, MemCategory::optimizer), std::int64_t(2 * 1218 * 2));
         QVERIFY(mem(1, MemCategory::activations) < mem(0, MemCategory::activations));
         for (const auto& rec : r) {
             QVERIFY(rec.step_time_us > 0.0);
@@ -437,13 +449,14 @@ private slots:
             m.recompute = recompute;
             const RunSpec amp{Mode::amp, Format::fp16, std::nullopt};
             Mlp mlp(*be, m, layer_precisions(amp, m.layers(), {}), 4, init_weights(m, 1), OptimizerKind::adam);
-            PassStats st;
+            be->begin_step();
+            be->set_pass(Pass::forward);
             mlp.set_input(RowMatrix::Constant(4, 2, 65000.0f));
-            mlp.forward(0, true, st);
-            counts[recompute][0] = st.forward.overflow;
+            mlp.forward(0, true);
+            counts[recompute][0] = be->read_stats().of(Pass::forward).overflow;
             be->fill(mlp.dlogits(), 0.01f);
-            mlp.backward(mlp.dlogits(), 0, Accumulate::overwrite, st);
-            counts[recompute][1] = st.forward.overflow;
+            mlp.backward(mlp.dlogits(), 0, Accumulate::overwrite);
+            counts[recompute][1] = be->read_stats().of(Pass::forward).overflow;
         }
         QVERIFY(counts[0][0] > 0);
         QCOMPARE(counts[0][1], counts[0][0]);

@@ -2,18 +2,15 @@
 // rule for RoundStats. Header-only and Qt-free: used by tests/test_cuda_backend.cpp and by the
 // backend comparisons in backend_compare.cpp (mpx-cuda-check runs those where no Qt is installed).
 //
-// Where the two sides may legitimately differ, and so the k of each bound:
+// The contract (engine/op_math.hpp): both backends run the same engine/op_math.hpp and
+// engine/format_core.hpp functions, built without FMA contraction (-ffp-contract=off, nvcc
+// --fmad=false), so every result is bit-exact except in two places, which get bounds:
 //  - GEMMs: the FP32 accumulation order (cuBLAS vs Eigen). Each side is within K·eps32·Σ|a||b| of
 //    the exact sum of its (identically rounded) products, so they differ by at most
 //    2·K·eps32·Σ|a||b|; rounding into the destination can then move one more ulp of the
 //    destination's format.
 //  - tanhf/expf/logf: CUDA's and glibc's differ by a couple of ulps: 16·eps32 of the intermediate
 //    terms, then one ulp of the destination.
-//  - Everything else computes the same FP32 operations in the same order (nvcc --fmad=false). The
-//    engine compiles with FMA contraction (GCC's default -ffp-contract=fast with -march=native),
-//    which can skip one rounding of a product: a few eps32 of the largest intermediate, then one
-//    ulp of the destination. MPX_EXPECT_BIT_EXACT=1 (for an engine built with -ffp-contract=off)
-//    demands equal bits instead.
 // RoundStats: a count may differ by at most the number of elements whose stored values differ (an
 // element with equal bits on both sides was counted the same way): equal values, equal counts.
 #pragma once
@@ -35,11 +32,6 @@ inline constexpr double k_eps32 = 0x1p-23;
 
 inline double eps(Format f) { return info(f).epsilon; }
 inline double min_sub(Format f) { return info(f).min_subnormal; }
-
-inline bool bit_exact_required() {
-    const char* v = std::getenv("MPX_EXPECT_BIT_EXACT");
-    return v && std::string(v) == "1";
-}
 
 // Bitwise equality of two buffers (a NaN equals a NaN of the same bits).
 inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -75,12 +67,9 @@ inline std::vector<double> bounds(const std::vector<float>& ref, double rel, dou
     return b;
 }
 
-// Same FP32 operations on both sides, up to the engine's FMA contraction. `scale`: the size of the
-// largest intermediate term (where a result cancels, its error follows the terms, not the result).
-inline std::vector<double> elementwise_bounds(const std::vector<float>& ref, Format dst,
-                                              double scale) {
-    if (bit_exact_required()) return std::vector<double>(ref.size(), 0.0);
-    return bounds(ref, eps(dst) + 4 * k_eps32, min_sub(dst) + 8 * k_eps32 * scale);
+// Same FP32 operations in the same order on both sides: equal bits.
+inline std::vector<double> exact_bounds(const std::vector<float>& ref) {
+    return std::vector<double>(ref.size(), 0.0);
 }
 
 // tanhf/expf/logf differ between CUDA and glibc by a couple of ulps.
