@@ -451,6 +451,20 @@ void TestScaler::reconfigure_keeps_state_within_new_limits() {
     QCOMPARE(scaler.update(false).event, ScaleEvent::grow);
     QCOMPARE(scaler.scale(), 16.0);
 
+    // DeepSpeed >= 0.17.1 counts from the last overflow: a shorter window re-derives the tracker
+    // (stable = 1 after "X..") and the growth comes when stable reaches the new window.
+    ScalerConfig d = config_from("deepspeed", R"({"init_scale": 16, "growth_interval": 4, "hysteresis": 1})");
+    LossScaler ds(d);
+    run_pattern(ds, "X..");
+    QCOMPARE(ds.state().growth_tracker, 1);
+    d.growth_interval = 3;
+    ds.reconfigure(d);
+    QCOMPARE(ds.state().growth_tracker, 1);
+    QCOMPARE(ds.update(false).event, ScaleEvent::none);  // stable 2
+    QCOMPARE(ds.state().growth_tracker, 2);
+    QCOMPARE(ds.update(false).event, ScaleEvent::grow);  // stable 3
+    QCOMPARE(ds.scale(), 16.0);
+
     ScalerConfig m = config_from("megatron", R"({"hysteresis": 3})");
     LossScaler meg(m);
     meg.update(true);
