@@ -26,7 +26,8 @@ constexpr EnumName<HysteresisReset> reset_names[] = {
     {HysteresisReset::on_clean_step, "on_clean_step"}, {HysteresisReset::on_growth, "on_growth"}};
 constexpr EnumName<GrowthCount> count_names[] = {
     {GrowthCount::consecutive, "consecutive"},
-    {GrowthCount::since_last_overflow, "since_last_overflow"}};
+    {GrowthCount::since_last_overflow, "since_last_overflow"},
+    {GrowthCount::stable_interval, "stable_interval"}};
 constexpr EnumName<AtMin> at_min_names[] = {{AtMin::clamp, "clamp"}, {AtMin::error, "error"}};
 constexpr EnumName<ScaleStorage> storage_names[] = {{ScaleStorage::fp32, "fp32"},
                                                     {ScaleStorage::fp64, "fp64"}};
@@ -82,6 +83,47 @@ double stored(const ScalerConfig& c, double x) {
     return c.scale_storage == ScaleStorage::fp32 ? round_fp32(x) : x;
 }
 
+// What each preset reproduces, checked against the framework's source (the versions named here;
+// the closing note of issue 13 lists the commits). The order is the order of scaler_preset_names().
+struct PresetRow {
+    std::string_view name;
+    ScalerPresetSource source;
+};
+constexpr PresetRow preset_rows[] = {
+    {"pytorch",
+     {"PyTorch >= 2.3 (torch.amp.GradScaler)",
+      "torch/amp/grad_scaler.py and the _amp_update_scale_ kernels "
+      "(aten/src/ATen/native/cpu/AmpGradScalerKernels.cpp, cuda/AmpKernels.cu)"}},
+    {"apex",
+     {"Apex amp up to 25.05 (apex.amp was removed in 25.07)",
+      "apex/amp/scaler.py, LossScaler.update_scale"}},
+    {"keras",
+     {"Keras 3 (3.0 to 3.15)",
+      "keras/src/optimizers/loss_scale_optimizer.py, LossScaleOptimizer"}},
+    {"tf-keras-legacy",
+     {"tf.keras in TensorFlow 2.4 to 2.15 (Keras 2)",
+      "keras/mixed_precision/loss_scale_optimizer.py, _DynamicLossScaleState.update"}},
+    {"deepspeed",
+     {"DeepSpeed >= 0.17.1 (ZeRO stages 1-3; checked up to 0.19.5)",
+      "deepspeed/runtime/fp16/loss_scaler.py, DynamicLossScaler.update_scale"}},
+    {"deepspeed-legacy",
+     {"DeepSpeed <= 0.17.0 (ZeRO stages 1-3)",
+      "deepspeed/runtime/fp16/loss_scaler.py, DynamicLossScaler.update_scale"}},
+    {"megatron",
+     {"Megatron-LM / megatron-core (unchanged from 2020 to core 0.19)",
+      "megatron/core/optimizer/grad_scaler.py, DynamicGradScaler.update"}},
+    {"nemo",
+     {"NeMo 1.x and 2.x NLP collection (checked up to 2.5)",
+      "nemo/collections/nlp/parts/nlp_overrides.py GradScaler on Apex's "
+      "csrc/update_scale_hysteresis.cu"}},
+    {"static",
+     {"any framework's static loss scale (mpx's `pure` mode default of 1)",
+      "DESIGN.md, precision policies"}},
+    {"none",
+     {"no loss scaling, as every framework runs BF16 and FP32",
+      "REFERENCE.md, loss-scaler rules"}},
+};
+
 // Each preset lists only what differs from ScalerConfig's defaults, which are PyTorch's.
 ScalerConfig make_preset(std::string_view name) {
     using enum ScaleStorage;
@@ -102,11 +144,18 @@ ScalerConfig make_preset(std::string_view name) {
         return {.preset = "tf-keras-legacy", .init_scale = 0x1p15, .min_scale = 1.0};
     // deepspeed/runtime/fp16/loss_scaler.py DynamicLossScaler (ZeRO) with the "fp16" defaults:
     // initial_scale_power 16, loss_scale_window 1000, hysteresis 2, consecutive_hysteresis false,
-    // min_loss_scale 1, raise_error_at_min_scale True.
+    // min_loss_scale 1, raise_error_at_min_scale True. Since 0.17.1 (PR #6976) it grows when
+    // `stable_interval = cur_iter - last_overflow_iter - 1` is a positive multiple of the window.
     if (name == "deepspeed")
         return {.preset = "deepspeed", .growth_interval = 1000, .min_scale = 1.0, .hysteresis = 2,
-                .hysteresis_reset = on_growth, .growth_count = GrowthCount::since_last_overflow,
+                .hysteresis_reset = on_growth, .growth_count = GrowthCount::stable_interval,
                 .at_min = AtMin::error, .scale_storage = fp64, .non_finite_growth = apply};
+    // The same class up to 0.17.0: `(cur_iter - last_overflow_iter) % scale_window == 0`.
+    if (name == "deepspeed-legacy")
+        return {.preset = "deepspeed-legacy", .growth_interval = 1000, .min_scale = 1.0,
+                .hysteresis = 2, .hysteresis_reset = on_growth,
+                .growth_count = GrowthCount::since_last_overflow, .at_min = AtMin::error,
+                .scale_storage = fp64, .non_finite_growth = apply};
     // megatron/core/optimizer/grad_scaler.py DynamicGradScaler with the training defaults
     // (--initial-loss-scale 2^32, --min-loss-scale 1, --loss-scale-window 1000, --hysteresis 2).
     if (name == "megatron")
@@ -214,11 +263,19 @@ std::optional<Framework> parse_framework(std::string_view s) {
 // --- presets and validation ------------------------------------------------------------------------
 
 std::vector<std::string> scaler_preset_names() {
-    return {"pytorch", "apex",     "keras", "tf-keras-legacy", "deepspeed",
-            "megatron", "nemo", "static", "none"};
+    std::vector<std::string> out;
+    for (const auto& row : preset_rows) out.emplace_back(row.name);
+    return out;
 }
 
 ScalerConfig scaler_preset(std::string_view name) { return make_preset(name); }
+
+ScalerPresetSource scaler_preset_source(std::string_view name) {
+    for (const auto& row : preset_rows)
+        if (row.name == name) return row.source;
+    make_preset(name);  // throws the unknown-preset error, with the choices
+    return {};
+}
 
 void validate(const ScalerConfig& c) {
     // Written as !(ok) so that NaN, which fails every comparison, is rejected too.
@@ -420,10 +477,18 @@ ScalerUpdate LossScaler::update(bool found_inf) {
         if (c.hysteresis_reset == HysteresisReset::on_clean_step) s.hysteresis_left = c.hysteresis;
         bool grow = false;
         if (c.growth_count == GrowthCount::since_last_overflow) {
-            // DeepSpeed: `(cur_iter - last_overflow_iter) % scale_window == 0`, before cur_iter += 1.
+            // DeepSpeed <= 0.17.0: `(cur_iter - last_overflow_iter) % scale_window == 0`, before
+            // cur_iter += 1.
             const long long since = s.iteration - s.last_overflow_iteration;
             grow = since % c.growth_interval == 0;
             s.growth_tracker = static_cast<int>(since % c.growth_interval);
+        } else if (c.growth_count == GrowthCount::stable_interval) {
+            // DeepSpeed >= 0.17.1: `stable_interval = (cur_iter - last_overflow_iter) - 1` and
+            // `stable_interval > 0 and stable_interval % scale_window == 0`, before cur_iter += 1.
+            // stable >= 0 here: a clean step comes after the last overflow.
+            const long long stable = s.iteration - s.last_overflow_iteration - 1;
+            grow = stable > 0 && stable % c.growth_interval == 0;
+            s.growth_tracker = static_cast<int>(stable % c.growth_interval);
         } else {
             s.growth_tracker += 1;
             grow = s.growth_tracker == c.growth_interval;
@@ -496,9 +561,13 @@ void LossScaler::reconfigure(const ScalerConfig& config) {
     }
     s.scale = std::clamp(stored(config, s.scale), stored(config, config.min_scale),
                          stored(config, config.max_scale));
+    // The tracker the last update would have left under the new interval (see update()).
     if (config.growth_count == GrowthCount::since_last_overflow)
         s.growth_tracker = static_cast<int>((s.iteration - 1 - s.last_overflow_iteration) %
                                             config.growth_interval);
+    if (config.growth_count == GrowthCount::stable_interval)
+        s.growth_tracker = static_cast<int>(
+            std::max(0LL, s.iteration - 2 - s.last_overflow_iteration) % config.growth_interval);
     s.growth_tracker = std::clamp(s.growth_tracker, 0, config.growth_interval - 1);
     s.hysteresis_left = std::min(s.hysteresis_left, config.hysteresis);
     if (config.hysteresis_decrement == HysteresisDecrement::stop_at_one)

@@ -19,10 +19,14 @@ enum class ScalerKind { none, fixed, dynamic };  // text: "none", "static", "dyn
 // When a spent hysteresis counter is refilled: on every clean step (NeMo, DeepSpeed with
 // consecutive_hysteresis) or only when the scale grows (DeepSpeed default, Megatron).
 enum class HysteresisReset { on_clean_step, on_growth };
-// How clean steps are counted towards growth: a tracker reset by every overflow and growth (PyTorch,
-// Megatron, ...) or DeepSpeed's (iteration - last_overflow_iteration) % interval. Both give the same
-// scale; they differ in what is stored, and so in what a restored or reconfigured run does.
-enum class GrowthCount { consecutive, since_last_overflow };
+// How clean steps are counted towards growth. consecutive: a tracker reset by every overflow and
+// growth (PyTorch, Megatron, ...). since_last_overflow: DeepSpeed <= 0.17.0's
+// (iteration - last_overflow_iteration) % interval == 0, the same scale as consecutive (it differs in
+// what is stored, and so in what a restored or reconfigured run does). stable_interval: DeepSpeed
+// >= 0.17.1's stable = iteration - last_overflow_iteration - 1, growth when stable > 0 and
+// stable % interval == 0: after an overflow, and from the first step, the first growth waits
+// interval + 1 clean steps; later ones come every interval steps.
+enum class GrowthCount { consecutive, since_last_overflow, stable_interval };
 enum class AtMin { clamp, error };  // backing off at min_scale: stay there, or throw (DeepSpeed)
 // Whether the scale is a float32 tensor (PyTorch, Megatron, Keras, NeMo: every result is rounded to
 // FP32) or a Python float (Apex, DeepSpeed: double).
@@ -56,10 +60,20 @@ struct ScalerConfig {
     bool operator==(const ScalerConfig&) const = default;
 };
 
-// Presets: "pytorch", "apex", "keras", "tf-keras-legacy", "deepspeed", "megatron", "nemo", "static"
-// (a fixed scale of 1, the `pure` mode's default), "none". Unknown name: ConfigError("scaler.preset").
+// Presets: "pytorch", "apex", "keras", "tf-keras-legacy", "deepspeed", "deepspeed-legacy",
+// "megatron", "nemo", "static" (a fixed scale of 1, the `pure` mode's default), "none". Unknown name:
+// ConfigError("scaler.preset").
 ScalerConfig scaler_preset(std::string_view name);
 std::vector<std::string> scaler_preset_names();
+
+// What a preset reproduces: the framework release(s) whose rule it follows and the source it was
+// copied from. One row per preset in scaler.cpp; the snippets and the app's tooltips read it, the
+// README repeats it. Unknown name: ConfigError("scaler.preset").
+struct ScalerPresetSource {
+    std::string_view framework;  // "DeepSpeed >= 0.17.1 (ZeRO stages 1-3)"
+    std::string_view source;     // "deepspeed/runtime/fp16/loss_scaler.py, DynamicLossScaler.update_scale"
+};
+ScalerPresetSource scaler_preset_source(std::string_view name);
 
 // Throws ConfigError naming the offending field ("scaler.growth_factor", ...) and the fix.
 void validate(const ScalerConfig& config);

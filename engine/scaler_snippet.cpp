@@ -1,7 +1,8 @@
 // Prints a scaler configuration as code or config for each framework, so settings tuned in mpx can be
 // pasted into a real training script. Rule: a setting the framework cannot express becomes a comment
 // line ("not expressible in X: ..."), never a silent drop. Settings that only change mpx's
-// bookkeeping (growth_count, hysteresis_decrement: same scale either way) are not mentioned.
+// bookkeeping (growth_count consecutive vs since_last_overflow, hysteresis_decrement: same scale
+// either way) are not mentioned; growth_count stable_interval changes the scale and is.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -34,6 +35,15 @@ public:
     void header(const ScalerConfig& c) {
         m_text += m_comment + " mpx scaler preset '" + c.preset + "' (" +
                   std::string(to_string(c.kind)) + ") for " + m_framework + "\n";
+        // The preset's own claim, so that a reader knows which release "reproduces X" means.
+        if (c.preset == "custom") return;
+        try {
+            const ScalerPresetSource src = scaler_preset_source(c.preset);
+            comment("preset '" + c.preset + "' follows " + std::string(src.framework) + ": " +
+                    std::string(src.source));
+        } catch (const std::exception&) {
+            // A config may name a preset this build does not know; the header above still holds.
+        }
     }
     void comment(const std::string& line) { m_text += m_comment + " " + line + "\n"; }
     void missing(bool expressible, const std::string& what) {
@@ -50,6 +60,15 @@ private:
 };
 
 std::string value(double v) { return format_number(v); }
+
+// DeepSpeed >= 0.17.1's first growth after an overflow (and from the start) waits one clean step
+// more than every other framework's; they cannot express it.
+void stable_interval_note(Snippet& s, const ScalerConfig& c) {
+    s.missing(c.growth_count != GrowthCount::stable_interval,
+              "growth_count = 'stable_interval' (DeepSpeed >= 0.17.1 grows first after " +
+                  std::to_string(c.growth_interval) + " + 1 clean steps; " + s.name() +
+                  " after " + std::to_string(c.growth_interval) + ")");
+}
 
 // The notes every dynamic scaler shares; `fp32_scale` says whether the framework keeps the scale in
 // a float32 tensor (then non_finite_growth matters; a double never reaches infinity in practice).
@@ -100,6 +119,7 @@ std::string pytorch(const ScalerConfig& c) {
         return s.text();
     }
     common_notes(s, c, false, false, true, false, false, true, true);
+    stable_interval_note(s, c);
     s.code("scaler = torch.amp.GradScaler(init_scale=" + py_float(c.init_scale) +
            ", growth_factor=" + py_float(c.growth_factor) + ", backoff_factor=" +
            py_float(c.backoff_factor) + ", growth_interval=" + std::to_string(c.growth_interval) + ")");
@@ -109,7 +129,7 @@ std::string pytorch(const ScalerConfig& c) {
 std::string apex(const ScalerConfig& c) {
     Snippet s("#", "Apex amp");
     s.header(c);
-    s.comment("apex.amp is deprecated upstream; torch.amp replaces it");
+    s.comment("apex.amp was removed in Apex 25.07 (last in 25.05); torch.amp replaces it");
     if (c.kind == ScalerKind::none) {
         s.code("model, optimizer = amp.initialize(model, optimizer, enabled=False)");
         return s.text();
@@ -127,6 +147,7 @@ std::string apex(const ScalerConfig& c) {
     s.missing(c.growth_interval == 2000, "growth_interval = " + std::to_string(c.growth_interval) +
                                              " (amp.initialize always uses 2000)");
     common_notes(s, c, true, true, false, false, false, false, false);
+    stable_interval_note(s, c);
     s.code("model, optimizer = amp.initialize(model, optimizer, opt_level=\"O1\", "
            "loss_scale=\"dynamic\", min_loss_scale=" +
            (c.min_scale > 0.0 ? py_float(c.min_scale) : std::string("None")) +
@@ -157,10 +178,22 @@ std::string deepspeed(const ScalerConfig& c) {
         s.missing(false, "at_min = 'clamp' in the config (after deepspeed.initialize, set "
                          "engine.optimizer.loss_scaler.raise_error_at_min_scale = False)");
     common_notes(s, c, true, false, false, true, true, false, false);
-    // fused_optimizer.py / unfused_optimizer.py carry their own rule: no hysteresis, no raise, and
-    // growth after window + 1 clean steps; mpx's deepspeed preset is the ZeRO DynamicLossScaler.
-    s.comment("this is the rule of ZeRO stages 1-3 (DynamicLossScaler); without ZeRO, DeepSpeed's "
-              "FP16_Optimizer ignores hysteresis, never raises and grows one step later");
+    // The growth rule is DeepSpeed's version boundary (PR #6976): ZeRO's DynamicLossScaler grew after
+    // window clean steps up to 0.17.0 and after window + 1 since 0.17.1 (stable_interval), as the
+    // non-ZeRO FP16_Optimizer (fused_optimizer.py, unfused_optimizer.py) always has. That optimizer
+    // has no hysteresis and never raises at the minimum, in every version.
+    if (c.growth_count == GrowthCount::stable_interval) {
+        s.comment("the rule of DeepSpeed >= 0.17.1: the first growth after an overflow (or from the "
+                  "start) comes after loss_scale_window + 1 clean steps, later ones every window");
+    } else {
+        s.missing(false, "growth after " + std::to_string(c.growth_interval) +
+                             " clean steps following an overflow (DeepSpeed >= 0.17.1 waits "
+                             "loss_scale_window + 1); this block grows as set only in DeepSpeed "
+                             "<= 0.17.0 with ZeRO");
+    }
+    s.comment("with ZeRO stages 1-3 (DynamicLossScaler); without ZeRO, FP16_Optimizer has always "
+              "grown after loss_scale_window + 1 clean steps, has no hysteresis and never raises at "
+              "the minimum");
     const bool consecutive = c.hysteresis_reset == HysteresisReset::on_clean_step;
     std::string block = "\"fp16\": {\n  \"enabled\": true,\n  \"loss_scale\": 0,\n";
     block += "  \"initial_scale_power\": " + std::to_string(power) + ",\n";
@@ -190,6 +223,7 @@ std::string keras(const ScalerConfig& c) {
         return s.text();
     }
     common_notes(s, c, legacy, false, false, false, false, true, legacy);
+    stable_interval_note(s, c);
     if (legacy)
         s.code("optimizer = tf.keras.mixed_precision.LossScaleOptimizer(inner, dynamic=True, "
                "initial_scale=" + py_float(c.init_scale) +
@@ -220,6 +254,7 @@ std::string megatron(const ScalerConfig& c) {
                   "hysteresis_reset = 'on_clean_step' (Megatron refills the hysteresis only when "
                   "the scale grows)");
     common_notes(s, c, true, false, false, true, false, true, false);
+    stable_interval_note(s, c);
     s.code("--fp16 --initial-loss-scale " + value(c.init_scale) + " --min-loss-scale " +
            value(c.min_scale > 0.0 ? c.min_scale : 1.0) + " --loss-scale-window " +
            std::to_string(c.growth_interval) + " --hysteresis " + std::to_string(c.hysteresis));

@@ -128,18 +128,57 @@ void TestScaler::trajectory_matches_framework_rule_data() {
         << "tf-keras-legacy" << R"({"init_scale": 2, "growth_interval": 2})" << "XXXX..."
         << "1 0 1 backoff; 1 0 1 backoff; 1 0 1 backoff; 1 0 1 backoff; 1 1 1 none;"
            "2 0 1 grow; 2 1 1 none";
-    // DeepSpeed, window 3, hysteresis 2, consecutive_hysteresis false: growth when
-    // (iter - last_overflow) % 3 == 0 (first at iter 2, since last_overflow starts at -1); H is
-    // refilled only by a growth, so the overflow at iter 8 backs off although iter 7 was clean.
+    // DeepSpeed >= 0.17.1, window 3, hysteresis 2, consecutive_hysteresis false: growth when
+    // stable = iter - last_overflow - 1 is > 0 and % 3 == 0, T = stable % 3. Three clean steps after
+    // the overflow at iter 2 are not enough (stable is 2 at iter 5), so no growth refills H and
+    // every later overflow backs off.
     QTest::newRow("deepspeed") << "deepspeed" << R"({"init_scale": 16, "growth_interval": 3})"
                                << "..X...X.X..X.."
-                               << "16 1 2 none; 16 2 2 none; 16 0 1 hysteresis; 16 1 1 none;"
-                                  "16 2 1 none; 32 0 2 grow; 32 0 1 hysteresis; 32 1 1 none;"
-                                  "16 0 1 backoff; 16 1 1 none; 16 2 1 none; 8 0 1 backoff;"
-                                  "8 1 1 none; 8 2 1 none";
-    // DeepSpeed with consecutive_hysteresis true: every clean step refills H, only XX backs off.
+                               << "16 0 2 none; 16 1 2 none; 16 0 1 hysteresis; 16 0 1 none;"
+                                  "16 1 1 none; 16 2 1 none; 8 0 1 backoff; 8 0 1 none;"
+                                  "4 0 1 backoff; 4 0 1 none; 4 1 1 none; 2 0 1 backoff;"
+                                  "2 0 1 none; 2 1 1 none";
+    // DeepSpeed <= 0.17.0 on the same pattern: growth when (iter - last_overflow) % 3 == 0 (first
+    // at iter 2, since last_overflow starts at -1); the three clean steps after iter 2 grow at
+    // iter 5 and refill H; H is refilled only by a growth, so the overflow at iter 8 backs off
+    // although iter 7 was clean.
+    QTest::newRow("deepspeed-legacy") << "deepspeed-legacy" << R"({"init_scale": 16, "growth_interval": 3})"
+                                      << "..X...X.X..X.."
+                                      << "16 1 2 none; 16 2 2 none; 16 0 1 hysteresis; 16 1 1 none;"
+                                         "16 2 1 none; 32 0 2 grow; 32 0 1 hysteresis; 32 1 1 none;"
+                                         "16 0 1 backoff; 16 1 1 none; 16 2 1 none; 8 0 1 backoff;"
+                                         "8 1 1 none; 8 2 1 none";
+    // From the very first step (last_overflow -1): >= 0.17.1 grows at iter 3 and 6 (the first
+    // growth after window + 1 clean steps, then every window); <= 0.17.0 at iter 2 and 5.
+    QTest::newRow("deepspeed-from-start") << "deepspeed" << R"({"init_scale": 16, "growth_interval": 3})"
+                                          << "........"
+                                          << "16 0 2 none; 16 1 2 none; 16 2 2 none; 32 0 2 grow;"
+                                             "32 1 2 none; 32 2 2 none; 64 0 2 grow; 64 1 2 none";
+    QTest::newRow("deepspeed-legacy-from-start")
+        << "deepspeed-legacy" << R"({"init_scale": 16, "growth_interval": 3})" << "........"
+        << "16 1 2 none; 16 2 2 none; 32 0 2 grow; 32 1 2 none; 32 2 2 none; 64 0 2 grow;"
+           "64 1 2 none; 64 2 2 none";
+    // After a backoff: >= 0.17.1 grows on the 4th clean step (window + 1), <= 0.17.0 on the 3rd.
+    QTest::newRow("deepspeed-after-overflow")
+        << "deepspeed" << R"({"init_scale": 16, "growth_interval": 3, "hysteresis": 1})" << "X......."
+        << "8 0 1 backoff; 8 0 1 none; 8 1 1 none; 8 2 1 none; 16 0 1 grow; 16 1 1 none;"
+           "16 2 1 none; 32 0 1 grow";
+    QTest::newRow("deepspeed-legacy-after-overflow")
+        << "deepspeed-legacy" << R"({"init_scale": 16, "growth_interval": 3, "hysteresis": 1})"
+        << "X......."
+        << "8 0 1 backoff; 8 1 1 none; 8 2 1 none; 16 0 1 grow; 16 1 1 none; 16 2 1 none;"
+           "32 0 1 grow; 32 1 1 none";
+    // DeepSpeed >= 0.17.1 with consecutive_hysteresis true: every clean step refills H, only XX
+    // backs off; three clean steps after the backoff at iter 3 are one too few to grow.
     QTest::newRow("deepspeed-consecutive")
         << "deepspeed"
+        << R"({"init_scale": 16, "growth_interval": 3, "hysteresis_reset": "on_clean_step"})"
+        << "X.XX...X"
+        << "16 0 1 hysteresis; 16 0 2 none; 16 0 1 hysteresis; 8 0 1 backoff; 8 0 2 none;"
+           "8 1 2 none; 8 2 2 none; 8 0 1 hysteresis";
+    // The same under DeepSpeed <= 0.17.0: the three clean steps grow at iter 6.
+    QTest::newRow("deepspeed-legacy-consecutive")
+        << "deepspeed-legacy"
         << R"({"init_scale": 16, "growth_interval": 3, "hysteresis_reset": "on_clean_step"})"
         << "X.XX...X"
         << "16 0 1 hysteresis; 16 1 2 none; 16 0 1 hysteresis; 8 0 1 backoff; 8 1 2 none;"
@@ -370,12 +409,25 @@ void TestScaler::unknown_preset_lists_choices() {
 
 void TestScaler::every_preset_is_valid_and_named() {
     const auto names = scaler_preset_names();
-    QCOMPARE(names.size(), std::size_t{9});
+    QCOMPARE(names.size(), std::size_t{10});
     for (const auto& n : names) {
         const ScalerConfig c = scaler_preset(n);
         QCOMPARE(c.preset, n);
         validate(c);
+        // Every preset says which release it reproduces and which source it follows.
+        const ScalerPresetSource src = scaler_preset_source(n);
+        QVERIFY2(!src.framework.empty() && !src.source.empty(), n.c_str());
     }
+    QCOMPARE(config_error_field([] { scaler_preset_source("deepspeed-0.16"); }), QStringLiteral("scaler.preset"));
+    QCOMPARE(scaler_preset_source("deepspeed").framework.substr(0, 20), std::string_view("DeepSpeed >= 0.17.1 "));
+    QCOMPARE(scaler_preset_source("deepspeed-legacy").framework.substr(0, 20), std::string_view("DeepSpeed <= 0.17.0 "));
+    // The two DeepSpeed rules are one setting apart, not a branch on the preset's name.
+    ScalerConfig legacy = scaler_preset("deepspeed-legacy");
+    QCOMPARE(legacy.growth_count, GrowthCount::since_last_overflow);
+    QCOMPARE(scaler_preset("deepspeed").growth_count, GrowthCount::stable_interval);
+    legacy.preset = "deepspeed";
+    legacy.growth_count = GrowthCount::stable_interval;
+    QVERIFY(legacy == scaler_preset("deepspeed"));
     QCOMPARE(scaler_preset("deepspeed").growth_interval, 1000);
     QCOMPARE(scaler_preset("apex").max_scale, 16777216.0);
     QCOMPARE(scaler_preset("keras").init_scale, 32768.0);
@@ -398,6 +450,20 @@ void TestScaler::reconfigure_keeps_state_within_new_limits() {
     scaler.reconfigure(c);
     QCOMPARE(scaler.update(false).event, ScaleEvent::grow);
     QCOMPARE(scaler.scale(), 16.0);
+
+    // DeepSpeed >= 0.17.1 counts from the last overflow: a shorter window re-derives the tracker
+    // (stable = 1 after "X..") and the growth comes when stable reaches the new window.
+    ScalerConfig d = config_from("deepspeed", R"({"init_scale": 16, "growth_interval": 4, "hysteresis": 1})");
+    LossScaler ds(d);
+    run_pattern(ds, "X..");
+    QCOMPARE(ds.state().growth_tracker, 1);
+    d.growth_interval = 3;
+    ds.reconfigure(d);
+    QCOMPARE(ds.state().growth_tracker, 1);
+    QCOMPARE(ds.update(false).event, ScaleEvent::none);  // stable 2
+    QCOMPARE(ds.state().growth_tracker, 2);
+    QCOMPARE(ds.update(false).event, ScaleEvent::grow);  // stable 3
+    QCOMPARE(ds.scale(), 16.0);
 
     ScalerConfig m = config_from("megatron", R"({"hysteresis": 3})");
     LossScaler meg(m);
@@ -432,6 +498,7 @@ void TestScaler::enum_names_round_trip() {
     QCOMPARE(to_string(ScaleEvent::hysteresis), std::string_view("hysteresis"));
     QCOMPARE(parse_growth_count("since_last_overflow"),
              std::optional<GrowthCount>(GrowthCount::since_last_overflow));
+    QCOMPARE(parse_growth_count("stable_interval"), std::optional<GrowthCount>(GrowthCount::stable_interval));
     QCOMPARE(parse_hysteresis_reset("on_growth"), std::optional<HysteresisReset>(HysteresisReset::on_growth));
     QCOMPARE(parse_at_min("error"), std::optional<AtMin>(AtMin::error));
     QCOMPARE(parse_framework("megatron"), std::optional<Framework>(Framework::megatron));
@@ -449,14 +516,33 @@ void TestScaler::snippet_contains_values_data() {
         << QStringList{"torch.amp.GradScaler(init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000)"} << true;
     QTest::newRow("deepspeed as pytorch") << "deepspeed" << "" << "pytorch"
         << QStringList{"growth_interval=1000)", "# not expressible in PyTorch: hysteresis = 2",
-                       "# not expressible in PyTorch: min_scale = 1", "at_min = 'error'"} << false;
+                       "# not expressible in PyTorch: min_scale = 1", "at_min = 'error'",
+                       "# not expressible in PyTorch: growth_count = 'stable_interval' (DeepSpeed >= "
+                       "0.17.1 grows first after 1000 + 1 clean steps; PyTorch after 1000)",
+                       "# preset 'deepspeed' follows DeepSpeed >= 0.17.1"} << false;
     QTest::newRow("deepspeed") << "deepspeed" << "" << "deepspeed"
         << QStringList{"\"fp16\": {", "\"loss_scale\": 0,", "\"initial_scale_power\": 16,",
                        "\"loss_scale_window\": 1000,", "\"hysteresis\": 2,",
-                       "\"consecutive_hysteresis\": false,", "\"min_loss_scale\": 1"} << true;
+                       "\"consecutive_hysteresis\": false,", "\"min_loss_scale\": 1",
+                       "// preset 'deepspeed' follows DeepSpeed >= 0.17.1 (ZeRO stages 1-3",
+                       "deepspeed/runtime/fp16/loss_scaler.py, DynamicLossScaler.update_scale",
+                       "// the rule of DeepSpeed >= 0.17.1: the first growth after an overflow",
+                       "without ZeRO, FP16_Optimizer has always grown after loss_scale_window + 1 "
+                       "clean steps, has no hysteresis and never raises at the minimum"} << true;
+    // The legacy block is the same JSON; only DeepSpeed <= 0.17.0 grows after window clean steps.
+    QTest::newRow("deepspeed-legacy") << "deepspeed-legacy" << "" << "deepspeed"
+        << QStringList{"\"loss_scale_window\": 1000,", "\"hysteresis\": 2,",
+                       "// preset 'deepspeed-legacy' follows DeepSpeed <= 0.17.0",
+                       "// not expressible in DeepSpeed: growth after 1000 clean steps following an "
+                       "overflow (DeepSpeed >= 0.17.1 waits loss_scale_window + 1); this block grows "
+                       "as set only in DeepSpeed <= 0.17.0 with ZeRO"} << false;
+    QTest::newRow("deepspeed as megatron") << "deepspeed" << "" << "megatron"
+        << QStringList{"--loss-scale-window 1000 --hysteresis 2",
+                       "# not expressible in Megatron-LM: growth_count = 'stable_interval'"} << false;
     QTest::newRow("pytorch as deepspeed") << "pytorch" << R"({"init_scale": 1000, "growth_interval": 50})" << "deepspeed"
         << QStringList{"\"initial_scale_power\": 10,", "\"loss_scale_window\": 50,", "10 is the nearest",
                        "// not expressible in DeepSpeed: min_scale = 0", "raise_error_at_min_scale = False",
+                       "// not expressible in DeepSpeed: growth after 50 clean steps following an overflow",
                        "\"hysteresis\": 1,"} << false;
     QTest::newRow("megatron") << "megatron" << "" << "megatron"
         << QStringList{"--fp16 --initial-loss-scale 4294967296 --min-loss-scale 1 --loss-scale-window 1000 --hysteresis 2"} << true;
@@ -468,7 +554,8 @@ void TestScaler::snippet_contains_values_data() {
     QTest::newRow("tf-keras-legacy") << "tf-keras-legacy" << "" << "keras"
         << QStringList{"tf.keras.mixed_precision.LossScaleOptimizer(inner, dynamic=True, initial_scale=32768.0, dynamic_growth_steps=2000)"} << true;
     QTest::newRow("apex") << "apex" << "" << "apex"
-        << QStringList{"loss_scale=\"dynamic\", min_loss_scale=None, max_loss_scale=16777216.0)"} << true;
+        << QStringList{"loss_scale=\"dynamic\", min_loss_scale=None, max_loss_scale=16777216.0)",
+                       "# preset 'apex' follows Apex amp up to 25.05"} << true;
     QTest::newRow("megatron as apex") << "megatron" << "" << "apex"
         << QStringList{"min_loss_scale=1.0, max_loss_scale=float(\"inf\"))", "init_scale = 4294967296",
                        "growth_interval = 1000", "hysteresis = 2"} << false;

@@ -40,13 +40,15 @@ struct RunTrace {
     }
 };
 
-std::map<std::string, RunTrace> run_preset(const char* name) {
-    Session s(load_config(name));
+std::map<std::string, RunTrace> run_config(const SessionConfig& config) {
+    Session s(config);
     std::map<std::string, RunTrace> out;
     while (!s.finished())
         for (const StepRecord& r : s.step()) out[s.run(static_cast<std::size_t>(r.run)).info().label].recs.push_back(r);
     return out;
 }
+
+std::map<std::string, RunTrace> run_preset(const char* name) { return run_config(load_config(name)); }
 
 }  // namespace
 
@@ -117,11 +119,37 @@ private slots:
         for (const auto& r : t.at("fp32").recs) QVERIFY(!r.skipped);
     }
 
+    // Issue 13: overflow-storm from 2^24 with a 25-step window, under both DeepSpeed rules. They see
+    // the same overflows (the last at step 5) and scales until DeepSpeed <= 0.17.0 grows after 25
+    // clean steps (step 30); >= 0.17.1 grows one step later. Replaying 600 steps of these runs
+    // through DeepSpeed's own update_scale (0.17.0 and 0.19.5) agreed at every step.
+    void deepspeed_rules_part_one_step_after_the_window() {
+        SessionConfig c = load_config("overflow-storm");
+        apply_overrides(c, {"runs=amp-fp16+deepspeed,amp-fp16+deepspeed-legacy", "steps=40",
+                            R"(scaler_overrides={"init_scale":16777216,"growth_interval":25})"});
+        auto t = run_config(c);
+        const RunTrace &now = t.at("amp-fp16+deepspeed"), &old = t.at("amp-fp16+deepspeed-legacy");
+        int last_inf = -1;
+        for (std::size_t i = 0; i < 30; ++i) {
+            QCOMPARE(now.recs[i].loss_scale, old.recs[i].loss_scale);
+            QCOMPARE(now.recs[i].found_inf, old.recs[i].found_inf);
+            QCOMPARE(now.recs[i].scale_event, old.recs[i].scale_event);
+            if (now.recs[i].found_inf) last_inf = static_cast<int>(i);
+        }
+        QCOMPARE(last_inf, 5);  // measured; then 2^20 fits
+        const auto grow = static_cast<std::uint8_t>(ScaleEvent::grow);
+        QCOMPARE(old.recs[30].scale_event, grow);  // 25 clean steps: 6..30
+        QCOMPARE(now.recs[30].scale_event, static_cast<std::uint8_t>(ScaleEvent::none));
+        QCOMPARE(now.recs[31].scale_event, grow);  // window + 1 = 26 clean steps: 6..31
+        QCOMPARE(old.recs[31].loss_scale, std::ldexp(1.0, 21));
+        QCOMPARE(now.recs[31].loss_scale, std::ldexp(1.0, 20));
+    }
+
     void hysteresis_absorbs_isolated_overflows() {
         auto t = run_preset("hysteresis");
         const RunTrace &pt = t.at("amp-fp16+pytorch"), &ds = t.at("amp-fp16+deepspeed"),
                        &mg = t.at("amp-fp16+megatron");
-        // Measured: 7 absorbed overflows each for DeepSpeed and Megatron; PyTorch backs off 12 times.
+        // Measured: 6 absorbed overflows each for DeepSpeed and Megatron; PyTorch backs off 12 times.
         QCOMPARE(pt.count_event(ScaleEvent::hysteresis), 0);
         QVERIFY(pt.count_event(ScaleEvent::backoff) >= 3);
         QVERIFY(ds.count_event(ScaleEvent::hysteresis) >= 3);

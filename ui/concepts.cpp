@@ -3,6 +3,8 @@
 
 #include <QObject>
 
+#include "app/gui/config_bridge.hpp"
+
 namespace mpx::ui::concepts {
 
 QString lossScale() {
@@ -50,7 +52,9 @@ QString minScale() { return QObject::tr("The scale never backs off below this (0
 QString maxScale() { return QObject::tr("The scale never grows above this (empty or inf: no maximum)."); }
 QString growthCount() {
     return QObject::tr("How clean steps are counted towards growth: consecutively since the last "
-                       "growth or overflow, or DeepSpeed's steps since the last overflow.");
+                       "growth or overflow; DeepSpeed up to 0.17.0's steps since the last overflow "
+                       "(the same scale); or DeepSpeed 0.17.1 and later's stable interval, whose "
+                       "first growth after an overflow waits one clean step more.");
 }
 QString atMin() {
     return QObject::tr("Backing off at the minimum scale: stay there (clamp), or stop the run with an "
@@ -75,6 +79,12 @@ QString scalerPreset() {
     return QObject::tr("Start from the exact rules of a framework's loss scaler; every field below can "
                        "then be changed. The settings apply live to the runs that follow the "
                        "session's scaler.");
+}
+QString scalerPreset(const QString& name) {
+    const gui::PresetSource src = gui::scalerPresetSource(name);
+    if (src.framework.isEmpty()) return scalerPreset();
+    return scalerPreset() + QStringLiteral("\n\n") +
+           QObject::tr("'%1' reproduces %2, as in %3.").arg(name, src.framework, src.source);
 }
 QString throughput() {
     return QObject::tr("Steps per second each run would reach alone, from its own step time. "

@@ -27,6 +27,8 @@ QString nonFiniteGrowth();
 QString hysteresisDecrement();
 QString scalerKind();
 QString scalerPreset();
+// scalerPreset() plus which framework release the named preset reproduces, from the engine's table.
+QString scalerPreset(const QString& name);
 QString throughput();
 QString memory();
 QString smoothing();

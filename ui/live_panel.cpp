@@ -64,7 +64,10 @@ QWidget* LivePanel::buildScaler() {
     box->setToolTip(concepts::live());
     auto* f = form(box);
     m_preset = new QComboBox;
-    m_preset->addItems(gui::scalerPresetNames());
+    const QStringList presets = gui::scalerPresetNames();
+    m_preset->addItems(presets);
+    for (int i = 0; i < presets.size(); ++i)
+        m_preset->setItemData(i, concepts::scalerPreset(presets[i]), Qt::ToolTipRole);
     m_preset->addItem(QStringLiteral("custom"));
     m_preset->setToolTip(concepts::scalerPreset());
     m_snippet = new QToolButton;
@@ -130,6 +133,8 @@ QWidget* LivePanel::buildScaler() {
     f->addRow(m_scalerError);
 
     connect(m_preset, &QComboBox::textActivated, this, &LivePanel::presetChosen);
+    connect(m_preset, &QComboBox::currentTextChanged, this,
+            [this](const QString& name) { m_preset->setToolTip(concepts::scalerPreset(name)); });
     connect(m_kind, &QComboBox::currentTextChanged, this, &LivePanel::scalerChanged);
     connect(m_interval, &QSpinBox::valueChanged, this, &LivePanel::scalerChanged);
     connect(m_hysteresis, &QSpinBox::valueChanged, this, &LivePanel::scalerChanged);

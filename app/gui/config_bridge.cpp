@@ -187,6 +187,15 @@ mpx::ScalerConfig scalerPreset(const QString& name) {
     }
 }
 
+PresetSource scalerPresetSource(const QString& name) {
+    try {
+        const mpx::ScalerPresetSource s = mpx::scaler_preset_source(name.toStdString());
+        return {q(s.framework), q(s.source)};
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
 QString checkScaler(const mpx::ScalerConfig& s) {
     try {
         mpx::validate(s);
@@ -207,7 +216,8 @@ QStringList scalerEnumChoices(const QString& field) {
     if (field == QLatin1String("hysteresis_reset"))
         return {q(to_string(HysteresisReset::on_growth)), q(to_string(HysteresisReset::on_clean_step))};
     if (field == QLatin1String("growth_count"))
-        return {q(to_string(GrowthCount::consecutive)), q(to_string(GrowthCount::since_last_overflow))};
+        return {q(to_string(GrowthCount::consecutive)), q(to_string(GrowthCount::since_last_overflow)),
+                q(to_string(GrowthCount::stable_interval))};
     if (field == QLatin1String("at_min")) return {q(to_string(AtMin::clamp)), q(to_string(AtMin::error))};
     if (field == QLatin1String("scale_storage"))
         return {q(to_string(ScaleStorage::fp32)), q(to_string(ScaleStorage::fp64))};

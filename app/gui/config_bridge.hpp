@@ -40,6 +40,13 @@ QString checkRunLabel(const QString& label);  // empty when valid
 
 QStringList scalerPresetNames();
 mpx::ScalerConfig scalerPreset(const QString& name);
+// The framework release a preset reproduces and the source it follows (the engine's table); both
+// empty for "custom" or an unknown name.
+struct PresetSource {
+    QString framework;
+    QString source;
+};
+PresetSource scalerPresetSource(const QString& name);
 QString checkScaler(const mpx::ScalerConfig& s);
 // The scaler's enum settings by JSON field name ("hysteresis_reset", "growth_count", "at_min",
 // "scale_storage", "non_finite_growth", "hysteresis_decrement") and their choices.

@@ -1,6 +1,7 @@
 // The desktop app end to end on the offscreen platform: a three-run comparison trains on the worker
 // thread, the charts hold exactly what the engine records, a live scaler change lands at the next
 // step, reset starts over identically, the CSV export reads back, and errors leave the app usable.
+#include <QComboBox>
 #include <QFile>
 #include <QImage>
 #include <QSignalSpy>
@@ -181,6 +182,28 @@ private slots:
         const mpx::gui::ConfigResult back = mpx::gui::configFromSidecar(dir.filePath(QStringLiteral("runs.json")));
         QVERIFY2(back.config.has_value(), qPrintable(back.error));
         QCOMPARE(mpx::gui::configToJson(*back.config), mpx::gui::configToJson(c));
+    }
+
+    void each_scaler_preset_says_which_release_it_reproduces() {
+        // The preset list's tooltips are the engine's table (issue 13), not a copy of it.
+        QComboBox* presets = nullptr;
+        for (auto* box : w->findChildren<QComboBox*>())
+            if (box->findText(QStringLiteral("deepspeed-legacy")) >= 0) presets = box;
+        QVERIFY(presets);
+        const auto text = [](std::string_view v) {
+            return QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size()));
+        };
+        for (const auto& name : mpx::scaler_preset_names()) {
+            const int i = presets->findText(QString::fromStdString(name));
+            QVERIFY2(i >= 0, name.c_str());
+            const QString tip = presets->itemData(i, Qt::ToolTipRole).toString();
+            const mpx::ScalerPresetSource src = mpx::scaler_preset_source(name);
+            QVERIFY2(tip.contains(text(src.framework)) && tip.contains(text(src.source)), qPrintable(tip));
+        }
+        presets->setCurrentIndex(presets->findText(QStringLiteral("deepspeed")));
+        QVERIFY2(presets->toolTip().contains(QStringLiteral("DeepSpeed >= 0.17.1")), qPrintable(presets->toolTip()));
+        presets->setCurrentIndex(presets->findText(QStringLiteral("deepspeed-legacy")));
+        QVERIFY2(presets->toolTip().contains(QStringLiteral("DeepSpeed <= 0.17.0")), qPrintable(presets->toolTip()));
     }
 
     void a_malformed_preset_gives_a_message_and_the_app_stays_usable() {
