@@ -280,6 +280,36 @@ Report elementwise_ops(Backend& ref, Backend& dut, const Policy& p) {
                         exact_bounds(rdb));
         rep.counts("layernorm backward", br, bd, d2);
     }
+    {  // layernorm backward in place (dx = dy) equals out of place; zero rows give dγ = dβ = 0
+        const int R = 7;
+        const Twin x = rig.make(act, R, D, normal(R * D, 19, 2.0)),
+                   g = rig.make(Format::fp32, 1, D, normal(D, 20, 1.0)),
+                   bt = rig.make(Format::fp32, 1, D, normal(D, 25, 1.0));
+        Twin y = rig.zeros(act, R, D), mean = rig.zeros(Format::fp32, R, 1),
+             rstd = rig.zeros(Format::fp32, R, 1);
+        dut.layernorm_forward(x.dut, g.dut, bt.dut, y.dut, mean.dut, rstd.dut);
+        const auto dyv = normal(R * D, 26, 1.0);
+        Twin dy = rig.make(act, R, D, dyv), dy2 = rig.make(act, R, D, dyv), dx = rig.zeros(act, R, D);
+        Twin dg = rig.zeros(Format::fp32, 1, D), db = rig.zeros(Format::fp32, 1, D);
+        Twin dg2 = rig.zeros(Format::fp32, 1, D), db2 = rig.zeros(Format::fp32, 1, D);
+        dut.layernorm_backward(x.dut, g.dut, mean.dut, rstd.dut, dy.dut, dx.dut, dg.dut, db.dut,
+                               Accumulate::overwrite);
+        dut.layernorm_backward(x.dut, g.dut, mean.dut, rstd.dut, dy2.dut, dy2.dut, dg2.dut,
+                               db2.dut, Accumulate::overwrite);
+        rep.expect(same_bits(rig.dut_values(dx), rig.dut_values(dy2)) &&
+                       same_bits(rig.dut_values(dg), rig.dut_values(dg2)) &&
+                       same_bits(rig.dut_values(db), rig.dut_values(db2)),
+                   "layernorm backward in place (dx = dy) differs from out of place");
+        Twin x0 = rig.zeros(act, 0, D), dy0 = rig.zeros(act, 0, D), dx0 = rig.zeros(act, 0, D);
+        Twin m0 = rig.zeros(Format::fp32, 0, 1), r0 = rig.zeros(Format::fp32, 0, 1);
+        Twin dg0 = rig.make(Format::fp32, 1, D, std::vector<float>(D, 5.0f)),
+             db0 = rig.make(Format::fp32, 1, D, std::vector<float>(D, 5.0f));
+        dut.layernorm_backward(x0.dut, g.dut, m0.dut, r0.dut, dy0.dut, dx0.dut, dg0.dut, db0.dut,
+                               Accumulate::overwrite);
+        const auto z = std::vector<float>(D, 0.0f);
+        rep.expect(rig.dut_values(dg0) == z && rig.dut_values(db0) == z,
+                   "layernorm backward over zero rows must give zero dgamma and dbeta");
+    }
     {  // transfers: upload's counts, copy into every format, scale, fill
         const auto v = wide(static_cast<std::size_t>(B) * D, 18, 30.0, 20.0);
         Tensor tr = ref.alloc(act, B, D, MemCategory::activations),
@@ -340,6 +370,15 @@ Report losses(Backend& ref, Backend& dut, const Policy& p) {
     }
     rep.expect(ref.accuracy(logits.ref, labels) == dut.accuracy(logits.dut, labels),
                "accuracy differs");
+    {  // in place (dlogits = logits): each side must give what it gives out of place
+        Twin in_place = rig.make(act, B, C, rig.ref_values(logits));
+        const LossRun a = loss_of(dut, [&] { dut.softmax_cross_entropy(logits.dut, labels, 8.0f, dl.dut); });
+        const LossRun b = loss_of(dut, [&] { dut.softmax_cross_entropy(in_place.dut, labels, 8.0f, in_place.dut); });
+        rep.expect(a.loss == b.loss, "cross-entropy in place: loss " + std::to_string(b.loss) +
+                                         " vs " + std::to_string(a.loss));
+        rep.expect(same_bits(rig.dut_values(dl), rig.dut_values(in_place)),
+                   "cross-entropy in place: gradients differ from out of place");
+    }
 
     const Twin pred = rig.make(act, B, 3, normal(B * 3, 23, 1.0)),
                target = rig.make(Format::fp32, B, 3, normal(B * 3, 24, 1.0));
