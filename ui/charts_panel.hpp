@@ -1,15 +1,16 @@
-// The charts of every run at once: loss (raw and smoothed), loss scale with skip and growth markers,
-// gradient underflow, overflows, throughput and memory. One shared step axis: zoom or pan one chart
-// and all follow; hovering shows every run's value at that step.
+// The charts of every run at once, one per row of the chart table (ui/chart_table.hpp). One shared
+// step axis: zoom or pan one chart and all follow; hovering shows every run's value at that step.
 // Rule: refresh() reads the RecordStore and sets each series once, decimated to the plot's pixels;
 // it is called once per drain (~30 Hz), never per step.
 #pragma once
 
 #include <QWidget>
+#include <array>
 #include <limits>
 #include <vector>
 
 #include "app/gui/record_store.hpp"
+#include "ui/chart_table.hpp"
 #include "ui/plot_widget.hpp"
 
 class QCheckBox;
@@ -18,9 +19,6 @@ class QGridLayout;
 class QLabel;
 
 namespace mpx::ui {
-
-enum class ChartId { loss, scale, underflow, overflow, throughput, memory };
-inline constexpr int k_chart_count = 6;
 
 class ChartsPanel : public QWidget {
     Q_OBJECT
@@ -50,16 +48,21 @@ signals:
     void viewChanged();
 
 private:
-    struct RunSeries {
-        int lossRaw = -1, lossSmooth = -1, scale = -1, skips = -1, grows = -1, underflow = -1,
-            overflow = -1, throughput = -1;
+    // A run's series in one chart; -1 where the chart's row draws no such series.
+    struct Series {
+        int raw = -1;    // rawAndSmoothed: the faint envelope
+        int line = -1;   // the run's line (the smoothed one for rawAndSmoothed)
+        int dots = -1;   // dots: a marker at each recorded value
+        int skips = -1, grows = -1;  // scaleEvents
     };
+    using RunSeries = std::array<Series, k_chart_count>;
     void rebuildSeries();
     void setView(double x0, double x1, bool follow);
     void updateFollowRange();
     void drawTimeCharts();
     void drawMemory();
     void showHover(ChartId c, double x, const QPoint& globalPos);
+    void drawLines(const ChartSpec& c, double x0, double x1);
     QString hoverText(ChartId c, long long step) const;
     bool runVisible(int run) const;
 
