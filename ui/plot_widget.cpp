@@ -337,7 +337,8 @@ void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& set
         d->bars->attachAxis(d->barCategories);
         d->bars->attachAxis(d->barValues);
         d->chart->legend()->show();
-        d->chart->legend()->setAlignment(Qt::AlignBottom);
+        // At the side, one category per line: a row under a narrow chart cuts the names short.
+        d->chart->legend()->setAlignment(Qt::AlignRight);
         QFont lf = axisFont();
         lf.setPointSizeF(8);
         d->chart->legend()->setFont(lf);
