@@ -188,6 +188,9 @@ bool ChartsPanel::runVisible(int run) const {
     return run < m_runBoxes.size() && m_runBoxes[run]->isChecked();
 }
 
+int ChartsPanel::lineSeries(ChartId c, int run) const {
+    return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(c)].line;
+}
 int ChartsPanel::rawLossSeries(int run) const {
     return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(ChartId::loss)].raw;
 }

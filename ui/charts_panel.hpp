@@ -37,6 +37,7 @@ public:
 
     // For tests: the plot of a chart and a run's series in it.
     PlotWidget* plot(ChartId c) const { return m_plots[static_cast<int>(c)]; }
+    int lineSeries(ChartId c, int run) const;  // the run's line in that chart
     int rawLossSeries(int run) const;
     int scaleSeries(int run) const;
     int skipMarkerSeries(int run) const;
