@@ -369,8 +369,7 @@ QString ChartsPanel::hoverText(ChartId id, long long step) const {
         const gui::RunHistory& h = m_store->history(r);
         const gui::BucketStat st = sparse ? h.latest(m, step) : h.at(m, step);
         QString value;
-        if (sparse && !st.valid) value = tr("none yet");
-        else if (st.last < st.first && !st.valid) value = tr("—");
+        if (st.last < st.first && !st.valid) value = tr("—");
         else if (!st.valid) value = m == gui::Metric::loss ? tr("NaN/inf") : tr("—");
         else if (st.first == st.last || st.min == st.max) value = number(st.min * k) + unit;
         else value = tr("%1 … %2").arg(number(st.min * k) + unit, number(st.max * k) + unit);
