@@ -84,7 +84,7 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
     grid->setSpacing(4);
     for (const ChartSpec& c : chartTable()) {
         const int i = static_cast<int>(c.id);
-        auto* p = new PlotWidget(chartTitle(c));
+        auto* p = new PlotWidget(m_titles[i] = chartTitle(c));
         p->setMinimumSize(240, 150);
         m_plots[i] = p;
         grid->addWidget(p, i / k_chart_columns, i % k_chart_columns);
@@ -135,12 +135,7 @@ void ChartsPanel::rebuildSeries() {
     if (!session) return;
     const int runs = static_cast<int>(session->runs.size());
     m_series.assign(static_cast<std::size_t>(runs), RunSeries{});
-    // Evaluation charts say how often they are measured.
-    for (const ChartSpec& c : chartTable())
-        if (c.draw == Draw::dots)
-            plot(c.id)->setTitle(session->config.eval_every > 0
-                                     ? tr("%1 · every %2 steps").arg(chartTitle(c)).arg(session->config.eval_every)
-                                     : tr("%1 · off (eval_every 0)").arg(chartTitle(c)));
+    updateTitles();
     // In three passes so that what matters is drawn on top: faint raw lines, then every run's line,
     // then markers.
     for (const ChartSpec& c : chartTable())
@@ -244,8 +239,26 @@ void ChartsPanel::focusStep(qint64 step) {
 
 void ChartsPanel::refresh() {
     if (m_follow) updateFollowRange();
+    updateTitles();
     drawTimeCharts();
     drawMemory();
+}
+
+void ChartsPanel::updateTitles() {
+    const auto session = m_store->session();
+    for (const ChartSpec& c : chartTable()) {
+        QString title = chartTitle(c);
+        // Evaluation charts say how often they are measured, or that nothing is: step 0 always
+        // evaluates, so no value there means the data has none (accuracy of a regression).
+        if (c.draw == Draw::dots && session) {
+            bool any = false;
+            for (int r = 0; r < m_store->runCount(); ++r) any = any || m_store->history(r).at(c.metric, 0).valid;
+            if (session->config.eval_every < 1) title = tr("%1 · off (eval_every 0)").arg(title);
+            else if (m_store->steps() > 0 && !any) title = tr("%1 · none for this data set").arg(title);
+            else title = tr("%1 · every %2 steps").arg(title).arg(session->config.eval_every);
+        }
+        if (title != m_titles[static_cast<int>(c.id)]) plot(c.id)->setTitle(m_titles[static_cast<int>(c.id)] = title);
+    }
 }
 
 void ChartsPanel::drawTimeCharts() {

@@ -64,6 +64,7 @@ private:
     void drawMemory();
     void showHover(ChartId c, double x, const QPoint& globalPos);
     void drawLines(const ChartSpec& c, double x0, double x1);
+    void updateTitles();  // sets a title only when it changed (a new title lays the chart out again)
     QString hoverText(ChartId c, long long step) const;
     bool runVisible(int run) const;
 
@@ -75,6 +76,7 @@ private:
     QSlider* m_smoothing = nullptr;
     QLabel* m_zoomHint = nullptr;
     PlotWidget* m_plots[k_chart_count] = {};
+    QString m_titles[k_chart_count];
     std::vector<RunSeries> m_series;
     double m_x0 = 0, m_x1 = 100;
     bool m_follow = true;
