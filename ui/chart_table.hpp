@@ -11,9 +11,9 @@
 
 namespace mpx::ui {
 
-// Also the charts' order on screen, row by row.
+// Also the charts' order on screen, row by row; k_chart_count follows the last.
 enum class ChartId { loss, evalLoss, evalAccuracy, scale, underflow, overflow, lostUpdates, throughput, memory };
-inline constexpr int k_chart_count = 9;
+inline constexpr int k_chart_count = static_cast<int>(ChartId::memory) + 1;
 
 // The y axis: how values are shown and how its range follows them.
 enum class AxisKind {

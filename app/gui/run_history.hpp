@@ -15,8 +15,9 @@
 namespace mpx::gui {
 
 // A value of a StepRecord, as RunHistory::value reads it; a chart shows one (ui/chart_table.cpp).
+// k_metric_count follows the last.
 enum class Metric : int { loss, lossScale, underflow, overflow, throughput, lostUpdates, evalLoss, evalAccuracy };
-inline constexpr int k_metric_count = 8;
+inline constexpr int k_metric_count = static_cast<int>(Metric::evalAccuracy) + 1;
 
 // How a pixel column of many steps becomes points.
 enum class Reduce {
