@@ -120,7 +120,7 @@ private slots:
                            "model.recompute=true", "train.optimizer=sgd", "train.lr=0.125",
                            "train.clip_norm=1.5", "train.schedule=warmup-cosine", "scaler.preset=deepspeed",
                            "scaler.max_scale=inf", "data.kind=moons", "data.noise=0.3", "seed=42",
-                           "selective_layers=fc2", "record_every=3", "memory_budget=123456"};
+                           "selective_layers=fc2", "record_every=3", "eval_every=7", "memory_budget=123456"};
     }
     void json_round_trip_is_identity() {
         QFETCH(QStringList, sets);
