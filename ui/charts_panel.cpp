@@ -386,7 +386,8 @@ QString ChartsPanel::hoverText(ChartId id, long long step) const {
         else if (!st.valid) value = m == gui::Metric::loss ? tr("NaN/inf") : tr("—");
         else if (st.first == st.last || st.min == st.max) value = number(st.min * k) + unit;
         else value = tr("%1 … %2").arg(number(st.min * k) + unit, number(st.max * k) + unit);
-        if (sparse && st.valid && st.last != step) value += tr(" (step %1)").arg(st.last);
+        if (sparse && st.valid && !(st.first <= step && step <= st.last))  // taken earlier: say when
+            value += st.first == st.last ? tr(" (step %1)").arg(st.last) : tr(" (steps %1–%2)").arg(st.first).arg(st.last);
         rows += QStringLiteral("<tr><td><span style='color:%1'>■</span> %2</td><td align=right>&nbsp;%3</td></tr>")
                     .arg(runColour(r).name(), session->runs[static_cast<std::size_t>(r)].label.toHtmlEscaped(), value);
     }
