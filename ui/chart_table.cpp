@@ -29,7 +29,7 @@ constexpr ChartSpec k_charts[] = {
      QT_TRANSLATE_NOOP("ChartTable", "values → ±inf"), AxisKind::count, Metric::overflow, Draw::max, false,
      &concepts::overflow},
     {ChartId::lostUpdates, QT_TRANSLATE_NOOP("ChartTable", "Lost updates (weight did not change)"),
-     QT_TRANSLATE_NOOP("ChartTable", "% of weights"), AxisKind::percent, Metric::lostUpdates, Draw::envelope,
+     QT_TRANSLATE_NOOP("ChartTable", "% of weights"), AxisKind::percent, Metric::lostUpdates, Draw::mean,
      false, &concepts::lostUpdates},
     {ChartId::throughput, QT_TRANSLATE_NOOP("ChartTable", "Throughput (smoothed)"),
      QT_TRANSLATE_NOOP("ChartTable", "steps/s (alone)"), AxisKind::count, Metric::throughput, Draw::average, false,

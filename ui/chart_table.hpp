@@ -27,9 +27,11 @@ enum class AxisKind {
 enum class Draw {
     rawAndSmoothed,  // a faint min/max envelope, the smoothing slider's moving average on top
     envelope,        // min and max of each pixel column: every spike stays visible
+    mean,            // each column's mean (a share whose trend matters more than its jitter)
     max,             // each column's largest value (counts: an overflow is never hidden)
     average,         // a moving average over ~10 steps (noisy timings)
-    dots,            // values recorded only every few steps (evaluation): a line, a dot at each
+    dots,            // values recorded only every few steps (evaluation): a line through each
+                     // column's mean, a dot at each value while they stand apart
     stacked,         // not over steps: one bar per run, stacked by memory category
 };
 

@@ -303,9 +303,8 @@ void ChartsPanel::drawLines(const ChartSpec& c, double x0, double x1) {
                 if (smooth > 0) h.smoothed(c.metric, smooth, x0, x1, columns, pts);
                 put(s.line, vis && smooth > 0, false);
                 break;
-            case Draw::envelope:
             case Draw::dots: {
-                h.decimate(c.metric, gui::Reduce::envelope, x0, x1, columns, pts);
+                h.decimate(c.metric, gui::Reduce::mean, x0, x1, columns, pts);
                 const QList<QPointF> line = pts;
                 put(s.line, vis, true);
                 // Dots only while they stand apart: one per evaluation, not a smear.
@@ -313,8 +312,13 @@ void ChartsPanel::drawLines(const ChartSpec& c, double x0, double x1) {
                 put(s.dots, vis, false);
                 break;
             }
+            case Draw::envelope:
+            case Draw::mean:
             case Draw::max:
-                h.decimate(c.metric, gui::Reduce::max, x0, x1, columns, pts);
+                h.decimate(c.metric, c.draw == Draw::envelope ? gui::Reduce::envelope
+                                     : c.draw == Draw::mean   ? gui::Reduce::mean
+                                                              : gui::Reduce::max,
+                           x0, x1, columns, pts);
                 put(s.line, vis, true);
                 break;
             case Draw::average:  // step times are noisy (other processes share the cores)
