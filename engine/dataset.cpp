@@ -377,9 +377,9 @@ Dataset make_dataset(const DatasetConfig& c) {
     validate(c);
     Dataset d;
     d.config = c;
-    d.classification = c.kind != DatasetKind::sine;
+    d.loss = c.kind == DatasetKind::sine ? LossKind::mse : LossKind::cross_entropy;
     d.features = c.kind == DatasetKind::digits ? digit_pixels : c.kind == DatasetKind::sine ? 1 : 2;
-    d.outputs = d.classification ? class_count(c) : 1;
+    d.outputs = d.loss == LossKind::cross_entropy ? class_count(c) : 1;
     make_split(c, c.n_train, stream_train, d.x_train, d.y_train, d.t_train);
     make_split(c, c.n_test, stream_test, d.x_test, d.y_test, d.t_test);
     return d;

@@ -57,11 +57,15 @@ DatasetConfig dataset_config_from_json(const nlohmann::json& j, DatasetConfig ba
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+// The loss a data set is trained and evaluated with: softmax cross-entropy on class labels, or mean
+// squared error on regression targets (sine).
+enum class LossKind : std::uint8_t { cross_entropy, mse };
+
 struct Dataset {
     DatasetConfig config;
     int features = 0;  // 2 for the 2-D sets, 1 for sine, 784 (28×28 row-major) for digits
     int outputs = 0;   // classes for classification, 1 for sine
-    bool classification = true;
+    LossKind loss = LossKind::cross_entropy;
     RowMatrix x_train, x_test;         // (n, features)
     std::vector<int> y_train, y_test;  // (n) class labels in [0, outputs); empty for sine
     RowMatrix t_train, t_test;         // (n, outputs) regression targets (sine); empty otherwise

@@ -12,15 +12,15 @@
 
 namespace mpx {
 
-const char* const k_csv_columns[23] = {
+const char* const k_csv_columns[25] = {
     "run", "precision", "mode", "step", "loss", "loss_scale", "found_inf", "skipped",
     "scale_event", "grad_norm", "underflow_frac", "overflow_count", "lost_update_frac", "lr",
     "mem_weights", "mem_master", "mem_grads", "mem_optimizer", "mem_activations",
-    "mem_workspace", "mem_total", "step_time_us", "wall_time_s"};
+    "mem_workspace", "mem_total", "step_time_us", "wall_time_s", "eval_loss", "eval_accuracy"};
 
 std::string csv_header() {
     std::string s;
-    for (int i = 0; i < 23; ++i) s += (i ? "," : "") + std::string(k_csv_columns[i]);
+    for (std::size_t i = 0; i < std::size(k_csv_columns); ++i) s += (i ? "," : "") + std::string(k_csv_columns[i]);
     return s + "\r\n";
 }
 
@@ -49,6 +49,8 @@ std::string csv_row(const StepRecord& r, const RunInfo& run) {
     add(std::to_string(r.mem.total()));
     add(format_number(r.step_time_us));
     add(format_number(r.wall_time_s));
+    add(r.eval_loss ? format_number(*r.eval_loss) : "");  // a cell without a value is empty
+    add(r.eval_accuracy ? format_number(*r.eval_accuracy) : "");
     return s + "\r\n";
 }
 

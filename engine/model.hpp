@@ -12,8 +12,6 @@
 
 namespace mpx {
 
-enum class LossKind : std::uint8_t { cross_entropy, mse };
-
 struct ModelConfig {
     std::vector<int> sizes{2, 64, 64, 2};  // input, hidden..., output
     Activation activation = Activation::relu;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/tensor.hpp"
@@ -26,6 +27,10 @@ struct StepRecord {
     MemoryTotals mem;
     double step_time_us = 0.0;
     double wall_time_s = 0.0;
+    // Evaluation on the held-out split after this step's update (Session::evaluates): empty on
+    // steps without one; accuracy is also empty for regression data sets.
+    std::optional<double> eval_loss;      // mean loss over the split, × loss_weight as `loss`
+    std::optional<double> eval_accuracy;  // fraction of the split classified correctly
 };
 
 }  // namespace mpx

@@ -5,6 +5,8 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,18 @@ struct Batch {
     RowMatrix x;              // (B, features)
     std::vector<int> labels;  // classification
     RowMatrix targets;        // (B, outputs) regression
+};
+
+// A chunk of the held-out split, gathered once by the session: x is (batch, features) with zero
+// rows past `rows` (the model's buffers hold a whole batch); labels (rows) or targets (rows, outputs).
+struct EvalChunk {
+    Batch data;
+    int rows = 0;
+};
+
+// What an evaluation measured; accuracy is empty for regression.
+struct Evaluation {
+    std::optional<double> loss, accuracy;
 };
 
 struct RunInfo {
@@ -38,6 +52,10 @@ public:
         std::unique_ptr<Backend> backend);
 
     StepRecord step(long long step_index, const std::vector<Batch>& micro, bool classification);
+    // The current weights on the held-out split (engine/evaluate.cpp): forward only, no dropout,
+    // in this run's own precisions. Leaves nothing behind that the next step reads. Empty for a
+    // stopped run or an empty split.
+    Evaluation evaluate(std::span<const EvalChunk> split, LossKind loss);
 
     const RunInfo& info() const { return m_info; }
     bool failed() const { return !m_failure.empty(); }

@@ -30,7 +30,23 @@ Session::Session(SessionConfig cfg, BackendFactory factory)
         if (!labels.insert(info.label).second)
             throw ConfigError("runs", "run '" + info.label + "' appears twice");
     }
+    gather_eval_split();
     build();
+}
+
+void Session::gather_eval_split() {
+    const int n = static_cast<int>(m_data.x_test.rows()), batch = m_cfg.train.batch;
+    const bool labels = m_data.loss == LossKind::cross_entropy;
+    m_eval.clear();
+    for (int first = 0; first < n; first += batch) {
+        EvalChunk c;
+        c.rows = std::min(batch, n - first);
+        c.data.x = RowMatrix::Zero(batch, m_data.x_test.cols());
+        c.data.x.topRows(c.rows) = m_data.x_test.middleRows(first, c.rows);
+        if (labels) c.data.labels.assign(m_data.y_test.begin() + first, m_data.y_test.begin() + first + c.rows);
+        else c.data.targets = m_data.t_test.middleRows(first, c.rows);
+        m_eval.push_back(std::move(c));
+    }
 }
 
 void Session::build() {
@@ -63,7 +79,7 @@ std::vector<StepRecord> Session::step() {
     for (Batch& b : m_micro) {
         const auto idx = m_sampler->next();
         gather_rows(m_data.x_train, idx, b.x);
-        if (m_data.classification) {
+        if (m_data.loss == LossKind::cross_entropy) {
             b.labels.resize(idx.size());
             for (std::size_t k = 0; k < idx.size(); ++k) b.labels[k] = m_data.y_train[static_cast<std::size_t>(idx[k])];
         } else {
@@ -74,12 +90,24 @@ std::vector<StepRecord> Session::step() {
     out.reserve(m_runs.size());
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
     for (auto& r : m_runs) {
-        StepRecord rec = r->step(m_step, m_micro, m_data.classification);
+        StepRecord rec = r->step(m_step, m_micro, m_data.loss == LossKind::cross_entropy);
         rec.wall_time_s = wall;
         out.push_back(rec);
     }
+    // After every run's step and its timing: evaluation costs no run step time.
+    if (evaluates(m_step))
+        for (std::size_t i = 0; i < m_runs.size(); ++i) {
+            const Evaluation ev = m_runs[i]->evaluate(m_eval, m_data.loss);
+            out[i].eval_loss = ev.loss;
+            out[i].eval_accuracy = ev.accuracy;
+        }
     ++m_step;
     return out;
+}
+
+bool Session::evaluates(long long step) const {
+    if (m_cfg.eval_every < 1 || m_eval.empty()) return false;
+    return step % m_cfg.eval_every == 0 || step + 1 == m_cfg.steps;
 }
 
 void Session::set_scaler(const ScalerConfig& s) {

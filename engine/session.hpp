@@ -35,8 +35,12 @@ public:
     long long steps_done() const { return m_step; }
     bool finished() const { return m_step >= m_cfg.steps; }
 
-    // One lockstep step: one record per run, in run order.
+    // One lockstep step: one record per run, in run order; on evaluation steps each record also
+    // carries its run's loss and accuracy on the held-out split after the step's update.
     std::vector<StepRecord> step();
+    // Whether step `step` (0-based) evaluates: every eval_every-th step from step 0, and the last
+    // step, as record_every keeps them; never with eval_every 0 or an empty held-out split.
+    bool evaluates(long long step) const;
     // Raises the step count (a resumed session trained further); never lowers it.
     void extend_to(long long steps) { m_cfg.steps = std::max(m_cfg.steps, steps); }
     // Back to step 0 with the same seed: same weights, same batches.
@@ -55,6 +59,7 @@ public:
 private:
     void build();       // build_runs, with out-of-memory turned into a ConfigError naming the fix
     void build_runs();
+    void gather_eval_split();
 
     SessionConfig m_cfg;
     BackendFactory m_factory;
@@ -63,6 +68,7 @@ private:
     std::unique_ptr<BatchSampler> m_sampler;
     std::vector<std::unique_ptr<Run>> m_runs;
     std::vector<Batch> m_micro;
+    std::vector<EvalChunk> m_eval;  // the held-out split in batch-sized chunks
     long long m_step = 0;
     std::chrono::steady_clock::time_point m_start;
 };

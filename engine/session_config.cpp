@@ -41,6 +41,7 @@ void validate(const SessionConfig& c) {
     }
     if (c.steps < 1 || c.steps > 100'000'000) throw ConfigError("steps", "must be between 1 and 100,000,000");
     if (c.record_every < 1) throw ConfigError("record_every", "must be at least 1");
+    if (c.eval_every < 0) throw ConfigError("eval_every", "must be 0 (never) or a step count");
     if (c.device != "cpu" && c.device != "cuda" && c.device != "auto")
         throw ConfigError("device", "must be cpu, cuda or auto");
     if (!(c.adaptive_threshold > 0.0 && c.adaptive_threshold <= 1.0))
@@ -78,6 +79,7 @@ nlohmann::json to_json(const SessionConfig& c) {
     j["seed"] = c.seed;
     j["device"] = c.device;
     j["record_every"] = c.record_every;
+    j["eval_every"] = c.eval_every;
     j["model"] = {{"sizes", model_sizes_text(c.model.sizes)},
                   {"activation", std::string(to_string(c.model.activation))},
                   {"layernorm", c.model.layernorm},
@@ -130,6 +132,7 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
     r.get("seed", c.seed);
     r.get("device", c.device);
     r.get("record_every", c.record_every);
+    r.get("eval_every", c.eval_every);
     if (r.has("model")) {
         JsonReader m(r.at("model"), "model");
         if (m.has("sizes")) {

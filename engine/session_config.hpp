@@ -25,6 +25,7 @@ struct SessionConfig {
     std::uint64_t seed = 1;           // weights, batch order, dropout
     std::string device = "cpu";       // cpu | cuda | auto
     int record_every = 1;             // the CSV keeps every n-th step (1 = all)
+    int eval_every = 50;              // evaluate on the held-out split every n-th step (0 = never)
     ModelConfig model;
     DatasetConfig data;
     TrainConfig train;

@@ -67,19 +67,31 @@ private slots:
         QVERIFY2(r.code == 0, qPrintable(describe(r)));
         const auto rows = read_csv(csv);
         QCOMPARE(rows.size(), 1 + 20 * 3);
-        QCOMPARE(rows[0].size(), 23);
+        QCOMPARE(rows[0].size(), 25);
         QCOMPARE(rows[0].first(), QStringLiteral("run"));
+        QCOMPARE(rows[0].mid(23), (QStringList{"eval_loss", "eval_accuracy"}));
         const QStringList labels{"fp32", "amp-fp16+pytorch", "amp-bf16"};
         const QStringList precisions{"fp32", "fp16", "bf16"};
         for (int i = 1; i < rows.size(); ++i) {
             const QStringList& f = rows[i];
-            QCOMPARE(f.size(), 23);
+            QCOMPARE(f.size(), 25);
             QCOMPARE(f[0], labels[(i - 1) % 3]);
             QCOMPARE(f[1], precisions[(i - 1) % 3]);
-            QCOMPARE(f[3].toInt(), (i - 1) / 3);
+            const int step = (i - 1) / 3;
+            QCOMPARE(f[3].toInt(), step);
             bool ok = false;
             const double loss = f[4].toDouble(&ok);
             QVERIFY(ok && loss > 0.0 && loss < 2.0);
+            // eval_every 50: the held-out split is evaluated at step 0 and at the last step only.
+            const bool evaluated = step == 0 || step == 19;
+            QCOMPARE(f[23].isEmpty(), !evaluated);
+            QCOMPARE(f[24].isEmpty(), !evaluated);
+            if (evaluated) {
+                const double eval_loss = f[23].toDouble(&ok);
+                QVERIFY(ok && eval_loss > 0.0 && eval_loss < 2.0);
+                const double accuracy = f[24].toDouble(&ok);
+                QVERIFY(ok && accuracy >= 0.0 && accuracy <= 1.0);
+            }
         }
         QCOMPARE(rows[2][5], QStringLiteral("65536"));  // PyTorch's initial scale
         // Sidecar beside it: parses, holds the configuration and the runs.
@@ -172,7 +184,7 @@ private slots:
         QCOMPARE(ra.size(), 1 + 8 * 2);
         QCOMPARE(rb.size(), ra.size());
         for (int i = 0; i < ra.size(); ++i)
-            QCOMPARE(ra[i].mid(0, 21), rb[i].mid(0, 21));  // all but the two timing columns
+            QCOMPARE(ra[i].mid(0, 21) + ra[i].mid(23), rb[i].mid(0, 21) + rb[i].mid(23));  // all but the timings
     }
 
     void unknown_preset_exits_2_and_lists_choices() {

@@ -120,7 +120,7 @@ private slots:
                            "model.recompute=true", "train.optimizer=sgd", "train.lr=0.125",
                            "train.clip_norm=1.5", "train.schedule=warmup-cosine", "scaler.preset=deepspeed",
                            "scaler.max_scale=inf", "data.kind=moons", "data.noise=0.3", "seed=42",
-                           "selective_layers=fc2", "record_every=3", "memory_budget=123456"};
+                           "selective_layers=fc2", "record_every=3", "eval_every=7", "memory_budget=123456"};
     }
     void json_round_trip_is_identity() {
         QFETCH(QStringList, sets);
@@ -367,7 +367,8 @@ private slots:
         QCOMPARE(csv_header(),
                  std::string("run,precision,mode,step,loss,loss_scale,found_inf,skipped,scale_event,grad_norm,"
                              "underflow_frac,overflow_count,lost_update_frac,lr,mem_weights,mem_master,mem_grads,"
-                             "mem_optimizer,mem_activations,mem_workspace,mem_total,step_time_us,wall_time_s\r\n"));
+                             "mem_optimizer,mem_activations,mem_workspace,mem_total,step_time_us,wall_time_s,eval_loss,"
+                             "eval_accuracy\r\n"));
     }
 
     void csv_rows_parse_back_exactly() {
@@ -400,6 +401,8 @@ private slots:
                 for (int c = 0; c < k_mem_categories; ++c) r.mem.bytes[static_cast<std::size_t>(c)] = (c + 1) * 1000 + i;
                 r.step_time_us = 123.456 + i;
                 r.wall_time_s = 0.001 * i;
+                if (i % 3 == 1) r.eval_loss = losses[i];      // evaluated on some steps only
+                if (i % 3 == 1 && i != 7) r.eval_accuracy = 0.125 * i;  // and without accuracy (regression)
                 w.write(r, info);
                 recs.push_back(r);
             }
@@ -412,7 +415,7 @@ private slots:
         for (std::size_t i = 0; i < recs.size(); ++i) {
             const auto& f = rows[i + 1];
             const StepRecord& r = recs[i];
-            QCOMPARE(f.size(), std::size_t(23));
+            QCOMPARE(f.size(), std::size_t(25));
             QCOMPARE(f[0], info.label);
             QCOMPARE(f[1], std::string("fp16"));
             QCOMPARE(f[2], std::string("amp"));
@@ -428,6 +431,11 @@ private slots:
             for (int c = 0; c < k_mem_categories; ++c)
                 QCOMPARE(f[static_cast<std::size_t>(14 + c)], std::to_string(r.mem.bytes[static_cast<std::size_t>(c)]));
             QCOMPARE(f[20], std::to_string(r.mem.total()));
+            // Steps without an evaluation (or without accuracy) leave the cell empty.
+            QCOMPARE(f[23].empty(), !r.eval_loss.has_value());
+            if (r.eval_loss) QVERIFY2(same_bits(num(f[23]), *r.eval_loss), f[23].c_str());
+            QCOMPARE(f[24].empty(), !r.eval_accuracy.has_value());
+            if (r.eval_accuracy) QVERIFY2(same_bits(num(f[24]), *r.eval_accuracy), f[24].c_str());
         }
         QCOMPARE(rows[6][4], std::string("nan"));
         QCOMPARE(rows[7][4], std::string("inf"));
@@ -499,7 +507,7 @@ private slots:
         QCOMPARE(side.at("seed").get<std::uint64_t>(), std::uint64_t(9));
         QCOMPARE(side.at("runs").size(), std::size_t(3));
         QCOMPARE(side.at("runs")[1].at("label").get<std::string>(), std::string("amp-fp16+deepspeed"));
-        QCOMPARE(side.at("columns").size(), std::size_t(23));
+        QCOMPARE(side.at("columns").size(), std::size_t(25));
         QVERIFY(side.contains("version") && side.contains("device"));
         write_file_atomic(sidecar_path(csv), side.dump(2));
         const SessionConfig back = config_from_sidecar(sidecar_path(csv));

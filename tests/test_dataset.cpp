@@ -99,7 +99,7 @@ private slots:
         const int outputs = sine ? 1 : c.kind == DatasetKind::digits ? 10 : uses_classes ? classes : 2;
         QCOMPARE(d.features, features);
         QCOMPARE(d.outputs, outputs);
-        QCOMPARE(d.classification, !sine);
+        QCOMPARE(d.loss, sine ? LossKind::mse : LossKind::cross_entropy);
         QCOMPARE(d.x_train.rows(), Eigen::Index(c.n_train));
         QCOMPARE(d.x_test.rows(), Eigen::Index(c.n_test));
         QCOMPARE(d.x_train.cols(), Eigen::Index(features));

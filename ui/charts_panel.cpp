@@ -1,4 +1,4 @@
-// ChartsPanel: six PlotWidgets over one RecordStore, one shared step range.
+// ChartsPanel: a PlotWidget per row of the chart table over one RecordStore, one shared step range.
 #include <algorithm>
 #include "ui/charts_panel.hpp"
 
@@ -19,8 +19,6 @@
 namespace mpx::ui {
 namespace {
 
-using gui::Metric;
-
 double niceCeil(double v) {
     if (v <= 10) return 10;
     const double mag = std::pow(10.0, std::floor(std::log10(v)));
@@ -32,6 +30,7 @@ double niceCeil(double v) {
 QString number(double v) { return QString::number(v, 'g', 6); }
 
 constexpr double k_min_span = 10;  // steps: the closest zoom
+constexpr int k_chart_columns = 3;
 
 }  // namespace
 
@@ -59,7 +58,7 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
     bar->addLayout(m_legendLayout);
     bar->addStretch(1);
     m_logLoss = new QCheckBox(tr("Log loss"));
-    m_logLoss->setToolTip(tr("Show the loss on a logarithmic axis."));
+    m_logLoss->setToolTip(tr("Show the training and held-out loss on a logarithmic axis."));
     bar->addWidget(m_logLoss);
     auto* smoothLabel = new QLabel(tr("Smoothing"));
     smoothLabel->setToolTip(concepts::smoothing());
@@ -83,35 +82,37 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
     auto* grid = new QGridLayout(m_area);
     grid->setContentsMargins(0, 0, 0, 0);
     grid->setSpacing(4);
-    const QString titles[k_chart_count] = {tr("Loss"), tr("Loss scale (log₂) &nbsp;<span style='color:#c0392b'>◆</span> skipped step &nbsp;▲ grew"),
-                                           tr("Gradient underflow"), tr("Overflows per step"),
-                                           tr("Throughput (smoothed)"), tr("Memory by category")};
-    for (int i = 0; i < k_chart_count; ++i) {
-        auto* p = new PlotWidget(titles[i]);
-        p->setMinimumSize(280, 170);
+    for (const ChartSpec& c : chartTable()) {
+        const int i = static_cast<int>(c.id);
+        auto* p = new PlotWidget(m_titles[i] = chartTitle(c));
+        p->setMinimumSize(240, 150);
         m_plots[i] = p;
-        grid->addWidget(p, i / 2, i % 2);
-        if (static_cast<ChartId>(i) == ChartId::memory) continue;
+        grid->addWidget(p, i / k_chart_columns, i % k_chart_columns);
+        if (c.draw == Draw::stacked) {
+            p->setToolTip(c.explain());
+            continue;
+        }
         p->setXTitle(tr("step"));
-        const auto id = static_cast<ChartId>(i);
+        p->setYTitle(chartYTitle(c));
+        switch (c.axis) {
+            case AxisKind::loss: break;
+            case AxisKind::log2: p->setYScale(PlotWidget::YScale::log2); break;
+            case AxisKind::percent: p->setYLabelFormat(QStringLiteral("%.3g%%")); break;
+            case AxisKind::count: p->setYLabelFormat(QStringLiteral("%.0f")); break;
+        }
+        const ChartId id = c.id;
         connect(p, &PlotWidget::xRangeRequested, this, [this](double a, double b) { setView(a, b, false); });
         connect(p, &PlotWidget::resetRequested, this, &ChartsPanel::resetZoom);
         connect(p, &PlotWidget::hovered, this, [this, id](double x, const QPoint& g) { showHover(id, x, g); });
         connect(p, &PlotWidget::plotResized, this, [this] { drawTimeCharts(); });
     }
-    plot(ChartId::scale)->setYScale(PlotWidget::YScale::log2);
-    plot(ChartId::underflow)->setYLabelFormat(QStringLiteral("%.3g%%"));
-    plot(ChartId::overflow)->setYLabelFormat(QStringLiteral("%.0f"));
-    plot(ChartId::throughput)->setYLabelFormat(QStringLiteral("%.0f"));
-    plot(ChartId::underflow)->setYTitle(tr("% of gradient values"));
-    plot(ChartId::overflow)->setYTitle(tr("values → ±inf"));
-    plot(ChartId::throughput)->setYTitle(tr("steps/s (alone)"));
-    plot(ChartId::memory)->setToolTip(concepts::memory());
-    for (int r = 0; r < 3; ++r) grid->setRowStretch(r, 1);
+    for (int r = 0; r * k_chart_columns < k_chart_count; ++r) grid->setRowStretch(r, 1);
     outer->addWidget(m_area, 1);
 
     connect(m_logLoss, &QCheckBox::toggled, this, [this](bool on) {
-        plot(ChartId::loss)->setYScale(on ? PlotWidget::YScale::log10 : PlotWidget::YScale::linear);
+        for (const ChartSpec& c : chartTable())
+            if (c.axis == AxisKind::loss)
+                plot(c.id)->setYScale(on ? PlotWidget::YScale::log10 : PlotWidget::YScale::linear);
         drawTimeCharts();
     });
     connect(m_smoothing, &QSlider::valueChanged, this, [this] { drawTimeCharts(); });
@@ -125,33 +126,35 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
 }
 
 void ChartsPanel::rebuildSeries() {
-    for (int i = 0; i < k_chart_count; ++i)
-        if (static_cast<ChartId>(i) != ChartId::memory) m_plots[i]->removeAllSeries();
+    for (const ChartSpec& c : chartTable())
+        if (c.draw != Draw::stacked) plot(c.id)->removeAllSeries();
     for (QCheckBox* b : m_runBoxes) delete b;
     m_runBoxes.clear();
     m_series.clear();
     const auto session = m_store->session();
     if (!session) return;
-    // Raw loss lines first, so every smoothed line is drawn over them.
-    for (int r = 0; r < static_cast<int>(session->runs.size()); ++r) {
-        QColor faint = runColour(r);
-        faint.setAlpha(70);
-        RunSeries s;
-        s.lossRaw = plot(ChartId::loss)->addLine(session->runs[r].label, faint, 1.0);
-        m_series.push_back(s);
-    }
-    for (int r = 0; r < static_cast<int>(session->runs.size()); ++r) {
+    const int runs = static_cast<int>(session->runs.size());
+    m_series.assign(static_cast<std::size_t>(runs), RunSeries{});
+    updateTitles();
+    // In three passes so that what matters is drawn on top: faint raw lines, then every run's line,
+    // then markers.
+    for (const ChartSpec& c : chartTable())
+        if (c.draw == Draw::rawAndSmoothed)
+            for (int r = 0; r < runs; ++r) {
+                QColor faint = runColour(r);
+                faint.setAlpha(70);
+                m_series[r][static_cast<int>(c.id)].raw = plot(c.id)->addLine(session->runs[r].label, faint, 1.0);
+            }
+    for (int r = 0; r < runs; ++r) {
         const QString label = session->runs[r].label;
-        const QColor c = runColour(r);
-        RunSeries& s = m_series[r];
-        s.lossSmooth = plot(ChartId::loss)->addLine(label, c, 2.0);
-        s.scale = plot(ChartId::scale)->addLine(label, c, 2.0);
-        s.underflow = plot(ChartId::underflow)->addLine(label, c, 1.6);
-        s.overflow = plot(ChartId::overflow)->addLine(label, c, 1.6);
-        s.throughput = plot(ChartId::throughput)->addLine(label, c, 1.6);
+        const QColor colour = runColour(r);
+        for (const ChartSpec& c : chartTable())
+            if (c.draw != Draw::stacked)
+                m_series[r][static_cast<int>(c.id)].line =
+                    plot(c.id)->addLine(label, colour, c.draw == Draw::rawAndSmoothed || c.scaleEvents ? 2.0 : 1.6);
         auto* box = new QCheckBox(label);
         box->setChecked(true);
-        box->setIcon(swatch(c, 14));
+        box->setIcon(swatch(colour, 14));
         box->setToolTip(concepts::run(label));
         QFont f = box->font();
         f.setBold(true);
@@ -160,13 +163,19 @@ void ChartsPanel::rebuildSeries() {
         m_legendLayout->addWidget(box, r / 4, r % 4);  // four runs to a row
         m_runBoxes << box;
     }
-    // Markers last: on top of every line.
-    for (int r = 0; r < static_cast<int>(session->runs.size()); ++r) {
-        const QColor c = runColour(r);
-        m_series[r].skips = plot(ChartId::scale)->addMarkers(tr("skipped"), c, QColor(0xc0, 0x39, 0x2b),
-                                                             PlotWidget::Marker::diamond, 9);
-        m_series[r].grows = plot(ChartId::scale)->addMarkers(tr("grew"), c.lighter(130), c.darker(140),
-                                                             PlotWidget::Marker::triangle, 7);
+    for (int r = 0; r < runs; ++r) {
+        const QColor colour = runColour(r);
+        for (const ChartSpec& c : chartTable()) {
+            Series& s = m_series[r][static_cast<int>(c.id)];
+            if (c.draw == Draw::dots)
+                s.dots = plot(c.id)->addMarkers(tr("evaluated"), colour, colour.darker(140), PlotWidget::Marker::circle, 6);
+            if (c.scaleEvents) {
+                s.skips = plot(c.id)->addMarkers(tr("skipped"), colour, QColor(0xc0, 0x39, 0x2b),
+                                                 PlotWidget::Marker::diamond, 9);
+                s.grows = plot(c.id)->addMarkers(tr("grew"), colour.lighter(130), colour.darker(140),
+                                                 PlotWidget::Marker::triangle, 7);
+            }
+        }
     }
 }
 
@@ -174,9 +183,18 @@ bool ChartsPanel::runVisible(int run) const {
     return run < m_runBoxes.size() && m_runBoxes[run]->isChecked();
 }
 
-int ChartsPanel::rawLossSeries(int run) const { return m_series.at(static_cast<std::size_t>(run)).lossRaw; }
-int ChartsPanel::scaleSeries(int run) const { return m_series.at(static_cast<std::size_t>(run)).scale; }
-int ChartsPanel::skipMarkerSeries(int run) const { return m_series.at(static_cast<std::size_t>(run)).skips; }
+int ChartsPanel::lineSeries(ChartId c, int run) const {
+    return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(c)].line;
+}
+int ChartsPanel::rawLossSeries(int run) const {
+    return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(ChartId::loss)].raw;
+}
+int ChartsPanel::scaleSeries(int run) const {
+    return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(ChartId::scale)].line;
+}
+int ChartsPanel::skipMarkerSeries(int run) const {
+    return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(ChartId::scale)].skips;
+}
 
 void ChartsPanel::setLossLogScale(bool on) { m_logLoss->setChecked(on); }
 bool ChartsPanel::lossLogScale() const { return m_logLoss->isChecked(); }
@@ -221,74 +239,116 @@ void ChartsPanel::focusStep(qint64 step) {
 
 void ChartsPanel::refresh() {
     if (m_follow) updateFollowRange();
+    updateTitles();
     drawTimeCharts();
     drawMemory();
 }
 
-void ChartsPanel::drawTimeCharts() {
-    const int runs = static_cast<int>(m_series.size());
-    if (runs != m_store->runCount()) return;
-    const double x0 = m_x0, x1 = m_x1;
-    const double smooth = smoothing();
-    const bool log_loss = lossLogScale();
-    for (int i = 0; i < k_chart_count; ++i)
-        if (static_cast<ChartId>(i) != ChartId::memory) {
-            m_plots[i]->setXRange(x0, x1);
-            m_plots[i]->setCursorStep(m_cursor);
+void ChartsPanel::updateTitles() {
+    const auto session = m_store->session();
+    for (const ChartSpec& c : chartTable()) {
+        QString title = chartTitle(c);
+        // Evaluation charts say how often they are measured, or that nothing is: step 0 always
+        // evaluates, so no value there means the data has none (accuracy of a regression).
+        if (c.draw == Draw::dots && session) {
+            bool any = false;
+            for (int r = 0; r < m_store->runCount(); ++r) any = any || m_store->history(r).at(c.metric, 0).valid;
+            if (session->config.eval_every < 1) title = tr("%1 · off (eval_every 0)").arg(title);
+            else if (m_store->steps() > 0 && !any) title = tr("%1 · none for this data set").arg(title);
+            else title = tr("%1 · every %2 steps").arg(title).arg(session->config.eval_every);
         }
+        if (title != m_titles[static_cast<int>(c.id)]) plot(c.id)->setTitle(m_titles[static_cast<int>(c.id)] = title);
+    }
+}
+
+void ChartsPanel::drawTimeCharts() {
+    if (static_cast<int>(m_series.size()) != m_store->runCount()) return;
+    for (const ChartSpec& c : chartTable())
+        if (c.draw != Draw::stacked) {
+            plot(c.id)->setXRange(m_x0, m_x1);
+            plot(c.id)->setCursorStep(m_cursor);
+            drawLines(c, m_x0, m_x1);
+        }
+}
+
+void ChartsPanel::drawLines(const ChartSpec& c, double x0, double x1) {
+    PlotWidget* p = plot(c.id);
+    const bool logAxis = c.axis == AxisKind::loss && lossLogScale();
+    const double smooth = smoothing();
+    const double k = c.axis == AxisKind::percent ? 100 : 1;
     // One pixel column per two pixels: a min/max pair per column is still a point per pixel, and
     // Qt Charts' cost grows with every point it strokes.
-    auto columns = [this](ChartId c) { return std::max(16, plot(c)->plotWidth() / 2); };
-    // Y ranges come from the points drawn, so an axis always fits what is on screen.
-    struct Range {
-        double lo = INFINITY, hi = -INFINITY;
-        void add(const QList<QPointF>& pts, bool positiveOnly = false) {
-            for (const QPointF& p : pts)
-                if (!positiveOnly || p.y() > 0) lo = std::min(lo, p.y()), hi = std::max(hi, p.y());
-        }
-        bool valid() const { return lo <= hi; }
-    } loss, scale, under, over, tput;
+    const int columns = std::max(16, p->plotWidth() / 2);
+    // The y range comes from the points drawn, so an axis always fits what is on screen.
+    double lo = INFINITY, hi = -INFINITY;
     QList<QPointF> pts;
-    auto put = [&](ChartId c, int id, bool visible, Range* range) {
-        plot(c)->setSeriesVisible(id, visible);
-        if (visible && range) range->add(pts, c == ChartId::loss && log_loss);
-        plot(c)->setPoints(id, visible ? pts : QList<QPointF>{});
+    auto put = [&](int id, bool visible, bool ranged) {
+        if (id < 0) return;
+        for (QPointF& q : pts) q.setY(q.y() * k);
+        p->setSeriesVisible(id, visible);
+        if (visible && ranged)
+            for (const QPointF& q : pts)
+                if (!logAxis || q.y() > 0) lo = std::min(lo, q.y()), hi = std::max(hi, q.y());
+        p->setPoints(id, visible ? pts : QList<QPointF>{});
         pts.clear();
     };
-    for (int r = 0; r < runs; ++r) {
+    for (int r = 0; r < static_cast<int>(m_series.size()); ++r) {
         const gui::RunHistory& h = m_store->history(r);
-        const RunSeries& s = m_series[static_cast<std::size_t>(r)];
+        const Series& s = m_series[static_cast<std::size_t>(r)][static_cast<int>(c.id)];
         const bool vis = runVisible(r);
-        h.decimate(Metric::loss, gui::Reduce::envelope, x0, x1, columns(ChartId::loss), pts);
-        put(ChartId::loss, s.lossRaw, vis, &loss);
-        if (smooth > 0) h.smoothed(Metric::loss, smooth, x0, x1, columns(ChartId::loss), pts);
-        put(ChartId::loss, s.lossSmooth, vis && smooth > 0, nullptr);
-
-        h.decimate(Metric::lossScale, gui::Reduce::envelope, x0, x1, columns(ChartId::scale), pts);
-        put(ChartId::scale, s.scale, vis, &scale);
-        gui::decimateMarkers(m_store->skips(r), x0, x1, plot(ChartId::scale)->plotWidth() / 4, pts);
-        put(ChartId::scale, s.skips, vis, nullptr);
-        gui::decimateMarkers(m_store->grows(r), x0, x1, plot(ChartId::scale)->plotWidth() / 4, pts);
-        put(ChartId::scale, s.grows, vis, nullptr);
-
-        h.decimate(Metric::underflow, gui::Reduce::envelope, x0, x1, columns(ChartId::underflow), pts);
-        for (QPointF& p : pts) p.setY(p.y() * 100);
-        put(ChartId::underflow, s.underflow, vis, &under);
-        h.decimate(Metric::overflow, gui::Reduce::max, x0, x1, columns(ChartId::overflow), pts);
-        put(ChartId::overflow, s.overflow, vis, &over);
-        // Step times are noisy (other processes share the cores): an EMA over ~10 steps.
-        h.smoothed(Metric::throughput, 0.9, x0, x1, columns(ChartId::throughput), pts);
-        put(ChartId::throughput, s.throughput, vis, &tput);
+        switch (c.draw) {
+            case Draw::rawAndSmoothed:
+                h.decimate(c.metric, gui::Reduce::envelope, x0, x1, columns, pts);
+                put(s.raw, vis, true);
+                if (smooth > 0) h.smoothed(c.metric, smooth, x0, x1, columns, pts);
+                put(s.line, vis && smooth > 0, false);
+                break;
+            case Draw::dots: {
+                h.decimate(c.metric, gui::Reduce::mean, x0, x1, columns, pts);
+                const QList<QPointF> line = pts;
+                put(s.line, vis, true);
+                // Dots only while they stand apart: one per evaluation, not a smear.
+                if (line.size() <= p->plotWidth() / 8) pts = line;
+                put(s.dots, vis, false);
+                break;
+            }
+            case Draw::envelope:
+            case Draw::mean:
+            case Draw::max:
+                h.decimate(c.metric, c.draw == Draw::envelope ? gui::Reduce::envelope
+                                     : c.draw == Draw::mean   ? gui::Reduce::mean
+                                                              : gui::Reduce::max,
+                           x0, x1, columns, pts);
+                put(s.line, vis, true);
+                break;
+            case Draw::average:  // step times are noisy (other processes share the cores)
+                h.smoothed(c.metric, 0.9, x0, x1, columns, pts);
+                put(s.line, vis, true);
+                break;
+            case Draw::stacked: return;
+        }
+        if (c.scaleEvents) {
+            gui::decimateMarkers(m_store->skips(r), x0, x1, p->plotWidth() / 4, pts);
+            put(s.skips, vis, false);
+            gui::decimateMarkers(m_store->grows(r), x0, x1, p->plotWidth() / 4, pts);
+            put(s.grows, vis, false);
+        }
     }
-    if (loss.valid()) {
-        const double pad = log_loss ? 0 : (loss.hi - loss.lo) * 0.05;
-        plot(ChartId::loss)->setYRange(log_loss ? loss.lo : std::max(0.0, loss.lo - pad), loss.hi + pad);
+    const bool valid = lo <= hi;
+    switch (c.axis) {
+        case AxisKind::loss:
+            if (valid) {
+                const double pad = logAxis ? 0 : (hi - lo) * 0.05;
+                p->setYRange(logAxis ? lo : std::max(0.0, lo - pad), hi + pad);
+            }
+            break;
+        case AxisKind::log2:
+            if (valid) p->setYRange(lo / 2, hi * 2);
+            break;
+        // A share in percent: headroom above the highest value, but never past 100 %.
+        case AxisKind::percent: p->setYRange(0, valid && hi > 0 ? std::min(100.0, hi * 1.1) : 1); break;
+        case AxisKind::count: p->setYRange(0, std::max(5.0, valid ? hi * 1.1 : 0.0)); break;
     }
-    if (scale.valid()) plot(ChartId::scale)->setYRange(scale.lo / 2, scale.hi * 2);
-    // A share in percent: headroom above the highest value, but never past 100 %.
-    plot(ChartId::underflow)->setYRange(0, under.valid() && under.hi > 0 ? std::min(100.0, under.hi * 1.1) : 1);
-    plot(ChartId::overflow)->setYRange(0, std::max(5.0, over.valid() ? over.hi * 1.1 : 0.0));
-    plot(ChartId::throughput)->setYRange(0, tput.valid() && tput.hi > 0 ? tput.hi * 1.1 : 1);
 }
 
 void ChartsPanel::drawMemory() {
@@ -312,36 +372,33 @@ void ChartsPanel::drawMemory() {
     plot(ChartId::memory)->setBars(categories, sets, mib ? tr("MiB") : tr("KiB"));
 }
 
-QString ChartsPanel::hoverText(ChartId c, long long step) const {
+QString ChartsPanel::hoverText(ChartId id, long long step) const {
     const auto session = m_store->session();
-    if (!session) return {};
-    QString explain;
-    Metric m = Metric::loss;
-    switch (c) {
-        case ChartId::loss: m = Metric::loss; break;
-        case ChartId::scale: m = Metric::lossScale; explain = concepts::lossScale(); break;
-        case ChartId::underflow: m = Metric::underflow; explain = concepts::underflow(); break;
-        case ChartId::overflow: m = Metric::overflow; explain = concepts::overflow(); break;
-        case ChartId::throughput: m = Metric::throughput; explain = concepts::throughput(); break;
-        case ChartId::memory: return {};
-    }
+    const ChartSpec& c = chartSpec(id);
+    if (!session || c.draw == Draw::stacked) return {};
+    const gui::Metric m = c.metric;
+    // Values recorded only every few steps: the latest at or before the step, and where it was taken.
+    const bool sparse = c.draw == Draw::dots;
+    const double k = c.axis == AxisKind::percent ? 100 : 1;
+    const QString unit = c.axis == AxisKind::percent ? QStringLiteral("%") : QString();
     QString rows;
     for (int r = 0; r < m_store->runCount(); ++r) {
-        const gui::BucketStat st = m_store->history(r).at(m, step);
-        const double k = m == Metric::underflow ? 100 : 1;
+        const gui::RunHistory& h = m_store->history(r);
+        const gui::BucketStat st = sparse ? h.latest(m, step) : h.at(m, step);
         QString value;
         if (st.last < st.first && !st.valid) value = tr("—");
-        else if (!st.valid) value = m == Metric::loss ? tr("NaN/inf") : tr("—");
-        else if (st.first == st.last || st.min == st.max) value = number(st.min * k);
-        else value = tr("%1 … %2").arg(number(st.min * k), number(st.max * k));
-        if (m == Metric::underflow && st.valid) value += QLatin1Char('%');
+        else if (!st.valid) value = m == gui::Metric::loss ? tr("NaN/inf") : tr("—");
+        else if (st.first == st.last || st.min == st.max) value = number(st.min * k) + unit;
+        else value = tr("%1 … %2").arg(number(st.min * k) + unit, number(st.max * k) + unit);
+        if (sparse && st.valid && !(st.first <= step && step <= st.last))  // taken earlier: say when
+            value += st.first == st.last ? tr(" (step %1)").arg(st.last) : tr(" (steps %1–%2)").arg(st.first).arg(st.last);
         rows += QStringLiteral("<tr><td><span style='color:%1'>■</span> %2</td><td align=right>&nbsp;%3</td></tr>")
                     .arg(runColour(r).name(), session->runs[static_cast<std::size_t>(r)].label.toHtmlEscaped(), value);
     }
     const gui::BucketStat any = m_store->runCount() ? m_store->history(0).at(m, step) : gui::BucketStat{};
     const QString where = any.last > any.first ? tr("steps %1–%2").arg(any.first).arg(any.last) : tr("step %1").arg(step);
     QString html = QStringLiteral("<b>%1</b><table>%2</table>").arg(where, rows);
-    if (!explain.isEmpty()) html += QStringLiteral("<p style='color:#666; white-space:normal'>%1</p>").arg(explain);
+    html += QStringLiteral("<p style='color:#666; white-space:normal'>%1</p>").arg(c.explain());
     return html;
 }
 

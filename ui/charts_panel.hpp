@@ -1,15 +1,16 @@
-// The charts of every run at once: loss (raw and smoothed), loss scale with skip and growth markers,
-// gradient underflow, overflows, throughput and memory. One shared step axis: zoom or pan one chart
-// and all follow; hovering shows every run's value at that step.
+// The charts of every run at once, one per row of the chart table (ui/chart_table.hpp). One shared
+// step axis: zoom or pan one chart and all follow; hovering shows every run's value at that step.
 // Rule: refresh() reads the RecordStore and sets each series once, decimated to the plot's pixels;
 // it is called once per drain (~30 Hz), never per step.
 #pragma once
 
 #include <QWidget>
+#include <array>
 #include <limits>
 #include <vector>
 
 #include "app/gui/record_store.hpp"
+#include "ui/chart_table.hpp"
 #include "ui/plot_widget.hpp"
 
 class QCheckBox;
@@ -18,9 +19,6 @@ class QGridLayout;
 class QLabel;
 
 namespace mpx::ui {
-
-enum class ChartId { loss, scale, underflow, overflow, throughput, memory };
-inline constexpr int k_chart_count = 6;
 
 class ChartsPanel : public QWidget {
     Q_OBJECT
@@ -39,6 +37,7 @@ public:
 
     // For tests: the plot of a chart and a run's series in it.
     PlotWidget* plot(ChartId c) const { return m_plots[static_cast<int>(c)]; }
+    int lineSeries(ChartId c, int run) const;  // the run's line in that chart
     int rawLossSeries(int run) const;
     int scaleSeries(int run) const;
     int skipMarkerSeries(int run) const;
@@ -50,16 +49,22 @@ signals:
     void viewChanged();
 
 private:
-    struct RunSeries {
-        int lossRaw = -1, lossSmooth = -1, scale = -1, skips = -1, grows = -1, underflow = -1,
-            overflow = -1, throughput = -1;
+    // A run's series in one chart; -1 where the chart's row draws no such series.
+    struct Series {
+        int raw = -1;    // rawAndSmoothed: the faint envelope
+        int line = -1;   // the run's line (the smoothed one for rawAndSmoothed)
+        int dots = -1;   // dots: a marker at each recorded value
+        int skips = -1, grows = -1;  // scaleEvents
     };
+    using RunSeries = std::array<Series, k_chart_count>;
     void rebuildSeries();
     void setView(double x0, double x1, bool follow);
     void updateFollowRange();
     void drawTimeCharts();
     void drawMemory();
     void showHover(ChartId c, double x, const QPoint& globalPos);
+    void drawLines(const ChartSpec& c, double x0, double x1);
+    void updateTitles();  // sets a title only when it changed (a new title lays the chart out again)
     QString hoverText(ChartId c, long long step) const;
     bool runVisible(int run) const;
 
@@ -71,6 +76,7 @@ private:
     QSlider* m_smoothing = nullptr;
     QLabel* m_zoomHint = nullptr;
     PlotWidget* m_plots[k_chart_count] = {};
+    QString m_titles[k_chart_count];
     std::vector<RunSeries> m_series;
     double m_x0 = 0, m_x1 = 100;
     bool m_follow = true;

@@ -7,6 +7,20 @@
 
 namespace mpx::ui::concepts {
 
+QString loss() {
+    return QObject::tr("Training loss: how wrong the model is on the batch of training examples it "
+                       "learns from at this step (cross-entropy for classes, squared error for the sine "
+                       "curve). Lower is better.");
+}
+QString evalLoss() {
+    return QObject::tr("Held-out loss: the same loss on test examples the model never trains on, measured "
+                       "every few steps (a dot each time) with each run's own precision and no dropout. It "
+                       "shows what the run really learned, not what it memorised.");
+}
+QString evalAccuracy() {
+    return QObject::tr("Held-out accuracy: the share of the test examples whose highest-scoring class is the "
+                       "right one, measured with the held-out loss. Regression data (sine) has none.");
+}
 QString lossScale() {
     return QObject::tr("The loss is multiplied by this number before backward so that small FP16 "
                        "gradients do not round to zero; the gradients are divided by it again before "
@@ -29,8 +43,10 @@ QString overflow() {
                        "is 65504). One overflow in the gradients makes the step skip.");
 }
 QString lostUpdates() {
-    return QObject::tr("Lost updates: weights whose update was smaller than half a unit in the last "
-                       "place of the stored copy, so the stored weight did not change.");
+    return QObject::tr("Lost updates: the share of weights whose update was too small to change the stored "
+                       "weight (under half the gap to its format's next value). Without an FP32 master copy "
+                       "(pure-…) those updates are gone and training stalls; with one (half-…) the master "
+                       "keeps adding them up; amp stores FP32 weights, whose finer steps lose far fewer.");
 }
 QString hysteresis() {
     return QObject::tr("Hysteresis: how many overflows the scaler absorbs (skipping the step but "

@@ -6,6 +6,9 @@
 
 namespace mpx::ui::concepts {
 
+QString loss();
+QString evalLoss();
+QString evalAccuracy();
 QString lossScale();
 QString skippedStep();
 QString bf16NoScaler();

@@ -224,7 +224,15 @@ int PlotWidget::seriesCount() const { return static_cast<int>(d->series.size());
 
 void PlotWidget::setPoints(int id, const QList<QPointF>& points) {
     if (id < 0 || id >= d->series.size()) return;
+    // Unchanged points (a redraw of the same view, an empty series staying empty) cost no replace():
+    // Qt Charts lays a replaced series out again even when it is the same.
+    if (points == d->given[id]) return;
     d->given[id] = points;
+    applyPoints(id);
+}
+
+void PlotWidget::applyPoints(int id) {
+    const QList<QPointF>& points = d->given[id];
     if (m_yScale == YScale::linear) {
         d->series[id]->replace(points);
         return;
@@ -263,7 +271,7 @@ void PlotWidget::setYScale(YScale scale) {
         case YScale::log2: d->y->setLabelFormat(QStringLiteral("2^%.0f")); break;
     }
     if (changed)
-        for (int i = 0; i < d->series.size(); ++i) setPoints(i, d->given[i]);
+        for (int i = 0; i < d->series.size(); ++i) applyPoints(i);
 }
 
 void PlotWidget::setXRange(double x0, double x1) {
@@ -337,7 +345,8 @@ void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& set
         d->bars->attachAxis(d->barCategories);
         d->bars->attachAxis(d->barValues);
         d->chart->legend()->show();
-        d->chart->legend()->setAlignment(Qt::AlignBottom);
+        // At the side, one category per line: a row under a narrow chart cuts the names short.
+        d->chart->legend()->setAlignment(Qt::AlignRight);
         QFont lf = axisFont();
         lf.setPointSizeF(8);
         d->chart->legend()->setFont(lf);

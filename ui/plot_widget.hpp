@@ -62,6 +62,7 @@ signals:
     void plotResized();
 
 private:
+    void applyPoints(int id);  // the given points, through the y transform, into the series
     class View;
     class Private;
     std::unique_ptr<Private> d;

@@ -31,6 +31,7 @@ struct Summary {
     long long steps = 0, skipped = 0, tail_n = 0, overflow = 0;
     double scale = 1;
     double underflow_max = 0;
+    std::optional<double> eval_loss, eval_accuracy;  // the last evaluation's
 };
 
 // The scaler the snippet describes, as a run trains with it (scaler_overrides applied): the run
@@ -109,6 +110,7 @@ int run_run(const RunOptions& o) {
             s.overflow += r.overflow_count;
             s.scale = r.new_scale;
             s.underflow_max = std::max(s.underflow_max, r.underflow_frac);
+            if (r.eval_loss) s.eval_loss = r.eval_loss, s.eval_accuracy = r.eval_accuracy;
             if (step >= tail_from) {
                 s.tail_loss += r.loss;
                 ++s.tail_n;
@@ -137,13 +139,20 @@ int run_run(const RunOptions& o) {
         write_file_atomic(o.save_state, session.save_state().dump() + "\n");
         std::cerr << "mpx-cli: saved the session state to " << o.save_state << "\n";
     }
-    std::printf("%-26s %12s %12s %12s %8s %12s %10s\n", "run", "first_loss", "last_loss",
-                "tail_mean", "skipped", "final_scale", "overflows");
+    std::printf("%-26s %12s %12s %12s %8s %12s %10s %12s %9s\n", "run", "first_loss", "last_loss",
+                "tail_mean", "skipped", "final_scale", "overflows", "eval_loss", "eval_acc");
+    // The held-out columns: the last evaluation's, "-" where there was none.
+    const auto cell = [](const std::optional<double>& v, const char* format) {
+        char buf[32] = "-";
+        if (v) std::snprintf(buf, sizeof buf, format, *v);
+        return std::string(buf);
+    };
     for (std::size_t i = 0; i < infos.size(); ++i) {
         const Summary& s = sum[i];
-        std::printf("%-26s %12.6g %12.6g %12.6g %8lld %12.6g %10lld\n", infos[i].label.c_str(),
+        std::printf("%-26s %12.6g %12.6g %12.6g %8lld %12.6g %10lld %12s %9s\n", infos[i].label.c_str(),
                     s.first_loss, s.last_loss, s.tail_n ? s.tail_loss / s.tail_n : s.last_loss,
-                    s.skipped, s.scale, s.overflow);
+                    s.skipped, s.scale, s.overflow, cell(s.eval_loss, "%.6g").c_str(),
+                    cell(s.eval_accuracy, "%.4f").c_str());
     }
     return 0;
 }

@@ -24,7 +24,9 @@ double RunHistory::value(Metric m, const mpx::StepRecord& r) {
         case Metric::underflow: return r.underflow_frac;
         case Metric::overflow: return static_cast<double>(r.overflow_count);
         case Metric::throughput: return r.step_time_us > 0 ? 1e6 / r.step_time_us : std::nan("");
-        case Metric::lostUpdates: return r.lost_update_frac;
+        case Metric::lostUpdates: return r.skipped ? std::nan("") : r.lost_update_frac;  // no update, none lost
+        case Metric::evalLoss: return r.eval_loss.value_or(std::nan(""));
+        case Metric::evalAccuracy: return r.eval_accuracy.value_or(std::nan(""));
     }
     return std::nan("");
 }
@@ -97,6 +99,14 @@ BucketStat RunHistory::at(Metric m, long long step) const {
     s.max = decode(m, row.max[i]);
     s.mean = decode(m, row.sum[i] / row.n[i]);
     return s;
+}
+
+BucketStat RunHistory::latest(Metric m, long long step) const {
+    const Row& row = m_rows[static_cast<std::size_t>(m)];
+    if (step < 0 || row.n.empty()) return {};
+    auto i = static_cast<long long>(std::min<std::size_t>(static_cast<std::size_t>(step / m_width), row.n.size() - 1));
+    while (i > 0 && row.n[static_cast<std::size_t>(i)] == 0) --i;
+    return at(m, i * m_width);
 }
 
 void RunHistory::decimate(Metric m, Reduce red, double x0, double x1, int columns,

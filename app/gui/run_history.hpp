@@ -14,8 +14,10 @@
 
 namespace mpx::gui {
 
-enum class Metric : int { loss, lossScale, underflow, overflow, throughput, lostUpdates };
-inline constexpr int k_metric_count = 6;
+// A value of a StepRecord, as RunHistory::value reads it; a chart shows one (ui/chart_table.cpp).
+// k_metric_count follows the last.
+enum class Metric : int { loss, lossScale, underflow, overflow, throughput, lostUpdates, evalLoss, evalAccuracy };
+inline constexpr int k_metric_count = static_cast<int>(Metric::evalAccuracy) + 1;
 
 // How a pixel column of many steps becomes points.
 enum class Reduce {
@@ -41,6 +43,9 @@ public:
     long long bucketWidth() const { return m_width; }
     // The bucket holding `step` (exact values while bucketWidth() is 1).
     BucketStat at(Metric m, long long step) const;
+    // The last bucket at or before `step` with a finite value: for metrics recorded only on some
+    // steps (evaluation), the value in force at `step`.
+    BucketStat latest(Metric m, long long step) const;
     // Points over steps [x0, x1] for a plot `columns` pixels wide: at most two per column, one per
     // bucket where buckets are wider than columns. Appends to `out`.
     void decimate(Metric m, Reduce r, double x0, double x1, int columns, QList<QPointF>& out) const;

@@ -137,7 +137,12 @@ int main(int argc, char** argv) {
                     x.skipped = r == 1 && i % 1999 == 0;
                     x.underflow_frac = r == 1 ? 0.01 * ((i * 31) % 100) / 100.0 : 0.0;
                     x.overflow_count = x.skipped ? 12 : 0;
+                    x.lost_update_frac = r == 2 ? 0.9 : 0.05 * ((i * 17) % 100) / 100.0;
                     x.step_time_us = 200 + (i * 13 % 50);
+                    if (i % 50 == 0) {  // an evaluation every 50 steps, as by default
+                        x.eval_loss = x.loss * 1.1;
+                        x.eval_accuracy = 0.5 + 0.5 * (1.0 - std::exp(-i / 2e4));
+                    }
                     recs.push_back(x);
                 }
             buffer.append(recs);

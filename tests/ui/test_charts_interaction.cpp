@@ -1,6 +1,7 @@
 // Chart interaction on the offscreen platform: the step axis is shared (zoom one chart, all follow),
-// hovering shows every run's value at that step, the event log holds every scale event with its old
-// and new scale, and clicking an event moves the charts to its step.
+// hovering shows every run's value at that step, the held-out charts show each evaluation, the event
+// log holds every scale event with its old and new scale, and clicking an event moves the charts to
+// its step.
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
@@ -8,6 +9,7 @@
 #include <QToolTip>
 
 #include "engine/scaler.hpp"
+#include "ui/chart_table.hpp"
 #include "ui/charts_panel.hpp"
 #include "ui/event_log_panel.hpp"
 #include "ui/main_window.hpp"
@@ -47,9 +49,10 @@ private slots:
         auto* loss = w->charts()->plot(ChartId::loss);
         emit loss->xRangeRequested(100, 200);  // what a wheel zoom or a drag asks for
         QVERIFY(!w->charts()->following());
-        for (ChartId c : {ChartId::loss, ChartId::scale, ChartId::underflow, ChartId::overflow, ChartId::throughput}) {
-            QCOMPARE(w->charts()->plot(c)->xMin(), 100.0);
-            QCOMPARE(w->charts()->plot(c)->xMax(), 200.0);
+        for (const mpx::ui::ChartSpec& c : mpx::ui::chartTable()) {
+            if (c.draw == mpx::ui::Draw::stacked) continue;
+            QCOMPARE(w->charts()->plot(c.id)->xMin(), 100.0);
+            QCOMPARE(w->charts()->plot(c.id)->xMax(), 200.0);
         }
         // Zoomed in, each visible step is its own point.
         const QList<QPointF> pts = loss->points(w->charts()->rawLossSeries(0));
@@ -71,6 +74,49 @@ private slots:
             QVERIFY2(tip.contains(QString::number(v, 'g', 6)), qPrintable(tip));
         }
         emit loss->hovered(std::nan(""), {});
+    }
+
+    // eval_every 50 over 600 steps: steps 0, 50, …, 550 and the last, 599.
+    void held_out_charts_show_each_evaluation() {
+        using mpx::gui::Metric;
+        const QList<QPointF> pts = w->charts()->plot(ChartId::evalLoss)->points(w->charts()->lineSeries(ChartId::evalLoss, 0));
+        QCOMPARE(pts.size(), 13);
+        const auto& h = w->store()->history(0);
+        for (int k = 0; k < 13; ++k) {
+            const long long step = k < 12 ? 50LL * k : 599;
+            QVERIFY(h.at(Metric::evalLoss, step).valid);
+            QCOMPARE(pts[k].y(), h.at(Metric::evalLoss, step).min);
+            QVERIFY(std::abs(pts[k].x() - static_cast<double>(step)) <= 4);  // its pixel column's middle
+        }
+        QVERIFY(!h.at(Metric::evalLoss, 51).valid);
+        // Accuracy in percent.
+        const QList<QPointF> acc = w->charts()->plot(ChartId::evalAccuracy)->points(w->charts()->lineSeries(ChartId::evalAccuracy, 0));
+        QCOMPARE(acc.size(), 13);
+        QCOMPARE(acc.last().y(), 100 * h.at(Metric::evalAccuracy, 599).min);
+        // Hovering between evaluations shows the latest one and says where it was taken.
+        auto* plot = w->charts()->plot(ChartId::evalLoss);
+        emit plot->hovered(123.0, plot->mapToGlobal(QPoint(200, 100)));
+        const QString tip = QToolTip::text();
+        QVERIFY2(tip.contains(QString::number(h.at(Metric::evalLoss, 100).min, 'g', 6) + QStringLiteral(" (step 100)")),
+                 qPrintable(tip));
+        emit plot->hovered(std::nan(""), {});
+    }
+
+    void lost_updates_are_a_percent_per_run() {
+        using mpx::gui::Metric;
+        for (int r = 0; r < 3; ++r) {
+            const QList<QPointF> pts = w->charts()->plot(ChartId::lostUpdates)->points(w->charts()->lineSeries(ChartId::lostUpdates, r));
+            QVERIFY(!pts.isEmpty());
+            double lo = 0, hi = 0;
+            QVERIFY(w->store()->history(r).range(Metric::lostUpdates, 0, 599, lo, hi));
+            QVERIFY(hi > 0.01);
+            double top = 0;
+            for (const QPointF& p : pts) {  // column means, in percent
+                QVERIFY(p.y() >= 100 * lo - 1e-9 && p.y() <= 100 * hi + 1e-9);
+                top = std::max(top, p.y());
+            }
+            QVERIFY(top > 50 * hi);
+        }
     }
 
     void the_event_log_lists_every_scale_event_with_old_and_new_scale() {

@@ -1,5 +1,6 @@
 // RunHistory and marker decimation: exact values at full resolution, spikes kept by min/max
-// decimation, bounded memory for long runs, and the EMA the loss chart draws.
+// decimation, bounded memory for long runs, evaluations as sparse values, and the EMA the loss chart
+// draws.
 #include <QTest>
 #include <cmath>
 
@@ -88,6 +89,25 @@ private slots:
         QVERIFY(h.range(Metric::loss, 0, 3, lo, hi));
         QCOMPARE(lo, 2.0);
         QCOMPARE(hi, 3.0);
+    }
+
+    // Evaluations come every few steps: between them, latest() is the one in force.
+    void evaluations_are_gaps_between_and_latest_finds_the_last() {
+        RunHistory h;
+        for (int i = 0; i < 12; ++i) {
+            mpx::StepRecord r = rec(i, 1.0);
+            if (i % 5 == 0) r.eval_loss = 0.5 - 0.0125 * i;  // steps 0, 5, 10; no accuracy (regression)
+            h.append(r);
+        }
+        QVERIFY(!h.at(Metric::evalLoss, 3).valid);
+        QCOMPARE(h.latest(Metric::evalLoss, 3).last, 0LL);
+        QCOMPARE(h.latest(Metric::evalLoss, 9).min, 0.4375);
+        QCOMPARE(h.latest(Metric::evalLoss, 9).last, 5LL);
+        QCOMPARE(h.latest(Metric::evalLoss, 11).last, 10LL);
+        QVERIFY(!h.latest(Metric::evalAccuracy, 11).valid);
+        QList<QPointF> pts;
+        h.decimate(Metric::evalLoss, Reduce::envelope, 0, 11, 100, pts);
+        QCOMPARE(pts.size(), 3);
     }
 
     void smoothing_zero_is_the_raw_value_and_high_smoothing_lags() {
