@@ -16,12 +16,12 @@ Evaluation Run::evaluate(std::span<const EvalChunk> split, LossKind loss) {
     if (failed() || split.empty()) return ev;
     Backend& be = *m_backend;
     Mlp& model = *m_model;
-    PassStats ignored;  // the roundings of an evaluation belong to no training step
+    be.set_pass(Pass::uncounted);  // the roundings of an evaluation belong to no training step
     double loss_sum = 0.0;  // Σ chunk mean × chunk rows
     long long correct = 0, rows = 0;
     for (const EvalChunk& chunk : split) {
         model.set_input(chunk.data.x);
-        const Tensor* logits = &model.forward(0, false, ignored);  // (batch, outputs)
+        const Tensor* logits = &model.forward(0, false, Pass::uncounted);  // (batch, outputs)
         Tensor* target = &model.target();
         Tensor* grad = &model.dlogits();  // the loss op writes a gradient; nothing reads this one
         // A last chunk shorter than the batch: its rows alone, copied exactly into FP32, so the
@@ -42,16 +42,20 @@ Evaluation Run::evaluate(std::span<const EvalChunk> split, LossKind loss) {
             }
         }
         const auto n = static_cast<double>(chunk.rows);
+        // The loss op adds the chunk's mean loss to the backend's record: read it per chunk.
+        be.begin_step();
         if (loss == LossKind::cross_entropy) {
-            loss_sum += be.softmax_cross_entropy(*logits, chunk.data.labels, 1.0f, *grad).loss * n;
+            be.softmax_cross_entropy(*logits, chunk.data.labels, 1.0f, *grad);
             correct += std::llround(be.accuracy(*logits, chunk.data.labels) * n);
         } else {
             const RowMatrix& t = chunk.data.targets;
             be.upload({t.data(), static_cast<std::size_t>(t.size())}, *target);
-            loss_sum += be.mse(*logits, *target, 1.0f, *grad).loss * n;
+            be.mse(*logits, *target, 1.0f, *grad);
         }
+        loss_sum += be.read_stats().loss_sum * n;
         rows += chunk.rows;
     }
+    be.begin_step();
     ev.loss = loss_sum / static_cast<double>(rows) * m_train.loss_weight;
     if (loss == LossKind::cross_entropy) ev.accuracy = static_cast<double>(correct) / static_cast<double>(rows);
     return ev;

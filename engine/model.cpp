@@ -170,8 +170,8 @@ void Mlp::forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, 
     if (train && m_cfg.dropout > 0.0f) m_be.dropout(l.h, m_cfg.dropout, layer_seed(seed, i));
 }
 
-const Tensor& Mlp::forward(std::uint64_t dropout_seed, bool train) {
-    m_be.set_pass(Pass::forward);
+const Tensor& Mlp::forward(std::uint64_t dropout_seed, bool train, Pass pass) {
+    m_be.set_pass(pass);
     const int L = m_cfg.layers();
     for (int i = 0; i < L; ++i) forward_layer(i, layer_input(i), dropout_seed, train, false);
     return m_layers.back().z;

@@ -49,9 +49,9 @@ public:
 
     // Uploads a batch (B, features) into the input buffer; its rounding counts in the current pass.
     void set_input(const RowMatrix& x);
-    // Forward over the stored input, counted as Pass::forward; returns the logits (B, outputs).
-    // `dropout_seed` fixes masks.
-    const Tensor& forward(std::uint64_t dropout_seed, bool train);
+    // Forward over the stored input, counted as `pass` (training: Pass::forward); returns the
+    // logits (B, outputs). `dropout_seed` fixes masks; dropout only when training.
+    const Tensor& forward(std::uint64_t dropout_seed, bool train, Pass pass = Pass::forward);
     // Backward from dlogits, counted as Pass::backward (recomputation uncounted: the forward pass
     // counted it); weight gradients written (acc overwrite) or added (acc add).
     void backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc);

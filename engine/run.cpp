@@ -92,7 +92,7 @@ void Run::set_scaler(const ScalerConfig&) {
     m_scaler.reconfigure(resolved);
 }
 
-StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, bool classification) {
+StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, LossKind loss) {
     const auto t0 = std::chrono::steady_clock::now();
     StepRecord rec;
     rec.run = m_index;
@@ -124,7 +124,7 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, bool
                                          static_cast<std::uint64_t>(k))
                 .next_u64();
         const Tensor& logits = model.forward(drop_seed, true);
-        if (classification) {
+        if (loss == LossKind::cross_entropy) {
             be.set_pass(Pass::backward);
             be.softmax_cross_entropy(logits, b.labels, loss_factor, model.dlogits());
         } else {

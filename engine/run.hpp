@@ -51,7 +51,7 @@ public:
     Run(int index, const std::string& label, const SessionConfig& cfg, const InitialWeights& init,
         std::unique_ptr<Backend> backend);
 
-    StepRecord step(long long step_index, const std::vector<Batch>& micro, bool classification);
+    StepRecord step(long long step_index, const std::vector<Batch>& micro, LossKind loss);
     // The current weights on the held-out split (engine/evaluate.cpp): forward only, no dropout,
     // in this run's own precisions. Leaves nothing behind that the next step reads. Empty for a
     // stopped run or an empty split.

@@ -90,7 +90,7 @@ std::vector<StepRecord> Session::step() {
     out.reserve(m_runs.size());
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
     for (auto& r : m_runs) {
-        StepRecord rec = r->step(m_step, m_micro, m_data.loss == LossKind::cross_entropy);
+        StepRecord rec = r->step(m_step, m_micro, m_data.loss);
         rec.wall_time_s = wall;
         out.push_back(rec);
     }
