@@ -373,13 +373,22 @@ DatasetConfig dataset_config_from_json(const nlohmann::json& j, DatasetConfig c)
     return c;
 }
 
+DatasetShape dataset_shape(const DatasetConfig& c) {
+    DatasetShape s;
+    s.classification = c.kind != DatasetKind::sine;
+    s.features = c.kind == DatasetKind::digits ? digit_pixels : c.kind == DatasetKind::sine ? 1 : 2;
+    s.outputs = s.classification ? class_count(c) : 1;
+    return s;
+}
+
 Dataset make_dataset(const DatasetConfig& c) {
     validate(c);
     Dataset d;
     d.config = c;
-    d.classification = c.kind != DatasetKind::sine;
-    d.features = c.kind == DatasetKind::digits ? digit_pixels : c.kind == DatasetKind::sine ? 1 : 2;
-    d.outputs = d.classification ? class_count(c) : 1;
+    const DatasetShape shape = dataset_shape(c);
+    d.classification = shape.classification;
+    d.features = shape.features;
+    d.outputs = shape.outputs;
     make_split(c, c.n_train, stream_train, d.x_train, d.y_train, d.t_train);
     make_split(c, c.n_test, stream_test, d.x_test, d.y_test, d.t_test);
     return d;

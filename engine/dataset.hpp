@@ -67,6 +67,14 @@ struct Dataset {
     RowMatrix t_train, t_test;         // (n, outputs) regression targets (sine); empty otherwise
 };
 
+// Inputs and outputs of a data set, known without generating it.
+struct DatasetShape {
+    int features = 0;
+    int outputs = 0;
+    bool classification = true;
+};
+DatasetShape dataset_shape(const DatasetConfig& c);
+
 // Validates, then generates. Classification labels cycle 0, 1, …, K-1 so every split is balanced
 // (class counts differ by at most one).
 Dataset make_dataset(const DatasetConfig& c);

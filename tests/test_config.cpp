@@ -300,7 +300,7 @@ private slots:
         QCOMPARE(ConfigError("train.lr", "must be positive").message(), std::string("must be positive"));
         QCOMPARE(std::string(ConfigError("train.lr", "must be positive").what()), std::string("train.lr: must be positive"));
         QCOMPARE(config_error([] { parse_config_text(R"({"train": {"lr": "fast"}})", "bad1.json"); }),
-                 QStringLiteral("train.lr|train.lr: must be a number (in bad1.json)"));
+                 QStringLiteral("train.lr|train.lr: must be a number, got \"fast\" (in bad1.json)"));
         SessionConfig c;
         c.runs = {"fp32", "amp-fp16"};
         c.scaler_overrides = {{"bogus", 1}};

@@ -39,8 +39,7 @@ struct Summary {
 ScalerConfig snippet_scaler(const SessionConfig& cfg, const std::string& framework) {
     std::optional<ScalerConfig> first_dynamic;
     for (const auto& label : cfg.runs) {
-        ScalerConfig s;
-        resolve_run(label, cfg, s);
+        const ScalerConfig s = resolve_run(label, cfg.scaler, cfg.scaler_overrides).scaler;
         if (s.preset == framework) return s;
         if (s.kind == ScalerKind::dynamic && !first_dynamic) first_dynamic = s;
     }
@@ -54,15 +53,10 @@ int run_run(const RunOptions& o) {
         return 0;
     }
     if (!o.snippet.empty()) {
-        const std::pair<const char*, Framework> names[] = {
-            {"pytorch", Framework::pytorch}, {"apex", Framework::apex}, {"deepspeed", Framework::deepspeed},
-            {"keras", Framework::keras}, {"megatron", Framework::megatron}};
-        for (const auto& [n, fw] : names)
-            if (o.snippet == n) {
-                std::cout << framework_snippet(snippet_scaler(cfg, n), fw) << "\n";
-                return 0;
-            }
-        throw ConfigError("--snippet", "choose pytorch, apex, deepspeed, keras or megatron");
+        const auto fw = parse_framework(o.snippet);
+        if (!fw) throw ConfigError("--snippet", "choose " + enum_choices<Framework>());
+        std::cout << framework_snippet(snippet_scaler(cfg, o.snippet), *fw) << "\n";
+        return 0;
     }
     std::string device_name, note;
     BackendFactory factory = backend_for(cfg.device, device_name, note);

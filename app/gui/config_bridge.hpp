@@ -41,12 +41,32 @@ QString checkRunLabel(const QString& label);  // empty when valid
 QStringList scalerPresetNames();
 mpx::ScalerConfig scalerPreset(const QString& name);
 QString checkScaler(const mpx::ScalerConfig& s);
-// The scaler's enum settings by JSON field name ("hysteresis_reset", "growth_count", "at_min",
-// "scale_storage", "non_finite_growth", "hysteresis_decrement") and their choices.
-QStringList scalerEnumFields();
-QStringList scalerEnumChoices(const QString& field);
-QString scalerEnumValue(const mpx::ScalerConfig& s, const QString& field);
-void setScalerEnumValue(mpx::ScalerConfig& s, const QString& field, const QString& value);
+
+// One setting as a form row, from the engine's field lists: what the control shows and accepts.
+struct FieldSpec {
+    QString name;   // the JSON key, "growth_interval"
+    QString label;  // "Growth interval"
+    QString help;   // the tooltip
+    mpx::FieldKind kind = mpx::FieldKind::number;
+    double min = 0, max = 0;  // the closed range a control accepts (number, integer)
+    bool nullable = false;    // an empty field means `none` (e.g. no maximum)
+    double none = 0;
+    QStringList choices;      // choice fields
+    bool live = false;        // applies at the next step (else on reset)
+};
+QList<FieldSpec> scalerFields();
+QList<FieldSpec> trainFields();
+// A field's value by name: numbers (integer and flag fields too) and choices.
+double fieldNumber(const mpx::ScalerConfig& s, const QString& name);
+double fieldNumber(const mpx::TrainConfig& t, const QString& name);
+void setFieldNumber(mpx::ScalerConfig& s, const QString& name, double v);
+void setFieldNumber(mpx::TrainConfig& t, const QString& name, double v);
+QString fieldChoice(const mpx::ScalerConfig& s, const QString& name);
+QString fieldChoice(const mpx::TrainConfig& t, const QString& name);
+void setFieldChoice(mpx::ScalerConfig& s, const QString& name, const QString& v);
+void setFieldChoice(mpx::TrainConfig& t, const QString& name, const QString& v);
+// Limits of the reset settings, for the controls' ranges.
+long long maxSteps();
 QStringList frameworkNames();  // "PyTorch", "Apex", "DeepSpeed", "Keras", "Megatron-LM"
 QString frameworkSnippet(const mpx::ScalerConfig& s, int frameworkIndex);
 
