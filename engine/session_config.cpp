@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/device_choice.hpp"
 #include "engine/error.hpp"
 #include "engine/json_util.hpp"
 #include "engine/run_plan.hpp"
@@ -19,8 +20,8 @@ void validate(const SessionConfig& c) {
         throw ConfigError("runs", "at most " + std::to_string(k_max_runs) + " runs can be compared at once");
     if (c.steps < 1 || c.steps > k_max_steps) throw ConfigError("steps", "must be between 1 and " + std::to_string(k_max_steps));
     if (c.record_every < 1) throw ConfigError("record_every", "must be at least 1");
-    if (c.device != "cpu" && c.device != "cuda" && c.device != "auto")
-        throw ConfigError("device", "must be cpu, cuda or auto");
+    if (!enum_parse<DeviceSetting>(c.device))
+        throw ConfigError("device", "must be one of " + enum_choices<DeviceSetting>() + " (got '" + c.device + "')");
     if (!(c.adaptive_threshold > 0.0 && c.adaptive_threshold <= 1.0))
         throw ConfigError("adaptive_threshold", "must be in (0, 1]");
     if (c.memory_budget < 1) throw ConfigError("memory_budget", "must be a positive byte count");

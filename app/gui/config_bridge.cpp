@@ -2,12 +2,11 @@
 #include "app/gui/config_bridge.hpp"
 
 #include <QCoreApplication>
-#include <QDir>
 #include <QFile>
-#include <QTextStream>
 #include <cmath>
 #include <limits>
 
+#include "engine/device_choice.hpp"
 #include "engine/error.hpp"
 #include "engine/export.hpp"
 #include "engine/field_table.hpp"
@@ -45,20 +44,6 @@ E fromText(const QString& s, E fallback) {
     return mpx::enum_parse<E>(s.toStdString()).value_or(fallback);
 }
 
-#ifndef MPX_HAVE_CUDA
-// A GPU the NVIDIA driver reports, for saying so when this build cannot use it.
-QString driverGpuName() {
-    const QDir dir(QStringLiteral("/proc/driver/nvidia/gpus"));
-    for (const QString& entry : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-        QFile f(dir.filePath(entry) + QStringLiteral("/information"));
-        if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) continue;
-        QTextStream in(&f);
-        for (QString line = in.readLine(); !line.isNull(); line = in.readLine())
-            if (line.startsWith(QStringLiteral("Model:"))) return line.mid(6).trimmed();
-    }
-    return {};
-}
-#endif
 
 }  // namespace
 
@@ -250,11 +235,11 @@ QString frameworkSnippet(const mpx::ScalerConfig& s, int frameworkIndex) {
 }
 
 QStringList activationNames() { return namesOf<mpx::Activation>(); }
-QStringList datasetNames() {
-    QStringList out;
-    for (auto v : mpx::all_dataset_kinds) out << toText(v);
-    return out;
-}
+QStringList datasetNames() { return namesOf<mpx::DatasetKind>(); }
+QStringList deviceNames() { return namesOf<mpx::DeviceSetting>(); }
+bool datasetHasClasses(mpx::DatasetKind k) { return mpx::uses_classes(k); }
+int maxClasses() { return mpx::k_max_classes; }
+int maxSamples() { return mpx::k_max_samples; }
 QStringList optimizerNames() { return namesOf<mpx::OptimizerKind>(); }
 QStringList scheduleNames() { return namesOf<mpx::Schedule>(); }
 QStringList scalerKindNames() { return namesOf<mpx::ScalerKind>(); }
@@ -264,9 +249,7 @@ QString toText(mpx::OptimizerKind v) { return q(mpx::to_string(v)); }
 QString toText(mpx::Schedule v) { return q(mpx::to_string(v)); }
 QString toText(mpx::ScalerKind v) { return q(mpx::to_string(v)); }
 mpx::Activation activationFrom(const QString& s) { return fromText(s, mpx::Activation::relu); }
-mpx::DatasetKind datasetFrom(const QString& s) {
-    return mpx::parse_dataset_kind(s.toStdString()).value_or(mpx::DatasetKind::spirals);
-}
+mpx::DatasetKind datasetFrom(const QString& s) { return fromText(s, mpx::DatasetKind::spirals); }
 mpx::OptimizerKind optimizerFrom(const QString& s) { return fromText(s, mpx::OptimizerKind::adam); }
 mpx::Schedule scheduleFrom(const QString& s) { return fromText(s, mpx::Schedule::constant); }
 mpx::ScalerKind scalerKindFrom(const QString& s) { return fromText(s, mpx::ScalerKind::dynamic); }
@@ -294,36 +277,19 @@ QString memoryCategoryName(int category) {
 }
 
 mpx::BackendFactory backendFor(const std::string& device, QString& name, QString& note) {
-    name = QStringLiteral("CPU (Eigen)");
-    note.clear();
-    mpx::BackendFactory cpu = [] { return mpx::make_cpu_backend(); };
-    // Mirrors mpx-cli's backend_for; in addition, "cpu" on a machine with a GPU says so.
 #ifdef MPX_HAVE_CUDA
     const mpx::cuda::DeviceProbe p = mpx::cuda::probe_device();
-    if (device == "cpu") {
-        if (p.usable) note = QStringLiteral("GPU %1 available (set Device to cuda or auto to use it)")
-                                 .arg(QString::fromStdString(p.name));
-        return cpu;
-    }
-    if (p.usable) {
-        name = QString::fromStdString(p.name);
-        return [] { return mpx::cuda::make_cuda_backend(); };
-    }
-    const QString why = QString::fromStdString(p.reason);
+    const mpx::GpuProbe gpu{p.usable, p.name, p.reason};
 #else
-    const QString gpu = driverGpuName();
-    const QString why = gpu.isEmpty()
-        ? QStringLiteral("this build has no CUDA backend (built without nvcc)")
-        : QStringLiteral("GPU %1 found, but this build has no CUDA backend (built without nvcc)").arg(gpu);
-    if (device == "cpu") {
-        if (!gpu.isEmpty()) note = why;
-        return cpu;
-    }
+    const mpx::GpuProbe gpu = mpx::probe_without_cuda();
 #endif
-    if (device == "cuda")
-        throw mpx::DeviceError("cannot train on the GPU: " + why.toStdString() + "; set Device to cpu");
-    note = QStringLiteral("training on the CPU: ") + why;
-    return cpu;
+    const mpx::DeviceChoice c = mpx::choose_device(device, gpu, "Device");
+    name = QString::fromStdString(c.name);
+    note = QString::fromStdString(c.fallback.empty() ? c.unused_gpu : c.fallback);
+#ifdef MPX_HAVE_CUDA
+    if (c.gpu) return [] { return mpx::cuda::make_cuda_backend(); };
+#endif
+    return [] { return mpx::make_cpu_backend(); };
 }
 
 QString describeBackend(const QString& name, const QString& note) {

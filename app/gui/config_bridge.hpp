@@ -67,6 +67,9 @@ void setFieldChoice(mpx::ScalerConfig& s, const QString& name, const QString& v)
 void setFieldChoice(mpx::TrainConfig& t, const QString& name, const QString& v);
 // Limits of the reset settings, for the controls' ranges.
 long long maxSteps();
+int maxSamples();
+int maxClasses();
+bool datasetHasClasses(mpx::DatasetKind k);  // spirals and blobs: the others fix their classes
 QStringList frameworkNames();  // "PyTorch", "Apex", "DeepSpeed", "Keras", "Megatron-LM"
 QString frameworkSnippet(const mpx::ScalerConfig& s, int frameworkIndex);
 
@@ -76,6 +79,7 @@ QStringList datasetNames();
 QStringList optimizerNames();
 QStringList scheduleNames();
 QStringList scalerKindNames();
+QStringList deviceNames();  // "cpu", "auto", "cuda"
 QString toText(mpx::Activation v);
 QString toText(mpx::DatasetKind v);
 QString toText(mpx::OptimizerKind v);
