@@ -3,6 +3,8 @@
 
 #include <QObject>
 
+#include "app/gui/config_bridge.hpp"
+
 namespace mpx::ui::concepts {
 
 QString lossScale() {
@@ -30,47 +32,8 @@ QString lostUpdates() {
     return QObject::tr("Lost updates: weights whose update was smaller than half a unit in the last "
                        "place of the stored copy, so the stored weight did not change.");
 }
-QString hysteresis() {
-    return QObject::tr("Hysteresis: how many overflows the scaler absorbs (skipping the step but "
-                       "keeping the scale) before it backs off. 1 means back off at every overflow.");
-}
-QString hysteresisReset() {
-    return QObject::tr("When a spent hysteresis counter is refilled: after every clean step, or only "
-                       "when the scale grows (DeepSpeed's and Megatron's default).");
-}
-QString growthInterval() {
-    return QObject::tr("After this many clean steps in a row the scale grows by the growth factor.");
-}
-QString growthFactor() { return QObject::tr("The scale is multiplied by this when it grows (> 1)."); }
-QString backoffFactor() {
-    return QObject::tr("The scale is multiplied by this after an overflow (between 0 and 1).");
-}
-QString initScale() { return QObject::tr("The loss scale the run starts with."); }
-QString minScale() { return QObject::tr("The scale never backs off below this (0: no minimum)."); }
-QString maxScale() { return QObject::tr("The scale never grows above this (empty or inf: no maximum)."); }
-QString growthCount() {
-    return QObject::tr("How clean steps are counted towards growth: consecutively since the last "
-                       "growth or overflow, or DeepSpeed's steps since the last overflow.");
-}
-QString atMin() {
-    return QObject::tr("Backing off at the minimum scale: stay there (clamp), or stop the run with an "
-                       "error as DeepSpeed does.");
-}
-QString scaleStorage() {
-    return QObject::tr("Whether the scale is a float32 tensor (PyTorch, Keras, Megatron) or a Python "
-                       "float (Apex, DeepSpeed).");
-}
-QString nonFiniteGrowth() {
-    return QObject::tr("A growth whose result would be infinite: applied, or refused (the scale stays).");
-}
-QString hysteresisDecrement() {
-    return QObject::tr("How an overflow spends the hysteresis counter: stop at one (DeepSpeed) or keep "
-                       "counting down (Megatron, NeMo). The scale is the same either way.");
-}
-QString scalerKind() {
-    return QObject::tr("dynamic: the scale adapts to overflows; static: a fixed scale; none: no "
-                       "scaling (FP32, TF32 and BF16 runs use none).");
-}
+QString hysteresis() { return gui::scalerFieldHelp(QStringLiteral("hysteresis")); }
+QString growthInterval() { return gui::scalerFieldHelp(QStringLiteral("growth_interval")); }
 QString scalerPreset() {
     return QObject::tr("Start from the exact rules of a framework's loss scaler; every field below can "
                        "then be changed. The settings apply live to the runs that follow the "
@@ -87,14 +50,6 @@ QString memory() {
 QString smoothing() {
     return QObject::tr("Exponential moving average of the loss (like TensorBoard's slider); the raw "
                        "loss stays visible as a faint line.");
-}
-QString clipping() {
-    return QObject::tr("Gradient-norm clipping, always applied after unscaling. 0 turns it off.");
-}
-QString learningRate() { return QObject::tr("The optimizer's step size; changes apply at the next step."); }
-QString schedule() {
-    return QObject::tr("How the learning rate changes over the run: constant, multiplied by gamma "
-                       "every step size steps, or linear warm-up then cosine decay.");
 }
 QString needsReset() {
     return QObject::tr("These settings shape the model, data or runs: a change applies when you reset "

@@ -207,6 +207,11 @@ void setChoiceOf(std::span<const mpx::Field<S>> fields, S& s, const QString& nam
 
 QList<FieldSpec> scalerFields() { return specs(mpx::scaler_fields()); }
 QList<FieldSpec> trainFields() { return specs(mpx::train_fields()); }
+QString scalerFieldHelp(const QString& name) {
+    for (const FieldSpec& f : scalerFields())
+        if (f.name == name) return f.help;
+    return {};
+}
 double fieldNumber(const mpx::ScalerConfig& s, const QString& n) { return numberOf(mpx::scaler_fields(), s, n); }
 double fieldNumber(const mpx::TrainConfig& t, const QString& n) { return numberOf(mpx::train_fields(), t, n); }
 void setFieldNumber(mpx::ScalerConfig& s, const QString& n, double v) { setNumberOf(mpx::scaler_fields(), s, n, v); }

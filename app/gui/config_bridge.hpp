@@ -56,6 +56,7 @@ struct FieldSpec {
 };
 QList<FieldSpec> scalerFields();
 QList<FieldSpec> trainFields();
+QString scalerFieldHelp(const QString& name);  // the tooltip of one scaler setting
 // A field's value by name: numbers (integer and flag fields too) and choices.
 double fieldNumber(const mpx::ScalerConfig& s, const QString& name);
 double fieldNumber(const mpx::TrainConfig& t, const QString& name);
