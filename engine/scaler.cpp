@@ -152,6 +152,19 @@ std::span<const Field<ScalerConfig>> scaler_fields() {
     return fields;
 }
 
+std::string setting_text(const ScalerConfig& c, std::string_view name) {
+    const Field<ScalerConfig>* f = find_field(scaler_fields(), name);
+    if (!f) throw std::logic_error("setting_text: no scaler setting " + std::string(name));
+    std::string value;
+    switch (f->kind) {
+        case FieldKind::choice: value = "'" + std::string(f->name_of(c)) + "'"; break;
+        case FieldKind::integer: value = std::to_string(static_cast<long long>(f->number(c))); break;
+        case FieldKind::flag: value = f->number(c) != 0 ? "true" : "false"; break;
+        case FieldKind::number: value = num(f->number(c)); break;
+    }
+    return std::string(name) + " = " + value;
+}
+
 void validate(const ScalerConfig& c) {
     check_ranges(scaler_fields(), c, "scaler");
     if (!(stored(c, c.init_scale) > 0.0) || !std::isfinite(stored(c, c.init_scale)))

@@ -97,6 +97,9 @@ std::vector<std::string> scaler_preset_names();
 // Every setting but `preset`, in the order the app shows them: name, range, help text, access.
 std::span<const Field<ScalerConfig>> scaler_fields();
 
+// "growth_factor = 3", "at_min = 'error'": one setting as the snippets and messages quote it.
+std::string setting_text(const ScalerConfig& config, std::string_view field);
+
 // Throws ConfigError naming the offending field ("scaler.growth_factor", ...) and the fix.
 void validate(const ScalerConfig& config);
 
