@@ -12,6 +12,22 @@ bool uses_low_precision(Mode m) {
            m == Mode::adaptive;
 }
 
+std::string_view mode_help(Mode m) {
+    switch (m) {
+        case Mode::fp32: return "Everything in FP32: the reference.";
+        case Mode::tf32:
+            return "FP32, but matrix products round their inputs to TF32 (10-bit mantissa), as tensor cores do.";
+        case Mode::amp:
+            return "Autocast: matrix products and activations in low precision, FP32 weights, softmax, loss and norms.";
+        case Mode::half: return "The whole model in low precision with an FP32 master copy of the weights (Apex O2).";
+        case Mode::pure: return "Everything in low precision, no master copy (Apex O3): small updates get lost.";
+        case Mode::selective: return "Low precision only for the chosen layers.";
+        case Mode::adaptive: return "Autocast while memory is over the threshold, FP32 otherwise.";
+        case Mode::scaling_only: return "FP32 with a loss scaler: shows that scaling alone is harmless but useless.";
+    }
+    return "";
+}
+
 std::string RunSpec::base_label() const {
     std::string s(to_string(mode));
     if (uses_low_precision(mode)) s += "-" + std::string(to_string(low));

@@ -32,6 +32,8 @@ struct RunSpec {
 // "selective-fp16", "adaptive-bf16", "scaling-only+apex"; ConfigError naming `field` otherwise.
 RunSpec parse_run_spec(std::string_view label, const std::string& field = "runs");
 bool uses_low_precision(Mode m);
+// One plain sentence on what the mode does (DESIGN.md, "Precision policies"): the app's tooltip.
+std::string_view mode_help(Mode m);
 // The scaler a mode gets when none is named: "pytorch"-style dynamic for FP16 that trains in low
 // precision, none for FP32/TF32/BF16, static 1 for pure.
 enum class DefaultScaler { none, fixed_one, dynamic };

@@ -59,17 +59,9 @@ QString live() {
     return QObject::tr("These settings apply at the next step, while the session runs.");
 }
 QString run(const QString& label) {
-    const QString base = label.section(QLatin1Char('+'), 0, 0);
-    QString text;
-    if (base == QLatin1String("fp32")) text = QObject::tr("Everything in FP32: the reference.");
-    else if (base == QLatin1String("tf32")) text = QObject::tr("FP32, but matrix products round their inputs to TF32 (10-bit mantissa), as tensor cores do.");
-    else if (base.startsWith(QLatin1String("amp-"))) text = QObject::tr("Autocast: matrix products and activations in low precision, FP32 weights, softmax, loss and norms.");
-    else if (base.startsWith(QLatin1String("half-"))) text = QObject::tr("The whole model in low precision with an FP32 master copy of the weights (Apex O2).");
-    else if (base.startsWith(QLatin1String("pure-"))) text = QObject::tr("Everything in low precision, no master copy (Apex O3): small updates get lost.");
-    else if (base.startsWith(QLatin1String("selective-"))) text = QObject::tr("Low precision only for the chosen layers.");
-    else if (base.startsWith(QLatin1String("adaptive-"))) text = QObject::tr("Autocast while memory is over the threshold, FP32 otherwise.");
-    else if (base.startsWith(QLatin1String("scaling-only"))) text = QObject::tr("FP32 with a loss scaler: shows that scaling alone is harmless but useless.");
-    if (base.endsWith(QLatin1String("bf16"))) text += QLatin1Char(' ') + bf16NoScaler();
+    bool bf16 = false;
+    QString text = gui::runModeHelp(label, &bf16);
+    if (bf16) text += QLatin1Char(' ') + bf16NoScaler();
     return text;
 }
 QString recompute() {

@@ -133,6 +133,17 @@ QString checkRunLabel(const QString& label) {
     return {};
 }
 
+QString runModeHelp(const QString& label, bool* bf16) {
+    try {
+        const mpx::RunSpec spec = mpx::parse_run_spec(label.toStdString(), "runs");
+        if (bf16) *bf16 = mpx::uses_low_precision(spec.mode) && spec.low == mpx::Format::bf16;
+        return QCoreApplication::translate("mpx", std::string(mpx::mode_help(spec.mode)).c_str());
+    } catch (const std::exception&) {
+        if (bf16) *bf16 = false;
+        return {};
+    }
+}
+
 QStringList scalerPresetNames() {
     QStringList out;
     for (const auto& n : mpx::scaler_preset_names()) out << QString::fromStdString(n);

@@ -37,6 +37,8 @@ std::pair<int, int> datasetShape(const mpx::DatasetConfig& data);
 // Run labels offered as check boxes; any valid label ("half-fp16+deepspeed") can be added.
 QStringList standardRuns();
 QString checkRunLabel(const QString& label);  // empty when valid
+// What a run label's mode does (empty for an invalid label); `bf16` says whether it trains in BF16.
+QString runModeHelp(const QString& label, bool* bf16 = nullptr);
 
 QStringList scalerPresetNames();
 mpx::ScalerConfig scalerPreset(const QString& name);
