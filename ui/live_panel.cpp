@@ -12,7 +12,6 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <climits>
-#include <limits>
 
 #include "ui/concepts.hpp"
 #include "ui/number_edit.hpp"
