@@ -20,7 +20,6 @@ namespace mpx {
 namespace {
 
 constexpr double pi = std::numbers::pi;
-constexpr int max_samples = 1'000'000;
 constexpr int digit_side = 28;
 constexpr int digit_pixels = digit_side * digit_side;
 
@@ -30,13 +29,8 @@ constexpr std::uint64_t stream_test = 2;
 constexpr std::uint64_t stream_pixel_noise = 16;       // added to the split's stream id
 constexpr std::uint64_t sampler_salt = 0x53414d504c4552ull;  // "SAMPLER": apart from data streams
 
-constexpr std::array<std::string_view, 7> kind_names = {"spirals", "moons", "circles", "xor",
-                                                        "blobs",   "sine",  "digits"};
-
 constexpr std::string_view known_keys =
     "kind, n_train, n_test, classes, noise, input_scale, target_scale, seed";
-
-bool uses_classes(DatasetKind k) { return k == DatasetKind::spirals || k == DatasetKind::blobs; }
 
 int class_count(const DatasetConfig& c) {
     switch (c.kind) {
@@ -50,9 +44,9 @@ int class_count(const DatasetConfig& c) {
 
 std::string known_kinds() {
     std::string s;
-    for (auto n : kind_names) {
+    for (const auto& e : dataset_kind_names) {
         if (!s.empty()) s += ", ";
-        s += n;
+        s += e.name;
     }
     return s;
 }
@@ -298,23 +292,15 @@ double json_double(const nlohmann::json& v, const std::string& field) {
 
 }  // namespace
 
-std::string_view to_string(DatasetKind k) { return kind_names[static_cast<std::size_t>(k)]; }
-
-std::optional<DatasetKind> parse_dataset_kind(std::string_view name) {
-    for (std::size_t i = 0; i < kind_names.size(); ++i)
-        if (kind_names[i] == name) return static_cast<DatasetKind>(i);
-    return std::nullopt;
-}
-
 void validate(const DatasetConfig& c) {
-    if (static_cast<std::size_t>(c.kind) >= kind_names.size())
+    if (enum_name(c.kind) == "?")
         throw ConfigError("data.kind", "unknown data set; known: " + known_kinds());
-    if (c.n_train < 1 || c.n_train > max_samples)
-        throw ConfigError("data.n_train", "must be between 1 and 1000000, got " + std::to_string(c.n_train));
-    if (c.n_test < 0 || c.n_test > max_samples)
-        throw ConfigError("data.n_test", "must be between 0 and 1000000, got " + std::to_string(c.n_test));
-    if (uses_classes(c.kind) && (c.classes < 2 || c.classes > 10))
-        throw ConfigError("data.classes", "must be between 2 and 10 for " + std::string(to_string(c.kind)) +
+    if (c.n_train < 1 || c.n_train > k_max_samples)
+        throw ConfigError("data.n_train", "must be between 1 and " + std::to_string(k_max_samples) + ", got " + std::to_string(c.n_train));
+    if (c.n_test < 0 || c.n_test > k_max_samples)
+        throw ConfigError("data.n_test", "must be between 0 and " + std::to_string(k_max_samples) + ", got " + std::to_string(c.n_test));
+    if (uses_classes(c.kind) && (c.classes < 2 || c.classes > k_max_classes))
+        throw ConfigError("data.classes", "must be between 2 and " + std::to_string(k_max_classes) + " for " + std::string(to_string(c.kind)) +
                                               ", got " + std::to_string(c.classes));
     if (!std::isfinite(c.noise) || c.noise < 0.0)
         throw ConfigError("data.noise", "must be a finite number >= 0");
@@ -373,13 +359,22 @@ DatasetConfig dataset_config_from_json(const nlohmann::json& j, DatasetConfig c)
     return c;
 }
 
+DatasetShape dataset_shape(const DatasetConfig& c) {
+    DatasetShape s;
+    s.loss = c.kind == DatasetKind::sine ? LossKind::mse : LossKind::cross_entropy;
+    s.features = c.kind == DatasetKind::digits ? digit_pixels : c.kind == DatasetKind::sine ? 1 : 2;
+    s.outputs = s.loss == LossKind::cross_entropy ? class_count(c) : 1;
+    return s;
+}
+
 Dataset make_dataset(const DatasetConfig& c) {
     validate(c);
     Dataset d;
     d.config = c;
-    d.loss = c.kind == DatasetKind::sine ? LossKind::mse : LossKind::cross_entropy;
-    d.features = c.kind == DatasetKind::digits ? digit_pixels : c.kind == DatasetKind::sine ? 1 : 2;
-    d.outputs = d.loss == LossKind::cross_entropy ? class_count(c) : 1;
+    const DatasetShape shape = dataset_shape(c);
+    d.loss = shape.loss;
+    d.features = shape.features;
+    d.outputs = shape.outputs;
     make_split(c, c.n_train, stream_train, d.x_train, d.y_train, d.t_train);
     make_split(c, c.n_test, stream_test, d.x_test, d.y_test, d.t_test);
     return d;

@@ -14,16 +14,23 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/enum_names.hpp"
+
 namespace mpx {
 
 enum class DatasetKind : std::uint8_t { spirals, moons, circles, xor_, blobs, sine, digits };
 
-inline constexpr DatasetKind all_dataset_kinds[] = {
-    DatasetKind::spirals, DatasetKind::moons, DatasetKind::circles, DatasetKind::xor_,
-    DatasetKind::blobs,   DatasetKind::sine,  DatasetKind::digits};
-
-std::string_view to_string(DatasetKind k);  // "spirals", "moons", "circles", "xor", "blobs", ...
-std::optional<DatasetKind> parse_dataset_kind(std::string_view name);
+constexpr EnumName<DatasetKind> dataset_kind_names[] = {
+    {DatasetKind::spirals, "spirals"}, {DatasetKind::moons, "moons"}, {DatasetKind::circles, "circles"},
+    {DatasetKind::xor_, "xor"},         {DatasetKind::blobs, "blobs"}, {DatasetKind::sine, "sine"},
+    {DatasetKind::digits, "digits"}};
+constexpr std::span<const EnumName<DatasetKind>> names_of(DatasetKind) { return dataset_kind_names; }
+inline std::string_view to_string(DatasetKind k) { return enum_name(k); }
+inline std::optional<DatasetKind> parse_dataset_kind(std::string_view name) { return enum_parse<DatasetKind>(name); }
+// Whether `classes` is a setting of the kind (spirals' arms, blobs' centres); the others fix it.
+inline bool uses_classes(DatasetKind k) { return k == DatasetKind::spirals || k == DatasetKind::blobs; }
+inline constexpr int k_max_classes = 10;
+inline constexpr int k_max_samples = 1'000'000;  // n_train and n_test each
 
 // What `noise` means per kind (0 gives the exact shapes):
 //   spirals  jitter as a fraction of the gap between neighbouring arms (radius and angle, Gaussian
@@ -70,6 +77,14 @@ struct Dataset {
     std::vector<int> y_train, y_test;  // (n) class labels in [0, outputs); empty for sine
     RowMatrix t_train, t_test;         // (n, outputs) regression targets (sine); empty otherwise
 };
+
+// Inputs and outputs of a data set, known without generating it.
+struct DatasetShape {
+    int features = 0;
+    int outputs = 0;
+    LossKind loss = LossKind::cross_entropy;
+};
+DatasetShape dataset_shape(const DatasetConfig& c);
 
 // Validates, then generates. Classification labels cycle 0, 1, …, K-1 so every split is balanced
 // (class counts differ by at most one).

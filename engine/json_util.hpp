@@ -4,13 +4,13 @@
 
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "engine/enum_names.hpp"
 #include "engine/error.hpp"
 
 namespace mpx {
@@ -77,21 +77,18 @@ public:
         out = v.get<T>();
     }
 
+    // An enum by the names in its table (enum_names.hpp).
     template <typename E>
-    void get_enum(const std::string& key, E& out,
-                  std::initializer_list<std::pair<const char*, E>> names) {
+    void get_enum(const std::string& key, E& out) {
         if (!m_j.contains(key)) return;
         m_seen.insert(key);
         const auto& v = m_j.at(key);
-        std::string choices;
-        for (const auto& [n, e] : names) {
-            if (v.is_string() && v.get<std::string>() == n) {
-                out = e;
+        if (v.is_string())
+            if (const auto e = enum_parse<E>(v.get<std::string>())) {
+                out = *e;
                 return;
             }
-            choices += (choices.empty() ? "" : ", ") + std::string(n);
-        }
-        throw ConfigError(field(key), "must be one of " + choices + " (got " + v.dump() + ")");
+        throw ConfigError(field(key), "must be one of " + enum_choices<E>() + " (got " + v.dump() + ")");
     }
 
     // Rejects keys that no get() asked for.

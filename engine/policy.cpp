@@ -7,23 +7,25 @@
 
 namespace mpx {
 
-std::string_view to_string(Mode m) {
-    switch (m) {
-        case Mode::fp32: return "fp32";
-        case Mode::tf32: return "tf32";
-        case Mode::amp: return "amp";
-        case Mode::half: return "half";
-        case Mode::pure: return "pure";
-        case Mode::selective: return "selective";
-        case Mode::adaptive: return "adaptive";
-        case Mode::scaling_only: return "scaling-only";
-    }
-    return "?";
-}
-
 bool uses_low_precision(Mode m) {
     return m == Mode::amp || m == Mode::half || m == Mode::pure || m == Mode::selective ||
            m == Mode::adaptive;
+}
+
+std::string_view mode_help(Mode m) {
+    switch (m) {
+        case Mode::fp32: return "Everything in FP32: the reference.";
+        case Mode::tf32:
+            return "FP32, but matrix products round their inputs to TF32 (10-bit mantissa), as tensor cores do.";
+        case Mode::amp:
+            return "Autocast: matrix products and activations in low precision, FP32 weights, softmax, loss and norms.";
+        case Mode::half: return "The whole model in low precision with an FP32 master copy of the weights (Apex O2).";
+        case Mode::pure: return "Everything in low precision, no master copy (Apex O3): small updates get lost.";
+        case Mode::selective: return "Low precision only for the chosen layers.";
+        case Mode::adaptive: return "Autocast while memory is over the threshold, FP32 otherwise.";
+        case Mode::scaling_only: return "FP32 with a loss scaler: shows that scaling alone is harmless but useless.";
+    }
+    return "";
 }
 
 std::string RunSpec::base_label() const {
@@ -45,21 +47,15 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
     const std::string known =
         "fp32, tf32, amp-fp16, amp-bf16, half-fp16, half-bf16, pure-fp16, pure-bf16, "
         "selective-fp16, adaptive-fp16, scaling-only (optionally +scaler, e.g. amp-fp16+pytorch)";
-    if (base == "fp32") spec.mode = Mode::fp32;
-    else if (base == "tf32") spec.mode = Mode::tf32;
-    else if (base == "scaling-only") spec.mode = Mode::scaling_only;
+    // A mode without a low format is its own label ("fp32"); the others are "<mode>-<format>".
+    if (const auto m = enum_parse<Mode>(base); m && !uses_low_precision(*m)) spec.mode = *m;
     else {
         const auto dash = base.rfind('-');
-        if (dash == std::string_view::npos)
+        const auto mode = dash == std::string_view::npos ? std::nullopt : enum_parse<Mode>(base.substr(0, dash));
+        if (!mode || !uses_low_precision(*mode))
             throw ConfigError(field, "unknown run '" + std::string(label) + "'; choose from " + known);
-        const auto mode = base.substr(0, dash);
+        spec.mode = *mode;
         const auto fmt = parse_format(base.substr(dash + 1));
-        if (mode == "amp") spec.mode = Mode::amp;
-        else if (mode == "half") spec.mode = Mode::half;
-        else if (mode == "pure") spec.mode = Mode::pure;
-        else if (mode == "selective") spec.mode = Mode::selective;
-        else if (mode == "adaptive") spec.mode = Mode::adaptive;
-        else throw ConfigError(field, "unknown run '" + std::string(label) + "'; choose from " + known);
         if (!fmt || (*fmt != Format::fp16 && *fmt != Format::bf16))
             throw ConfigError(field, "run '" + std::string(label) +
                                          "': the low format must be fp16 or bf16 (FP8 training is "

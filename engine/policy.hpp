@@ -4,16 +4,23 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engine/enum_names.hpp"
 #include "engine/format.hpp"
 
 namespace mpx {
 
 enum class Mode : std::uint8_t { fp32, tf32, amp, half, pure, selective, adaptive, scaling_only };
-std::string_view to_string(Mode m);
+constexpr EnumName<Mode> mode_names[] = {
+    {Mode::fp32, "fp32"},           {Mode::tf32, "tf32"},     {Mode::amp, "amp"},
+    {Mode::half, "half"},           {Mode::pure, "pure"},     {Mode::selective, "selective"},
+    {Mode::adaptive, "adaptive"},   {Mode::scaling_only, "scaling-only"}};
+constexpr std::span<const EnumName<Mode>> names_of(Mode) { return mode_names; }
+inline std::string_view to_string(Mode m) { return enum_name(m); }
 
 struct RunSpec {
     Mode mode = Mode::fp32;
@@ -25,6 +32,8 @@ struct RunSpec {
 // "selective-fp16", "adaptive-bf16", "scaling-only+apex"; ConfigError naming `field` otherwise.
 RunSpec parse_run_spec(std::string_view label, const std::string& field = "runs");
 bool uses_low_precision(Mode m);
+// One plain sentence on what the mode does (DESIGN.md, "Precision policies"): the app's tooltip.
+std::string_view mode_help(Mode m);
 // The scaler a mode gets when none is named: "pytorch"-style dynamic for FP16 that trains in low
 // precision, none for FP32/TF32/BF16, static 1 for pure.
 enum class DefaultScaler { none, fixed_one, dynamic };

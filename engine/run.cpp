@@ -10,50 +10,7 @@
 
 namespace mpx {
 
-RunInfo resolve_run(const std::string& label, const SessionConfig& c, ScalerConfig& scaler) {
-    RunInfo info;
-    info.spec = parse_run_spec(label, "runs");
-    info.mode = std::string(to_string(info.spec.mode));
-    switch (info.spec.mode) {
-        case Mode::fp32:
-        case Mode::scaling_only: info.precision = "fp32"; break;
-        case Mode::tf32: info.precision = "tf32"; break;
-        default: info.precision = std::string(to_string(info.spec.low));
-    }
-    const DefaultScaler def = default_scaler(info.spec);
-    if (info.spec.scaler_preset) {
-        scaler = scaler_preset(*info.spec.scaler_preset);
-        info.explicit_scaler = true;
-    } else if (def == DefaultScaler::dynamic) {
-        scaler = c.scaler;
-    } else if (def == DefaultScaler::fixed_one) {
-        scaler = scaler_preset("static");
-        scaler.init_scale = 1.0;
-    } else {
-        scaler = scaler_preset("none");
-    }
-    info.label = info.spec.base_label();
-    if (info.explicit_scaler || def == DefaultScaler::dynamic) info.label += "+" + scaler.preset;
-    if (scaler.kind == ScalerKind::dynamic && !c.scaler_overrides.empty()) {
-        nlohmann::json j;
-        to_json(j, scaler);
-        for (auto it = c.scaler_overrides.begin(); it != c.scaler_overrides.end(); ++it) {
-            if (!j.contains(it.key()))
-                throw ConfigError("scaler_overrides." + it.key(), "unknown scaler setting");
-            j[it.key()] = it.value();
-        }
-        scaler = scaler_config_from_json(j);
-    }
-    return info;
-}
-
 namespace {
-ScalerConfig resolved_scaler(const std::string& label, const SessionConfig& c) {
-    ScalerConfig s;
-    resolve_run(label, c, s);
-    return s;
-}
-
 // FP32 footprint of this model and batch, measured by building it on a scratch CPU backend.
 std::int64_t fp32_footprint(const SessionConfig& c, const InitialWeights& init) {
     auto be = make_cpu_backend();
@@ -64,16 +21,14 @@ std::int64_t fp32_footprint(const SessionConfig& c, const InitialWeights& init) 
 }
 }  // namespace
 
-Run::Run(int index, const std::string& label, const SessionConfig& cfg, const InitialWeights& init,
+Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights& init,
          std::unique_ptr<Backend> backend)
     : m_index(index),
+      m_info(std::move(info)),
       m_cfg(&cfg),
       m_train(cfg.train),
       m_backend(std::move(backend)),
-      m_scaler(resolved_scaler(label, cfg)),
-      m_label(label) {
-    ScalerConfig ignored;
-    m_info = resolve_run(label, cfg, ignored);
+      m_scaler(m_info.scaler) {
     if (m_info.spec.mode == Mode::adaptive)
         m_adaptive_low = static_cast<double>(fp32_footprint(cfg, init)) >
                          cfg.adaptive_threshold * static_cast<double>(cfg.memory_budget);
@@ -81,15 +36,6 @@ Run::Run(int index, const std::string& label, const SessionConfig& cfg, const In
     m_model = std::make_unique<Mlp>(*m_backend, cfg.model,
                                     layer_precisions(m_info.spec, cfg.model.layers(), opt, m_adaptive_low),
                                     cfg.train.batch, init, cfg.train.optimizer);
-}
-
-void Run::set_scaler(const ScalerConfig&) {
-    // The session has already taken the new settings; resolve this run's scaler from them as at
-    // construction, so scaler_overrides still apply and the saved configuration reproduces it.
-    if (m_info.explicit_scaler || default_scaler(m_info.spec) != DefaultScaler::dynamic) return;
-    ScalerConfig resolved;
-    resolve_run(m_label, *m_cfg, resolved);
-    m_scaler.reconfigure(resolved);
 }
 
 StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, LossKind loss) {
@@ -118,9 +64,9 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
         const Batch& b = micro[static_cast<std::size_t>(k)];
         be.set_pass(Pass::forward);
         model.set_input(b.x);
-        // One independent stream per (step, micro-batch): accumulation is at most 1024.
+        // One independent stream per (step, micro-batch): accumulation is at most k_max_accumulation.
         const std::uint64_t drop_seed =
-            Rng::derive(m_cfg->seed, static_cast<std::uint64_t>(step_index) * 1024u +
+            Rng::derive(m_cfg->seed, static_cast<std::uint64_t>(step_index) * k_max_accumulation +
                                          static_cast<std::uint64_t>(k))
                 .next_u64();
         const Tensor& logits = model.forward(drop_seed, true);

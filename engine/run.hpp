@@ -12,6 +12,7 @@
 
 #include "engine/model.hpp"
 #include "engine/record.hpp"
+#include "engine/run_plan.hpp"
 #include "engine/scaler.hpp"
 #include "engine/session_config.hpp"
 
@@ -36,19 +37,10 @@ struct Evaluation {
     std::optional<double> loss, accuracy;
 };
 
-struct RunInfo {
-    std::string label;      // unique: "amp-fp16+pytorch"
-    std::string precision;  // "fp32", "tf32", "fp16", "bf16"
-    std::string mode;       // "fp32", "amp", "half", ...
-    RunSpec spec;
-    bool explicit_scaler = false;
-};
-// Resolves a label against the session's scaler: the label's "+preset", else the mode's default.
-RunInfo resolve_run(const std::string& label, const SessionConfig& c, ScalerConfig& scaler_out);
-
 class Run {
 public:
-    Run(int index, const std::string& label, const SessionConfig& cfg, const InitialWeights& init,
+    // `info` from resolve_run (run_plan.hpp): the run trains with info.scaler.
+    Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights& init,
         std::unique_ptr<Backend> backend);
 
     StepRecord step(long long step_index, const std::vector<Batch>& micro, LossKind loss);
@@ -64,8 +56,9 @@ public:
     const Backend& backend() const { return *m_backend; }
     bool adaptive_low() const { return m_adaptive_low; }
 
-    // Live changes, applied before the next step.
-    void set_scaler(const ScalerConfig& c);  // only runs that follow the session's scaler
+    // Live changes, applied before the next step. The session hands a scaler change only to runs
+    // that follow its scaler (info().follows_session_scaler), resolved as resolve_run does.
+    void set_scaler(const ScalerConfig& c) { m_scaler.reconfigure(c); }
     void set_train(const TrainConfig& t) { m_train = t; }
 
     nlohmann::json save_state() const;
@@ -79,7 +72,6 @@ private:
     std::unique_ptr<Backend> m_backend;
     std::unique_ptr<Mlp> m_model;
     LossScaler m_scaler;
-    std::string m_label;             // as configured ("amp-fp16"), for re-resolving the scaler
     long long m_applied_steps = 0;   // optimizer steps taken (Adam's t)
     long long m_schedule_steps = 0;  // schedule steps taken
     std::string m_failure;

@@ -9,62 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
+#include "engine/field_table.hpp"
 #include "engine/text.hpp"
 
 namespace mpx {
 namespace {
-
-template <typename E>
-struct EnumName {
-    E value;
-    std::string_view name;
-};
-
-constexpr EnumName<ScalerKind> kind_names[] = {
-    {ScalerKind::none, "none"}, {ScalerKind::fixed, "static"}, {ScalerKind::dynamic, "dynamic"}};
-constexpr EnumName<HysteresisReset> reset_names[] = {
-    {HysteresisReset::on_clean_step, "on_clean_step"}, {HysteresisReset::on_growth, "on_growth"}};
-constexpr EnumName<GrowthCount> count_names[] = {
-    {GrowthCount::consecutive, "consecutive"},
-    {GrowthCount::since_last_overflow, "since_last_overflow"},
-    {GrowthCount::stable_interval, "stable_interval"}};
-constexpr EnumName<AtMin> at_min_names[] = {{AtMin::clamp, "clamp"}, {AtMin::error, "error"}};
-constexpr EnumName<ScaleStorage> storage_names[] = {{ScaleStorage::fp32, "fp32"},
-                                                    {ScaleStorage::fp64, "fp64"}};
-constexpr EnumName<NonFiniteGrowth> growth_names[] = {{NonFiniteGrowth::apply, "apply"},
-                                                      {NonFiniteGrowth::refuse, "refuse"}};
-constexpr EnumName<HysteresisDecrement> decrement_names[] = {
-    {HysteresisDecrement::stop_at_one, "stop_at_one"}, {HysteresisDecrement::always, "always"}};
-constexpr EnumName<ScaleEvent> event_names[] = {{ScaleEvent::none, "none"},
-                                                {ScaleEvent::grow, "grow"},
-                                                {ScaleEvent::backoff, "backoff"},
-                                                {ScaleEvent::hysteresis, "hysteresis"}};
-constexpr EnumName<Framework> framework_names[] = {{Framework::pytorch, "pytorch"},
-                                                   {Framework::apex, "apex"},
-                                                   {Framework::deepspeed, "deepspeed"},
-                                                   {Framework::keras, "keras"},
-                                                   {Framework::megatron, "megatron"}};
-
-template <typename E, std::size_t N>
-std::string_view name_of(const EnumName<E> (&table)[N], E v) {
-    for (const auto& e : table)
-        if (e.value == v) return e.name;
-    return "?";
-}
-
-template <typename E, std::size_t N>
-std::optional<E> parse_in(const EnumName<E> (&table)[N], std::string_view s) {
-    for (const auto& e : table)
-        if (e.name == s) return e.value;
-    return std::nullopt;
-}
-
-template <typename E, std::size_t N>
-std::string choices_of(const EnumName<E> (&table)[N]) {
-    std::string out;
-    for (const auto& e : table) out += (out.empty() ? "'" : ", '") + std::string(e.name) + "'";
-    return out;
-}
 
 constexpr double inf = std::numeric_limits<double>::infinity();
 
@@ -179,86 +128,7 @@ ScalerConfig make_preset(std::string_view name) {
 
 std::string num(double v) { return format_number(v); }
 
-// --- JSON reading: every failure names "scaler.<key>" --------------------------------------------
-
-double read_double(const nlohmann::json& v, const std::string& key, bool null_is_inf) {
-    if (v.is_number()) return v.get<double>();
-    if (null_is_inf && v.is_null()) return inf;
-    if (v.is_string() && null_is_inf) {
-        const auto s = v.get<std::string>();
-        if (s == "inf" || s == "none") return inf;
-    }
-    throw ConfigError("scaler." + key, std::string("must be a number") +
-                                           (null_is_inf ? " (or null / \"inf\" for none)" : "") +
-                                           ", got " + v.dump());
-}
-
-int read_int(const nlohmann::json& v, const std::string& key) {
-    if (v.is_number_integer()) {
-        const auto x = v.get<long long>();
-        if (x >= std::numeric_limits<int>::min() && x <= std::numeric_limits<int>::max())
-            return static_cast<int>(x);
-    } else if (v.is_number_float()) {
-        const double d = v.get<double>();
-        if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 2147483647.0)
-            return static_cast<int>(d);
-    }
-    throw ConfigError("scaler." + key, "must be a whole number, got " + v.dump());
-}
-
-template <typename E, std::size_t N>
-E read_enum(const nlohmann::json& v, const std::string& key, const EnumName<E> (&table)[N]) {
-    if (v.is_string())
-        if (auto e = parse_in(table, v.get<std::string>())) return *e;
-    throw ConfigError("scaler." + key, "must be one of " + choices_of(table) + ", got " + v.dump());
-}
-
-const char* const config_keys[] = {"preset",          "kind",           "init_scale",
-                                   "growth_factor",   "backoff_factor", "growth_interval",
-                                   "min_scale",       "max_scale",      "hysteresis",
-                                   "hysteresis_reset", "growth_count",  "at_min",
-                                   "scale_storage",   "non_finite_growth", "hysteresis_decrement"};
-
-std::string known_keys(const char* const* begin, const char* const* end) {
-    std::string out;
-    for (auto it = begin; it != end; ++it) out += (out.empty() ? "" : ", ") + std::string(*it);
-    return out;
-}
-
 }  // namespace
-
-// --- names -----------------------------------------------------------------------------------------
-
-std::string_view to_string(ScalerKind v) { return name_of(kind_names, v); }
-std::string_view to_string(HysteresisReset v) { return name_of(reset_names, v); }
-std::string_view to_string(GrowthCount v) { return name_of(count_names, v); }
-std::string_view to_string(AtMin v) { return name_of(at_min_names, v); }
-std::string_view to_string(ScaleStorage v) { return name_of(storage_names, v); }
-std::string_view to_string(NonFiniteGrowth v) { return name_of(growth_names, v); }
-std::string_view to_string(HysteresisDecrement v) { return name_of(decrement_names, v); }
-std::string_view to_string(ScaleEvent v) { return name_of(event_names, v); }
-std::string_view to_string(Framework v) { return name_of(framework_names, v); }
-std::optional<ScalerKind> parse_scaler_kind(std::string_view s) { return parse_in(kind_names, s); }
-std::optional<HysteresisReset> parse_hysteresis_reset(std::string_view s) {
-    return parse_in(reset_names, s);
-}
-std::optional<GrowthCount> parse_growth_count(std::string_view s) {
-    return parse_in(count_names, s);
-}
-std::optional<AtMin> parse_at_min(std::string_view s) { return parse_in(at_min_names, s); }
-std::optional<ScaleStorage> parse_scale_storage(std::string_view s) {
-    return parse_in(storage_names, s);
-}
-std::optional<NonFiniteGrowth> parse_non_finite_growth(std::string_view s) {
-    return parse_in(growth_names, s);
-}
-std::optional<HysteresisDecrement> parse_hysteresis_decrement(std::string_view s) {
-    return parse_in(decrement_names, s);
-}
-std::optional<ScaleEvent> parse_scale_event(std::string_view s) { return parse_in(event_names, s); }
-std::optional<Framework> parse_framework(std::string_view s) {
-    return parse_in(framework_names, s);
-}
 
 // --- presets and validation ------------------------------------------------------------------------
 
@@ -277,40 +147,90 @@ ScalerPresetSource scaler_preset_source(std::string_view name) {
     return {};
 }
 
+// The scaler's settings, in the order the app shows them. Every one applies live (the scaler is
+// tuned between steps, see LossScaler::reconfigure).
+std::span<const Field<ScalerConfig>> scaler_fields() {
+    using S = ScalerConfig;
+    constexpr Apply live = Apply::live;
+    static const Field<S> fields[] = {
+        field<&S::kind>({.name = "kind", .label = "Kind", .apply = live,
+                         .help = "dynamic: the scale adapts to overflows; static: a fixed scale; none: no "
+                                 "scaling (FP32, TF32 and BF16 runs use none)."}),
+        field<&S::init_scale>({.name = "init_scale", .label = "Initial scale", .min = 0, .min_open = true,
+                               .apply = live, .help = "The loss scale the run starts with.",
+                               .hint = "frameworks start at 2^15 to 2^32, e.g. 65536"}),
+        field<&S::growth_factor>({.name = "growth_factor", .label = "Growth factor", .min = 1, .min_open = true,
+                                  .apply = live, .help = "The scale is multiplied by this when it grows (> 1).",
+                                  .hint = "every framework uses 2"}),
+        field<&S::backoff_factor>({.name = "backoff_factor", .label = "Backoff factor", .min = 0, .max = 1,
+                                   .min_open = true, .max_open = true, .apply = live,
+                                   .help = "The scale is multiplied by this after an overflow (between 0 and 1).",
+                                   .hint = "every framework uses 0.5"}),
+        field<&S::growth_interval>({.name = "growth_interval", .label = "Growth interval", .min = 1, .apply = live,
+                                    .help = "After this many clean steps in a row the scale grows by the "
+                                            "growth factor.",
+                                    .hint = "PyTorch uses 2000"}),
+        field<&S::min_scale>({.name = "min_scale", .label = "Minimum scale", .min = 0, .apply = live,
+                              .help = "The scale never backs off below this (0: no minimum).",
+                              .hint = "0 = no minimum", .nullable = true, .none = 0.0}),
+        field<&S::max_scale>({.name = "max_scale", .label = "Maximum scale", .min = 0, .min_open = true,
+                              .apply = live,
+                              .help = "The scale never grows above this (empty or inf: no maximum).",
+                              .hint = "use null for no maximum", .nullable = true, .none = inf}),
+        field<&S::hysteresis>({.name = "hysteresis", .label = "Hysteresis", .min = 1, .apply = live,
+                               .help = "Hysteresis: how many overflows the scaler absorbs (skipping the step "
+                                       "but keeping the scale) before it backs off. 1 means back off at "
+                                       "every overflow.",
+                               .hint = "1 means every overflow backs off, DeepSpeed and Megatron use 2"}),
+        field<&S::hysteresis_reset>({.name = "hysteresis_reset", .label = "Hysteresis refill", .apply = live,
+                                     .help = "When a spent hysteresis counter is refilled: after every clean "
+                                             "step, or only when the scale grows (DeepSpeed's and "
+                                             "Megatron's default)."}),
+        field<&S::growth_count>({.name = "growth_count", .label = "Growth count", .apply = live,
+                                 .help = "How clean steps are counted towards growth: consecutively since the "
+                                         "last growth or overflow (consecutive); DeepSpeed <= 0.17.0's "
+                                         "steps since the last overflow (since_last_overflow); or DeepSpeed "
+                                         ">= 0.17.1's stable interval, which grows one clean step later "
+                                         "(stable_interval)."}),
+        field<&S::at_min>({.name = "at_min", .label = "At minimum", .apply = live,
+                           .help = "Backing off at the minimum scale: stay there (clamp), or stop the run "
+                                   "with an error as DeepSpeed does."}),
+        field<&S::scale_storage>({.name = "scale_storage", .label = "Scale stored as", .apply = live,
+                                  .help = "Whether the scale is a float32 tensor (PyTorch, Keras, Megatron) or "
+                                          "a Python float (Apex, DeepSpeed)."}),
+        field<&S::non_finite_growth>({.name = "non_finite_growth", .label = "Growth to inf", .apply = live,
+                                      .help = "A growth whose result would be infinite: applied, or refused "
+                                              "(the scale stays)."}),
+        field<&S::hysteresis_decrement>({.name = "hysteresis_decrement", .label = "Hysteresis count",
+                                         .apply = live,
+                                         .help = "How an overflow spends the hysteresis counter: stop at one "
+                                                 "(DeepSpeed) or keep counting down (Megatron, NeMo). The "
+                                                 "scale is the same either way."}),
+    };
+    return fields;
+}
+
+std::string setting_text(const ScalerConfig& c, std::string_view name) {
+    const Field<ScalerConfig>* f = find_field(scaler_fields(), name);
+    if (!f) throw std::logic_error("setting_text: no scaler setting " + std::string(name));
+    std::string value;
+    switch (f->kind) {
+        case FieldKind::choice: value = "'" + std::string(f->name_of(c)) + "'"; break;
+        case FieldKind::integer: value = std::to_string(static_cast<long long>(f->number(c))); break;
+        case FieldKind::flag: value = f->number(c) != 0 ? "true" : "false"; break;
+        case FieldKind::number: value = num(f->number(c)); break;
+    }
+    return std::string(name) + " = " + value;
+}
+
 void validate(const ScalerConfig& c) {
-    // Written as !(ok) so that NaN, which fails every comparison, is rejected too.
-    if (!(c.init_scale > 0.0) || !std::isfinite(c.init_scale))
-        throw ConfigError("scaler.init_scale",
-                          "must be a finite number > 0 (got " + num(c.init_scale) +
-                              "); frameworks start at 2^15 to 2^32, e.g. 65536");
+    check_ranges(scaler_fields(), c, "scaler");
     if (!(stored(c, c.init_scale) > 0.0) || !std::isfinite(stored(c, c.init_scale)))
         throw ConfigError("scaler.init_scale",
                           num(c.init_scale) +
                               " is out of float32 range, where scale_storage 'fp32' keeps the "
                               "scale; choose a value between 1.4e-45 and 3.4e38 or set "
                               "scaler.scale_storage to 'fp64'");
-    if (!(c.growth_factor > 1.0) || !std::isfinite(c.growth_factor))
-        throw ConfigError("scaler.growth_factor",
-                          "must be a finite number > 1 (got " + num(c.growth_factor) +
-                              "); every framework uses 2");
-    if (!(c.backoff_factor > 0.0 && c.backoff_factor < 1.0))
-        throw ConfigError("scaler.backoff_factor",
-                          "must lie strictly between 0 and 1 (got " + num(c.backoff_factor) +
-                              "); every framework uses 0.5");
-    if (c.growth_interval < 1)
-        throw ConfigError("scaler.growth_interval",
-                          "must be at least 1 clean step (got " +
-                              std::to_string(c.growth_interval) + "); PyTorch uses 2000");
-    if (c.hysteresis < 1)
-        throw ConfigError("scaler.hysteresis",
-                          "must be at least 1 (got " + std::to_string(c.hysteresis) +
-                              "); 1 means every overflow backs off, DeepSpeed and Megatron use 2");
-    if (!(c.min_scale >= 0.0) || !std::isfinite(c.min_scale))
-        throw ConfigError("scaler.min_scale", "must be a finite number >= 0 (0 = no minimum), got " +
-                                                  num(c.min_scale));
-    if (!(c.max_scale > 0.0))
-        throw ConfigError("scaler.max_scale",
-                          "must be > 0 (got " + num(c.max_scale) + "); use null for no maximum");
     if (c.min_scale > c.max_scale)
         throw ConfigError("scaler.min_scale", "min_scale " + num(c.min_scale) +
                                                   " is above max_scale " + num(c.max_scale) +
@@ -332,24 +252,8 @@ void validate(const ScalerConfig& c) {
 // --- JSON --------------------------------------------------------------------------------------------
 
 void to_json(nlohmann::json& j, const ScalerConfig& c) {
-    j = nlohmann::json{
-        {"preset", c.preset},
-        {"kind", to_string(c.kind)},
-        {"init_scale", c.init_scale},
-        {"growth_factor", c.growth_factor},
-        {"backoff_factor", c.backoff_factor},
-        {"growth_interval", c.growth_interval},
-        {"min_scale", c.min_scale},
-        // JSON has no infinity; null reads back as "no maximum".
-        {"max_scale", std::isinf(c.max_scale) ? nlohmann::json(nullptr) : nlohmann::json(c.max_scale)},
-        {"hysteresis", c.hysteresis},
-        {"hysteresis_reset", to_string(c.hysteresis_reset)},
-        {"growth_count", to_string(c.growth_count)},
-        {"at_min", to_string(c.at_min)},
-        {"scale_storage", to_string(c.scale_storage)},
-        {"non_finite_growth", to_string(c.non_finite_growth)},
-        {"hysteresis_decrement", to_string(c.hysteresis_decrement)},
-    };
+    j = nlohmann::json{{"preset", c.preset}};
+    write_fields(j, scaler_fields(), c);
 }
 
 ScalerConfig scaler_config_from_json(const nlohmann::json& j) {
@@ -365,28 +269,8 @@ ScalerConfig scaler_config_from_json(const nlohmann::json& j) {
     // only matters for fields the file leaves out.
     ScalerConfig c = preset == "custom" ? scaler_preset("pytorch") : scaler_preset(preset);
     c.preset = preset;
-    for (auto it = j.begin(); it != j.end(); ++it) {
-        const std::string& k = it.key();
-        const auto& v = it.value();
-        if (k == "preset") continue;
-        if (k == "kind") c.kind = read_enum(v, k, kind_names);
-        else if (k == "init_scale") c.init_scale = read_double(v, k, false);
-        else if (k == "growth_factor") c.growth_factor = read_double(v, k, false);
-        else if (k == "backoff_factor") c.backoff_factor = read_double(v, k, false);
-        else if (k == "growth_interval") c.growth_interval = read_int(v, k);
-        else if (k == "min_scale") c.min_scale = v.is_null() ? 0.0 : read_double(v, k, false);
-        else if (k == "max_scale") c.max_scale = read_double(v, k, true);
-        else if (k == "hysteresis") c.hysteresis = read_int(v, k);
-        else if (k == "hysteresis_reset") c.hysteresis_reset = read_enum(v, k, reset_names);
-        else if (k == "growth_count") c.growth_count = read_enum(v, k, count_names);
-        else if (k == "at_min") c.at_min = read_enum(v, k, at_min_names);
-        else if (k == "scale_storage") c.scale_storage = read_enum(v, k, storage_names);
-        else if (k == "non_finite_growth") c.non_finite_growth = read_enum(v, k, growth_names);
-        else if (k == "hysteresis_decrement") c.hysteresis_decrement = read_enum(v, k, decrement_names);
-        else
-            throw ConfigError("scaler." + k, "unknown setting; known: " +
-                                                 known_keys(std::begin(config_keys), std::end(config_keys)));
-    }
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (it.key() != "preset") read_field(scaler_fields(), c, it.key(), it.value(), "scaler");
     validate(c);
     return c;
 }
@@ -405,11 +289,11 @@ ScalerState scaler_state_from_json(const nlohmann::json& j) {
     if (!j.is_object()) throw ConfigError("scaler.state", "must be a JSON object, got " + j.dump());
     static const char* const keys[] = {"scale", "growth_tracker", "hysteresis_left", "iteration",
                                        "last_overflow_iteration"};
+    const std::string key_list = "scale, growth_tracker, hysteresis_left, iteration, last_overflow_iteration";
     ScalerState s;
     for (const char* k : keys)
         if (!j.contains(k))
-            throw ConfigError(std::string("scaler.state.") + k, "missing; a saved state has all of " +
-                                                                    known_keys(std::begin(keys), std::end(keys)));
+            throw ConfigError(std::string("scaler.state.") + k, "missing; a saved state has all of " + key_list);
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string& k = it.key();
         const auto& v = it.value();
@@ -427,7 +311,7 @@ ScalerState scaler_state_from_json(const nlohmann::json& j) {
         else if (k == "iteration") s.iteration = whole();
         else if (k == "last_overflow_iteration") s.last_overflow_iteration = whole();
         else
-            throw ConfigError(field, "unknown setting; known: " + known_keys(std::begin(keys), std::end(keys)));
+            throw ConfigError(field, "unknown setting; known: " + key_list);
     }
     return s;
 }

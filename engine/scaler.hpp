@@ -6,12 +6,16 @@
 
 #include <limits>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "engine/enum_names.hpp"
+#include "engine/fields.hpp"
 
 namespace mpx {
 
@@ -39,6 +43,37 @@ enum class NonFiniteGrowth { apply, refuse };
 // so H keeps falling on repeated overflows until it is refilled. The scale is the same either way.
 enum class HysteresisDecrement { stop_at_one, always };
 enum class ScaleEvent { none, grow, backoff, hysteresis };
+
+// The names of each enum (JSON, --set, the app's choices, messages): one row per value.
+constexpr EnumName<ScalerKind> scaler_kind_names[] = {
+    {ScalerKind::dynamic, "dynamic"}, {ScalerKind::fixed, "static"}, {ScalerKind::none, "none"}};
+constexpr EnumName<HysteresisReset> hysteresis_reset_names[] = {
+    {HysteresisReset::on_growth, "on_growth"}, {HysteresisReset::on_clean_step, "on_clean_step"}};
+constexpr EnumName<GrowthCount> growth_count_names[] = {
+    {GrowthCount::consecutive, "consecutive"},
+    {GrowthCount::since_last_overflow, "since_last_overflow"},
+    {GrowthCount::stable_interval, "stable_interval"}};
+constexpr EnumName<AtMin> at_min_names[] = {{AtMin::clamp, "clamp"}, {AtMin::error, "error"}};
+constexpr EnumName<ScaleStorage> scale_storage_names[] = {{ScaleStorage::fp32, "fp32"},
+                                                          {ScaleStorage::fp64, "fp64"}};
+constexpr EnumName<NonFiniteGrowth> non_finite_growth_names[] = {{NonFiniteGrowth::refuse, "refuse"},
+                                                                 {NonFiniteGrowth::apply, "apply"}};
+constexpr EnumName<HysteresisDecrement> hysteresis_decrement_names[] = {
+    {HysteresisDecrement::stop_at_one, "stop_at_one"}, {HysteresisDecrement::always, "always"}};
+constexpr EnumName<ScaleEvent> scale_event_names[] = {{ScaleEvent::none, "none"},
+                                                      {ScaleEvent::grow, "grow"},
+                                                      {ScaleEvent::backoff, "backoff"},
+                                                      {ScaleEvent::hysteresis, "hysteresis"}};
+constexpr std::span<const EnumName<ScalerKind>> names_of(ScalerKind) { return scaler_kind_names; }
+constexpr std::span<const EnumName<HysteresisReset>> names_of(HysteresisReset) { return hysteresis_reset_names; }
+constexpr std::span<const EnumName<GrowthCount>> names_of(GrowthCount) { return growth_count_names; }
+constexpr std::span<const EnumName<AtMin>> names_of(AtMin) { return at_min_names; }
+constexpr std::span<const EnumName<ScaleStorage>> names_of(ScaleStorage) { return scale_storage_names; }
+constexpr std::span<const EnumName<NonFiniteGrowth>> names_of(NonFiniteGrowth) { return non_finite_growth_names; }
+constexpr std::span<const EnumName<HysteresisDecrement>> names_of(HysteresisDecrement) {
+    return hysteresis_decrement_names;
+}
+constexpr std::span<const EnumName<ScaleEvent>> names_of(ScaleEvent) { return scale_event_names; }
 
 struct ScalerConfig {
     std::string preset = "custom";  // the preset it started from; "custom" if none
@@ -74,11 +109,16 @@ struct ScalerPresetSource {
     std::string_view source;     // "deepspeed/runtime/fp16/loss_scaler.py, DynamicLossScaler.update_scale"
 };
 ScalerPresetSource scaler_preset_source(std::string_view name);
+// Every setting but `preset`, in the order the app shows them: name, range, help text, access.
+std::span<const Field<ScalerConfig>> scaler_fields();
+
+// "growth_factor = 3", "at_min = 'error'": one setting as the snippets and messages quote it.
+std::string setting_text(const ScalerConfig& config, std::string_view field);
 
 // Throws ConfigError naming the offending field ("scaler.growth_factor", ...) and the fix.
 void validate(const ScalerConfig& config);
 
-// JSON: every field under its C++ name, enums as text, max_scale +inf as null.
+// JSON: "preset", then every field of scaler_fields(), enums as text, max_scale +inf as null.
 void to_json(nlohmann::json& j, const ScalerConfig& config);
 // Starts from the preset named in j["preset"] (default "pytorch"; "custom" starts from pytorch's
 // values), then applies the given fields; unknown keys and wrong types throw ConfigError naming
@@ -152,28 +192,33 @@ private:
 };
 
 enum class Framework { pytorch, apex, deepspeed, keras, megatron };
+constexpr EnumName<Framework> framework_names[] = {{Framework::pytorch, "pytorch"},
+                                                   {Framework::apex, "apex"},
+                                                   {Framework::deepspeed, "deepspeed"},
+                                                   {Framework::keras, "keras"},
+                                                   {Framework::megatron, "megatron"}};
+constexpr std::span<const EnumName<Framework>> names_of(Framework) { return framework_names; }
 
 // The settings as code/config for that framework. Every setting the framework cannot express gets
 // its own comment line ("# not expressible in PyTorch: ...") instead of being dropped.
 std::string framework_snippet(const ScalerConfig& config, Framework framework);
 
-std::string_view to_string(ScalerKind v);
-std::string_view to_string(HysteresisReset v);
-std::string_view to_string(GrowthCount v);
-std::string_view to_string(AtMin v);
-std::string_view to_string(ScaleStorage v);
-std::string_view to_string(NonFiniteGrowth v);
-std::string_view to_string(HysteresisDecrement v);
-std::string_view to_string(ScaleEvent v);
-std::string_view to_string(Framework v);
-std::optional<ScalerKind> parse_scaler_kind(std::string_view s);
-std::optional<HysteresisReset> parse_hysteresis_reset(std::string_view s);
-std::optional<GrowthCount> parse_growth_count(std::string_view s);
-std::optional<AtMin> parse_at_min(std::string_view s);
-std::optional<ScaleStorage> parse_scale_storage(std::string_view s);
-std::optional<NonFiniteGrowth> parse_non_finite_growth(std::string_view s);
-std::optional<HysteresisDecrement> parse_hysteresis_decrement(std::string_view s);
-std::optional<ScaleEvent> parse_scale_event(std::string_view s);
-std::optional<Framework> parse_framework(std::string_view s);
+inline std::string_view to_string(ScalerKind v) { return enum_name(v); }
+inline std::string_view to_string(HysteresisReset v) { return enum_name(v); }
+inline std::string_view to_string(GrowthCount v) { return enum_name(v); }
+inline std::string_view to_string(AtMin v) { return enum_name(v); }
+inline std::string_view to_string(ScaleStorage v) { return enum_name(v); }
+inline std::string_view to_string(NonFiniteGrowth v) { return enum_name(v); }
+inline std::string_view to_string(HysteresisDecrement v) { return enum_name(v); }
+inline std::string_view to_string(ScaleEvent v) { return enum_name(v); }
+inline std::string_view to_string(Framework v) { return enum_name(v); }
+inline std::optional<ScalerKind> parse_scaler_kind(std::string_view s) { return enum_parse<ScalerKind>(s); }
+inline std::optional<HysteresisReset> parse_hysteresis_reset(std::string_view s) {
+    return enum_parse<HysteresisReset>(s);
+}
+inline std::optional<GrowthCount> parse_growth_count(std::string_view s) { return enum_parse<GrowthCount>(s); }
+inline std::optional<AtMin> parse_at_min(std::string_view s) { return enum_parse<AtMin>(s); }
+inline std::optional<ScaleEvent> parse_scale_event(std::string_view s) { return enum_parse<ScaleEvent>(s); }
+inline std::optional<Framework> parse_framework(std::string_view s) { return enum_parse<Framework>(s); }
 
 }  // namespace mpx

@@ -77,28 +77,28 @@ void common_notes(Snippet& s, const ScalerConfig& c, bool has_min, bool has_max,
     const std::string& fw = s.name();
     if (!factors) {
         s.missing(c.growth_factor == 2.0,
-                  "growth_factor = " + value(c.growth_factor) + " (" + fw + " fixes it at 2)");
+                  setting_text(c, "growth_factor") + " (" + fw + " fixes it at 2)");
         s.missing(c.backoff_factor == 0.5,
-                  "backoff_factor = " + value(c.backoff_factor) + " (" + fw + " fixes it at 0.5)");
+                  setting_text(c, "backoff_factor") + " (" + fw + " fixes it at 0.5)");
     }
     if (!has_min)
-        s.missing(c.min_scale == 0.0, "min_scale = " + value(c.min_scale) + " (" + fw + " has no floor)");
+        s.missing(c.min_scale == 0.0, setting_text(c, "min_scale") + " (" + fw + " has no floor)");
     if (!has_max)
         s.missing(std::isinf(c.max_scale),
-                  "max_scale = " + value(c.max_scale) + " (" + fw + " has no ceiling)");
+                  setting_text(c, "max_scale") + " (" + fw + " has no ceiling)");
     if (!has_hysteresis)
-        s.missing(c.hysteresis == 1, "hysteresis = " + std::to_string(c.hysteresis) + " (" + fw +
+        s.missing(c.hysteresis == 1, setting_text(c, "hysteresis") + " (" + fw +
                                          " backs off on every overflow)");
     if (!errors_at_min)
         s.missing(c.at_min == AtMin::clamp,
                   "at_min = 'error' (" + fw + " never stops the run at the minimum scale)");
     s.missing((c.scale_storage == ScaleStorage::fp32) == fp32_scale,
-              "scale_storage = '" + std::string(to_string(c.scale_storage)) + "' (" + fw +
+              setting_text(c, "scale_storage") + " (" + fw +
                   " keeps the scale as " + (fp32_scale ? "a float32 tensor" : "a Python float") +
                   "; it matters only where rounding or range do)");
     if (fp32_scale)
         s.missing((c.non_finite_growth == NonFiniteGrowth::refuse) == refuses_inf,
-                  "non_finite_growth = '" + std::string(to_string(c.non_finite_growth)) + "' (" +
+                  setting_text(c, "non_finite_growth") + " (" +
                       fw + (refuses_inf ? " refuses" : " applies") + " a growth to inf)");
 }
 
@@ -143,8 +143,8 @@ std::string apex(const ScalerConfig& c) {
     }
     // amp.initialize exposes only the bounds: LossScaler starts at 2^16 and uses a 2000-step window.
     s.missing(c.init_scale == 65536.0,
-              "init_scale = " + value(c.init_scale) + " (amp.initialize always starts at 65536)");
-    s.missing(c.growth_interval == 2000, "growth_interval = " + std::to_string(c.growth_interval) +
+              setting_text(c, "init_scale") + " (amp.initialize always starts at 65536)");
+    s.missing(c.growth_interval == 2000, setting_text(c, "growth_interval") +
                                              " (amp.initialize always uses 2000)");
     common_notes(s, c, true, true, false, false, false, false, false);
     stable_interval_note(s, c);
@@ -171,7 +171,7 @@ std::string deepspeed(const ScalerConfig& c) {
     }
     const int power = static_cast<int>(std::lround(std::log2(c.init_scale)));
     s.missing(is_power_of_two(c.init_scale),
-              "init_scale = " + value(c.init_scale) + " (initial_scale_power takes powers of two; " +
+              setting_text(c, "init_scale") + " (initial_scale_power takes powers of two; " +
                   std::to_string(power) + " is the nearest)");
     s.missing(c.min_scale > 0.0, "min_scale = 0 (min_loss_scale must be > 0; DeepSpeed's default is 1)");
     if (c.at_min == AtMin::clamp)

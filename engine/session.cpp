@@ -15,21 +15,6 @@ Session::Session(SessionConfig cfg, BackendFactory factory)
     validate(m_cfg);
     if (!m_factory) m_factory = [] { return make_cpu_backend(); };
     m_data = make_dataset(m_cfg.data);
-    if (m_cfg.model.sizes.front() != m_data.features)
-        throw ConfigError("model.sizes", "the input size is " + std::to_string(m_cfg.model.sizes.front()) +
-                                             " but data set '" + std::string(to_string(m_cfg.data.kind)) +
-                                             "' has " + std::to_string(m_data.features) + " features");
-    if (m_cfg.model.sizes.back() != m_data.outputs)
-        throw ConfigError("model.sizes", "the output size is " + std::to_string(m_cfg.model.sizes.back()) +
-                                             " but data set '" + std::string(to_string(m_cfg.data.kind)) +
-                                             "' needs " + std::to_string(m_data.outputs));
-    std::set<std::string> labels;
-    for (const auto& r : m_cfg.runs) {
-        ScalerConfig s;
-        const RunInfo info = resolve_run(r, m_cfg, s);
-        if (!labels.insert(info.label).second)
-            throw ConfigError("runs", "run '" + info.label + "' appears twice");
-    }
     gather_eval_split();
     build();
 }
@@ -67,7 +52,9 @@ void Session::build_runs() {
                                                m_cfg.seed);
     m_runs.clear();
     for (std::size_t i = 0; i < m_cfg.runs.size(); ++i)
-        m_runs.push_back(std::make_unique<Run>(static_cast<int>(i), m_cfg.runs[i], m_cfg, m_init, m_factory()));
+        m_runs.push_back(std::make_unique<Run>(
+            static_cast<int>(i), resolve_run(m_cfg.runs[i], m_cfg.scaler, m_cfg.scaler_overrides), m_cfg,
+            m_init, m_factory()));
     m_micro.assign(static_cast<std::size_t>(m_cfg.train.accumulation), Batch{});
     m_step = 0;
     m_start = std::chrono::steady_clock::now();
@@ -112,24 +99,17 @@ bool Session::evaluates(long long step) const {
 
 void Session::set_scaler(const ScalerConfig& s) {
     validate(s);
+    const ScalerConfig resolved = with_overrides(s, m_cfg.scaler_overrides);  // as resolve_run does
     m_cfg.scaler = s;
-    for (auto& r : m_runs) r->set_scaler(s);
+    for (auto& r : m_runs)
+        if (r->info().follows_session_scaler) r->set_scaler(resolved);
 }
 
 void Session::set_train(const TrainConfig& t) {
     validate(t);
-    TrainConfig live = m_cfg.train;  // structure-changing fields (batch, optimizer) stay
-    live.lr = t.lr;
-    live.clip_norm = t.clip_norm;
-    live.schedule = t.schedule;
-    live.step_size = t.step_size;
-    live.gamma = t.gamma;
-    live.warmup_steps = t.warmup_steps;
-    live.total_steps = t.total_steps;
-    live.min_lr = std::min(t.min_lr, t.lr);
-    live.advance_on_skip = t.advance_on_skip;
-    live.momentum = t.momentum;
-    live.weight_decay = t.weight_decay;
+    TrainConfig live = m_cfg.train;  // fields that shape the runs (batch, optimizer) need a reset
+    for (const auto& f : train_fields())
+        if (f.apply == Apply::live) f.copy(live, t);
     m_cfg.train = live;
     for (auto& r : m_runs) r->set_train(live);
 }

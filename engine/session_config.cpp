@@ -4,46 +4,25 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
+#include "engine/device_choice.hpp"
 #include "engine/error.hpp"
 #include "engine/json_util.hpp"
-#include "engine/run.hpp"
+#include "engine/run_plan.hpp"
 
 namespace mpx {
 
 void validate(const SessionConfig& c) {
     if (c.runs.empty()) throw ConfigError("runs", "choose at least one run, e.g. fp32,amp-fp16");
-    if (c.runs.size() > 16) throw ConfigError("runs", "at most 16 runs can be compared at once");
-    for (const auto& r : c.runs) {
-        const RunSpec spec = parse_run_spec(r, "runs");
-        if (spec.scaler_preset) {
-            try {
-                scaler_preset(*spec.scaler_preset);
-            } catch (const ConfigError&) {  // the user wrote it in the run label, not scaler.preset
-                std::string known;
-                for (const auto& n : scaler_preset_names()) known += (known.empty() ? "" : ", ") + n;
-                throw ConfigError("runs", "run '" + r + "': unknown scaler '" + *spec.scaler_preset +
-                                              "'; choose from " + known);
-            }
-        }
-        if (spec.mode == Mode::selective) {
-            for (const auto& name : c.selective_layers) {
-                bool found = false;
-                for (int i = 1; i <= c.model.layers(); ++i)
-                    if (name == "fc" + std::to_string(i)) found = true;
-                if (!found)
-                    throw ConfigError("selective_layers",
-                                      "unknown layer '" + name + "'; this model has fc1..fc" +
-                                          std::to_string(c.model.layers()));
-            }
-        }
-    }
-    if (c.steps < 1 || c.steps > 100'000'000) throw ConfigError("steps", "must be between 1 and 100,000,000");
+    if (c.runs.size() > k_max_runs)
+        throw ConfigError("runs", "at most " + std::to_string(k_max_runs) + " runs can be compared at once");
+    if (c.steps < 1 || c.steps > k_max_steps) throw ConfigError("steps", "must be between 1 and " + std::to_string(k_max_steps));
     if (c.record_every < 1) throw ConfigError("record_every", "must be at least 1");
     if (c.eval_every < 0) throw ConfigError("eval_every", "must be 0 (never) or a step count");
-    if (c.device != "cpu" && c.device != "cuda" && c.device != "auto")
-        throw ConfigError("device", "must be cpu, cuda or auto");
+    if (!enum_parse<DeviceSetting>(c.device))
+        throw ConfigError("device", "must be one of " + enum_choices<DeviceSetting>() + " (got '" + c.device + "')");
     if (!(c.adaptive_threshold > 0.0 && c.adaptive_threshold <= 1.0))
         throw ConfigError("adaptive_threshold", "must be in (0, 1]");
     if (c.memory_budget < 1) throw ConfigError("memory_budget", "must be a positive byte count");
@@ -51,15 +30,31 @@ void validate(const SessionConfig& c) {
     validate(c.data);
     validate(c.train);
     validate(c.scaler);
-    for (const auto& r : c.runs) {  // every run's scaler, overrides applied, must be valid
-        ScalerConfig s;
-        try {
-            resolve_run(r, c, s);
-        } catch (const ConfigError& e) {
-            throw ConfigError(e.field().empty() ? "scaler_overrides" : e.field(),
-                              e.message() + " (run " + r + ")");
+    std::set<std::string> labels;
+    for (const auto& r : c.runs) {  // every label resolves, its scaler (overrides applied) is valid
+        const RunInfo info = resolve_run(r, c.scaler, c.scaler_overrides);
+        if (!labels.insert(info.label).second) throw ConfigError("runs", "run '" + info.label + "' appears twice");
+        if (info.spec.mode != Mode::selective) continue;
+        for (const auto& name : c.selective_layers) {
+            bool found = false;
+            for (int i = 1; i <= c.model.layers(); ++i)
+                if (name == "fc" + std::to_string(i)) found = true;
+            if (!found)
+                throw ConfigError("selective_layers", "unknown layer '" + name + "'; this model has fc1..fc" +
+                                                          std::to_string(c.model.layers()));
         }
     }
+    const DatasetShape shape = dataset_shape(c.data);
+    const std::string kind(to_string(c.data.kind));
+    if (c.model.sizes.front() != shape.features)
+        throw ConfigError("model.sizes", "the input size is " + std::to_string(c.model.sizes.front()) +
+                                             " but data set '" + kind + "' has " + std::to_string(shape.features) +
+                                             " features; start the layer sizes with " +
+                                             std::to_string(shape.features));
+    if (c.model.sizes.back() != shape.outputs)
+        throw ConfigError("model.sizes", "the output size is " + std::to_string(c.model.sizes.back()) +
+                                             " but data set '" + kind + "' needs " + std::to_string(shape.outputs) +
+                                             "; end the layer sizes with " + std::to_string(shape.outputs));
     if (c.train.batch > c.data.n_train)
         throw ConfigError("train.batch", "is larger than the training set (data.n_train = " +
                                              std::to_string(c.data.n_train) + ")");
@@ -143,8 +138,7 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
                 for (const auto& e : v) c.model.sizes.push_back(json_integer<int>(e, "model.sizes"));
             } else throw ConfigError("model.sizes", "must be like \"2-64-64-2\" or [2, 64, 64, 2]");
         }
-        m.get_enum("activation", c.model.activation,
-                   {{"relu", Activation::relu}, {"gelu", Activation::gelu}, {"tanh", Activation::tanh}});
+        m.get_enum("activation", c.model.activation);
         m.get("layernorm", c.model.layernorm);
         m.get("dropout", c.model.dropout);
         m.get("recompute", c.model.recompute);

@@ -17,6 +17,10 @@
 
 namespace mpx {
 
+// Limits of a session, read by the CLI's flags and the app's controls.
+inline constexpr long long k_max_steps = 100'000'000;
+inline constexpr std::size_t k_max_runs = 16;
+
 struct SessionConfig {
     std::string name = "default";
     std::string description;
@@ -38,6 +42,8 @@ struct SessionConfig {
     std::int64_t memory_budget = 1 << 20;
 };
 
+// Everything a Session checks before it trains: each field, every run label resolved (scaler_overrides
+// applied), no run twice, the model's first and last sizes against the data set.
 void validate(const SessionConfig& c);
 nlohmann::json to_json(const SessionConfig& c);
 // Fields absent from j keep their defaults.

@@ -1,5 +1,6 @@
 // Tensor lifetime and the backend's per-category byte totals.
 #include "engine/backend.hpp"
+#include "engine/backend_names.hpp"
 #include "engine/error.hpp"
 
 #include <cmath>
@@ -19,15 +20,7 @@ std::string_view to_string(MemCategory c) {
     return "?";
 }
 
-std::string_view to_string(Activation a) {
-    switch (a) {
-        case Activation::relu: return "relu";
-        case Activation::gelu: return "gelu";
-        case Activation::tanh: return "tanh";
-        case Activation::none: return "none";
-    }
-    return "?";
-}
+std::string_view to_string(Activation a) { return a == Activation::none ? "none" : enum_name(a); }
 
 hd::OptConsts optimizer_consts(const OptimizerStep& s) {
     hd::OptConsts k;

@@ -6,50 +6,64 @@
 #include <numbers>
 
 #include "engine/error.hpp"
-#include "engine/json_util.hpp"
+#include "engine/field_table.hpp"
+#include "engine/text.hpp"
 
 namespace mpx {
 
-std::string_view to_string(Schedule s) {
-    switch (s) {
-        case Schedule::constant: return "constant";
-        case Schedule::step: return "step";
-        case Schedule::warmup_cosine: return "warmup-cosine";
-    }
-    return "?";
-}
-
-std::string_view to_string(OptimizerKind k) {
-    switch (k) {
-        case OptimizerKind::sgd: return "sgd";
-        case OptimizerKind::adam: return "adam";
-        case OptimizerKind::adamw: return "adamw";
-    }
-    return "?";
+std::span<const Field<TrainConfig>> train_fields() {
+    using T = TrainConfig;
+    constexpr Apply live = Apply::live;
+    static const Field<T> fields[] = {
+        field<&T::batch>({.name = "batch", .label = "Batch size", .min = 1, .max = 1'000'000,
+                          .help = "Samples per micro-batch."}),
+        field<&T::accumulation>({.name = "accumulation", .label = "Accumulation", .min = 1,
+                                 .max = k_max_accumulation,
+                                 .help = "Micro-batches whose gradients are added before one optimizer step."}),
+        field<&T::clip_norm>({.name = "clip_norm", .label = "Clip grad norm", .min = 0, .apply = live,
+                              .help = "Gradient-norm clipping, always applied after unscaling. 0 turns it off.",
+                              .hint = "0 turns clipping off"}),
+        field<&T::loss_weight>({.name = "loss_weight", .label = "Loss weight", .min = 0, .min_open = true,
+                                .help = "Multiplies the loss, as auxiliary-loss weights do."}),
+        field<&T::optimizer>({.name = "optimizer", .label = "Optimizer",
+                              .help = "SGD with momentum, Adam, or AdamW (decoupled weight decay)."}),
+        field<&T::lr>({.name = "lr", .label = "Learning rate", .min = 0, .max = 1e3, .apply = live,
+                       .help = "The optimizer's step size; changes apply at the next step."}),
+        field<&T::momentum>({.name = "momentum", .label = "Momentum (SGD)", .min = 0, .max = 1, .max_open = true,
+                             .apply = live, .help = "SGD momentum."}),
+        field<&T::beta1>({.name = "beta1", .label = "Beta1 (Adam)", .min = 0, .max = 1, .max_open = true,
+                          .help = "Adam's decay of the gradient's running mean."}),
+        field<&T::beta2>({.name = "beta2", .label = "Beta2 (Adam)", .min = 0, .max = 1, .max_open = true,
+                          .help = "Adam's decay of the squared gradient's running mean."}),
+        field<&T::eps>({.name = "eps", .label = "Epsilon (Adam)", .min = 0, .min_open = true,
+                        .help = "Added to Adam's denominator."}),
+        field<&T::weight_decay>({.name = "weight_decay", .label = "Weight decay", .min = 0, .apply = live,
+                                 .help = "L2 penalty (SGD, Adam) or decoupled decay (AdamW)."}),
+        field<&T::schedule>({.name = "schedule", .label = "Schedule", .apply = live,
+                             .help = "How the learning rate changes over the run: constant, multiplied by "
+                                     "gamma every step size steps, or linear warm-up then cosine decay."}),
+        field<&T::step_size>({.name = "step_size", .label = "Step size", .min = 1, .apply = live,
+                              .help = "step schedule: multiply the learning rate by gamma every this many "
+                                      "steps."}),
+        field<&T::gamma>({.name = "gamma", .label = "Gamma", .min = 0, .max = 1, .min_open = true, .apply = live,
+                          .help = "step schedule: the factor applied every step size steps."}),
+        field<&T::warmup_steps>({.name = "warmup_steps", .label = "Warm-up steps", .min = 0, .apply = live,
+                                 .help = "warmup-cosine: steps of linear warm-up before the cosine decay."}),
+        field<&T::total_steps>({.name = "total_steps", .label = "Decay steps", .min = 0, .apply = live,
+                                .help = "warmup-cosine: where the decay ends; 0 = the session's step count."}),
+        field<&T::min_lr>({.name = "min_lr", .label = "Minimum LR", .min = 0, .max = 1e3, .apply = live,
+                           .help = "warmup-cosine: the learning rate at the end of the decay."}),
+        field<&T::advance_on_skip>({.name = "advance_on_skip", .label = "Skipped steps advance the schedule",
+                                    .apply = live,
+                                    .help = "Whether a skipped step advances the learning-rate schedule "
+                                            "(DeepSpeed's does not)."}),
+    };
+    return fields;
 }
 
 void validate(const TrainConfig& t) {
-    if (t.batch < 1 || t.batch > 1'000'000) throw ConfigError("train.batch", "must be between 1 and 1,000,000");
-    if (t.accumulation < 1 || t.accumulation > 1024)
-        throw ConfigError("train.accumulation", "must be between 1 and 1024 micro-batches");
-    if (!(t.clip_norm >= 0.0) || !std::isfinite(t.clip_norm))
-        throw ConfigError("train.clip_norm", "must be 0 (off) or a positive finite norm");
-    if (!(t.loss_weight > 0.0) || !std::isfinite(t.loss_weight))
-        throw ConfigError("train.loss_weight", "must be a positive finite factor");
-    if (!(t.lr >= 0.0) || !std::isfinite(t.lr) || t.lr > 1e3)
-        throw ConfigError("train.lr", "must be a non-negative finite learning rate (got " +
-                                          std::to_string(t.lr) + ")");
-    if (!(t.momentum >= 0.0 && t.momentum < 1.0)) throw ConfigError("train.momentum", "must be in [0, 1)");
-    if (!(t.beta1 >= 0.0 && t.beta1 < 1.0)) throw ConfigError("train.beta1", "must be in [0, 1)");
-    if (!(t.beta2 >= 0.0 && t.beta2 < 1.0)) throw ConfigError("train.beta2", "must be in [0, 1)");
-    if (!(t.eps > 0.0) || !std::isfinite(t.eps)) throw ConfigError("train.eps", "must be positive");
-    if (!(t.weight_decay >= 0.0) || !std::isfinite(t.weight_decay))
-        throw ConfigError("train.weight_decay", "must be non-negative");
-    if (t.step_size < 1) throw ConfigError("train.step_size", "must be at least 1");
-    if (!(t.gamma > 0.0 && t.gamma <= 1.0)) throw ConfigError("train.gamma", "must be in (0, 1]");
-    if (t.warmup_steps < 0) throw ConfigError("train.warmup_steps", "must be non-negative");
-    if (t.total_steps < 0) throw ConfigError("train.total_steps", "must be non-negative");
-    if (!(t.min_lr >= 0.0) || t.min_lr > t.lr) throw ConfigError("train.min_lr", "must be in [0, lr]");
+    check_ranges(train_fields(), t, "train");
+    if (t.min_lr > t.lr) throw ConfigError("train.min_lr", "must be in [0, lr] (got " + format_number(t.min_lr) + ")");
 }
 
 double lr_at(const TrainConfig& t, long long taken, long long session_steps) {
@@ -70,50 +84,13 @@ double lr_at(const TrainConfig& t, long long taken, long long session_steps) {
 }
 
 void to_json(nlohmann::json& j, const TrainConfig& t) {
-    j = nlohmann::json{{"batch", t.batch},
-                       {"accumulation", t.accumulation},
-                       {"clip_norm", t.clip_norm},
-                       {"loss_weight", t.loss_weight},
-                       {"optimizer", std::string(to_string(t.optimizer))},
-                       {"lr", t.lr},
-                       {"momentum", t.momentum},
-                       {"beta1", t.beta1},
-                       {"beta2", t.beta2},
-                       {"eps", t.eps},
-                       {"weight_decay", t.weight_decay},
-                       {"schedule", std::string(to_string(t.schedule))},
-                       {"step_size", t.step_size},
-                       {"gamma", t.gamma},
-                       {"warmup_steps", t.warmup_steps},
-                       {"total_steps", t.total_steps},
-                       {"min_lr", t.min_lr},
-                       {"advance_on_skip", t.advance_on_skip}};
+    j = nlohmann::json::object();
+    write_fields(j, train_fields(), t);
 }
 
 TrainConfig train_config_from_json(const nlohmann::json& j, TrainConfig t) {
-    JsonReader r(j, "train");
-    r.get("batch", t.batch);
-    r.get("accumulation", t.accumulation);
-    r.get("clip_norm", t.clip_norm);
-    r.get("loss_weight", t.loss_weight);
-    r.get_enum("optimizer", t.optimizer,
-               {{"sgd", OptimizerKind::sgd}, {"adam", OptimizerKind::adam}, {"adamw", OptimizerKind::adamw}});
-    r.get("lr", t.lr);
-    r.get("momentum", t.momentum);
-    r.get("beta1", t.beta1);
-    r.get("beta2", t.beta2);
-    r.get("eps", t.eps);
-    r.get("weight_decay", t.weight_decay);
-    r.get_enum("schedule", t.schedule,
-               {{"constant", Schedule::constant}, {"step", Schedule::step},
-                {"warmup-cosine", Schedule::warmup_cosine}});
-    r.get("step_size", t.step_size);
-    r.get("gamma", t.gamma);
-    r.get("warmup_steps", t.warmup_steps);
-    r.get("total_steps", t.total_steps);
-    r.get("min_lr", t.min_lr);
-    r.get("advance_on_skip", t.advance_on_skip);
-    r.finish();
+    if (!j.is_object()) throw ConfigError("train", "must be a JSON object");
+    for (auto it = j.begin(); it != j.end(); ++it) read_field(train_fields(), t, it.key(), it.value(), "train");
     validate(t);
     return t;
 }

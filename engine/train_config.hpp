@@ -6,12 +6,21 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "engine/backend.hpp"
+#include "engine/backend_names.hpp"
+#include "engine/fields.hpp"
 
 namespace mpx {
 
 enum class Schedule : std::uint8_t { constant, step, warmup_cosine };
-std::string_view to_string(Schedule s);
-std::string_view to_string(OptimizerKind k);
+constexpr EnumName<Schedule> schedule_names[] = {
+    {Schedule::constant, "constant"}, {Schedule::step, "step"}, {Schedule::warmup_cosine, "warmup-cosine"}};
+constexpr std::span<const EnumName<Schedule>> names_of(Schedule) { return schedule_names; }
+inline std::string_view to_string(Schedule s) { return enum_name(s); }
+inline std::string_view to_string(OptimizerKind k) { return enum_name(k); }
+
+// Limits the engine's arithmetic relies on: the dropout streams of a step are numbered
+// step × max_accumulation + micro-batch (Run::step).
+inline constexpr int k_max_accumulation = 1024;
 
 struct TrainConfig {
     int batch = 256;
@@ -31,6 +40,8 @@ struct TrainConfig {
     double min_lr = 0.0;
     bool advance_on_skip = true;   // false: skipped steps do not advance the schedule (DeepSpeed)
 };
+// Every setting, with its range, help text and whether a change applies live (Session::set_train).
+std::span<const Field<TrainConfig>> train_fields();
 void validate(const TrainConfig& t);
 // LR after `taken` schedule steps, for a session of `session_steps` steps.
 double lr_at(const TrainConfig& t, long long taken, long long session_steps);

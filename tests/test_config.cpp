@@ -1,5 +1,6 @@
 // Configuration (presets, JSON round trip, --set overrides, errors that name the field) and the
 // export (CSV columns and number round trip, atomic writes, the sidecar that reproduces a run).
+#include "engine/device_choice.hpp"
 #include "engine/error.hpp"
 #include "engine/export.hpp"
 #include "engine/session.hpp"
@@ -295,12 +296,88 @@ private slots:
         QVERIFY2(e.contains("x.json") && e.contains("config"), qPrintable(e));
     }
 
+    // A label resolves once into its policy and its scaler, overrides applied to dynamic scalers
+    // only; only runs without "+preset" and with a dynamic default follow live scaler edits.
+    void resolve_run_gives_policy_and_scaler_data() {
+        QTest::addColumn<QString>("label");
+        QTest::addColumn<QString>("unique");
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<int>("growth_interval");
+        QTest::addColumn<bool>("follows");
+        QTest::newRow("session_scaler") << "amp-fp16" << "amp-fp16+apex" << "apex" << 7 << true;
+        QTest::newRow("named_preset") << "half-fp16+deepspeed" << "half-fp16+deepspeed" << "deepspeed" << 7 << false;
+        QTest::newRow("bf16_none") << "amp-bf16" << "amp-bf16" << "none" << 2000 << false;
+        QTest::newRow("pure_static") << "pure-fp16" << "pure-fp16" << "static" << 2000 << false;
+        QTest::newRow("fp32_named") << "fp32+pytorch" << "fp32+pytorch" << "pytorch" << 7 << false;
+    }
+    void resolve_run_gives_policy_and_scaler() {
+        QFETCH(QString, label);
+        QFETCH(QString, unique);
+        QFETCH(QString, preset);
+        QFETCH(int, growth_interval);
+        QFETCH(bool, follows);
+        const RunInfo info = resolve_run(label.toStdString(), scaler_preset("apex"), json{{"growth_interval", 7}});
+        QCOMPARE(QString::fromStdString(info.label), unique);
+        QCOMPARE(QString::fromStdString(info.scaler.preset), preset);
+        QCOMPARE(info.scaler.growth_interval, growth_interval);
+        QCOMPARE(info.follows_session_scaler, follows);
+    }
+    void resolve_run_names_the_bad_part() {
+        QCOMPARE(config_error([] { resolve_run("amp-fp16+pytorh", scaler_preset("pytorch"), json::object()); })
+                     .section('|', 0, 0),
+                 QStringLiteral("runs"));
+        QCOMPARE(config_error([] { resolve_run("amp-fp16", scaler_preset("pytorch"), json{{"growth_interval", "x"}}); }),
+                 QStringLiteral("scaler_overrides.growth_interval|scaler_overrides.growth_interval: must be an "
+                                "integer between -2147483648 and 2147483647 (got \"x\") (run amp-fp16)"));
+        QCOMPARE(config_error([] { resolve_run("amp-fp16", scaler_preset("pytorch"), json{{"backoff_factor", 2}}); }),
+                 QStringLiteral("scaler.backoff_factor|scaler.backoff_factor: must lie strictly between 0 and 1 "
+                                "(got 2); every framework uses 0.5 (run amp-fp16)"));
+    }
+
+    // A live training change takes the fields marked live and keeps the ones that need a reset.
+    void set_train_applies_only_live_fields() {
+        SessionConfig c;
+        c.steps = 3;
+        Session s(c);
+        TrainConfig t = c.train;
+        t.lr = 0.5;
+        t.schedule = Schedule::step;
+        t.batch = c.train.batch / 2;
+        t.optimizer = OptimizerKind::sgd;
+        s.set_train(t);
+        QCOMPARE(s.config().train.lr, 0.5);
+        QCOMPARE(s.config().train.schedule, Schedule::step);
+        QCOMPARE(s.config().train.batch, c.train.batch);
+        QCOMPARE(s.config().train.optimizer, c.train.optimizer);
+    }
+
+    // The device decision and its explanations, for the CLI and the app alike.
+    void choose_device_explains_the_cpu() {
+        const GpuProbe none{false, "", "no NVIDIA driver"};
+        const GpuProbe h100{true, "NVIDIA H100", ""};
+        QCOMPARE(QString::fromStdString(choose_device("auto", none, "--device").fallback),
+                 QStringLiteral("training on the CPU: no NVIDIA driver"));
+        QVERIFY(choose_device("auto", h100, "--device").gpu);
+        QVERIFY(choose_device("cuda", h100, "--device").gpu);
+        const DeviceChoice cpu = choose_device("cpu", h100, "Device");
+        QVERIFY(!cpu.gpu && cpu.fallback.empty());
+        QCOMPARE(QString::fromStdString(cpu.unused_gpu),
+                 QStringLiteral("GPU NVIDIA H100 available (set Device to cuda or auto to use it)"));
+        try {
+            choose_device("cuda", none, "--device");
+            QFAIL("no error");
+        } catch (const DeviceError& e) {
+            QCOMPARE(QString::fromUtf8(e.what()), QStringLiteral("cannot train on the GPU: no NVIDIA driver; set --device to cpu"));
+        }
+        QCOMPARE(config_error([&] { choose_device("gpu", none, "--device"); }).section('|', 0, 0), QStringLiteral("device"));
+    }
+
     // A field is named once: the context goes after the message, not before a second copy.
     void error_messages_name_the_field_once() {
         QCOMPARE(ConfigError("train.lr", "must be positive").message(), std::string("must be positive"));
         QCOMPARE(std::string(ConfigError("train.lr", "must be positive").what()), std::string("train.lr: must be positive"));
         QCOMPARE(config_error([] { parse_config_text(R"({"train": {"lr": "fast"}})", "bad1.json"); }),
-                 QStringLiteral("train.lr|train.lr: must be a number (in bad1.json)"));
+                 QStringLiteral("train.lr|train.lr: must be a number, got \"fast\" (in bad1.json)"));
         SessionConfig c;
         c.runs = {"fp32", "amp-fp16"};
         c.scaler_overrides = {{"bogus", 1}};

@@ -15,29 +15,16 @@ QString bf16NoScaler();
 QString underflow();
 QString overflow();
 QString lostUpdates();
+// A setting's own text lives with its field in the engine (gui::scalerFields()); these two are
+// also shown beside the events they cause.
 QString hysteresis();
-QString hysteresisReset();
 QString growthInterval();
-QString growthFactor();
-QString backoffFactor();
-QString initScale();
-QString minScale();
-QString maxScale();
-QString growthCount();
-QString atMin();
-QString scaleStorage();
-QString nonFiniteGrowth();
-QString hysteresisDecrement();
-QString scalerKind();
 QString scalerPreset();
 // scalerPreset() plus which framework release the named preset reproduces, from the engine's table.
 QString scalerPreset(const QString& name);
 QString throughput();
 QString memory();
 QString smoothing();
-QString clipping();
-QString learningRate();
-QString schedule();
 QString needsReset();
 QString live();
 QString run(const QString& label);  // what a run label such as "amp-fp16" means

@@ -11,7 +11,7 @@
 #include <QSpinBox>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <limits>
+#include <climits>
 
 #include "ui/concepts.hpp"
 #include "ui/number_edit.hpp"
@@ -19,24 +19,56 @@
 namespace mpx::ui {
 namespace {
 
-constexpr double k_inf = std::numeric_limits<double>::infinity();
+// The training fields this panel shows, in its order; the other live ones stay in the JSON.
+const QStringList k_trainShown = {QStringLiteral("lr"),        QStringLiteral("schedule"),
+                                  QStringLiteral("step_size"), QStringLiteral("gamma"),
+                                  QStringLiteral("warmup_steps"), QStringLiteral("min_lr"),
+                                  QStringLiteral("clip_norm"), QStringLiteral("momentum"),
+                                  QStringLiteral("weight_decay")};
 
-QString enumLabel(const QString& field) {
-    if (field == QLatin1String("hysteresis_reset")) return QObject::tr("Hysteresis refill");
-    if (field == QLatin1String("growth_count")) return QObject::tr("Growth count");
-    if (field == QLatin1String("at_min")) return QObject::tr("At minimum");
-    if (field == QLatin1String("scale_storage")) return QObject::tr("Scale stored as");
-    if (field == QLatin1String("non_finite_growth")) return QObject::tr("Growth to inf");
-    return QObject::tr("Hysteresis count");
+// A control for one field: its range and help from the engine; `edited` fires when the user
+// finishes a valid value.
+template <class F>
+QWidget* makeControl(const gui::FieldSpec& f, QObject* owner, F edited) {
+    switch (f.kind) {
+        case mpx::FieldKind::choice: {
+            auto* c = new QComboBox;
+            c->addItems(f.choices);
+            c->setToolTip(f.help);
+            QObject::connect(c, &QComboBox::currentTextChanged, owner, edited);
+            return c;
+        }
+        case mpx::FieldKind::integer:
+        case mpx::FieldKind::flag: {
+            auto* b = new QSpinBox;
+            b->setRange(static_cast<int>(std::max<double>(f.min, INT_MIN)),
+                        static_cast<int>(std::min<double>(f.max, INT_MAX)));
+            b->setKeyboardTracking(false);  // typing 50 must not apply 5 first
+            b->setToolTip(f.help);
+            QObject::connect(b, &QSpinBox::valueChanged, owner, edited);
+            return b;
+        }
+        case mpx::FieldKind::number: break;
+    }
+    auto* e = new NumberEdit(f.min, f.max);
+    e->setHelp(f.help);
+    if (f.nullable && f.none != 0) e->setEmptyMeans(f.none, QObject::tr("none"));
+    QObject::connect(e, &NumberEdit::valueEdited, owner, edited);
+    return e;
 }
 
-QString enumHelp(const QString& field) {
-    if (field == QLatin1String("hysteresis_reset")) return concepts::hysteresisReset();
-    if (field == QLatin1String("growth_count")) return concepts::growthCount();
-    if (field == QLatin1String("at_min")) return concepts::atMin();
-    if (field == QLatin1String("scale_storage")) return concepts::scaleStorage();
-    if (field == QLatin1String("non_finite_growth")) return concepts::nonFiniteGrowth();
-    return concepts::hysteresisDecrement();
+template <class S>
+void showValue(QWidget* w, const gui::FieldSpec& f, const S& s) {
+    if (auto* c = qobject_cast<QComboBox*>(w)) c->setCurrentText(gui::fieldChoice(s, f.name));
+    else if (auto* b = qobject_cast<QSpinBox*>(w)) b->setValue(static_cast<int>(gui::fieldNumber(s, f.name)));
+    else if (auto* e = qobject_cast<NumberEdit*>(w)) e->setValue(gui::fieldNumber(s, f.name));
+}
+
+template <class S>
+void takeValue(const QWidget* w, const gui::FieldSpec& f, S& s) {
+    if (auto* c = qobject_cast<const QComboBox*>(w)) gui::setFieldChoice(s, f.name, c->currentText());
+    else if (auto* b = qobject_cast<const QSpinBox*>(w)) gui::setFieldNumber(s, f.name, b->value());
+    else if (auto* e = qobject_cast<const NumberEdit*>(w)) gui::setFieldNumber(s, f.name, e->value());
 }
 
 QFormLayout* form(QWidget* w) {
@@ -88,39 +120,11 @@ QWidget* LivePanel::buildScaler() {
     presetRow->addWidget(m_snippet);
     f->addRow(tr("Preset"), presetRow);
 
-    m_kind = new QComboBox;
-    m_kind->addItems(gui::scalerKindNames());
-    m_kind->setToolTip(concepts::scalerKind());
-    f->addRow(tr("Kind"), m_kind);
-    auto addNumber = [&](NumberEdit*& e, const QString& label, double lo, double hi, const QString& help) {
-        e = new NumberEdit(lo, hi);
-        e->setHelp(help);
-        f->addRow(label, e);
-        connect(e, &NumberEdit::valueEdited, this, &LivePanel::scalerChanged);
-    };
-    addNumber(m_init, tr("Initial scale"), 0, k_inf, concepts::initScale());
-    addNumber(m_growth, tr("Growth factor"), 1, k_inf, concepts::growthFactor());
-    addNumber(m_backoff, tr("Backoff factor"), 0, 1, concepts::backoffFactor());
-    m_interval = new QSpinBox;
-    m_interval->setRange(1, 100'000'000);
-    m_interval->setKeyboardTracking(false);  // typing 50 must not apply 5 first
-    m_interval->setToolTip(concepts::growthInterval());
-    f->addRow(tr("Growth interval"), m_interval);
-    addNumber(m_min, tr("Minimum scale"), 0, k_inf, concepts::minScale());
-    addNumber(m_max, tr("Maximum scale"), 0, k_inf, concepts::maxScale());
-    m_max->setEmptyMeans(k_inf, tr("none"));
-    m_hysteresis = new QSpinBox;
-    m_hysteresis->setRange(1, 1000);
-    m_hysteresis->setKeyboardTracking(false);
-    m_hysteresis->setToolTip(concepts::hysteresis());
-    f->addRow(tr("Hysteresis"), m_hysteresis);
-    for (const QString& field : gui::scalerEnumFields()) {
-        auto* c = new QComboBox;
-        c->addItems(gui::scalerEnumChoices(field));
-        c->setToolTip(enumHelp(field));
-        m_enums.insert(field, c);
-        f->addRow(enumLabel(field), c);
-        connect(c, &QComboBox::currentTextChanged, this, &LivePanel::scalerChanged);
+    m_scalerFields = gui::scalerFields();
+    for (const auto& field : m_scalerFields) {
+        QWidget* w = makeControl(field, this, [this] { scalerChanged(); });
+        m_scalerControls.insert(field.name, w);
+        f->addRow(field.label, w);
     }
     m_following = new QLabel;
     m_following->setWordWrap(true);
@@ -135,9 +139,6 @@ QWidget* LivePanel::buildScaler() {
     connect(m_preset, &QComboBox::textActivated, this, &LivePanel::presetChosen);
     connect(m_preset, &QComboBox::currentTextChanged, this,
             [this](const QString& name) { m_preset->setToolTip(concepts::scalerPreset(name)); });
-    connect(m_kind, &QComboBox::currentTextChanged, this, &LivePanel::scalerChanged);
-    connect(m_interval, &QSpinBox::valueChanged, this, &LivePanel::scalerChanged);
-    connect(m_hysteresis, &QSpinBox::valueChanged, this, &LivePanel::scalerChanged);
     return box;
 }
 
@@ -145,54 +146,44 @@ QWidget* LivePanel::buildTraining() {
     auto* box = new QGroupBox(tr("Learning rate and clipping · live"));
     box->setToolTip(concepts::live());
     auto* f = form(box);
-    auto addNumber = [&](NumberEdit*& e, const QString& label, double lo, double hi, const QString& help) {
-        e = new NumberEdit(lo, hi);
-        e->setHelp(help);
-        f->addRow(label, e);
-        connect(e, &NumberEdit::valueEdited, this, &LivePanel::trainEdited);
-    };
-    addNumber(m_lr, tr("Learning rate"), 0, 1e3, concepts::learningRate());
-    m_schedule = new QComboBox;
-    m_schedule->addItems(gui::scheduleNames());
-    m_schedule->setToolTip(concepts::schedule());
-    f->addRow(tr("Schedule"), m_schedule);
-    m_stepSize = new QSpinBox;
-    m_stepSize->setRange(1, 100'000'000);
-    m_stepSize->setKeyboardTracking(false);
-    m_stepSize->setToolTip(tr("step schedule: multiply the learning rate by gamma every this many steps."));
-    f->addRow(tr("Step size"), m_stepSize);
-    addNumber(m_gamma, tr("Gamma"), 1e-9, 1, tr("step schedule: the factor applied every step size steps."));
-    m_warmup = new QSpinBox;
-    m_warmup->setRange(0, 100'000'000);
-    m_warmup->setKeyboardTracking(false);
-    m_warmup->setToolTip(tr("warmup-cosine: steps of linear warm-up before the cosine decay."));
-    f->addRow(tr("Warm-up steps"), m_warmup);
-    addNumber(m_minLr, tr("Minimum LR"), 0, 1e3, tr("warmup-cosine: the learning rate at the end of the decay."));
-    addNumber(m_clip, tr("Clip grad norm"), 0, 1e30, concepts::clipping());
-    m_clip->setEmptyMeans(0, tr("off"));
-    addNumber(m_momentum, tr("Momentum (SGD)"), 0, 0.999999, tr("SGD momentum."));
-    addNumber(m_decay, tr("Weight decay"), 0, 1e3, tr("L2 penalty (SGD, Adam) or decoupled decay (AdamW)."));
-    connect(m_schedule, &QComboBox::currentTextChanged, this, [this] {
-        updateEnabled();
-        if (!m_filling) emit trainEdited();
-    });
-    connect(m_stepSize, &QSpinBox::valueChanged, this, [this] { if (!m_filling) emit trainEdited(); });
-    connect(m_warmup, &QSpinBox::valueChanged, this, [this] { if (!m_filling) emit trainEdited(); });
+    const QList<gui::FieldSpec> all = gui::trainFields();
+    for (const QString& name : k_trainShown)
+        for (const auto& field : all)
+            if (field.name == name && field.live) m_trainFields << field;
+    for (const auto& field : m_trainFields) {
+        QWidget* w = makeControl(field, this, [this] {
+            if (m_filling) return;
+            updateEnabled();
+            emit trainEdited();
+        });
+        m_trainControls.insert(field.name, w);
+        f->addRow(field.label, w);
+    }
+    if (auto* clip = qobject_cast<NumberEdit*>(m_trainControls.value(QStringLiteral("clip_norm"))))
+        clip->setEmptyMeans(0, tr("off"));
     return box;
 }
 
 void LivePanel::updateEnabled() {
-    const auto sched = gui::scheduleFrom(m_schedule->currentText());
-    m_stepSize->setEnabled(sched == mpx::Schedule::step);
-    m_gamma->setEnabled(sched == mpx::Schedule::step);
-    m_warmup->setEnabled(sched == mpx::Schedule::warmup_cosine);
-    m_minLr->setEnabled(sched == mpx::Schedule::warmup_cosine);
-    const bool dynamic = gui::scalerKindFrom(m_kind->currentText()) == mpx::ScalerKind::dynamic;
-    const bool any = gui::scalerKindFrom(m_kind->currentText()) != mpx::ScalerKind::none;
-    m_init->setEnabled(any);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_growth, m_backoff, m_interval, m_min, m_max, m_hysteresis})
-        w->setEnabled(dynamic);
-    for (QComboBox* c : m_enums) c->setEnabled(dynamic);
+    const auto choice = [](QWidget* w) {
+        auto* c = qobject_cast<QComboBox*>(w);
+        return c ? c->currentText() : QString();
+    };
+    const auto sched = gui::scheduleFrom(choice(m_trainControls.value(QStringLiteral("schedule"))));
+    const auto enable = [this](const char* name, bool on) {
+        if (QWidget* w = m_trainControls.value(QLatin1String(name))) w->setEnabled(on);
+    };
+    enable("step_size", sched == mpx::Schedule::step);
+    enable("gamma", sched == mpx::Schedule::step);
+    enable("warmup_steps", sched == mpx::Schedule::warmup_cosine);
+    enable("min_lr", sched == mpx::Schedule::warmup_cosine);
+    // Kind none uses no setting; static only its scale; dynamic every one.
+    const auto kind = gui::scalerKindFrom(choice(m_scalerControls.value(QStringLiteral("kind"))));
+    for (auto it = m_scalerControls.begin(); it != m_scalerControls.end(); ++it) {
+        if (it.key() == QLatin1String("kind")) continue;
+        const bool scale = it.key() == QLatin1String("init_scale");
+        it.value()->setEnabled(kind == mpx::ScalerKind::dynamic || (scale && kind == mpx::ScalerKind::fixed));
+    }
 }
 
 void LivePanel::setScaler(const mpx::ScalerConfig& s) {
@@ -200,16 +191,7 @@ void LivePanel::setScaler(const mpx::ScalerConfig& s) {
     m_scaler = s;
     const int i = m_preset->findText(QString::fromStdString(s.preset));
     m_preset->setCurrentIndex(i >= 0 ? i : m_preset->count() - 1);
-    m_kind->setCurrentText(gui::toText(s.kind));
-    m_init->setValue(s.init_scale);
-    m_growth->setValue(s.growth_factor);
-    m_backoff->setValue(s.backoff_factor);
-    m_interval->setValue(s.growth_interval);
-    m_min->setValue(s.min_scale);
-    m_max->setValue(s.max_scale);
-    m_hysteresis->setValue(s.hysteresis);
-    for (auto it = m_enums.begin(); it != m_enums.end(); ++it)
-        it.value()->setCurrentText(gui::scalerEnumValue(s, it.key()));
+    for (const auto& f : m_scalerFields) showValue(m_scalerControls.value(f.name), f, s);
     m_scalerError->hide();
     updateEnabled();
     m_filling = false;
@@ -217,16 +199,7 @@ void LivePanel::setScaler(const mpx::ScalerConfig& s) {
 
 mpx::ScalerConfig LivePanel::scaler() const {
     mpx::ScalerConfig s = m_scaler;
-    s.kind = gui::scalerKindFrom(m_kind->currentText());
-    s.init_scale = m_init->value();
-    s.growth_factor = m_growth->value();
-    s.backoff_factor = m_backoff->value();
-    s.growth_interval = m_interval->value();
-    s.min_scale = m_min->value();
-    s.max_scale = m_max->value();
-    s.hysteresis = m_hysteresis->value();
-    for (auto it = m_enums.begin(); it != m_enums.end(); ++it)
-        gui::setScalerEnumValue(s, it.key(), it.value()->currentText());
+    for (const auto& f : m_scalerFields) takeValue(m_scalerControls.value(f.name), f, s);
     return s;
 }
 
@@ -256,29 +229,13 @@ void LivePanel::scalerChanged() {
 
 void LivePanel::setTrain(const mpx::TrainConfig& t) {
     m_filling = true;
-    m_lr->setValue(t.lr);
-    m_schedule->setCurrentText(gui::toText(t.schedule));
-    m_stepSize->setValue(t.step_size);
-    m_gamma->setValue(t.gamma);
-    m_warmup->setValue(t.warmup_steps);
-    m_minLr->setValue(t.min_lr);
-    m_clip->setValue(t.clip_norm);
-    m_momentum->setValue(t.momentum);
-    m_decay->setValue(t.weight_decay);
+    for (const auto& f : m_trainFields) showValue(m_trainControls.value(f.name), f, t);
     updateEnabled();
     m_filling = false;
 }
 
 mpx::TrainConfig LivePanel::train(mpx::TrainConfig t) const {
-    t.lr = m_lr->value();
-    t.schedule = gui::scheduleFrom(m_schedule->currentText());
-    t.step_size = m_stepSize->value();
-    t.gamma = m_gamma->value();
-    t.warmup_steps = m_warmup->value();
-    t.min_lr = m_minLr->value();
-    t.clip_norm = m_clip->value();
-    t.momentum = m_momentum->value();
-    t.weight_decay = m_decay->value();
+    for (const auto& f : m_trainFields) takeValue(m_trainControls.value(f.name), f, t);
     return t;
 }
 

@@ -45,17 +45,13 @@ private:
     mpx::ScalerConfig m_scaler;  // the last values set or edited
     bool m_filling = false;
     QComboBox* m_preset = nullptr;
-    QComboBox* m_kind = nullptr;
-    NumberEdit *m_init = nullptr, *m_growth = nullptr, *m_backoff = nullptr, *m_min = nullptr, *m_max = nullptr;
-    QSpinBox *m_interval = nullptr, *m_hysteresis = nullptr;
-    QMap<QString, QComboBox*> m_enums;
+    // One control per field of the engine's lists (gui::scalerFields, gui::trainFields), by name:
+    // a NumberEdit, a QSpinBox or a QComboBox after the field's kind.
+    QList<gui::FieldSpec> m_scalerFields, m_trainFields;
+    QMap<QString, QWidget*> m_scalerControls, m_trainControls;
     QLabel* m_following = nullptr;
     QLabel* m_scalerError = nullptr;
     QToolButton* m_snippet = nullptr;
-    NumberEdit *m_lr = nullptr, *m_gamma = nullptr, *m_minLr = nullptr, *m_clip = nullptr,
-               *m_momentum = nullptr, *m_decay = nullptr;
-    QComboBox* m_schedule = nullptr;
-    QSpinBox *m_stepSize = nullptr, *m_warmup = nullptr;
 };
 
 }  // namespace mpx::ui

@@ -150,10 +150,10 @@ QWidget* SetupPanel::buildData() {
     m_dataKind->setToolTip(tr("A toy data set generated from the seed (nothing is downloaded)."));
     f->addRow(tr("Kind"), m_dataKind);
     m_classes = new QSpinBox;
-    m_classes->setRange(2, 10);
+    m_classes->setRange(2, gui::maxClasses());
     f->addRow(tr("Classes"), m_classes);
     m_nTrain = new QSpinBox;
-    m_nTrain->setRange(1, 1'000'000);
+    m_nTrain->setRange(1, gui::maxSamples());
     f->addRow(tr("Training samples"), m_nTrain);
     m_noise = new QDoubleSpinBox;
     m_noise->setRange(0, 10);
@@ -176,18 +176,29 @@ QWidget* SetupPanel::buildData() {
 QWidget* SetupPanel::buildTraining() {
     auto* box = new QGroupBox(tr("Training"));
     auto* f = form(box);
+    // The training settings that need a reset: label, range and help from the engine's field list.
+    const QList<gui::FieldSpec> fields = gui::trainFields();
+    const auto spec = [&](const char* name) {
+        for (const auto& field : fields)
+            if (field.name == QLatin1String(name)) return field;
+        return gui::FieldSpec{};
+    };
+    const auto spin = [&](QSpinBox*& box, const char* name) {
+        const gui::FieldSpec field = spec(name);
+        box = new QSpinBox;
+        box->setRange(static_cast<int>(field.min), static_cast<int>(std::min<double>(field.max, INT_MAX)));
+        box->setToolTip(field.help);
+        f->addRow(field.label, box);
+    };
+    const gui::FieldSpec optimizer = spec("optimizer");
     m_optimizer = new QComboBox;
-    m_optimizer->addItems(gui::optimizerNames());
-    f->addRow(tr("Optimizer"), m_optimizer);
-    m_batch = new QSpinBox;
-    m_batch->setRange(1, 1'000'000);
-    f->addRow(tr("Batch size"), m_batch);
-    m_accumulation = new QSpinBox;
-    m_accumulation->setRange(1, 1024);
-    m_accumulation->setToolTip(tr("Micro-batches whose gradients are added before one optimizer step."));
-    f->addRow(tr("Accumulation"), m_accumulation);
+    m_optimizer->addItems(optimizer.choices);
+    m_optimizer->setToolTip(optimizer.help);
+    f->addRow(optimizer.label, m_optimizer);
+    spin(m_batch, "batch");
+    spin(m_accumulation, "accumulation");
     m_steps = new QSpinBox;
-    m_steps->setRange(1, 100'000'000);
+    m_steps->setRange(1, static_cast<int>(std::min<long long>(gui::maxSteps(), INT_MAX)));
     m_steps->setGroupSeparatorShown(true);
     f->addRow(tr("Steps"), m_steps);
     m_seed = new QSpinBox;
@@ -199,7 +210,7 @@ QWidget* SetupPanel::buildTraining() {
     m_recordEvery->setToolTip(tr("The CSV export keeps every n-th step (1 = all); the charts show every step."));
     f->addRow(tr("Export every"), m_recordEvery);
     m_device = new QComboBox;
-    m_device->addItems({QStringLiteral("cpu"), QStringLiteral("auto"), QStringLiteral("cuda")});
+    m_device->addItems(gui::deviceNames());
     m_device->setToolTip(tr("cpu: Eigen on the CPU with exact emulation of the formats; cuda: the GPU; "
                             "auto: the GPU where one can be used."));
     f->addRow(tr("Device"), m_device);
@@ -217,7 +228,7 @@ void SetupPanel::dataKindChanged() {
     d.kind = gui::datasetFrom(m_dataKind->currentText());
     d.classes = m_classes->value();
     const auto [features, outputs] = gui::datasetShape(d);
-    m_classes->setEnabled(d.kind == mpx::DatasetKind::spirals || d.kind == mpx::DatasetKind::blobs);
+    m_classes->setEnabled(gui::datasetHasClasses(d.kind));
     if (auto sizes = gui::parseModelSizes(m_sizes->text()); sizes && features > 0) {
         sizes->front() = features;
         sizes->back() = outputs;
@@ -256,14 +267,14 @@ void SetupPanel::setConfig(const mpx::SessionConfig& c) {
     m_keepOutput->setChecked(c.model.keep_output_fp32);
     m_dataKind->setCurrentText(gui::toText(c.data.kind));
     m_classes->setValue(c.data.classes);
-    m_classes->setEnabled(c.data.kind == mpx::DatasetKind::spirals || c.data.kind == mpx::DatasetKind::blobs);
+    m_classes->setEnabled(gui::datasetHasClasses(c.data.kind));
     m_nTrain->setValue(c.data.n_train);
     m_noise->setValue(c.data.noise);
     m_inputScale->setValue(c.data.input_scale);
     m_optimizer->setCurrentText(gui::toText(c.train.optimizer));
     m_batch->setValue(c.train.batch);
     m_accumulation->setValue(c.train.accumulation);
-    m_steps->setValue(static_cast<int>(std::min<long long>(c.steps, 100'000'000)));
+    m_steps->setValue(static_cast<int>(std::min<long long>(c.steps, m_steps->maximum())));
     m_seed->setValue(static_cast<int>(std::min<std::uint64_t>(c.seed, INT_MAX)));
     m_recordEvery->setValue(c.record_every);
     m_device->setCurrentText(QString::fromStdString(c.device));

@@ -1,6 +1,7 @@
 // Configuration flags → SessionConfig, and device choice.
 #include "cli_common.hpp"
 
+#include "engine/device_choice.hpp"
 #include "engine/error.hpp"
 #ifdef MPX_HAVE_CUDA
 #include "cuda/cuda_backend.hpp"
@@ -25,8 +26,9 @@ SessionConfig build_config(const ConfigFlags& f) {
     text(f.model, "--model", "model.sizes", "2-64-64-2");
     text(f.dataset, "--dataset", "data.kind", "spirals");
     if (f.steps != ConfigFlags::steps_not_given) {
-        if (f.steps < 1 || f.steps > 100'000'000)
-            throw ConfigError("--steps", "must be between 1 and 100,000,000 (got " + std::to_string(f.steps) + ")");
+        if (f.steps < 1 || f.steps > k_max_steps)
+            throw ConfigError("--steps", "must be between 1 and " + std::to_string(k_max_steps) + " (got " +
+                                             std::to_string(f.steps) + ")");
         sets.push_back("steps=" + std::to_string(f.steps));
     }
     if (f.seed) {
@@ -41,25 +43,19 @@ SessionConfig build_config(const ConfigFlags& f) {
 }
 
 BackendFactory backend_for(const std::string& device, std::string& device_name, std::string& note) {
-    const auto cpu = [] { return make_cpu_backend(); };
-    if (device == "cpu") {
-        device_name = "CPU (Eigen)";
-        return cpu;
-    }
 #ifdef MPX_HAVE_CUDA
     const cuda::DeviceProbe p = cuda::probe_device();
-    if (p.usable) {
-        device_name = p.name;
-        return [] { return cuda::make_cuda_backend(); };
-    }
-    const std::string why = p.reason;
+    const GpuProbe gpu{p.usable, p.name, p.reason};
 #else
-    const std::string why = "this build has no CUDA support (built without nvcc)";
+    const GpuProbe gpu = probe_without_cuda();
 #endif
-    if (device == "cuda") throw DeviceError("cannot train on the GPU: " + why + "; use --device cpu");
-    device_name = "CPU (Eigen)";
-    note = "training on the CPU: " + why;
-    return cpu;
+    const DeviceChoice c = choose_device(device, gpu, "--device");
+    device_name = c.name;
+    note = c.fallback;  // a GPU left unused on "cpu" is the user's choice: not worth a line here
+#ifdef MPX_HAVE_CUDA
+    if (c.gpu) return [] { return cuda::make_cuda_backend(); };
+#endif
+    return [] { return make_cpu_backend(); };
 }
 
 }  // namespace mpx::cli

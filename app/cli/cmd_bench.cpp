@@ -9,6 +9,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "engine/device_choice.hpp"
 #include "engine/error.hpp"
 #include "engine/text.hpp"
 
@@ -43,10 +44,10 @@ SessionConfig bench_config(const BenchOptions& o, const std::string& run) {
     c.data.n_train = std::max(2048, o.batch * 2);
     c.data.n_test = 0;
     c.train.batch = o.batch;
-    c.train.optimizer = o.optimizer == "sgd" ? OptimizerKind::sgd : OptimizerKind::adam;
+    c.train.optimizer = enum_parse<OptimizerKind>(o.optimizer).value_or(OptimizerKind::adam);
     c.train.lr = 1e-3;
     c.runs = {run};
-    c.steps = 100'000'000;
+    c.steps = k_max_steps;
     c.device = o.device;
     return c;
 }
@@ -100,8 +101,11 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("--precision", o->precision, "Runs, e.g. fp32,tf32,amp-fp16,amp-bf16");
     cmd->add_flag("--csv", o->csv, "CSV: model,batch,precision,device,steps_per_s");
     cmd->add_option("--seconds", o->seconds, "Measuring time per precision (default 1)");
-    cmd->add_option("--device", o->device, "cpu, cuda or auto");
-    cmd->add_option("--optimizer", o->optimizer, "adam or sgd")->check(CLI::IsMember({"adam", "sgd"}));
+    cmd->add_option("--device", o->device, "Device: " + enum_choices<DeviceSetting>());
+    std::vector<std::string> optimizers;
+    for (const auto& e : optimizer_names) optimizers.emplace_back(e.name);
+    cmd->add_option("--optimizer", o->optimizer, "Optimizer: " + enum_choices<OptimizerKind>())
+        ->check(CLI::IsMember(optimizers));
     cmd->callback([o] {
         try {
             run_bench(*o);

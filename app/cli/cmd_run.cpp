@@ -10,6 +10,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "engine/device_choice.hpp"
 #include "engine/error.hpp"
 #include "engine/export.hpp"
 #include "engine/text.hpp"
@@ -40,8 +41,7 @@ struct Summary {
 ScalerConfig snippet_scaler(const SessionConfig& cfg, const std::string& framework) {
     std::optional<ScalerConfig> first_dynamic;
     for (const auto& label : cfg.runs) {
-        ScalerConfig s;
-        resolve_run(label, cfg, s);
+        const ScalerConfig s = resolve_run(label, cfg.scaler, cfg.scaler_overrides).scaler;
         if (s.preset == framework) return s;
         if (s.kind == ScalerKind::dynamic && !first_dynamic) first_dynamic = s;
     }
@@ -55,15 +55,10 @@ int run_run(const RunOptions& o) {
         return 0;
     }
     if (!o.snippet.empty()) {
-        const std::pair<const char*, Framework> names[] = {
-            {"pytorch", Framework::pytorch}, {"apex", Framework::apex}, {"deepspeed", Framework::deepspeed},
-            {"keras", Framework::keras}, {"megatron", Framework::megatron}};
-        for (const auto& [n, fw] : names)
-            if (o.snippet == n) {
-                std::cout << framework_snippet(snippet_scaler(cfg, n), fw) << "\n";
-                return 0;
-            }
-        throw ConfigError("--snippet", "choose pytorch, apex, deepspeed, keras or megatron");
+        const auto fw = parse_framework(o.snippet);
+        if (!fw) throw ConfigError("--snippet", "choose " + enum_choices<Framework>());
+        std::cout << framework_snippet(snippet_scaler(cfg, o.snippet), *fw) << "\n";
+        return 0;
     }
     std::string device_name, note;
     BackendFactory factory = backend_for(cfg.device, device_name, note);
@@ -165,10 +160,10 @@ void add_config_flags(CLI::App* cmd, ConfigFlags& f) {
     cmd->add_option("--precision", f.precision, "Runs to compare, e.g. fp32,amp-fp16,amp-bf16");
     cmd->add_option("--scaler", f.scaler, "Scaler preset for dynamic runs (pytorch, deepspeed, ...)");
     cmd->add_option("--model", f.model, "Layer sizes, e.g. 2-64-64-2");
-    cmd->add_option("--dataset", f.dataset, "spirals, moons, circles, xor, blobs, sine, digits");
+    cmd->add_option("--dataset", f.dataset, "Data set: " + enum_choices<DatasetKind>());
     cmd->add_option("--steps", f.steps, "Number of steps");
     cmd->add_option("--seed", f.seed, "Seed for data, weights and batch order");
-    cmd->add_option("--device", f.device, "cpu, cuda or auto");
+    cmd->add_option("--device", f.device, "Device: " + enum_choices<DeviceSetting>());
 }
 
 void add_run_command(CLI::App& app) {
@@ -176,7 +171,8 @@ void add_run_command(CLI::App& app) {
     auto o = std::make_shared<RunOptions>();
     add_config_flags(cmd, o->flags);
     cmd->add_option("--csv", o->csv, "Write every recorded step to this CSV (sidecar beside it)");
-    cmd->add_option("--snippet", o->snippet, "Print the scaler settings for pytorch|apex|deepspeed|keras|megatron and exit");
+    cmd->add_option("--snippet", o->snippet,
+                    "Print the scaler settings for a framework (" + enum_choices<Framework>() + ") and exit");
     cmd->add_option("--save-state", o->save_state, "After the last step, save everything needed to resume (JSON)");
     cmd->add_option("--resume", o->resume, "Continue a saved state up to its step count (--steps raises it)");
     cmd->add_flag("--print-config", o->print_config, "Print the resolved configuration as JSON and exit");

@@ -1,13 +1,15 @@
 // config_bridge: engine configuration calls wrapped so that every failure becomes a message.
 #include "app/gui/config_bridge.hpp"
 
-#include <QDir>
+#include <QCoreApplication>
 #include <QFile>
-#include <QTextStream>
-#include <set>
+#include <cmath>
+#include <limits>
 
+#include "engine/device_choice.hpp"
 #include "engine/error.hpp"
 #include "engine/export.hpp"
+#include "engine/field_table.hpp"
 #ifdef MPX_HAVE_CUDA
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device.hpp"
@@ -29,36 +31,19 @@ ConfigResult guarded(F&& f) {
     return r;
 }
 
-template <class E, std::size_t N>
-E fromText(const QString& s, const E (&values)[N], E fallback) {
-    for (E v : values)
-        if (toText(v) == s) return v;
-    return fallback;
+// The choices of an enum, in its table's order.
+template <class E>
+QStringList namesOf() {
+    QStringList out;
+    for (const auto& e : names_of(E{})) out << q(e.name);
+    return out;
 }
 
-constexpr mpx::Activation k_activations[] = {mpx::Activation::relu, mpx::Activation::gelu,
-                                             mpx::Activation::tanh};
-constexpr mpx::OptimizerKind k_optimizers[] = {mpx::OptimizerKind::sgd, mpx::OptimizerKind::adam,
-                                               mpx::OptimizerKind::adamw};
-constexpr mpx::Schedule k_schedules[] = {mpx::Schedule::constant, mpx::Schedule::step,
-                                         mpx::Schedule::warmup_cosine};
-constexpr mpx::ScalerKind k_scaler_kinds[] = {mpx::ScalerKind::dynamic, mpx::ScalerKind::fixed,
-                                              mpx::ScalerKind::none};
-
-#ifndef MPX_HAVE_CUDA
-// A GPU the NVIDIA driver reports, for saying so when this build cannot use it.
-QString driverGpuName() {
-    const QDir dir(QStringLiteral("/proc/driver/nvidia/gpus"));
-    for (const QString& entry : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-        QFile f(dir.filePath(entry) + QStringLiteral("/information"));
-        if (!f.open(QIODevice::ReadOnly | QIODevice::Text)) continue;
-        QTextStream in(&f);
-        for (QString line = in.readLine(); !line.isNull(); line = in.readLine())
-            if (line.startsWith(QStringLiteral("Model:"))) return line.mid(6).trimmed();
-    }
-    return {};
+template <class E>
+E fromText(const QString& s, E fallback) {
+    return mpx::enum_parse<E>(s.toStdString()).value_or(fallback);
 }
-#endif
+
 
 }  // namespace
 
@@ -119,37 +104,13 @@ QString saveConfig(const mpx::SessionConfig& cfg, const QString& path) {
 }
 
 std::pair<int, int> datasetShape(const mpx::DatasetConfig& data) {
-    mpx::DatasetConfig small = data;
-    small.n_train = 1;
-    small.n_test = 0;
-    try {
-        const mpx::Dataset d = mpx::make_dataset(small);
-        return {d.features, d.outputs};
-    } catch (const std::exception&) {
-        return {0, 0};
-    }
+    const mpx::DatasetShape shape = mpx::dataset_shape(data);
+    return {shape.features, shape.outputs};
 }
 
 QString checkConfig(const mpx::SessionConfig& cfg) {
     try {
-        mpx::validate(cfg);
-        const auto [features, outputs] = datasetShape(cfg.data);
-        const QString kind = toText(cfg.data.kind);
-        if (cfg.model.sizes.front() != features)
-            return QStringLiteral("model.sizes: the input size is %1 but data set '%2' has %3 features; "
-                                  "start the layer sizes with %3")
-                .arg(cfg.model.sizes.front()).arg(kind).arg(features);
-        if (cfg.model.sizes.back() != outputs)
-            return QStringLiteral("model.sizes: the output size is %1 but data set '%2' needs %3; "
-                                  "end the layer sizes with %3")
-                .arg(cfg.model.sizes.back()).arg(kind).arg(outputs);
-        std::set<std::string> labels;
-        for (const auto& r : cfg.runs) {
-            mpx::ScalerConfig s;
-            const mpx::RunInfo info = mpx::resolve_run(r, cfg, s);
-            if (!labels.insert(info.label).second)
-                return QStringLiteral("runs: run '%1' appears twice").arg(QString::fromStdString(info.label));
-        }
+        mpx::validate(cfg);  // the checks a Session makes before it trains
     } catch (const std::exception& e) {
         return QString::fromStdString(e.what());
     }
@@ -165,12 +126,22 @@ QStringList standardRuns() {
 
 QString checkRunLabel(const QString& label) {
     try {
-        const mpx::RunSpec spec = mpx::parse_run_spec(label.toStdString(), "runs");
-        if (spec.scaler_preset) mpx::scaler_preset(*spec.scaler_preset);
+        mpx::resolve_run(label.toStdString(), mpx::scaler_preset("pytorch"), nlohmann::json::object());
     } catch (const std::exception& e) {
         return QString::fromStdString(e.what());
     }
     return {};
+}
+
+QString runModeHelp(const QString& label, bool* bf16) {
+    try {
+        const mpx::RunSpec spec = mpx::parse_run_spec(label.toStdString(), "runs");
+        if (bf16) *bf16 = mpx::uses_low_precision(spec.mode) && spec.low == mpx::Format::bf16;
+        return QCoreApplication::translate("mpx", std::string(mpx::mode_help(spec.mode)).c_str());
+    } catch (const std::exception&) {
+        if (bf16) *bf16 = false;
+        return {};
+    }
 }
 
 QStringList scalerPresetNames() {
@@ -205,51 +176,71 @@ QString checkScaler(const mpx::ScalerConfig& s) {
     return {};
 }
 
-QStringList scalerEnumFields() {
-    return {QStringLiteral("hysteresis_reset"), QStringLiteral("growth_count"), QStringLiteral("at_min"),
-            QStringLiteral("scale_storage"), QStringLiteral("non_finite_growth"),
-            QStringLiteral("hysteresis_decrement")};
+namespace {
+template <class S>
+QList<FieldSpec> specs(std::span<const mpx::Field<S>> fields) {
+    QList<FieldSpec> out;
+    for (const auto& f : fields) {
+        FieldSpec r;
+        r.name = q(f.name);
+        r.label = QCoreApplication::translate("mpx", std::string(f.label).c_str());
+        r.help = QCoreApplication::translate("mpx", std::string(f.help).c_str());
+        r.kind = f.kind;
+        // Controls check closed ranges: an open bound moves to the next double inward, and a number
+        // that must be finite gets the largest finite maximum.
+        r.min = f.min_open ? std::nextafter(f.min, HUGE_VAL) : f.min;
+        r.max = f.max_open ? std::nextafter(f.max, -HUGE_VAL) : f.max;
+        if (std::isinf(r.max) && !(f.nullable && std::isinf(f.none))) r.max = std::numeric_limits<double>::max();
+        r.nullable = f.nullable;
+        r.none = f.none;
+        if (f.choices)
+            for (auto c : f.choices()) r.choices << q(c);
+        r.live = f.apply == mpx::Apply::live;
+        out << r;
+    }
+    return out;
 }
 
-QStringList scalerEnumChoices(const QString& field) {
-    using namespace mpx;
-    if (field == QLatin1String("hysteresis_reset"))
-        return {q(to_string(HysteresisReset::on_growth)), q(to_string(HysteresisReset::on_clean_step))};
-    if (field == QLatin1String("growth_count"))
-        return {q(to_string(GrowthCount::consecutive)), q(to_string(GrowthCount::since_last_overflow)),
-                q(to_string(GrowthCount::stable_interval))};
-    if (field == QLatin1String("at_min")) return {q(to_string(AtMin::clamp)), q(to_string(AtMin::error))};
-    if (field == QLatin1String("scale_storage"))
-        return {q(to_string(ScaleStorage::fp32)), q(to_string(ScaleStorage::fp64))};
-    if (field == QLatin1String("non_finite_growth"))
-        return {q(to_string(NonFiniteGrowth::refuse)), q(to_string(NonFiniteGrowth::apply))};
-    if (field == QLatin1String("hysteresis_decrement"))
-        return {q(to_string(HysteresisDecrement::stop_at_one)), q(to_string(HysteresisDecrement::always))};
+template <class S>
+const mpx::Field<S>* fieldNamed(std::span<const mpx::Field<S>> fields, const QString& name) {
+    return mpx::find_field(fields, name.toStdString());
+}
+template <class S>
+double numberOf(std::span<const mpx::Field<S>> fields, const S& s, const QString& name) {
+    const auto* f = fieldNamed(fields, name);
+    return f && f->number ? f->number(s) : 0.0;
+}
+template <class S>
+void setNumberOf(std::span<const mpx::Field<S>> fields, S& s, const QString& name, double v) {
+    if (const auto* f = fieldNamed(fields, name); f && f->set_number) f->set_number(s, v);
+}
+template <class S>
+QString choiceOf(std::span<const mpx::Field<S>> fields, const S& s, const QString& name) {
+    const auto* f = fieldNamed(fields, name);
+    return f && f->name_of ? q(f->name_of(s)) : QString();
+}
+template <class S>
+void setChoiceOf(std::span<const mpx::Field<S>> fields, S& s, const QString& name, const QString& v) {
+    if (const auto* f = fieldNamed(fields, name); f && f->set_name) f->set_name(s, v.toStdString());
+}
+}  // namespace
+
+QList<FieldSpec> scalerFields() { return specs(mpx::scaler_fields()); }
+QList<FieldSpec> trainFields() { return specs(mpx::train_fields()); }
+QString scalerFieldHelp(const QString& name) {
+    for (const FieldSpec& f : scalerFields())
+        if (f.name == name) return f.help;
     return {};
 }
-
-QString scalerEnumValue(const mpx::ScalerConfig& s, const QString& field) {
-    using namespace mpx;
-    if (field == QLatin1String("hysteresis_reset")) return q(to_string(s.hysteresis_reset));
-    if (field == QLatin1String("growth_count")) return q(to_string(s.growth_count));
-    if (field == QLatin1String("at_min")) return q(to_string(s.at_min));
-    if (field == QLatin1String("scale_storage")) return q(to_string(s.scale_storage));
-    if (field == QLatin1String("non_finite_growth")) return q(to_string(s.non_finite_growth));
-    if (field == QLatin1String("hysteresis_decrement")) return q(to_string(s.hysteresis_decrement));
-    return {};
-}
-
-void setScalerEnumValue(mpx::ScalerConfig& s, const QString& field, const QString& value) {
-    using namespace mpx;
-    const std::string v = value.toStdString();
-    if (field == QLatin1String("hysteresis_reset")) s.hysteresis_reset = parse_hysteresis_reset(v).value_or(s.hysteresis_reset);
-    if (field == QLatin1String("growth_count")) s.growth_count = parse_growth_count(v).value_or(s.growth_count);
-    if (field == QLatin1String("at_min")) s.at_min = parse_at_min(v).value_or(s.at_min);
-    if (field == QLatin1String("scale_storage")) s.scale_storage = parse_scale_storage(v).value_or(s.scale_storage);
-    if (field == QLatin1String("non_finite_growth")) s.non_finite_growth = parse_non_finite_growth(v).value_or(s.non_finite_growth);
-    if (field == QLatin1String("hysteresis_decrement"))
-        s.hysteresis_decrement = parse_hysteresis_decrement(v).value_or(s.hysteresis_decrement);
-}
+double fieldNumber(const mpx::ScalerConfig& s, const QString& n) { return numberOf(mpx::scaler_fields(), s, n); }
+double fieldNumber(const mpx::TrainConfig& t, const QString& n) { return numberOf(mpx::train_fields(), t, n); }
+void setFieldNumber(mpx::ScalerConfig& s, const QString& n, double v) { setNumberOf(mpx::scaler_fields(), s, n, v); }
+void setFieldNumber(mpx::TrainConfig& t, const QString& n, double v) { setNumberOf(mpx::train_fields(), t, n, v); }
+QString fieldChoice(const mpx::ScalerConfig& s, const QString& n) { return choiceOf(mpx::scaler_fields(), s, n); }
+QString fieldChoice(const mpx::TrainConfig& t, const QString& n) { return choiceOf(mpx::train_fields(), t, n); }
+void setFieldChoice(mpx::ScalerConfig& s, const QString& n, const QString& v) { setChoiceOf(mpx::scaler_fields(), s, n, v); }
+void setFieldChoice(mpx::TrainConfig& t, const QString& n, const QString& v) { setChoiceOf(mpx::train_fields(), t, n, v); }
+long long maxSteps() { return mpx::k_max_steps; }
 
 QStringList frameworkNames() {
     return {QStringLiteral("PyTorch"), QStringLiteral("Apex"), QStringLiteral("DeepSpeed"),
@@ -268,43 +259,25 @@ QString frameworkSnippet(const mpx::ScalerConfig& s, int frameworkIndex) {
     }
 }
 
-QStringList activationNames() {
-    QStringList out;
-    for (auto v : k_activations) out << toText(v);
-    return out;
-}
-QStringList datasetNames() {
-    QStringList out;
-    for (auto v : mpx::all_dataset_kinds) out << toText(v);
-    return out;
-}
-QStringList optimizerNames() {
-    QStringList out;
-    for (auto v : k_optimizers) out << toText(v);
-    return out;
-}
-QStringList scheduleNames() {
-    QStringList out;
-    for (auto v : k_schedules) out << toText(v);
-    return out;
-}
-QStringList scalerKindNames() {
-    QStringList out;
-    for (auto v : k_scaler_kinds) out << toText(v);
-    return out;
-}
+QStringList activationNames() { return namesOf<mpx::Activation>(); }
+QStringList datasetNames() { return namesOf<mpx::DatasetKind>(); }
+QStringList deviceNames() { return namesOf<mpx::DeviceSetting>(); }
+bool datasetHasClasses(mpx::DatasetKind k) { return mpx::uses_classes(k); }
+int maxClasses() { return mpx::k_max_classes; }
+int maxSamples() { return mpx::k_max_samples; }
+QStringList optimizerNames() { return namesOf<mpx::OptimizerKind>(); }
+QStringList scheduleNames() { return namesOf<mpx::Schedule>(); }
+QStringList scalerKindNames() { return namesOf<mpx::ScalerKind>(); }
 QString toText(mpx::Activation v) { return q(mpx::to_string(v)); }
 QString toText(mpx::DatasetKind v) { return q(mpx::to_string(v)); }
 QString toText(mpx::OptimizerKind v) { return q(mpx::to_string(v)); }
 QString toText(mpx::Schedule v) { return q(mpx::to_string(v)); }
 QString toText(mpx::ScalerKind v) { return q(mpx::to_string(v)); }
-mpx::Activation activationFrom(const QString& s) { return fromText(s, k_activations, mpx::Activation::relu); }
-mpx::DatasetKind datasetFrom(const QString& s) {
-    return mpx::parse_dataset_kind(s.toStdString()).value_or(mpx::DatasetKind::spirals);
-}
-mpx::OptimizerKind optimizerFrom(const QString& s) { return fromText(s, k_optimizers, mpx::OptimizerKind::adam); }
-mpx::Schedule scheduleFrom(const QString& s) { return fromText(s, k_schedules, mpx::Schedule::constant); }
-mpx::ScalerKind scalerKindFrom(const QString& s) { return fromText(s, k_scaler_kinds, mpx::ScalerKind::dynamic); }
+mpx::Activation activationFrom(const QString& s) { return fromText(s, mpx::Activation::relu); }
+mpx::DatasetKind datasetFrom(const QString& s) { return fromText(s, mpx::DatasetKind::spirals); }
+mpx::OptimizerKind optimizerFrom(const QString& s) { return fromText(s, mpx::OptimizerKind::adam); }
+mpx::Schedule scheduleFrom(const QString& s) { return fromText(s, mpx::Schedule::constant); }
+mpx::ScalerKind scalerKindFrom(const QString& s) { return fromText(s, mpx::ScalerKind::dynamic); }
 
 QString modelSizesText(const std::vector<int>& sizes) {
     return QString::fromStdString(mpx::model_sizes_text(sizes));
@@ -329,36 +302,19 @@ QString memoryCategoryName(int category) {
 }
 
 mpx::BackendFactory backendFor(const std::string& device, QString& name, QString& note) {
-    name = QStringLiteral("CPU (Eigen)");
-    note.clear();
-    mpx::BackendFactory cpu = [] { return mpx::make_cpu_backend(); };
-    // Mirrors mpx-cli's backend_for; in addition, "cpu" on a machine with a GPU says so.
 #ifdef MPX_HAVE_CUDA
     const mpx::cuda::DeviceProbe p = mpx::cuda::probe_device();
-    if (device == "cpu") {
-        if (p.usable) note = QStringLiteral("GPU %1 available (set Device to cuda or auto to use it)")
-                                 .arg(QString::fromStdString(p.name));
-        return cpu;
-    }
-    if (p.usable) {
-        name = QString::fromStdString(p.name);
-        return [] { return mpx::cuda::make_cuda_backend(); };
-    }
-    const QString why = QString::fromStdString(p.reason);
+    const mpx::GpuProbe gpu{p.usable, p.name, p.reason};
 #else
-    const QString gpu = driverGpuName();
-    const QString why = gpu.isEmpty()
-        ? QStringLiteral("this build has no CUDA backend (built without nvcc)")
-        : QStringLiteral("GPU %1 found, but this build has no CUDA backend (built without nvcc)").arg(gpu);
-    if (device == "cpu") {
-        if (!gpu.isEmpty()) note = why;
-        return cpu;
-    }
+    const mpx::GpuProbe gpu = mpx::probe_without_cuda();
 #endif
-    if (device == "cuda")
-        throw mpx::DeviceError("cannot train on the GPU: " + why.toStdString() + "; set Device to cpu");
-    note = QStringLiteral("training on the CPU: ") + why;
-    return cpu;
+    const mpx::DeviceChoice c = mpx::choose_device(device, gpu, "Device");
+    name = QString::fromStdString(c.name);
+    note = QString::fromStdString(c.fallback.empty() ? c.unused_gpu : c.fallback);
+#ifdef MPX_HAVE_CUDA
+    if (c.gpu) return [] { return mpx::cuda::make_cuda_backend(); };
+#endif
+    return [] { return mpx::make_cpu_backend(); };
 }
 
 QString describeBackend(const QString& name, const QString& note) {

@@ -37,6 +37,8 @@ std::pair<int, int> datasetShape(const mpx::DatasetConfig& data);
 // Run labels offered as check boxes; any valid label ("half-fp16+deepspeed") can be added.
 QStringList standardRuns();
 QString checkRunLabel(const QString& label);  // empty when valid
+// What a run label's mode does (empty for an invalid label); `bf16` says whether it trains in BF16.
+QString runModeHelp(const QString& label, bool* bf16 = nullptr);
 
 QStringList scalerPresetNames();
 mpx::ScalerConfig scalerPreset(const QString& name);
@@ -48,12 +50,36 @@ struct PresetSource {
 };
 PresetSource scalerPresetSource(const QString& name);
 QString checkScaler(const mpx::ScalerConfig& s);
-// The scaler's enum settings by JSON field name ("hysteresis_reset", "growth_count", "at_min",
-// "scale_storage", "non_finite_growth", "hysteresis_decrement") and their choices.
-QStringList scalerEnumFields();
-QStringList scalerEnumChoices(const QString& field);
-QString scalerEnumValue(const mpx::ScalerConfig& s, const QString& field);
-void setScalerEnumValue(mpx::ScalerConfig& s, const QString& field, const QString& value);
+
+// One setting as a form row, from the engine's field lists: what the control shows and accepts.
+struct FieldSpec {
+    QString name;   // the JSON key, "growth_interval"
+    QString label;  // "Growth interval"
+    QString help;   // the tooltip
+    mpx::FieldKind kind = mpx::FieldKind::number;
+    double min = 0, max = 0;  // the closed range a control accepts (number, integer)
+    bool nullable = false;    // an empty field means `none` (e.g. no maximum)
+    double none = 0;
+    QStringList choices;      // choice fields
+    bool live = false;        // applies at the next step (else on reset)
+};
+QList<FieldSpec> scalerFields();
+QList<FieldSpec> trainFields();
+QString scalerFieldHelp(const QString& name);  // the tooltip of one scaler setting
+// A field's value by name: numbers (integer and flag fields too) and choices.
+double fieldNumber(const mpx::ScalerConfig& s, const QString& name);
+double fieldNumber(const mpx::TrainConfig& t, const QString& name);
+void setFieldNumber(mpx::ScalerConfig& s, const QString& name, double v);
+void setFieldNumber(mpx::TrainConfig& t, const QString& name, double v);
+QString fieldChoice(const mpx::ScalerConfig& s, const QString& name);
+QString fieldChoice(const mpx::TrainConfig& t, const QString& name);
+void setFieldChoice(mpx::ScalerConfig& s, const QString& name, const QString& v);
+void setFieldChoice(mpx::TrainConfig& t, const QString& name, const QString& v);
+// Limits of the reset settings, for the controls' ranges.
+long long maxSteps();
+int maxSamples();
+int maxClasses();
+bool datasetHasClasses(mpx::DatasetKind k);  // spirals and blobs: the others fix their classes
 QStringList frameworkNames();  // "PyTorch", "Apex", "DeepSpeed", "Keras", "Megatron-LM"
 QString frameworkSnippet(const mpx::ScalerConfig& s, int frameworkIndex);
 
@@ -63,6 +89,7 @@ QStringList datasetNames();
 QStringList optimizerNames();
 QStringList scheduleNames();
 QStringList scalerKindNames();
+QStringList deviceNames();  // "cpu", "auto", "cuda"
 QString toText(mpx::Activation v);
 QString toText(mpx::DatasetKind v);
 QString toText(mpx::OptimizerKind v);

@@ -75,7 +75,7 @@ void EngineWorker::publishSession(const QString& device, const QString& note) {
         d.label = QString::fromStdString(ri.label);
         d.precision = QString::fromStdString(ri.precision);
         d.mode = QString::fromStdString(ri.mode);
-        d.followsLiveScaler = !ri.explicit_scaler && mpx::default_scaler(ri.spec) == mpx::DefaultScaler::dynamic;
+        d.followsLiveScaler = ri.follows_session_scaler;
         d.hasScaler = run.scaler().config().kind != mpx::ScalerKind::none;
         info->runs.push_back(d);
     }
