@@ -19,6 +19,7 @@
 #include "engine/error.hpp"
 #ifdef MPX_HAVE_CUDA
 #include "cuda/compare/backend_compare.hpp"
+#include "cuda/compare/self_check.hpp"
 #include "cuda/device.hpp"
 #endif
 
@@ -205,6 +206,42 @@ private slots:
             QVERIFY2(!r.ok(), qPrintable(QString("fault %1 went unnoticed").arg(int(c.fault))));
             qInfo("fault %d caught: %s", int(c.fault), r.failures().front().c_str());
         }
+#endif
+    }
+
+    // The startup self-check that gates `auto`: it passes a backend that matches the CPU, fails
+    // one with a fault (with the fault in its report), and takes well under a second of ops.
+    void self_check_passes_the_cpu_and_fails_a_fault() {
+        NEED_COMPARISONS();
+#ifdef MPX_HAVE_CUDA
+        auto cpu = make_cpu_backend();
+        const SelfCheck ok = self_check(*cpu);
+        QVERIFY2(ok.passed, ok.report.c_str());
+        QVERIFY(ok.report.empty());
+        qInfo("self-check, CPU against CPU: %.3f s", ok.seconds);
+        Faulty broken(Fault::gelu_as_relu);
+        const SelfCheck bad = self_check(broken);
+        QVERIFY(!bad.passed);
+        QVERIFY2(bad.report.find("gelu") != std::string::npos, bad.report.c_str());
+#endif
+    }
+
+    // Without a usable GPU the check is not run and nothing is cached; the probe's reason stands.
+    void checked_gpu_without_a_device_keeps_the_probe_reason() {
+#ifndef MPX_HAVE_CUDA
+        QSKIP("built without the CUDA backend (no nvcc, or tests not linked with mpx_cuda)");
+#else
+        if (cuda::probe_device().usable) QSKIP("a GPU is present: this row checks the fallback");
+        QTemporaryDir home;
+        qputenv("XDG_CACHE_HOME", home.path().toUtf8());
+        const GpuProbe g = cuda::checked_gpu();
+        qunsetenv("XDG_CACHE_HOME");
+        QVERIFY(!g.usable);
+        QCOMPARE(QString::fromStdString(g.reason), QString::fromStdString(cuda::probe_device().reason));
+        QVERIFY(QDir(home.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries).isEmpty());
+        const DeviceChoice c = choose_device("auto", g, "--device");
+        QVERIFY(!c.gpu);
+        QVERIFY(QString::fromStdString(c.fallback).startsWith("training on the CPU"));
 #endif
     }
 

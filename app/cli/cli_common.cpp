@@ -5,7 +5,7 @@
 #include "engine/error.hpp"
 #ifdef MPX_HAVE_CUDA
 #include "cuda/cuda_backend.hpp"
-#include "cuda/device.hpp"
+#include "cuda/compare/self_check.hpp"
 #endif
 
 namespace mpx::cli {
@@ -44,8 +44,7 @@ SessionConfig build_config(const ConfigFlags& f) {
 
 BackendFactory backend_for(const std::string& device, std::string& device_name, std::string& note) {
 #ifdef MPX_HAVE_CUDA
-    const cuda::DeviceProbe p = cuda::probe_device();
-    const GpuProbe gpu{p.usable, p.name, p.reason};
+    const GpuProbe gpu = cuda::checked_gpu();  // the probe, then the startup self-check
 #else
     const GpuProbe gpu = probe_without_cuda();
 #endif

@@ -12,7 +12,7 @@
 #include "engine/field_table.hpp"
 #ifdef MPX_HAVE_CUDA
 #include "cuda/cuda_backend.hpp"
-#include "cuda/device.hpp"
+#include "cuda/compare/self_check.hpp"
 #endif
 
 namespace mpx::gui {
@@ -303,8 +303,7 @@ QString memoryCategoryName(int category) {
 
 mpx::BackendFactory backendFor(const std::string& device, QString& name, QString& note) {
 #ifdef MPX_HAVE_CUDA
-    const mpx::cuda::DeviceProbe p = mpx::cuda::probe_device();
-    const mpx::GpuProbe gpu{p.usable, p.name, p.reason};
+    const mpx::GpuProbe gpu = mpx::cuda::checked_gpu();  // the probe, then the startup self-check
 #else
     const mpx::GpuProbe gpu = mpx::probe_without_cuda();
 #endif

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cuda/compare/backend_compare.hpp"
+#include "cuda/compare/self_check.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device.hpp"
 
@@ -87,6 +88,13 @@ int main(int argc, char** argv) {
         }
     }
 
+    if (!cpu_only) {  // what `--device auto` runs before it trains on this GPU
+        auto dut = make_dut();
+        const compare::SelfCheck s = compare::self_check(*dut);
+        std::printf("%s startup self-check (%.3f s)\n%s", s.passed ? "PASS" : "FAIL", s.seconds,
+                    s.report.c_str());
+        g_failed += s.passed ? 0 : 1;
+    }
     for (const compare::Policy& p : compare::policies()) {
         const auto pair = [&](compare::Report (*op)(Backend&, Backend&, const compare::Policy&)) {
             return [&, op] {
