@@ -64,8 +64,14 @@ Format gemm_storage(GemmInput in) {
 
 Gemm::Gemm(cudaStream_t stream) : m_stream(stream), m_workspace(k_workspace_bytes) {
     CUBLAS_CHECK(cublasLtCreate(&m_lt));
-    CUBLAS_CHECK(cublasCreate(&m_blas));
-    CUBLAS_CHECK(cublasSetStream(m_blas, m_stream));
+    try {  // a throwing constructor runs no destructor: release what was made so far
+        CUBLAS_CHECK(cublasCreate(&m_blas));
+        CUBLAS_CHECK(cublasSetStream(m_blas, m_stream));
+    } catch (...) {
+        if (m_blas) cublasDestroy(m_blas);
+        cublasLtDestroy(m_lt);
+        throw;
+    }
 }
 
 Gemm::~Gemm() {
@@ -102,17 +108,20 @@ void Gemm::run(GemmInput in, bool trans_a, bool trans_b, int m, int n, int k, co
     const std::uint64_t ws = m_workspace.bytes();
     CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
         pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-    cublasLtMatmulHeuristicResult_t result{};
+    // The heuristic's best few algorithms in order: one Lt rejects at run time gives way to the next.
+    constexpr int k_candidates = 4;
+    cublasLtMatmulHeuristicResult_t results[k_candidates]{};
     int found = 0;
     const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(m_lt, op.h, la.h, lb.h, lc.h, lc.h,
-                                                             pref.h, 1, &result, &found);
-    if (hs == CUBLAS_STATUS_SUCCESS && found > 0) {
-        CUBLAS_CHECK(cublasLtMatmul(m_lt, op.h, &alpha, a, la.h, b, lb.h, &beta, c, lc.h, c, lc.h,
-                                    &result.algo, m_workspace.data(), m_workspace.bytes(),
-                                    m_stream));
-        return;
-    }
-    // Odd shapes or leading dimensions Lt has no kernel for: the classic API takes anything.
+                                                             pref.h, k_candidates, results, &found);
+    if (hs == CUBLAS_STATUS_SUCCESS)
+        for (int i = 0; i < found; ++i)
+            if (cublasLtMatmul(m_lt, op.h, &alpha, a, la.h, b, lb.h, &beta, c, lc.h, c, lc.h,
+                               &results[i].algo, m_workspace.data(), m_workspace.bytes(),
+                               m_stream) == CUBLAS_STATUS_SUCCESS)
+                return;
+    // Odd shapes or leading dimensions Lt has no kernel for, or every candidate refused: the
+    // classic API takes anything.
     CUBLAS_CHECK(cublasGemmEx(m_blas, op_a, op_b, m, n, k, &alpha, a, ab, lda, b, ab, ldb, &beta, c,
                               CUDA_R_32F, ldc, ct, CUBLAS_GEMM_DEFAULT));
 }

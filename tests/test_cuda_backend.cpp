@@ -17,6 +17,7 @@
 #include "cuda/cuda_backend.hpp"
 #include "engine/backend.hpp"
 #include "engine/error.hpp"
+#include "engine/session.hpp"
 #ifdef MPX_HAVE_CUDA
 #include "cuda/compare/backend_compare.hpp"
 #include "cuda/compare/self_check.hpp"
@@ -50,24 +51,34 @@ namespace {
 #define NEED_COMPARISONS() QSKIP("built without the CUDA backend, which holds the comparisons")
 #endif
 
-#ifdef MPX_HAVE_CUDA
 // The CPU backend with one fault injected, to prove the comparisons can fail (a harness that
-// passes everything would pass a broken GPU backend too).
-enum class Fault { gemm_scaled, gelu_as_relu, dropout_seed, adam_step, stats_off };
+// passes everything would pass a broken GPU backend too); with Fault::none, a CPU backend that
+// counts the calls where a GPU backend waits for the device.
+enum class Fault { none, gemm_scaled, gelu_as_relu, dropout_seed, adam_step, stats_off };
+
+// Calls of the ops at which the CUDA backend synchronises with the host (cuda_backend.cpp:
+// read_stats, download, accuracy; nothing else waits).
+struct Waits {
+    int read_stats = 0, download = 0, accuracy = 0;
+};
 
 class Faulty final : public Backend {
 public:
-    explicit Faulty(Fault f) : m_fault(f) {}
+    explicit Faulty(Fault f, Waits* waits = nullptr) : m_fault(f), m_waits(waits) {}
     std::string name() const override { return "CPU with a fault"; }
     bool is_gpu() const override { return false; }
     void begin_step() override { m_cpu->begin_step(); }
     const StepStats& read_stats() override {
+        if (m_waits) ++m_waits->read_stats;
         m_stats = m_cpu->read_stats();
         if (m_fault == Fault::stats_off) m_stats.of(Pass::forward).nonzero += 1;
         return m_stats;
     }
     void upload(std::span<const float> s, Tensor& d) override { cpu().upload(s, d); }
-    void download(const Tensor& s, std::span<float> d) override { cpu().download(s, d); }
+    void download(const Tensor& s, std::span<float> d) override {
+        if (m_waits) ++m_waits->download;
+        cpu().download(s, d);
+    }
     void copy(const Tensor& s, Tensor& d) override { cpu().copy(s, d); }
     void fill(Tensor& d, float v) override { cpu().fill(d, v); }
     void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Format c,
@@ -106,7 +117,10 @@ public:
         cpu().softmax_cross_entropy(l, y, s, d);
     }
     void mse(const Tensor& p, const Tensor& t, float s, Tensor& d) override { cpu().mse(p, t, s, d); }
-    double accuracy(const Tensor& l, std::span<const int> y) override { return cpu().accuracy(l, y); }
+    double accuracy(const Tensor& l, std::span<const int> y) override {
+        if (m_waits) ++m_waits->accuracy;
+        return cpu().accuracy(l, y);
+    }
     void unscale_and_check(const Tensor& g, float inv, Tensor& u) override {
         cpu().unscale_and_check(g, inv, u);
     }
@@ -132,10 +146,10 @@ private:
         return *m_cpu;
     }
     Fault m_fault;
+    Waits* m_waits;
     StepStats m_stats;
     std::unique_ptr<Backend> m_cpu = make_cpu_backend();  // computes on our tensors' host memory
 };
-#endif
 
 }  // namespace
 
@@ -179,6 +193,30 @@ private slots:
         const Report o = overflow_storm(cpu);
         QVERIFY2(o.ok(), o.text().c_str());
 #endif
+    }
+
+    // A training step waits for the device once: the engine reads the step record once per run and
+    // step, and downloads nothing, with clipping, accumulation, dropout and recomputation on and a
+    // step that overflows (its skip is decided by the backend). Evaluation waits apart from steps.
+    void a_training_step_waits_for_the_device_once() {
+        SessionConfig c = load_config("overflow-storm");
+        c.steps = 12;
+        c.eval_every = 0;
+        c.train.clip_norm = 1.0;
+        c.train.accumulation = 2;
+        c.model.dropout = 0.1f;
+        c.model.recompute = true;
+        Waits waits;
+        Session s(c, [&] { return std::make_unique<Faulty>(Fault::none, &waits); });
+        const Waits setup = waits;
+        long long skipped = 0;
+        for (long long i = 0; i < c.steps; ++i)
+            for (const StepRecord& r : s.step()) skipped += r.skipped;
+        const int steps = static_cast<int>(c.steps * s.run_count());
+        QVERIFY(skipped > 0);  // the backend itself skipped those optimizer steps
+        QCOMPARE(waits.read_stats - setup.read_stats, steps);
+        QCOMPARE(waits.download - setup.download, 0);
+        QCOMPARE(waits.accuracy - setup.accuracy, 0);
     }
 
     // ... and each injected fault makes its comparison fail.
