@@ -17,17 +17,19 @@
 namespace mpx {
 namespace {
 
-// Every format's facts, from the one table in format_core.hpp.
-constexpr std::array<FormatInfo, 6> k_formats{{
-    format_info(Format::fp32), format_info(Format::tf32), format_info(Format::fp16),
-    format_info(Format::bf16), format_info(Format::e4m3), format_info(Format::e5m2)}};
+// Every format's facts, from the one table in format_core.hpp, indexed by the enum's value.
+constexpr auto k_formats = [] {
+    std::array<FormatInfo, std::size(all_formats)> a{};
+    for (Format f : all_formats) a[static_cast<std::size_t>(f)] = format_info(f);
+    return a;
+}();
 
 using hd::bits_of;
 using hd::float_of;
 
 std::array<float, 65536> make_fp16_table() {
     std::array<float, 65536> t{};
-    for (std::uint32_t i = 0; i < 65536; ++i) t[i] = hd::decode_code(k_formats[2], i);
+    for (std::uint32_t i = 0; i < 65536; ++i) t[i] = hd::decode_code(format_info(Format::fp16), i);
     return t;
 }
 const std::array<float, 65536>& fp16_table() {
@@ -97,7 +99,8 @@ constexpr std::size_t k_chunk = 256;  // block size of the fast loops (fits L1 w
 bool cpu_has_f16c() { return k_has_f16c; }
 
 const FormatInfo& info(Format f) { return k_formats[static_cast<std::size_t>(f)]; }
-static_assert(k_formats[static_cast<std::size_t>(Format::e5m2)].format == Format::e5m2);
+static_assert(k_formats[static_cast<std::size_t>(Format::e5m2)].format == Format::e5m2,
+              "all_formats lists the formats in enum order");
 std::string_view to_string(Format f) { return info(f).name; }
 
 std::optional<Format> parse_format(std::string_view name) {
