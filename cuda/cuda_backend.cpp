@@ -109,6 +109,12 @@ struct CudaBackend::Impl {
 
     // Start of an op: this backend's device current (the worker thread may not have chosen it).
     void use() { CUDA_CHECK(cudaSetDevice(device)); }
+    // The host waits for the stream: the only place it does (counted).
+    void wait() {
+        ++syncs;
+        CUDA_CHECK(cudaStreamSynchronize(s()));
+    }
+    long long syncs = 0;
 
     // A GEMM operand in the layout cuBLAS is given: the tensor itself where its storage already is
     // the compute format's, else a cast into `scratch` (rounded to the compute format as the CPU's
@@ -188,6 +194,8 @@ std::size_t CudaBackend::device_total_bytes() const {
 
 int CudaBackend::compute_capability() const { return m->cc; }
 
+long long CudaBackend::host_syncs() const { return m->syncs; }
+
 void CudaBackend::require_format_support(Format f) const {
     if (f == Format::bf16 && m->cc < 80)
         throw DeviceError("BF16 needs a GPU of compute capability 8.0 or newer; " + m->name +
@@ -218,7 +226,7 @@ const StepStats& CudaBackend::read_stats() {
     m->use();
     CUDA_CHECK(cudaMemcpyAsync(m->host_record.p, m->record.data(), sizeof(StepStats),
                                cudaMemcpyDeviceToHost, m->s()));
-    CUDA_CHECK(cudaStreamSynchronize(m->s()));
+    m->wait();
     return *m->host_record.p;
 }
 
@@ -251,7 +259,7 @@ void CudaBackend::download(const Tensor& src, std::span<float> dst) {
     if (n)
         CUDA_CHECK(
             cudaMemcpyAsync(dst.data(), from, n * sizeof(float), cudaMemcpyDeviceToHost, m->s()));
-    CUDA_CHECK(cudaStreamSynchronize(m->s()));
+    m->wait();
 }
 
 void CudaBackend::copy(const Tensor& src, Tensor& dst) {
@@ -482,7 +490,7 @@ double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) 
                    static_cast<Counts*>(m->eval_counts.data()), m->s());
     CUDA_CHECK(cudaMemcpyAsync(m->host_eval_counts.p, m->eval_counts.data(), sizeof(Counts),
                                cudaMemcpyDeviceToHost, m->s()));
-    CUDA_CHECK(cudaStreamSynchronize(m->s()));
+    m->wait();
     return static_cast<double>(m->host_eval_counts.p->hits) / B;
 }
 

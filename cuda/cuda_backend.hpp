@@ -26,6 +26,9 @@ public:
     std::size_t device_free_bytes() const;
     std::size_t device_total_bytes() const;
     int compute_capability() const;  // 90 for 9.0
+    // How many times this backend has waited for the device (read_stats, download, accuracy):
+    // mpx-cuda-check reports it per training step.
+    long long host_syncs() const;
     // Throws DeviceError when this GPU cannot compute in `f` (BF16 needs compute capability 8.0).
     void require_format_support(Format f) const;
 

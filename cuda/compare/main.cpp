@@ -1,16 +1,19 @@
 // mpx-cuda-check: the CUDA backend against the CPU twin, op by op and over whole runs, with the
 // comparisons of backend_compare.hpp. Qt-free, for GPU machines that have only a compiler, CMake
 // and the CUDA toolkit. Exit status: 0 all passed, 1 a check failed, 2 no usable GPU.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "cuda/compare/backend_compare.hpp"
 #include "cuda/compare/self_check.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device.hpp"
+#include "engine/session.hpp"
 
 using namespace mpx;
 
@@ -117,6 +120,29 @@ int main(int argc, char** argv) {
         run("training tracks the CPU (" + std::to_string(steps) + " steps)",
             [&] { return compare::training_tracks(make_dut, steps); });
         run("overflow storm skips like the CPU", [&] { return compare::overflow_storm(make_dut); });
+    }
+    if (!cpu_only && !ops_only) {  // speed and waits of the default preset's runs, one at a time
+        for (const std::string& label : {"fp32", "amp-fp16", "amp-bf16"}) {
+            SessionConfig c = load_config("default");
+            c.runs = {label};
+            c.eval_every = 0;
+            c.steps = 2000;
+            std::vector<cuda::CudaBackend*> gpus;
+            Session s(c, [&] {
+                auto be = cuda::make_cuda_backend(device);
+                gpus.push_back(static_cast<cuda::CudaBackend*>(be.get()));
+                return be;
+            });
+            for (int i = 0; i < 50; ++i) s.step();  // warm-up: allocations, cuBLASLt heuristics
+            const long long syncs0 = gpus.back()->host_syncs();
+            const auto t0 = std::chrono::steady_clock::now();
+            const int n = 1000;
+            for (int i = 0; i < n; ++i) s.step();
+            const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            std::printf("note %s, 2-64-64-2 batch 256: %.1f steps/s, %.2f host waits per step\n",
+                        label.c_str(), n / sec,
+                        static_cast<double>(gpus.back()->host_syncs() - syncs0) / n);
+        }
     }
     std::printf("%s: %d check%s failed\n", g_failed ? "FAILED" : "OK", g_failed,
                 g_failed == 1 ? "" : "s");
