@@ -102,10 +102,8 @@ struct CudaBackend::Impl {
 
     cudaStream_t s() const { return stream.s; }
     StepStats* rec() { return static_cast<StepStats*>(record.data()); }
-    // The pass of the device record that ops add to now (nullptr: uncounted work).
-    Counts* counters(Pass p) {
-        return p == Pass::uncounted ? nullptr : &rec()->pass[static_cast<int>(p)];
-    }
+    // A site of the device record (Backend::site(); -1: uncounted work, nullptr).
+    Counts* counters(int site) { return site < 0 ? nullptr : &rec()->site[site]; }
 
     // Start of an op: this backend's device current (the worker thread may not have chosen it).
     void use() { CUDA_CHECK(cudaSetDevice(device)); }
@@ -242,7 +240,7 @@ void CudaBackend::upload(std::span<const float> src, Tensor& dst) {
     if (n)
         CUDA_CHECK(
             cudaMemcpyAsync(stage, src.data(), n * sizeof(float), cudaMemcpyHostToDevice, m->s()));
-    cuda::encode(stage, dst.format(), dst.data(), n, m->counters(pass()), m->s());
+    cuda::encode(stage, dst.format(), dst.data(), n, m->counters(site()), m->s());
 }
 
 void CudaBackend::download(const Tensor& src, std::span<float> dst) {
@@ -296,9 +294,10 @@ void CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor*
             "linear_forward: bias size is not out");
     require_format_support(compute);
     m->use();
-    Counts* counts = m->counters(pass());
-    const void* wa = m->operand(w, compute, m->op_a, counts);           // column-major (in, out)
-    const void* xb = m->operand(x, compute, m->op_b, counts);           // column-major (in, B)
+    Counts* counts = m->counters(site());
+    Counts* casts = m->counters(site(TensorKind::operand));
+    const void* wa = m->operand(w, compute, m->op_a, casts);            // column-major (in, out)
+    const void* xb = m->operand(x, compute, m->op_b, casts);            // column-major (in, B)
     float* acc = m->acc.get<float>(static_cast<std::size_t>(B) * out);  // column-major (out, B)
     m->gemm.run(gemm_input(compute), true, false, out, B, in, wa, in, xb, in, acc, out);
     cuda::bias_store(acc, b ? b->data() : nullptr, b ? b->format() : Format::fp32, y.data(),
@@ -373,11 +372,11 @@ void CudaBackend::linear_backward_parts(const Tensor& dy, const Tensor* x, const
     check_backward_shapes(dy, x, w, dw, db, dx);
     require_format_support(compute);
     m->use();
-    Counts* counts = m->counters(pass());
-    const void* dyb = m->operand(dy, compute, m->op_b, counts);  // column-major (out, B), cast once
+    const void* dyb = m->operand(dy, compute, m->op_b, m->counters(site(TensorKind::grad_operand)));
     if (dw) BackwardGemms::weight(*m, dyb, dy, *x, compute, round_through, *dw, db,
-                                  acc == Accumulate::add, counts);
-    if (dx) BackwardGemms::input(*m, dyb, *w, compute, dy.rows(), *dx, counts);
+                                  acc == Accumulate::add, m->counters(site(TensorKind::grad_weight)));
+    if (dx) BackwardGemms::input(*m, dyb, *w, compute, dy.rows(), *dx,
+                                 m->counters(site(TensorKind::grad_input)));
 }
 
 // ---- element-wise and per-row ops --------------------------------------------------------------
@@ -387,7 +386,7 @@ void CudaBackend::activation_forward(Activation a, const Tensor& z, Tensor& h) {
     require(z.size() == h.size(), "activation_forward: shapes differ");
     m->use();
     cuda::activation_forward(a, z.data(), z.format(), h.data(), h.format(), z.size(),
-                             m->counters(pass()), m->s());
+                             m->counters(site()), m->s());
 }
 
 void CudaBackend::activation_backward(Activation a, const Tensor& z, const Tensor& dh, Tensor& dz) {
@@ -395,7 +394,7 @@ void CudaBackend::activation_backward(Activation a, const Tensor& z, const Tenso
     require(z.size() == dh.size() && z.size() == dz.size(), "activation_backward: shapes differ");
     m->use();
     cuda::activation_backward(a, z.data(), z.format(), dh.data(), dh.format(), dz.data(),
-                              dz.format(), z.size(), m->counters(pass()), m->s());
+                              dz.format(), z.size(), m->counters(site()), m->s());
 }
 
 void CudaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
@@ -412,7 +411,7 @@ void CudaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const 
     m->use();
     cuda::layernorm_forward(x.data(), x.format(), gamma.data(), gamma.format(), beta.data(),
                             beta.format(), y.data(), y.format(), static_cast<float*>(mean.data()),
-                            static_cast<float*>(rstd.data()), B, D, m->counters(pass()), m->s());
+                            static_cast<float*>(rstd.data()), B, D, m->counters(site()), m->s());
 }
 
 void CudaBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
@@ -427,7 +426,7 @@ void CudaBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const
     require(mean.format() == Format::fp32 && rstd.format() == Format::fp32,
             "layernorm_backward: mean and rstd must be FP32");
     m->use();
-    Counts* counts = m->counters(pass());
+    Counts* counts = m->counters(site());
     float* row_sums = m->aux.get<float>(2 * static_cast<std::size_t>(B));  // (2, B)
     float* sums = m->aux2.get<float>(2 * d);                               // dγ (D), dβ (D)
     cuda::layernorm_backward(
@@ -444,7 +443,7 @@ void CudaBackend::dropout(Tensor& h, float p, std::uint64_t seed) {
     require_own(this, {&h});
     m->use();
     cuda::dropout(h.data(), h.format(), p, hd::dropout_keep_scale(p), seed, h.size(),
-                  m->counters(pass()), m->s());
+                  m->counters(site()), m->s());
 }
 
 // ---- losses ------------------------------------------------------------------------------------
@@ -461,7 +460,7 @@ void CudaBackend::softmax_cross_entropy(const Tensor& logits, std::span<const in
     float* row_loss = m->aux.get<float>(static_cast<std::size_t>(B));  // (B)
     const float inv_b = 1.0f / static_cast<float>(B);
     cuda::softmax_xent(logits.data(), logits.format(), dl, B, C, inv_b, scale, row_loss,
-                       dlogits.data(), dlogits.format(), m->counters(pass()), m->rec(), m->s());
+                       dlogits.data(), dlogits.format(), m->counters(site()), m->rec(), m->s());
 }
 
 void CudaBackend::mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) {
@@ -471,7 +470,7 @@ void CudaBackend::mse(const Tensor& pred, const Tensor& target, float scale, Ten
     const std::size_t n = pred.size();
     float* squared = m->aux.get<float>(n);  // (n)
     cuda::mse(pred.data(), pred.format(), target.data(), target.format(), n, scale, squared,
-              dpred.data(), dpred.format(), m->counters(pass()), m->rec(), m->s());
+              dpred.data(), dpred.format(), m->counters(site()), m->rec(), m->s());
 }
 
 double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) {
@@ -503,7 +502,7 @@ void CudaBackend::unscale_and_check(const Tensor& grad, float inv_scale, Tensor&
     const std::size_t n = grad.size();
     double* chunk_sums = m->aux.get<double>(unscale_chunks(n));  // (chunks)
     cuda::unscale_check(grad.data(), grad.format(), inv_scale, unscaled.data(), unscaled.format(), n,
-                        chunk_sums, m->counters(pass()), m->rec(), m->s());
+                        chunk_sums, m->counters(site()), m->rec(), m->s());
 }
 
 void CudaBackend::scale(Tensor& t, float factor) {
@@ -534,7 +533,7 @@ void CudaBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, T
     cuda::optimizer_update(k, grad.data(), grad.format(),
                            master ? static_cast<float*>(master->data()) : nullptr, working.data(),
                            working.format(), state1.data(), state2 ? state2->data() : nullptr,
-                           state1.format(), n, m->counters(pass()), m->rec(), on_inf, m->s());
+                           state1.format(), n, m->counters(site()), m->rec(), on_inf, m->s());
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {

@@ -275,7 +275,8 @@ __global__ void k_accuracy(const void* logits, Format lf, const int* labels, int
 // One thread per chunk of hd::k_sum_chunk elements: unscale, store (counted), flag inf/NaN, and the
 // chunk's sum of squares in double in element order.
 __global__ void k_unscale_check(const void* grad, Format gf, float inv_scale, void* out, Format of,
-                                std::size_t n, double* chunk_sums, Counts* counts) {
+                                std::size_t n, double* chunk_sums, Counts* counts,
+                                StepStats* record) {
     const TallyEdges edges = tally_edges(of);
     const std::size_t chunks = (n + k_sum_chunk - 1) / k_sum_chunk;
     Counts c;
@@ -290,6 +291,7 @@ __global__ void k_unscale_check(const void* grad, Format gf, float inv_scale, vo
         }
         chunk_sums[k] = ss;
     }
+    if (c.bad) atomicAdd(&record->found_bad, c.bad);  // rare: only on a step with inf/NaN
     add_counts(c, counts);
 }
 
@@ -477,7 +479,7 @@ void unscale_check(const void* grad, Format gf, float inv_scale, void* out, Form
     if (n == 0) return;
     const std::size_t chunks = unscale_chunks(n);
     k_unscale_check<<<blocks_for(chunks), k_threads, 0, stream>>>(grad, gf, inv_scale, out, of, n,
-                                                                  chunk_sums, counts);
+                                                                  chunk_sums, counts, record);
     check_launch();
     k_add_chunk_sums<<<1, 1, 0, stream>>>(chunk_sums, chunks, record);
     check_launch();

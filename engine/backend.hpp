@@ -48,9 +48,23 @@ public:
     // ---- the step record ----
     // Zeroes the record (queued behind earlier work on the GPU).
     virtual void begin_step() = 0;
-    // Where the following ops add their counts.
-    void set_pass(Pass p) { m_pass = p; }
-    Pass pass() const { return m_pass; }
+    // Where the following ops add their counts: layer `layer`, tensors of `kind`. An op that writes
+    // several kinds of tensor counts each under its own kind at that layer (linear_forward: its
+    // operand casts under `operand`; linear_backward: the dy cast, dw/db and dx under
+    // grad_operand, grad_weight and grad_input).
+    void set_site(int layer, TensorKind kind) {
+        m_layer = layer;
+        m_site = site_index(layer, kind);
+    }
+    // The following ops count nowhere (recomputation, uploads of targets, evaluation).
+    void set_uncounted() { m_site = -1; }
+    // The current site's index, -1 when uncounted; and the site of another kind at its layer.
+    int site() const { return m_site; }
+    int site(TensorKind kind) const { return m_site < 0 ? -1 : site_index(m_layer, kind); }
+    void set_site_index(int index) {  // as site() returned it (wrappers forwarding to a backend)
+        m_site = index;
+        m_layer = index < 0 ? 0 : index / k_tensor_kinds;
+    }
     // Waits for every queued op and returns the record: the one wait of a training step.
     virtual const StepStats& read_stats() = 0;
 
@@ -135,7 +149,8 @@ private:
     friend class Tensor;
     void release(Tensor& t) noexcept;
     MemoryTotals m_memory;
-    Pass m_pass = Pass::uncounted;
+    int m_layer = 0;
+    int m_site = -1;
 };
 
 // Runs one op alone and returns what it counted (tests and the GPU/CPU comparison; a wait on the
@@ -143,11 +158,11 @@ private:
 template <class Op>
 hd::Counts counted(Backend& be, Op&& op) {
     be.begin_step();
-    be.set_pass(Pass::forward);
+    be.set_site(0, TensorKind::output);
     op();
     const hd::Counts c = be.read_stats().total();
     be.begin_step();
-    be.set_pass(Pass::uncounted);
+    be.set_uncounted();
     return c;
 }
 

@@ -82,8 +82,8 @@ public:
 
     void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Format compute,
                         Tensor& y) override {
-        CMap xv = operand(x, m_a, compute, &counts());  // (B, in)
-        CMap wv = operand(w, m_b, compute, &counts());  // (out, in)
+        CMap xv = operand(x, m_a, compute, &counts(TensorKind::operand));  // (B, in)
+        CMap wv = operand(w, m_b, compute, &counts(TensorKind::operand));  // (out, in)
         sized(m_c, x.rows(), w.rows());
         m_c.noalias() = xv * wv.transpose();
         if (b) {
@@ -95,18 +95,18 @@ public:
 
     void linear_backward_input(const Tensor& dy, const Tensor& w, Format compute,
                                Tensor& dx) override {
-        backward_input(operand(dy, m_a, compute, &counts()), w, compute, dx);
+        backward_input(operand(dy, m_a, compute, &counts(TensorKind::grad_operand)), w, compute, dx);
     }
     void linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
                                 Format round_through, Tensor& dw, Tensor* db,
                                 Accumulate acc) override {
-        backward_weight(operand(dy, m_a, compute, &counts()), dy, x, compute, round_through, dw, db,
-                        acc);
+        backward_weight(operand(dy, m_a, compute, &counts(TensorKind::grad_operand)), dy, x, compute,
+                        round_through, dw, db, acc);
     }
     void linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Format compute,
                          Format round_through, Tensor& dw, Tensor* db, Accumulate acc,
                          Tensor* dx) override {
-        CMap dyv = operand(dy, m_a, compute, &counts());  // (B, out), cast once for both GEMMs
+        CMap dyv = operand(dy, m_a, compute, &counts(TensorKind::grad_operand));  // (B, out), once
         backward_weight(dyv, dy, x, compute, round_through, dw, db, acc);
         if (dx) backward_input(dyv, w, compute, *dx);
     }
@@ -180,8 +180,9 @@ public:
                 m_c(r, c) = hd::layernorm_dx(xv(r, c), dyv(r, c), g(0, c), mu[r], rs[r], D, s1, s2);
         }
         store(m_c.data(), dx);
-        accumulate_into(sums.data(), static_cast<std::size_t>(D), dgamma.format(), dgamma, acc);
-        accumulate_into(sums.data() + D, static_cast<std::size_t>(D), dbeta.format(), dbeta, acc);
+        accumulate_into(sums.data(), static_cast<std::size_t>(D), dgamma.format(), dgamma, acc, counts());
+        accumulate_into(sums.data() + D, static_cast<std::size_t>(D), dbeta.format(), dbeta, acc,
+                        counts());
     }
 
     void dropout(Tensor& h, float p, std::uint64_t seed) override {
@@ -245,6 +246,7 @@ public:
         const float* in = gv.data();
         float* out = m_c.data();
         hd::Counts& c = counts();
+        const unsigned long long bad_before = c.bad;
         const std::size_t n = grad.size();
         for (std::size_t off = 0; off < n; off += hd::k_sum_chunk) {
             const std::size_t end = std::min(n, off + hd::k_sum_chunk);
@@ -257,6 +259,7 @@ public:
             }
             m_stats.sum_squares += chunk;
         }
+        m_stats.found_bad += c.bad - bad_before;
         store(out, unscaled);
     }
 
@@ -325,17 +328,22 @@ protected:
     void raw_free(void* p) noexcept override { std::free(p); }
 
 private:
-    hd::Counts& counts() { return m_stats.of(pass()); }
+    // The current site's counts, or those of another kind at its layer; uncounted work adds to a
+    // scratch struct nobody reads.
+    hd::Counts& counts() { return at(site()); }
+    hd::Counts& counts(TensorKind kind) { return at(site(kind)); }
+    hd::Counts& at(int index) { return index < 0 ? m_uncounted : m_stats.site[index]; }
 
-    // Rounds FP32 results into the tensor's storage, counted.
-    void store(const float* src, Tensor& dst) {
-        counts() += encode_buffer(dst.format(), {src, dst.size()}, dst.data());
+    // Rounds FP32 results into the tensor's storage, counted at the current site (or `c`).
+    void store(const float* src, Tensor& dst) { store(src, dst, counts()); }
+    void store(const float* src, Tensor& dst, hd::Counts& c) {
+        c += encode_buffer(dst.format(), {src, dst.size()}, dst.data());
     }
 
     // dst (+)= values rounded through `through`, then stored in dst's format: hd::accumulate_element
     // in blocks (the same roundings, counted the same way).
-    void accumulate_into(float* values, std::size_t n, Format through, Tensor& dst, Accumulate acc) {
-        hd::Counts& c = counts();
+    void accumulate_into(float* values, std::size_t n, Format through, Tensor& dst, Accumulate acc,
+                         hd::Counts& c) {
         const bool through_first = through != Format::fp32 && through != dst.format();
         if (through_first) c += round_in_place(through, {values, n});
         if (acc == Accumulate::add) {
@@ -352,7 +360,7 @@ private:
         CMap wv = operand(w, m_b, compute, nullptr);
         sized(m_c, dyv.rows(), w.cols());
         m_c.noalias() = dyv * wv;
-        store(m_c.data(), dx);
+        store(m_c.data(), dx, counts(TensorKind::grad_input));
     }
 
     // dw (+)= dyᵀ · x through round_through; db (+)= column sums of dy as stored.
@@ -361,7 +369,7 @@ private:
         CMap xv = operand(x, m_b, compute, nullptr);  // (B, in); cast counted by the forward pass
         sized(m_c, dy.cols(), x.cols());
         m_c.noalias() = dyv.transpose() * xv;
-        accumulate_into(m_c.data(), dw.size(), round_through, dw, acc);
+        accumulate_into(m_c.data(), dw.size(), round_through, dw, acc, counts(TensorKind::grad_weight));
         if (!db) return;
         // Bias gradient: FP32 column sums of dy as stored (not cast to the compute format).
         CMap dys = narrower(compute, dy.format()) ? view(dy, m_d) : dyv;
@@ -374,7 +382,8 @@ private:
             const float* row = dys.data() + static_cast<std::size_t>(r) * out;
             for (int c = 0; c < out; ++c) sum[c] += row[c];
         }
-        accumulate_into(m_c.data(), static_cast<std::size_t>(out), round_through, *db, acc);
+        accumulate_into(m_c.data(), static_cast<std::size_t>(out), round_through, *db, acc,
+                        counts(TensorKind::grad_weight));
     }
 
     // An optimizer state's values as floats: the FP32 tensor itself, or a decoded copy.
@@ -395,6 +404,7 @@ private:
     }
 
     StepStats m_stats;
+    hd::Counts m_uncounted;
     RowMatrix m_a, m_b, m_c, m_d, m_e, m_e2, m_s1, m_s2;  // scratch, reused between ops
     std::vector<std::uint8_t> m_moved;  // optimizer_update: which weights the optimizer moved
 };

@@ -16,7 +16,8 @@ Evaluation Run::evaluate(std::span<const EvalChunk> split, LossKind loss) {
     if (failed() || split.empty()) return ev;
     Backend& be = *m_backend;
     Mlp& model = *m_model;
-    be.set_pass(Pass::uncounted);  // the roundings of an evaluation belong to no training step
+    // The roundings of an evaluation belong to no training step: the record is cleared per chunk
+    // and at the end, and the forward pass and loss ops count nowhere.
     double loss_sum = 0.0;  // Σ chunk mean × chunk rows
     long long correct = 0, rows = 0;
     for (const EvalChunk& chunk : split) {
@@ -44,6 +45,7 @@ Evaluation Run::evaluate(std::span<const EvalChunk> split, LossKind loss) {
         const auto n = static_cast<double>(chunk.rows);
         // The loss op adds the chunk's mean loss to the backend's record: read it per chunk.
         be.begin_step();
+        be.set_uncounted();
         if (loss == LossKind::cross_entropy) {
             be.softmax_cross_entropy(*logits, chunk.data.labels, 1.0f, *grad);
             correct += std::llround(be.accuracy(*logits, chunk.data.labels) * n);

@@ -12,11 +12,11 @@
 
 namespace mpx {
 
-const char* const k_csv_columns[25] = {
+const char* const k_csv_columns[26] = {
     "run", "precision", "mode", "step", "loss", "loss_scale", "found_inf", "skipped",
     "scale_event", "grad_norm", "underflow_frac", "overflow_count", "lost_update_frac", "lr",
     "mem_weights", "mem_master", "mem_grads", "mem_optimizer", "mem_activations",
-    "mem_workspace", "mem_total", "step_time_us", "wall_time_s", "eval_loss", "eval_accuracy"};
+    "mem_workspace", "mem_total", "step_time_us", "wall_time_s", "eval_loss", "eval_accuracy", "first_nonfinite"};
 
 std::string csv_header() {
     std::string s;
@@ -51,6 +51,7 @@ std::string csv_row(const StepRecord& r, const RunInfo& run) {
     add(format_number(r.wall_time_s));
     add(r.eval_loss ? format_number(*r.eval_loss) : "");  // a cell without a value is empty
     add(r.eval_accuracy ? format_number(*r.eval_accuracy) : "");
+    add(r.first_nonfinite < 0 ? std::string() : site_name(r.first_nonfinite));
     return s + "\r\n";
 }
 

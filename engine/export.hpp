@@ -14,7 +14,7 @@
 
 namespace mpx {
 
-extern const char* const k_csv_columns[25];
+extern const char* const k_csv_columns[26];
 std::string csv_header();
 std::string csv_row(const StepRecord& r, const RunInfo& run);
 

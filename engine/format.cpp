@@ -78,18 +78,20 @@ struct BlockTally {
     RoundStats stats;
     explicit BlockTally(Format f) : edges(hd::tally_edges(f)) {}
     void add_block(const float* in, const float* out, std::size_t n) {
-        std::uint32_t z = 0, o = 0, u = 0, s = 0;
+        std::uint32_t z = 0, o = 0, u = 0, s = 0, f = 0;
         for (std::size_t i = 0; i < n; ++i) {
             const hd::TallyFlags t = hd::tally_flags(edges, bits_of(in[i]), bits_of(out[i]));
             z += t.nonzero;
             o += t.overflow;
             u += t.underflow;
             s += t.subnormal;
+            f += t.nonfinite;
         }
         stats.nonzero += z;
         stats.overflow += o;
         stats.underflow += u;
         stats.subnormal += s;
+        stats.nonfinite += f;
     }
 };
 constexpr std::size_t k_chunk = 256;  // block size of the fast loops (fits L1 with its outputs)

@@ -276,15 +276,18 @@ MPX_HD inline float store_value(Format f, void* p, std::size_t i, float x) {
 // became ±inf or were saturated (overflow), non-zero values that became zero (underflow), non-zero
 // results that are subnormal, and non-zero inputs (the underflow fraction's denominator; NaN
 // counts). `changed`/`lost` are the optimizer's (weights it moved / whose working copy did not
-// show it), `bad` the inf/NaN values found by unscale-and-check, `hits` accuracy's correct rows.
+// show it), `bad` the inf/NaN values found by unscale-and-check, `hits` accuracy's correct rows,
+// `nonfinite` stored results that are inf or NaN (whatever made them so: where a step's first one
+// appears).
 struct Counts {
     unsigned long long overflow = 0, underflow = 0, subnormal = 0, nonzero = 0;
-    unsigned long long changed = 0, lost = 0, bad = 0, hits = 0;
+    unsigned long long changed = 0, lost = 0, bad = 0, hits = 0, nonfinite = 0;
     MPX_HD Counts& operator+=(const Counts& o) {
         overflow += o.overflow;
         underflow += o.underflow;
         subnormal += o.subnormal;
         nonzero += o.nonzero;
+        nonfinite += o.nonfinite;
         changed += o.changed;
         lost += o.lost;
         bad += o.bad;
@@ -313,7 +316,7 @@ MPX_HD inline TallyEdges tally_edges(Format f) {
 
 // One value rounded, as 0/1 flags (branch-free: the CPU's block loops vectorise it).
 struct TallyFlags {
-    std::uint32_t nonzero, overflow, underflow, subnormal;
+    std::uint32_t nonzero, overflow, underflow, subnormal, nonfinite;
 };
 MPX_HD inline TallyFlags tally_flags(const TallyEdges& t, std::uint32_t in_bits,
                                      std::uint32_t out_bits) {
@@ -321,7 +324,8 @@ MPX_HD inline TallyFlags tally_flags(const TallyEdges& t, std::uint32_t in_bits,
     return {static_cast<std::uint32_t>(a != 0u),
             static_cast<std::uint32_t>(a >= t.over_from) & static_cast<std::uint32_t>(a < 0x7f800000u),
             static_cast<std::uint32_t>(a != 0u) & static_cast<std::uint32_t>(b == 0u),
-            static_cast<std::uint32_t>(b != 0u) & static_cast<std::uint32_t>(b < t.min_normal)};
+            static_cast<std::uint32_t>(b != 0u) & static_cast<std::uint32_t>(b < t.min_normal),
+            static_cast<std::uint32_t>(b >= 0x7f800000u)};
 }
 
 enum class CountInputs : std::uint8_t { yes, no };
@@ -335,6 +339,7 @@ MPX_HD inline void tally(const TallyEdges& t, float in, float out, Counts& c,
     c.overflow += f.overflow;
     c.underflow += f.underflow;
     c.subnormal += f.subnormal;
+    c.nonfinite += f.nonfinite;
 }
 
 // Whether rounding a finite x overflows (becomes ±inf, NaN for E4M3, or saturates).

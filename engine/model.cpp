@@ -12,6 +12,9 @@ namespace mpx {
 void validate(const ModelConfig& m) {
     if (m.sizes.size() < 2)
         throw ConfigError("model.sizes", "needs at least an input and an output size, e.g. 2-64-2");
+    if (m.layers() > k_max_layers)
+        throw ConfigError("model.sizes", "at most " + std::to_string(k_max_layers) + " layers (got " +
+                                             std::to_string(m.layers()) + ")");
     std::int64_t params = 0;
     for (std::size_t i = 0; i < m.sizes.size(); ++i) {
         if (m.sizes[i] < 1 || m.sizes[i] > 65536)
@@ -117,8 +120,10 @@ Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, 
         l.hidden = i + 1 < L;
         const int out = cfg.sizes[static_cast<std::size_t>(i) + 1];
         m_params.push_back(make_param(be, init.w[i], p, opt));
+        m_params.back().layer = i;
         l.w = &m_params.back();
         m_params.push_back(make_param(be, init.b[i], p, opt));
+        m_params.back().layer = i;
         l.b = &m_params.back();
         const bool ln = l.hidden && cfg.layernorm;
         if (ln) {
@@ -126,8 +131,10 @@ Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, 
             // LayerNorm's affine parameters stay FP32 in every mode (autocast runs norms in FP32).
             const LayerPrecision norm{};
             m_params.push_back(make_param(be, ones, norm, opt));
+            m_params.back().layer = i;
             l.gamma = &m_params.back();
             m_params.push_back(make_param(be, zeros, norm, opt));
+            m_params.back().layer = i;
             l.beta = &m_params.back();
             l.ln_mean = be.alloc(Format::fp32, batch, 1, MemCategory::activations);
             l.ln_rstd = be.alloc(Format::fp32, batch, 1, MemCategory::activations);
@@ -150,34 +157,44 @@ Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, 
 }
 
 void Mlp::set_input(const RowMatrix& x) {
+    m_be.set_site(0, TensorKind::input);  // evaluation clears the record afterwards
     m_be.upload({x.data(), static_cast<std::size_t>(x.size())}, m_input);
+}
+
+void Mlp::at(int layer, TensorKind kind) {
+    if (m_counting) m_be.set_site(layer, kind);
+    else m_be.set_uncounted();
 }
 
 void Mlp::forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, bool recomputing) {
     Layer& l = m_layers[static_cast<std::size_t>(i)];
     const LayerPrecision& p = m_prec[static_cast<std::size_t>(i)];
     Tensor& z = l.z.empty() ? m_recompute_z : l.z;
+    at(i, TensorKind::output);
     m_be.linear_forward(x, l.w->working, &l.b->working, p.compute, z);
     if (!l.hidden) return;
     const Tensor* act_in = &z;
     if (l.gamma) {
         Tensor& y = l.y.empty() ? m_recompute_y : l.y;
+        at(i, TensorKind::normalized);
         m_be.layernorm_forward(z, l.gamma->working, l.beta->working, y, l.ln_mean, l.ln_rstd);
         act_in = &y;
     }
     if (recomputing) return;  // h is still held from the forward pass
+    at(i, TensorKind::activation);
     m_be.activation_forward(m_cfg.activation, *act_in, l.h);
     if (train && m_cfg.dropout > 0.0f) m_be.dropout(l.h, m_cfg.dropout, layer_seed(seed, i));
 }
 
 const Tensor& Mlp::forward(std::uint64_t dropout_seed, bool train, Pass pass) {
-    m_be.set_pass(pass);
+    m_counting = pass != Pass::uncounted;
     const int L = m_cfg.layers();
     for (int i = 0; i < L; ++i) forward_layer(i, layer_input(i), dropout_seed, train, false);
     return m_layers.back().z;
 }
 
 void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc) {
+    m_counting = true;
     const int L = m_cfg.layers();
     const Tensor* dz = &dlogits;  // the output layer has no activation: dz = dlogits
     for (int i = L - 1; i >= 0; --i) {
@@ -185,12 +202,14 @@ void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate
         const LayerPrecision& p = m_prec[static_cast<std::size_t>(i)];
         if (l.hidden) {
             if (l.z.empty()) {  // recompute; its roundings were counted in the forward pass
-                m_be.set_pass(Pass::uncounted);
+                m_counting = false;
                 forward_layer(i, layer_input(i), dropout_seed, true, true);
+                m_counting = true;
             }
-            m_be.set_pass(Pass::backward);
+            at(i, TensorKind::grad_output);
             if (m_cfg.dropout > 0.0f)  // same mask and scale as forward
                 m_be.dropout(l.dh, m_cfg.dropout, layer_seed(dropout_seed, i));
+            at(i, TensorKind::grad_activation);
             const Tensor& z = l.z.empty() ? m_recompute_z : l.z;
             if (l.gamma) {
                 const Tensor& y = l.y.empty() ? m_recompute_y : l.y;
@@ -204,7 +223,7 @@ void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate
         }
         const Tensor& x = layer_input(i);
         Tensor* dx = i > 0 ? &m_layers[static_cast<std::size_t>(i) - 1].dh : nullptr;
-        m_be.set_pass(Pass::backward);
+        at(i, TensorKind::grad_weight);  // the op counts dy's cast, dw/db and dx under their kinds
         m_be.linear_backward(*dz, x, l.w->working, p.compute, p.grad_through, l.w->grad,
                                    &l.b->grad, acc, dx);
     }

@@ -38,6 +38,7 @@ InitialWeights init_weights(const ModelConfig& m, std::uint64_t seed);
 // gradient itself, unscaled in place) and optimizer state in the policy's state format.
 struct Param {
     Tensor working, master, grad, grad32, state1, state2;
+    int layer = 0;  // fc1 is 0
     bool has_master() const { return !master.empty(); }
     Tensor& unscaled() { return grad32.empty() ? grad : grad32; }
 };
@@ -47,13 +48,13 @@ public:
     Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, int batch,
         const InitialWeights& init, OptimizerKind opt);
 
-    // Uploads a batch (B, features) into the input buffer; its rounding counts in the current pass.
+    // Uploads a batch (B, features) into the input buffer; its rounding counts at fc1's input.
     void set_input(const RowMatrix& x);
-    // Forward over the stored input, counted as `pass` (training: Pass::forward); returns the
-    // logits (B, outputs). `dropout_seed` fixes masks; dropout only when training.
+    // Forward over the stored input, counted at each layer's sites (Pass::uncounted: nowhere);
+    // returns the logits (B, outputs). `dropout_seed` fixes masks; dropout only when training.
     const Tensor& forward(std::uint64_t dropout_seed, bool train, Pass pass = Pass::forward);
-    // Backward from dlogits, counted as Pass::backward (recomputation uncounted: the forward pass
-    // counted it); weight gradients written (acc overwrite) or added (acc add).
+    // Backward from dlogits, counted at each layer's gradient sites (recomputation uncounted: the
+    // forward pass counted it); weight gradients written (acc overwrite) or added (acc add).
     void backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc);
 
     Tensor& dlogits() { return m_layers.back().dh; }
@@ -79,6 +80,8 @@ private:
     };
     void forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, bool recomputing);
     const Tensor& layer_input(int i) const { return i == 0 ? m_input : m_layers[i - 1].h; }
+    // The following ops count at (layer, kind), or nowhere while recomputing or evaluating.
+    void at(int layer, TensorKind kind);
 
     Backend& m_be;
     ModelConfig m_cfg;
@@ -88,6 +91,7 @@ private:
     std::vector<Layer> m_layers;
     Tensor m_input, m_target;
     Tensor m_recompute_z, m_recompute_y;  // shared workspace when recomputing
+    bool m_counting = true;               // false while recomputing or evaluating
 };
 
 }  // namespace mpx

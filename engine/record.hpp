@@ -31,6 +31,10 @@ struct StepRecord {
     // steps without one; accuracy is also empty for regression data sets.
     std::optional<double> eval_loss;      // mean loss over the split, × loss_weight as `loss`
     std::optional<double> eval_accuracy;  // fraction of the split classified correctly
+    // Where this step's first inf or NaN was stored, in the order the step writes its tensors: a
+    // site_index (engine/step_stats.hpp; site_name gives "fc2.grad_input"), -1 when none was.
+    // An index, not text: records stay trivially copyable (the app spools them as bytes).
+    std::int16_t first_nonfinite = -1;
 };
 
 }  // namespace mpx

@@ -9,6 +9,18 @@
 #include "engine/rng.hpp"
 
 namespace mpx {
+namespace {
+// The first site, in the order the step writes them, whose stored values hold an inf or NaN; -1
+// when there is none.
+std::int16_t first_nonfinite(const StepStats& st, int layers) {
+    int where = -1;
+    for_each_site_in_step_order(layers, [&](int layer, TensorKind kind) {
+        const int i = site_index(layer, kind);
+        if (where < 0 && st.site[i].nonfinite != 0) where = i;
+    });
+    return static_cast<std::int16_t>(where);
+}
+}  // namespace
 
 namespace {
 // FP32 footprint of this model and batch, measured by building it on a scratch CPU backend.
@@ -56,13 +68,13 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     Backend& be = *m_backend;
     Mlp& model = *m_model;
     be.begin_step();
+    const int model_layers = m_cfg->model.layers();
     const int accum = static_cast<int>(micro.size());
     // The factor the loss gradient carries: scale × loss weight / micro-batches (a double product
     // rounded once to FP32, as PyTorch multiplies a float loss by a float scale).
     const float loss_factor = static_cast<float>(S * m_train.loss_weight / accum);
     for (int k = 0; k < accum; ++k) {
         const Batch& b = micro[static_cast<std::size_t>(k)];
-        be.set_pass(Pass::forward);
         model.set_input(b.x);
         // One independent stream per (step, micro-batch): accumulation is at most k_max_accumulation.
         const std::uint64_t drop_seed =
@@ -70,13 +82,14 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
                                          static_cast<std::uint64_t>(k))
                 .next_u64();
         const Tensor& logits = model.forward(drop_seed, true);
+        const int last = model_layers - 1;  // the loss's gradient arrives at the output layer
         if (loss == LossKind::cross_entropy) {
-            be.set_pass(Pass::backward);
+            be.set_site(last, TensorKind::grad_output);
             be.softmax_cross_entropy(logits, b.labels, loss_factor, model.dlogits());
         } else {
-            be.set_pass(Pass::uncounted);
+            be.set_uncounted();
             be.upload({b.targets.data(), static_cast<std::size_t>(b.targets.size())}, model.target());
-            be.set_pass(Pass::backward);
+            be.set_site(last, TensorKind::grad_output);
             be.mse(logits, model.target(), loss_factor, model.dlogits());
         }
         model.backward(model.dlogits(), drop_seed, k == 0 ? Accumulate::overwrite : Accumulate::add);
@@ -85,9 +98,11 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     // Unscale: reciprocal in double, multiply in FP32 (PyTorch's unscale_), check every gradient;
     // then clipping and the optimizer, which skip on the backend's own found-inf count, so the step
     // waits for the device only once, at its end.
-    be.set_pass(Pass::update);
     const float inv_scale = static_cast<float>(1.0 / S);
-    for (Param& p : model.params()) be.unscale_and_check(p.grad, inv_scale, p.unscaled());
+    for (Param& p : model.params()) {
+        be.set_site(p.layer, TensorKind::unscaled);
+        be.unscale_and_check(p.grad, inv_scale, p.unscaled());
+    }
     if (m_train.clip_norm > 0.0)
         for (Param& p : model.params()) be.clip_to_norm(p.unscaled(), m_train.clip_norm);
     const OnInf on_inf = m_scaler.skips_on_inf() ? OnInf::skip : OnInf::apply;
@@ -100,14 +115,17 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     os.eps = static_cast<float>(m_train.eps);
     os.weight_decay = static_cast<float>(m_train.weight_decay);
     os.t = m_applied_steps + 1;  // the count this step would be, if applied
-    for (Param& p : model.params())
+    for (Param& p : model.params()) {
+        be.set_site(p.layer, TensorKind::optimizer);
         be.optimizer_update(os, p.unscaled(), p.has_master() ? &p.master : nullptr, p.working,
                             p.state1, p.state2.empty() ? nullptr : &p.state2, on_inf);
+    }
 
     const StepStats& st = be.read_stats();
-    const hd::Counts& fwd = st.of(Pass::forward);
-    const hd::Counts& bwd = st.of(Pass::backward);
-    const hd::Counts& upd = st.of(Pass::update);
+    const hd::Counts fwd = st.of(Pass::forward, model_layers);
+    const hd::Counts bwd = st.of(Pass::backward, model_layers);
+    const hd::Counts upd = st.of(Pass::update, model_layers);
+    rec.first_nonfinite = first_nonfinite(st, model_layers);
     rec.loss = st.loss_sum / accum * m_train.loss_weight;
     rec.found_inf = st.found_inf();
     rec.grad_norm = rec.found_inf ? std::numeric_limits<double>::infinity() : std::sqrt(st.sum_squares);

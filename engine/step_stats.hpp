@@ -1,45 +1,96 @@
 // What one training step counted, gathered where the ops run: every op adds its rounding counts to
 // the backend's record (on the GPU it stays on the device), and the run reads the record once per
-// step. Rule: plain data compiled for CPU and GPU alike; an op adds to the pass the run has set, so
-// the same op counts as forward, backward or update work depending on where the step calls it.
+// step. Rule: plain data compiled for CPU and GPU alike. An op adds to the site the run or model
+// has set — a layer and the kind of tensor it writes there — so the record says where each count
+// arose; a site's kind decides its pass (forward, backward, update).
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "engine/format_core.hpp"
 #include "engine/hd.hpp"
 
 namespace mpx {
 
-// Where an op's counts go. forward: activations and GEMM operand casts of the forward pass (their
+// The passes of a step. forward: activations and GEMM operand casts of the forward pass (their
 // overflows count); backward: gradient roundings (the underflow fraction is backward's underflow
 // over its non-zero inputs); update: unscaling, clipping and the optimizer (lost updates, overflow
 // of the write-back); uncounted: work whose counts the step does not report (recomputation,
-// uploads of targets).
+// uploads of targets, evaluation).
 enum class Pass : std::uint8_t { forward, backward, update, uncounted };
-inline constexpr int k_passes = 4;
+
+// What an op writes at a layer, in the order a step visits them.
+enum class TensorKind : std::uint8_t {
+    input,            // forward: the batch uploaded into the model's input format (layer 0)
+    operand,          // forward: x and w cast to the GEMM's compute format
+    output,           // forward: the linear layer's output z = x·wᵀ + b
+    normalized,       // forward: LayerNorm's output
+    activation,       // forward: the activation's output (dropout included)
+    grad_output,      // backward: the gradient arriving at the layer's output (the loss's, dropout)
+    grad_operand,     // backward: that gradient cast to the GEMM's compute format
+    grad_activation,  // backward: through the activation, and LayerNorm's backward (dγ, dβ too)
+    grad_input,       // backward: the gradient passed to the layer below
+    grad_weight,      // backward: weight and bias gradients
+    unscaled,         // update: the unscaled gradients
+    optimizer,        // update: optimizer state and the working copy's write-back
+};
+inline constexpr int k_tensor_kinds = 12;
+MPX_HD constexpr Pass pass_of(TensorKind k) {
+    return k <= TensorKind::activation  ? Pass::forward
+           : k <= TensorKind::grad_weight ? Pass::backward
+                                          : Pass::update;
+}
+const char* to_string(TensorKind k);  // "grad_input"
+
+// Sites are (layer, kind); a model has at most k_max_layers layers (ModelConfig's validate).
+inline constexpr int k_max_layers = 64;
+inline constexpr int k_sites = k_max_layers * k_tensor_kinds;
+MPX_HD constexpr int site_index(int layer, TensorKind k) {
+    return layer * k_tensor_kinds + static_cast<int>(k);
+}
+// The sites of a model of `layers` layers in the order a step writes them: forward (layer by
+// layer: input, operand casts, output, normalized, activation), then backward from the last layer
+// (grad_output, grad_activation, grad_operand, grad_weight, grad_input), then the update (per
+// layer: unscaled, optimizer). Calls f(layer, kind) for each.
+template <class F>
+void for_each_site_in_step_order(int layers, F&& f) {
+    using K = TensorKind;
+    for (int l = 0; l < layers; ++l)
+        for (K k : {K::input, K::operand, K::output, K::normalized, K::activation}) f(l, k);
+    for (int l = layers - 1; l >= 0; --l)
+        for (K k : {K::grad_output, K::grad_activation, K::grad_operand, K::grad_weight, K::grad_input})
+            f(l, k);
+    for (int l = 0; l < layers; ++l)
+        for (K k : {K::unscaled, K::optimizer}) f(l, k);
+}
+
+// "fc2.grad_input" for a site_index (layers are named fc1, fc2, ... as in selective_layers).
+std::string site_name(int index);
 
 // What optimizer_update does on a step whose gradients held inf/NaN (read from the step record):
 // skip (every loss scaler) or apply the NaN update anyway (no scaler, as plain PyTorch does).
 enum class OnInf : std::uint8_t { skip, apply };
 
 struct StepStats {
-    hd::Counts pass[k_passes];
+    hd::Counts site[k_sites];  // site_index(layer, kind)
+    unsigned long long found_bad = 0;  // inf/NaN unscaled gradients (also in their sites' `bad`)
     double loss_sum = 0.0;     // Σ of each loss op's mean loss (hd::mean_loss), in call order
     double sum_squares = 0.0;  // of the unscaled gradients, in hd::k_sum_chunk order
 
-    MPX_HD const hd::Counts& of(Pass p) const { return pass[static_cast<int>(p)]; }
-    MPX_HD hd::Counts& of(Pass p) { return pass[static_cast<int>(p)]; }
-    // Any unscaled gradient was inf or NaN.
-    MPX_HD bool found_inf() const {
-        unsigned long long bad = 0;
-        for (const hd::Counts& c : pass) bad += c.bad;
-        return bad != 0;
+    // A pass's counts: its sites in the first `layers` layers added up.
+    MPX_HD hd::Counts of(Pass p, int layers = k_max_layers) const {
+        hd::Counts t;
+        for (int i = 0; i < layers * k_tensor_kinds; ++i)
+            if (pass_of(static_cast<TensorKind>(i % k_tensor_kinds)) == p) t += site[i];
+        return t;
     }
-    // Every pass's counts added up (an op checked in isolation).
+    // Any unscaled gradient was inf or NaN.
+    MPX_HD bool found_inf() const { return found_bad != 0; }
+    // Every site's counts added up (an op checked in isolation).
     MPX_HD hd::Counts total() const {
         hd::Counts t;
-        for (const hd::Counts& c : pass) t += c;
+        for (const hd::Counts& c : site) t += c;
         return t;
     }
 };

@@ -22,6 +22,19 @@ std::string_view to_string(MemCategory c) {
 
 std::string_view to_string(Activation a) { return a == Activation::none ? "none" : enum_name(a); }
 
+const char* to_string(TensorKind k) {
+    static constexpr const char* names[k_tensor_kinds] = {
+        "input",           "operand",         "output",       "normalized",
+        "activation",      "grad_output",     "grad_operand", "grad_activation",
+        "grad_input",      "grad_weight",     "unscaled",     "optimizer"};
+    return names[static_cast<int>(k)];
+}
+
+std::string site_name(int index) {
+    return "fc" + std::to_string(index / k_tensor_kinds + 1) + "." +
+           to_string(static_cast<TensorKind>(index % k_tensor_kinds));
+}
+
 hd::OptConsts optimizer_consts(const OptimizerStep& s) {
     hd::OptConsts k;
     k.kind = s.kind;

@@ -67,14 +67,15 @@ private slots:
         QVERIFY2(r.code == 0, qPrintable(describe(r)));
         const auto rows = read_csv(csv);
         QCOMPARE(rows.size(), 1 + 20 * 3);
-        QCOMPARE(rows[0].size(), 25);
+        QCOMPARE(rows[0].size(), 26);
         QCOMPARE(rows[0].first(), QStringLiteral("run"));
-        QCOMPARE(rows[0].mid(23), (QStringList{"eval_loss", "eval_accuracy"}));
+        QCOMPARE(rows[0].mid(23), (QStringList{"eval_loss", "eval_accuracy", "first_nonfinite"}));
         const QStringList labels{"fp32", "amp-fp16+pytorch", "amp-bf16"};
         const QStringList precisions{"fp32", "fp16", "bf16"};
         for (int i = 1; i < rows.size(); ++i) {
             const QStringList& f = rows[i];
-            QCOMPARE(f.size(), 25);
+            QCOMPARE(f.size(), 26);
+            QCOMPARE(f[25], QString());  // nothing overflowed in the default preset
             QCOMPARE(f[0], labels[(i - 1) % 3]);
             QCOMPARE(f[1], precisions[(i - 1) % 3]);
             const int step = (i - 1) / 3;

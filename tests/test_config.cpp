@@ -445,7 +445,7 @@ private slots:
                  std::string("run,precision,mode,step,loss,loss_scale,found_inf,skipped,scale_event,grad_norm,"
                              "underflow_frac,overflow_count,lost_update_frac,lr,mem_weights,mem_master,mem_grads,"
                              "mem_optimizer,mem_activations,mem_workspace,mem_total,step_time_us,wall_time_s,eval_loss,"
-                             "eval_accuracy\r\n"));
+                             "eval_accuracy,first_nonfinite\r\n"));
     }
 
     void csv_rows_parse_back_exactly() {
@@ -492,7 +492,7 @@ private slots:
         for (std::size_t i = 0; i < recs.size(); ++i) {
             const auto& f = rows[i + 1];
             const StepRecord& r = recs[i];
-            QCOMPARE(f.size(), std::size_t(25));
+            QCOMPARE(f.size(), std::size_t(26));
             QCOMPARE(f[0], info.label);
             QCOMPARE(f[1], std::string("fp16"));
             QCOMPARE(f[2], std::string("amp"));
@@ -584,7 +584,7 @@ private slots:
         QCOMPARE(side.at("seed").get<std::uint64_t>(), std::uint64_t(9));
         QCOMPARE(side.at("runs").size(), std::size_t(3));
         QCOMPARE(side.at("runs")[1].at("label").get<std::string>(), std::string("amp-fp16+deepspeed"));
-        QCOMPARE(side.at("columns").size(), std::size_t(25));
+        QCOMPARE(side.at("columns").size(), std::size_t(26));
         QVERIFY(side.contains("version") && side.contains("device"));
         write_file_atomic(sidecar_path(csv), side.dump(2));
         const SessionConfig back = config_from_sidecar(sidecar_path(csv));

@@ -25,7 +25,9 @@
 #endif
 
 using namespace mpx;
+#ifdef MPX_HAVE_CUDA
 using namespace mpx::compare;
+#endif
 
 namespace {
 
@@ -71,7 +73,7 @@ public:
     const StepStats& read_stats() override {
         if (m_waits) ++m_waits->read_stats;
         m_stats = m_cpu->read_stats();
-        if (m_fault == Fault::stats_off) m_stats.of(Pass::forward).nonzero += 1;
+        if (m_fault == Fault::stats_off) m_stats.site[0].nonzero += 1;
         return m_stats;
     }
     void upload(std::span<const float> s, Tensor& d) override { cpu().upload(s, d); }
@@ -142,7 +144,7 @@ protected:
 private:
     // The wrapped backend, counting into the pass this one is set to.
     Backend& cpu() {
-        m_cpu->set_pass(pass());
+        m_cpu->set_site_index(site());
         return *m_cpu;
     }
     Fault m_fault;

@@ -123,6 +123,40 @@ private slots:
         QCOMPARE(amp.recs[static_cast<std::size_t>(k)].loss_scale, init / std::ldexp(1.0, k));
         QVERIFY(!amp.recs[static_cast<std::size_t>(k)].skipped);
         for (const auto& r : t.at("fp32").recs) QVERIFY(!r.skipped);
+        // Where: every step with inf/NaN names the first tensor that stored one, never a clean step.
+        // Measured: the output layer's weight gradient (dyᵀ·x summed over the batch, written
+        // through FP16) on the opening skips, 4 of 5 in all; once fc1's.
+        for (std::size_t i = 0; i < amp.recs.size(); ++i) {
+            const StepRecord& r = amp.recs[i];
+            QCOMPARE(r.found_inf, r.first_nonfinite >= 0);
+            if (!r.found_inf) continue;
+            const std::string where = site_name(r.first_nonfinite);
+            if (i < static_cast<std::size_t>(k)) QCOMPARE(where, std::string("fc3.grad_weight"));
+            else QVERIFY2(where.find(".grad_") != std::string::npos, where.c_str());
+        }
+        for (const auto& r : t.at("fp32").recs) QCOMPARE(r.first_nonfinite, std::int16_t(-1));
+    }
+
+    // The first non-finite value moves with its cause: inputs too large for FP16 already overflow
+    // in autocast's cast of fc1's operands (1e5 > 65504); inputs that fit reach the gradients first.
+    void first_nonfinite_names_where_an_overflow_starts_data() {
+        QTest::addColumn<double>("input_scale");
+        QTest::addColumn<QString>("where");
+        QTest::newRow("inputs_past_fp16_max") << 1e5 << "fc1.operand";
+        QTest::newRow("inputs_that_fit") << 6e4 << "fc3.grad_weight";
+    }
+    void first_nonfinite_names_where_an_overflow_starts() {
+        QFETCH(double, input_scale);
+        QFETCH(QString, where);
+        SessionConfig c = load_config("default");
+        c.runs = {"amp-fp16"};
+        c.steps = 2;
+        c.data.input_scale = input_scale;
+        const auto t = run_config(c);
+        for (const auto& r : t.begin()->second.recs) {
+            QVERIFY(r.found_inf);
+            QCOMPARE(QString::fromStdString(site_name(r.first_nonfinite)), where);
+        }
     }
 
     // Issue 13: overflow-storm from 2^24 with a 25-step window, under both DeepSpeed rules. They see

@@ -450,7 +450,6 @@ private slots:
             const RunSpec amp{Mode::amp, Format::fp16, std::nullopt};
             Mlp mlp(*be, m, layer_precisions(amp, m.layers(), {}), 4, init_weights(m, 1), OptimizerKind::adam);
             be->begin_step();
-            be->set_pass(Pass::forward);
             mlp.set_input(RowMatrix::Constant(4, 2, 65000.0f));
             mlp.forward(0, true);
             counts[recompute][0] = be->read_stats().of(Pass::forward).overflow;

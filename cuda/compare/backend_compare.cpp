@@ -59,7 +59,7 @@ std::string name(Format f) { return std::string(to_string(f)); }
 template <class Op>
 StepStats stats_of(Backend& be, Op&& op) {
     be.begin_step();
-    be.set_pass(Pass::backward);
+    be.set_site(0, TensorKind::grad_output);
     op();
     const StepStats s = be.read_stats();
     be.begin_step();
