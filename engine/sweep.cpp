@@ -246,11 +246,41 @@ std::string explain_point(const SweepSpec& spec, std::size_t point) {
         config_arg = "default";  // the file is gone: the sets below carry the whole base
         from = load_config(config_arg);
     }
-    const nlohmann::json want = to_json(spec.base), have = to_json(from);
+    // One --set per setting that differs, as dotted keys; a different scaler preset goes first and
+    // the scaler's fields are compared with that preset's. Should that not rebuild the base exactly,
+    // whole top-level sections as JSON do.
+    const nlohmann::json want = to_json(spec.base);
     std::vector<std::string> sets;
-    for (auto it = want.begin(); it != want.end(); ++it)
-        if (!have.contains(it.key()) || have.at(it.key()) != it.value())
-            sets.push_back(it.key() + "=" + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump()));
+    SessionConfig start = from;
+    if (want.at("scaler").value("preset", "") != to_json(from).at("scaler").value("preset", "")) {
+        sets.push_back("scaler.preset=" + want.at("scaler").value("preset", ""));
+        apply_overrides(start, sets);
+    }
+    const auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    const std::function<void(const nlohmann::json&, const nlohmann::json&, const std::string&)> diff =
+        [&](const nlohmann::json& w, const nlohmann::json& h, const std::string& key) {
+            if (w.is_object() && h.is_object() && !w.empty()) {
+                for (auto it = w.begin(); it != w.end(); ++it)
+                    diff(it.value(), h.contains(it.key()) ? h.at(it.key()) : nlohmann::json(),
+                         key.empty() ? it.key() : key + "." + it.key());
+            } else if (w != h) {
+                sets.push_back(key + "=" + text(w));
+            }
+        };
+    diff(want, to_json(start), "");
+    SessionConfig rebuilt = from;
+    bool exact = false;
+    try {
+        apply_overrides(rebuilt, sets);
+        exact = to_json(rebuilt) == want;
+    } catch (const ConfigError&) {
+    }
+    if (!exact) {
+        sets.clear();
+        const nlohmann::json have = to_json(from);
+        for (auto it = want.begin(); it != want.end(); ++it)
+            if (!have.contains(it.key()) || have.at(it.key()) != it.value()) sets.push_back(it.key() + "=" + text(it.value()));
+    }
     for (const auto& a : spec.grid.assignments(point)) sets.push_back(a);
     // The line must rebuild the point exactly; say so plainly if it does not.
     SessionConfig check = from;

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "engine/error.hpp"
+#include "engine/run_plan.hpp"
 #include "engine/text.hpp"
 
 namespace mpx {
@@ -160,6 +161,17 @@ SweepGrid::SweepGrid(std::vector<GridAxis> axes, const SessionConfig& base) : m_
             throw ConfigError(a.field, "is not a numeric setting (it is " + node->dump() +
                                            "); give names to sweep it as the categorical field");
         points *= static_cast<double>(a.values.size());
+        // A run that names its preset ("amp-fp16+deepspeed") keeps its own scaler: a grid over the
+        // session's scaler that reaches no run would train the same point over and over.
+        if (a.field.rfind("scaler.", 0) == 0) {
+            bool reaches = false;
+            for (const auto& label : base.runs)
+                reaches = reaches || resolve_run(label, base.scaler, base.scaler_overrides).follows_session_scaler;
+            if (!reaches)
+                throw ConfigError(a.field, "no run follows the session's scaler (each run names its own preset or "
+                                           "has no dynamic scaler); compare runs without a +preset suffix, e.g. "
+                                           "--runs amp-fp16 --grid scaler.preset=pytorch,deepspeed");
+        }
     }
     if (numeric > 2) throw ConfigError("--grid", "at most two numeric fields (got " + std::to_string(numeric) + ")");
     if (categorical > 1)
