@@ -133,6 +133,24 @@ const std::vector<std::string>& sweep_outcome_columns() {
     return c;
 }
 
+std::optional<double> outcome_value(const SweepOutcome& o, std::string_view c) {
+    const auto n = [](long long v) { return static_cast<double>(v); };
+    if (c == "first_loss") return o.first_loss;
+    if (c == "final_loss") return o.final_loss;
+    if (c == "tail_loss") return o.tail_loss;
+    if (c == "eval_loss") return o.eval_loss;
+    if (c == "eval_accuracy") return o.eval_accuracy;
+    if (c == "skipped") return n(o.skipped);
+    if (c == "backoffs") return n(o.backoffs);
+    if (c == "growths") return n(o.growths);
+    if (c == "settled_step") return n(o.settled_step);
+    if (c == "steps_at_min_scale") return n(o.steps_at_min_scale);
+    if (c == "final_scale") return o.final_scale;
+    if (c == "diverged") return o.diverged ? 1.0 : 0.0;
+    if (c == "step_time_us") return o.step_time_us;
+    return std::nullopt;
+}
+
 std::string sweep_csv_header(const SweepGrid& grid) {
     std::string h = "point";
     for (const auto& a : grid.axes()) h += "," + csv_field(a.field);

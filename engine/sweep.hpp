@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/session.hpp"
@@ -85,6 +86,9 @@ SweepResult run_sweep(const SweepGrid& grid, const SessionConfig& base, const Sw
 
 // The CSV: point, the grid fields, run, then the outcomes (sweep_outcome_columns()).
 const std::vector<std::string>& sweep_outcome_columns();
+// An outcome by its column name as a number (diverged 0/1); nullopt where the cell is empty or the
+// name is not a column.
+std::optional<double> outcome_value(const SweepOutcome& o, std::string_view column);
 std::string sweep_csv_header(const SweepGrid& grid);
 std::string sweep_csv(const SweepGrid& grid, const SweepResult& result);
 
