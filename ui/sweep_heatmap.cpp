@@ -122,14 +122,15 @@ QRect SweepHeatmap::cellRect(std::size_t point) const {
     const int x = l.numericX >= 0 ? static_cast<int>(c[static_cast<std::size_t>(l.numericX)]) : 0;
     const int y = l.numericY >= 0 ? static_cast<int>(c[static_cast<std::size_t>(l.numericY)]) : 0;
     const int left = l.area.left() + panel * (l.panelW + l.gap);
-    const double cw = static_cast<double>(l.panelW) / l.nx;
-    if (l.numericY < 0) {  // a line chart: the cell is the column around its point
-        return QRect(static_cast<int>(left + x * cw), l.area.top(), static_cast<int>(std::ceil(cw)), l.area.height());
-    }
-    const double ch = static_cast<double>(l.area.height()) / l.ny;
+    // Edges rounded from the exact positions: neighbouring cells share an edge, no gaps.
+    const auto edge = [](int from, int length, int n, int i) {
+        return from + static_cast<int>(std::lround(static_cast<double>(length) * i / n));
+    };
+    const int x0 = edge(left, l.panelW, l.nx, x), x1 = edge(left, l.panelW, l.nx, x + 1);
+    if (l.numericY < 0) return QRect(x0, l.area.top(), x1 - x0, l.area.height());  // a line chart: the column
     const int row = l.ny - 1 - y;  // the first value at the bottom
-    return QRect(static_cast<int>(left + x * cw), static_cast<int>(l.area.top() + row * ch),
-                 static_cast<int>(std::ceil(cw)), static_cast<int>(std::ceil(ch)));
+    const int y0 = edge(l.area.top(), l.area.height(), l.ny, row), y1 = edge(l.area.top(), l.area.height(), l.ny, row + 1);
+    return QRect(x0, y0, x1 - x0, y1 - y0);
 }
 
 std::optional<std::size_t> SweepHeatmap::pointAt(QPoint pos) const {
@@ -162,7 +163,7 @@ void SweepHeatmap::paintEvent(QPaintEvent*) {
             const QRect r = cellRect(i);
             const auto v = value(i);
             if (l.numericY >= 0) {
-                p.fillRect(r.adjusted(0, 0, -1, -1), v ? colour(*v) : palette().window().color());
+                p.fillRect(r, v ? colour(*v) : palette().window().color());
             } else if (v) {
                 const auto f = [this](double x) { return m_log ? std::log10(1 + x) : x; };
                 const double t = f(m_max) > f(m_min) ? (f(*v) - f(m_min)) / (f(m_max) - f(m_min)) : 0.5;
