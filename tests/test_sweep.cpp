@@ -312,6 +312,17 @@ private slots:
         QVERIFY(!QDir(dir.path() + "/no").exists());
     }
 
+    void every_outcome_column_has_a_value() {
+        SweepOutcome o{"amp-fp16"};
+        o.eval_loss = 0.5;
+        o.eval_accuracy = 0.75;
+        o.skipped = 3;
+        for (const auto& c : sweep_outcome_columns()) QVERIFY2(outcome_value(o, c).has_value(), c.c_str());
+        QCOMPARE(*outcome_value(o, "skipped"), 3.0);
+        QCOMPARE(*outcome_value(o, "eval_accuracy"), 0.75);
+        QVERIFY(!outcome_value(o, "no_such_column"));
+    }
+
     void cli_explain_line_reproduces_a_point() {
         QTemporaryDir dir;
         const Cli s = cli({"sweep", "--config", "default", "--runs", "amp-fp16", "--steps", "40", "--set",
