@@ -57,7 +57,7 @@ int run_sweep_command(const SweepOptions_& o) {
         std::size_t missing = 0;
         const std::size_t n = merge_sweeps(o.merge.front(), parts, missing);
         std::cerr << "mpx-cli sweep: merged " << n << " points from " << parts.size() << " parts into " << o.merge.front();
-        if (missing) std::cerr << " (" << missing << " points of the grid are in no part)";
+        if (missing) std::cerr << " (" << missing << (missing == 1 ? " grid point is" : " grid points are") << " in no part)";
         std::cerr << "\n";
         return 0;
     }
