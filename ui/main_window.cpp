@@ -26,6 +26,7 @@
 #include "ui/message_bar.hpp"
 #include "ui/setup_panel.hpp"
 #include "ui/status_line.hpp"
+#include "ui/sweep_panel.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -65,6 +66,12 @@ void MainWindow::buildLayout() {
     m_tabs->addTab(scrolled(m_live), tr("Scaler && LR ● live"));
     m_tabs->setTabToolTip(0, tr("Precisions, model, data and training: changes apply when you reset."));
     m_tabs->setTabToolTip(1, tr("Loss scaler, learning rate and clipping: changes apply at the next step."));
+    m_sweep = new SweepPanel;
+    m_sweep->setBaseConfig([this] { return currentConfig(); });
+    m_tabs->setTabToolTip(m_tabs->addTab(scrolled(m_sweep), tr("Sweep")),
+                          tr("Train a grid of settings in the background; click a cell to load it here."));
+    connect(m_sweep, &SweepPanel::pointChosen, this, [this](const mpx::SessionConfig& c, const QString& origin) { applyConfig(c, origin); });
+    connect(m_sweep, &SweepPanel::progressText, this, [this](const QString& t) { statusBar()->showMessage(t, 5000); });
     auto* dock = new QDockWidget(tr("Settings"), this);
     dock->setObjectName(QStringLiteral("settingsDock"));
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);

@@ -21,6 +21,7 @@ class LivePanel;
 class MessageBar;
 class SetupPanel;
 class StatusLine;
+class SweepPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -51,6 +52,7 @@ public:
     EventLogPanel* eventLog() const { return m_log; }
     SetupPanel* setupPanel() const { return m_setup; }
     LivePanel* livePanel() const { return m_live; }
+    SweepPanel* sweepPanel() const { return m_sweep; }
     MessageBar* messages() const { return m_messages; }
     MessageBar* resetBanner() const { return m_resetBar; }
 
@@ -73,6 +75,7 @@ private:
     EventLogPanel* m_log = nullptr;
     SetupPanel* m_setup = nullptr;
     LivePanel* m_live = nullptr;
+    SweepPanel* m_sweep = nullptr;
     MessageBar* m_messages = nullptr;
     MessageBar* m_resetBar = nullptr;
     StatusLine* m_status = nullptr;

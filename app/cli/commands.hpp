@@ -12,5 +12,6 @@ void add_format_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_selftest_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 
 }  // namespace mpx::cli

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
     mpx::cli::add_run_command(app);
     mpx::cli::add_bench_command(app);
     mpx::cli::add_selftest_command(app);
+    mpx::cli::add_sweep_command(app);
     try {
         auto args = values_after_separator(argc, argv);
         std::vector<char*> ptrs;

@@ -1,0 +1,127 @@
+// The Sweep tab on the offscreen platform: a grid trains in the background while the window stays
+// live, the heatmap fills with the engine's outcomes, a clicked cell loads exactly that point into
+// the main view, Cancel keeps the finished points, and the CSV export reads back. With
+// MPX_SWEEP_SCREENSHOT=FILE.png set, one more row makes the README's screenshot.
+#include <QSignalSpy>
+#include <QDockWidget>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <fstream>
+
+#include "app/gui/engine_controller.hpp"
+#include "engine/sweep.hpp"
+#include "ui/main_window.hpp"
+#include "ui/setup_panel.hpp"
+#include "ui/sweep_heatmap.hpp"
+#include "ui/sweep_panel.hpp"
+
+using mpx::ui::MainWindow;
+using mpx::ui::SweepPanel;
+
+namespace {
+mpx::SessionConfig smallBase() {
+    mpx::SessionConfig c = mpx::load_config("default");
+    mpx::apply_overrides(c, {"data.n_train=512", "data.n_test=128", "train.batch=64", "eval_every=20"});
+    return c;
+}
+}  // namespace
+
+class TestSweepPanel : public QObject {
+    Q_OBJECT
+private slots:
+    void sweep_fills_the_heatmap_and_a_cell_loads_its_point() {
+        MainWindow w;
+        w.applyConfig(smallBase(), QStringLiteral("test"));
+        SweepPanel* p = w.sweepPanel();
+        QVERIFY(p);
+        p->setGrid("scaler.init_scale", "2^8..2^28*2^10", "scaler.growth_interval", "5,50", "pytorch,megatron");
+        p->setRuns("amp-fp16");
+        p->setSteps(40);
+        QSignalSpy done(p->job(), &mpx::gui::SweepJob::finished);
+        QCOMPARE(p->start(), QString());
+        QVERIFY(done.wait(60000));
+        QCOMPARE(done.at(0).at(0).toBool(), false);  // not cancelled
+        QCOMPARE(p->job()->points().size(), std::size_t(12));
+        // Every cell is drawn inside the map, in its own place
+        for (std::size_t i = 0; i < 12; ++i) {
+            const QRect r = p->heatmap()->cellRect(i);
+            QVERIFY(!r.isEmpty());
+            QCOMPARE(p->heatmap()->pointAt(r.center()), std::optional<std::size_t>(i));
+        }
+        // A click on point 7 loads its configuration into the main view
+        QSignalSpy chosen(p, &SweepPanel::pointChosen);
+        p->heatmap()->show();
+        emit p->heatmap()->pointClicked(7);
+        QCOMPARE(chosen.count(), 1);
+        const mpx::SessionConfig want = p->job()->pointConfig(7);
+        QCOMPARE(QString::fromStdString(mpx::to_json(w.currentConfig()).dump()),
+                 QString::fromStdString(mpx::to_json(want).dump()));
+        // ... and the point's outcomes equal that configuration trained alone
+        const auto alone = mpx::run_sweep_point(want, 7);
+        QVERIFY(alone);
+        QCOMPARE(p->job()->points()[7].runs[0].final_loss, alone->runs[0].final_loss);
+        QCOMPARE(p->job()->points()[7].runs[0].skipped, alone->runs[0].skipped);
+
+        QTemporaryDir dir;
+        QCOMPARE(p->job()->exportCsv(dir.path() + "/s.csv"), QString());
+        const auto spec = mpx::read_sweep_sidecar((dir.path() + "/s.csv").toStdString());
+        QCOMPARE(spec.grid.size(), std::size_t(12));
+    }
+
+    void cancel_keeps_finished_points() {
+        SweepPanel p;
+        p.setBaseConfig([] { return smallBase(); });
+        p.setGrid("scaler.growth_interval", "1:40:1", "", "", "");
+        p.setRuns("amp-fp16");
+        p.setSteps(300);
+        QSignalSpy progressed(p.job(), &mpx::gui::SweepJob::progressed);
+        QSignalSpy done(p.job(), &mpx::gui::SweepJob::finished);
+        QCOMPARE(p.start(), QString());
+        QVERIFY(progressed.wait(60000));  // the event loop runs while the sweep trains
+        p.cancel();
+        QVERIFY(done.count() == 1 || done.wait(60000));
+        QCOMPARE(done.at(0).at(0).toBool(), true);
+        const auto& pts = p.job()->points();
+        QVERIFY(!pts.empty() && pts.size() < 40);
+        for (std::size_t i = 1; i < pts.size(); ++i) QVERIFY(pts[i - 1].index < pts[i].index);
+    }
+
+    void bad_field_is_named() {
+        SweepPanel p;
+        p.setBaseConfig([] { return smallBase(); });
+        p.setGrid("scaler.nope", "1,2", "", "", "");
+        QVERIFY(p.start().contains("scaler.nope"));
+        QVERIFY(!p.job()->running());
+    }
+
+    void screenshot() {
+        const QString path = qEnvironmentVariable("MPX_SWEEP_SCREENSHOT");
+        if (path.isEmpty()) QSKIP("set MPX_SWEEP_SCREENSHOT=FILE.png to make the README's screenshot");
+        MainWindow w;
+        w.applyConfig(mpx::load_config("default"), QStringLiteral("default"));
+        w.show();
+        auto* tabs = w.findChild<QTabWidget*>();
+        tabs->setCurrentIndex(tabs->count() - 1);
+        if (auto* dock = tabs->parentWidget()) w.resizeDocks({qobject_cast<QDockWidget*>(dock)}, {760}, Qt::Horizontal);
+        SweepPanel* p = w.sweepPanel();
+        p->setGrid("scaler.init_scale", "2^8..2^36*2^4", "scaler.growth_interval", "2^4..2^11*2", "pytorch");
+        p->setRuns("amp-fp16");
+        p->setSteps(1000);
+        p->setOutcome("skipped");
+        QSignalSpy done(p->job(), &mpx::gui::SweepJob::finished);
+        QCOMPARE(p->start(), QString());
+        QVERIFY(done.wait(600000));
+        // Load one cell as normal runs and let it train, as a user would after clicking it
+        emit p->heatmap()->pointClicked(27);
+        w.run();
+        QTRY_VERIFY_WITH_TIMEOUT(w.engine()->step() >= 1000, 120000);
+        QTest::qWait(300);
+        QVERIFY(w.grab().save(path));
+    }
+};
+
+QTEST_MAIN(TestSweepPanel)
+#include "test_sweep_panel.moc"
