@@ -22,6 +22,7 @@
 #include "app/gui/config_bridge.hpp"
 #include "ui/charts_panel.hpp"
 #include "ui/event_log_panel.hpp"
+#include "ui/format_explorer.hpp"
 #include "ui/live_panel.hpp"
 #include "ui/message_bar.hpp"
 #include "ui/setup_panel.hpp"
@@ -158,6 +159,7 @@ void MainWindow::buildActions() {
     runMenu->addActions({m_runAction, m_stepAction, m_resetAction});
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("Reset zoom"), m_charts, &ChartsPanel::resetZoom);
+    view->addAction(tr("Format explorer…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F), this, [this] { showFormatExplorer(); });
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("Keyboard shortcuts"), this, [this] {
         QMessageBox::information(this, tr("Keyboard shortcuts"),
@@ -304,6 +306,19 @@ void MainWindow::exportCsv(const QString& path) { m_engine->exportCsv(path); }
 bool MainWindow::exportChartsPng(const QString& path) { return m_charts->grab().save(path, "PNG"); }
 
 bool MainWindow::saveScreenshot(const QString& path) { return grab().save(path, "PNG"); }
+
+FormatExplorer* MainWindow::showFormatExplorer(const QString& value) {
+    if (!m_explorer) {
+        m_explorer = new FormatExplorer(this);
+        m_explorer->setWindowFlag(Qt::Window);
+        m_explorer->resize(1450, 620);
+    }
+    if (!value.isEmpty()) m_explorer->setText(value);
+    m_explorer->show();
+    m_explorer->raise();
+    m_explorer->activateWindow();
+    return m_explorer;
+}
 
 void MainWindow::updatePendingReset() {
     const auto session = m_store->session();

@@ -17,6 +17,7 @@ namespace mpx::ui {
 
 class ChartsPanel;
 class EventLogPanel;
+class FormatExplorer;
 class LivePanel;
 class MessageBar;
 class SetupPanel;
@@ -44,6 +45,8 @@ public:
     void exportCsv(const QString& path);
     bool exportChartsPng(const QString& path);
     bool saveScreenshot(const QString& path);
+    // The format explorer window (made on first use), showing `value` when one is given.
+    FormatExplorer* showFormatExplorer(const QString& value = {});
 
     gui::EngineController* engine() const { return m_engine; }
     gui::RecordStore* store() const { return m_store; }
@@ -79,6 +82,7 @@ private:
     QSplitter* m_split = nullptr;
     QTabWidget* m_tabs = nullptr;
     QComboBox* m_presets = nullptr;
+    FormatExplorer* m_explorer = nullptr;
     QAction *m_runAction = nullptr, *m_stepAction = nullptr, *m_resetAction = nullptr;
 };
 
