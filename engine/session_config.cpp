@@ -69,6 +69,7 @@ nlohmann::json to_json(const SessionConfig& c) {
     nlohmann::json j;
     j["name"] = c.name;
     j["description"] = c.description;
+    if (!c.lesson.empty()) j["lesson"] = c.lesson;
     j["runs"] = c.runs;
     j["steps"] = c.steps;
     j["seed"] = c.seed;
@@ -122,6 +123,7 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
     JsonReader r(j, "");
     r.get("name", c.name);
     r.get("description", c.description);
+    r.get("lesson", c.lesson);
     if (r.has("runs")) c.runs = string_list(r, "runs");
     r.get("steps", c.steps);
     r.get("seed", c.seed);

@@ -24,6 +24,9 @@ inline constexpr std::size_t k_max_runs = 16;
 struct SessionConfig {
     std::string name = "default";
     std::string description;
+    // A teaching preset's guided text (ui/lesson_panel.*): {chart:KEY} names a chart, {explorer:VALUE}
+    // opens the format explorer. Empty for other configurations.
+    std::string lesson;
     std::vector<std::string> runs{"fp32", "amp-fp16", "amp-bf16"};
     long long steps = 1000;
     std::uint64_t seed = 1;           // weights, batch order, dropout

@@ -3,6 +3,7 @@
 #include "ui/charts_panel.hpp"
 
 #include <QCheckBox>
+#include <QGraphicsDropShadowEffect>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -257,8 +258,26 @@ void ChartsPanel::updateTitles() {
             else if (m_store->steps() > 0 && !any) title = tr("%1 · none for this data set").arg(title);
             else title = tr("%1 · every %2 steps").arg(title).arg(session->config.eval_every);
         }
+        if (highlighted(c.id)) title = QStringLiteral("<span style='color:#d35400'>★</span> ") + title;
         if (title != m_titles[static_cast<int>(c.id)]) plot(c.id)->setTitle(m_titles[static_cast<int>(c.id)] = title);
     }
+}
+
+void ChartsPanel::setHighlighted(const QList<ChartId>& charts) {
+    for (int i = 0; i < k_chart_count; ++i) {
+        const bool on = charts.contains(static_cast<ChartId>(i));
+        m_highlighted[i] = on;
+        if (on) {
+            auto* glow = new QGraphicsDropShadowEffect(m_plots[i]);
+            glow->setColor(QColor(230, 126, 34));
+            glow->setOffset(0, 0);
+            glow->setBlurRadius(18);
+            m_plots[i]->setGraphicsEffect(glow);
+        } else {
+            m_plots[i]->setGraphicsEffect(nullptr);
+        }
+    }
+    updateTitles();
 }
 
 void ChartsPanel::drawTimeCharts() {

@@ -23,6 +23,7 @@
 #include "ui/charts_panel.hpp"
 #include "ui/event_log_panel.hpp"
 #include "ui/format_explorer.hpp"
+#include "ui/lesson_panel.hpp"
 #include "ui/live_panel.hpp"
 #include "ui/message_bar.hpp"
 #include "ui/setup_panel.hpp"
@@ -72,6 +73,14 @@ void MainWindow::buildLayout() {
     dock->setWidget(m_tabs);
     dock->setMinimumWidth(340);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
+    m_lesson = new LessonPanel;
+    m_lessonDock = new QDockWidget(tr("Lesson"), this);
+    m_lessonDock->setObjectName(QStringLiteral("lessonDock"));
+    m_lessonDock->setWidget(m_lesson);
+    m_lessonDock->setMinimumWidth(300);
+    addDockWidget(Qt::RightDockWidgetArea, m_lessonDock);
+    m_lessonDock->hide();  // shown by a configuration that carries a lesson
+    connect(m_lesson, &LessonPanel::explorerRequested, this, [this](const QString& v) { showFormatExplorer(v); });
 
     auto* top = new QWidget;
     auto* v = new QVBoxLayout(top);
@@ -159,6 +168,7 @@ void MainWindow::buildActions() {
     runMenu->addActions({m_runAction, m_stepAction, m_resetAction});
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("Reset zoom"), m_charts, &ChartsPanel::resetZoom);
+    view->addAction(m_lessonDock->toggleViewAction());
     view->addAction(tr("Format explorer…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F), this, [this] { showFormatExplorer(); });
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("Keyboard shortcuts"), this, [this] {
@@ -245,6 +255,11 @@ void MainWindow::applyConfig(const mpx::SessionConfig& cfg, const QString& origi
     const int i = m_presets->findText(QString::fromStdString(cfg.name));
     m_presets->setCurrentIndex(i >= 0 && gui::presetNames().contains(origin) ? i : -1);
     m_engine->configure(cfg);
+    const Lesson lesson = parseLesson(QString::fromStdString(cfg.lesson));
+    m_lesson->setLesson(QString::fromStdString(cfg.name), lesson);
+    m_lessonDock->setVisible(!cfg.lesson.empty());
+    m_charts->setHighlighted(lesson.charts);
+    if (!lesson.explorerValue.isEmpty()) showFormatExplorer(lesson.explorerValue);
     statusBar()->showMessage(tr("Loaded %1").arg(origin), 4000);
     updatePendingReset();
 }

@@ -10,6 +10,7 @@
 
 class QAction;
 class QComboBox;
+class QDockWidget;
 class QSplitter;
 class QTabWidget;
 
@@ -18,6 +19,7 @@ namespace mpx::ui {
 class ChartsPanel;
 class EventLogPanel;
 class FormatExplorer;
+class LessonPanel;
 class LivePanel;
 class MessageBar;
 class SetupPanel;
@@ -56,6 +58,8 @@ public:
     LivePanel* livePanel() const { return m_live; }
     MessageBar* messages() const { return m_messages; }
     MessageBar* resetBanner() const { return m_resetBar; }
+    LessonPanel* lessonPanel() const { return m_lesson; }
+    QDockWidget* lessonDock() const { return m_lessonDock; }
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -83,6 +87,8 @@ private:
     QTabWidget* m_tabs = nullptr;
     QComboBox* m_presets = nullptr;
     FormatExplorer* m_explorer = nullptr;
+    LessonPanel* m_lesson = nullptr;
+    QDockWidget* m_lessonDock = nullptr;
     QAction *m_runAction = nullptr, *m_stepAction = nullptr, *m_resetAction = nullptr;
 };
 
