@@ -70,6 +70,7 @@ nlohmann::json to_json(const SessionConfig& c) {
     j["name"] = c.name;
     j["description"] = c.description;
     if (!c.lesson.empty()) j["lesson"] = c.lesson;
+    if (c.classroom) j["classroom"] = *c.classroom;
     j["runs"] = c.runs;
     j["steps"] = c.steps;
     j["seed"] = c.seed;
@@ -158,6 +159,7 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
         c.scaler_overrides = o;
     }
     if (r.has("selective_layers")) c.selective_layers = string_list(r, "selective_layers");
+    if (r.has("classroom")) c.classroom = string_list(r, "classroom");
     r.get("adaptive_threshold", c.adaptive_threshold);
     r.get("memory_budget", c.memory_budget);
     r.finish();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,8 @@ struct SessionConfig {
     // A teaching preset's guided text (ui/lesson_panel.*): {chart:KEY} names a chart, {explorer:VALUE}
     // opens the format explorer. Empty for other configurations.
     std::string lesson;
+    // Present: the app opens in its classroom view, keeping these controls visible (ui/classroom.*).
+    std::optional<std::vector<std::string>> classroom;
     std::vector<std::string> runs{"fp32", "amp-fp16", "amp-bf16"};
     long long steps = 1000;
     std::uint64_t seed = 1;           // weights, batch order, dropout

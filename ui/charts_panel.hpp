@@ -34,6 +34,9 @@ public:
     void setSmoothing(double s);  // [0, 0.99]
     double smoothing() const;
     QWidget* chartArea() const { return m_area; }
+    // Fonts, line widths and markers × s (the classroom view); 1 = normal.
+    void setPresentationScale(double s);
+    double presentationScale() const { return m_scale; }
     // The charts a lesson names: a ★ before the title and a glow around the chart.
     void setHighlighted(const QList<ChartId>& charts);
     bool highlighted(ChartId c) const { return m_highlighted[static_cast<int>(c)]; }
@@ -80,6 +83,7 @@ private:
     QLabel* m_zoomHint = nullptr;
     PlotWidget* m_plots[k_chart_count] = {};
     bool m_highlighted[k_chart_count] = {};
+    double m_scale = 1.0;
     QString m_titles[k_chart_count];
     std::vector<RunSeries> m_series;
     double m_x0 = 0, m_x1 = 100;

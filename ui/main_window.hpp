@@ -19,6 +19,7 @@ namespace mpx::ui {
 class ChartsPanel;
 class EventLogPanel;
 class FormatExplorer;
+class Classroom;
 class LessonPanel;
 class LivePanel;
 class MessageBar;
@@ -60,6 +61,8 @@ public:
     MessageBar* resetBanner() const { return m_resetBar; }
     LessonPanel* lessonPanel() const { return m_lesson; }
     QDockWidget* lessonDock() const { return m_lessonDock; }
+    Classroom* classroom() const { return m_classroom; }
+    void setClassroom(bool on);
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -89,6 +92,8 @@ private:
     FormatExplorer* m_explorer = nullptr;
     LessonPanel* m_lesson = nullptr;
     QDockWidget* m_lessonDock = nullptr;
+    Classroom* m_classroom = nullptr;
+    QAction* m_classroomAction = nullptr;
     QAction *m_runAction = nullptr, *m_stepAction = nullptr, *m_resetAction = nullptr;
 };
 

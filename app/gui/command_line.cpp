@@ -23,7 +23,9 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption explorer(QStringLiteral("explorer"),
                                       QStringLiteral("Open the format explorer showing VALUE (e.g. 65520 or 0x1p-24)."),
                                       QStringLiteral("VALUE"));
-    p.addOptions({help, config, set, start, after, shot, explorer});
+    const QCommandLineOption classroom(QStringLiteral("classroom"),
+                                       QStringLiteral("Open in the classroom view (large, settings hidden; F11 toggles)."));
+    p.addOptions({help, config, set, start, after, shot, explorer, classroom});
     CommandLineResult r;
     r.help = p.helpText();
     if (!p.parse(arguments)) {
@@ -37,6 +39,7 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
     cl.start = p.isSet(start);
     cl.screenshot = p.value(shot);
     cl.explorer = p.value(explorer);
+    cl.classroom = p.isSet(classroom);
     if (p.isSet(after)) {
         bool ok = false;
         cl.afterSteps = p.value(after).toLongLong(&ok);

@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
 
     mpx::ui::MainWindow w;
     w.applyConfig(*resolved.config, resolved.origin);
+    if (cl.classroom) w.setClassroom(true);
     w.show();
     if (!cl.explorer.isEmpty()) {
         mpx::ui::FormatExplorer* ex = w.showFormatExplorer(cl.explorer);
