@@ -69,6 +69,8 @@ nlohmann::json to_json(const SessionConfig& c) {
     nlohmann::json j;
     j["name"] = c.name;
     j["description"] = c.description;
+    if (!c.lesson.empty()) j["lesson"] = c.lesson;
+    if (c.classroom) j["classroom"] = *c.classroom;
     j["runs"] = c.runs;
     j["steps"] = c.steps;
     j["seed"] = c.seed;
@@ -122,6 +124,7 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
     JsonReader r(j, "");
     r.get("name", c.name);
     r.get("description", c.description);
+    r.get("lesson", c.lesson);
     if (r.has("runs")) c.runs = string_list(r, "runs");
     r.get("steps", c.steps);
     r.get("seed", c.seed);
@@ -156,6 +159,7 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
         c.scaler_overrides = o;
     }
     if (r.has("selective_layers")) c.selective_layers = string_list(r, "selective_layers");
+    if (r.has("classroom")) c.classroom = string_list(r, "classroom");
     r.get("adaptive_threshold", c.adaptive_threshold);
     r.get("memory_budget", c.memory_budget);
     r.finish();

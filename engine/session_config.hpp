@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ inline constexpr std::size_t k_max_runs = 16;
 struct SessionConfig {
     std::string name = "default";
     std::string description;
+    // A teaching preset's guided text (ui/lesson_panel.*): {chart:KEY} names a chart, {explorer:VALUE}
+    // opens the format explorer. Empty for other configurations.
+    std::string lesson;
+    // Present: the app opens in its classroom view, keeping these controls visible (ui/classroom.*).
+    std::optional<std::vector<std::string>> classroom;
     std::vector<std::string> runs{"fp32", "amp-fp16", "amp-bf16"};
     long long steps = 1000;
     std::uint64_t seed = 1;           // weights, batch order, dropout

@@ -2,6 +2,7 @@
 #include "ui/chart_table.hpp"
 
 #include <QCoreApplication>
+#include <QRegularExpression>
 
 #include "ui/concepts.hpp"
 
@@ -46,6 +47,10 @@ constexpr bool rowsInIdOrder() {
 }
 static_assert(rowsInIdOrder(), "k_charts[i] must be the row of ChartId i");
 
+constexpr const char* k_keys[] = {"loss", "eval-loss", "eval-accuracy", "scale", "underflow",
+                                  "overflow", "lost-updates", "throughput", "memory"};
+static_assert(std::size(k_keys) == k_chart_count, "one key per ChartId, in id order");
+
 }  // namespace
 
 std::span<const ChartSpec> chartTable() { return k_charts; }
@@ -53,6 +58,21 @@ const ChartSpec& chartSpec(ChartId id) { return k_charts[static_cast<int>(id)]; 
 QString chartTitle(const ChartSpec& c) { return QCoreApplication::translate("ChartTable", c.title); }
 QString chartYTitle(const ChartSpec& c) {
     return *c.yTitle ? QCoreApplication::translate("ChartTable", c.yTitle) : QString();
+}
+
+const char* chartKey(ChartId id) { return k_keys[static_cast<int>(id)]; }
+
+std::optional<ChartId> chartFromKey(const QString& key) {
+    for (int i = 0; i < k_chart_count; ++i)
+        if (key == QLatin1String(k_keys[i])) return static_cast<ChartId>(i);
+    return std::nullopt;
+}
+
+QString chartPlainTitle(ChartId id) {
+    QString t = chartTitle(chartSpec(id));
+    t.remove(QRegularExpression(QStringLiteral("&nbsp;.*$")));  // legend symbols after the name
+    t.remove(QRegularExpression(QStringLiteral("<[^>]*>")));
+    return t.trimmed();
 }
 
 }  // namespace mpx::ui

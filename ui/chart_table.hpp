@@ -5,6 +5,7 @@
 #pragma once
 
 #include <QString>
+#include <optional>
 #include <span>
 
 #include "app/gui/run_history.hpp"
@@ -50,5 +51,11 @@ std::span<const ChartSpec> chartTable();
 const ChartSpec& chartSpec(ChartId id);
 QString chartTitle(const ChartSpec& c);
 QString chartYTitle(const ChartSpec& c);
+// A chart's short name in texts (lessons): "loss", "eval-loss", "eval-accuracy", "scale", "underflow",
+// "overflow", "lost-updates", "throughput", "memory".
+const char* chartKey(ChartId id);
+std::optional<ChartId> chartFromKey(const QString& key);
+// The title as plain text (no markup, no legend symbols), for naming the chart in prose.
+QString chartPlainTitle(ChartId id);
 
 }  // namespace mpx::ui

@@ -3,6 +3,7 @@
 #include "ui/charts_panel.hpp"
 
 #include <QCheckBox>
+#include <QGraphicsDropShadowEffect>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -143,7 +144,7 @@ void ChartsPanel::rebuildSeries() {
             for (int r = 0; r < runs; ++r) {
                 QColor faint = runColour(r);
                 faint.setAlpha(70);
-                m_series[r][static_cast<int>(c.id)].raw = plot(c.id)->addLine(session->runs[r].label, faint, 1.0);
+                m_series[r][static_cast<int>(c.id)].raw = plot(c.id)->addLine(session->runs[r].label, faint, 1.0 * m_scale);
             }
     for (int r = 0; r < runs; ++r) {
         const QString label = session->runs[r].label;
@@ -151,7 +152,7 @@ void ChartsPanel::rebuildSeries() {
         for (const ChartSpec& c : chartTable())
             if (c.draw != Draw::stacked)
                 m_series[r][static_cast<int>(c.id)].line =
-                    plot(c.id)->addLine(label, colour, c.draw == Draw::rawAndSmoothed || c.scaleEvents ? 2.0 : 1.6);
+                    plot(c.id)->addLine(label, colour, (c.draw == Draw::rawAndSmoothed || c.scaleEvents ? 2.0 : 1.6) * m_scale);
         auto* box = new QCheckBox(label);
         box->setChecked(true);
         box->setIcon(swatch(colour, 14));
@@ -168,12 +169,12 @@ void ChartsPanel::rebuildSeries() {
         for (const ChartSpec& c : chartTable()) {
             Series& s = m_series[r][static_cast<int>(c.id)];
             if (c.draw == Draw::dots)
-                s.dots = plot(c.id)->addMarkers(tr("evaluated"), colour, colour.darker(140), PlotWidget::Marker::circle, 6);
+                s.dots = plot(c.id)->addMarkers(tr("evaluated"), colour, colour.darker(140), PlotWidget::Marker::circle, 6 * m_scale);
             if (c.scaleEvents) {
                 s.skips = plot(c.id)->addMarkers(tr("skipped"), colour, QColor(0xc0, 0x39, 0x2b),
-                                                 PlotWidget::Marker::diamond, 9);
+                                                 PlotWidget::Marker::diamond, 9 * m_scale);
                 s.grows = plot(c.id)->addMarkers(tr("grew"), colour.lighter(130), colour.darker(140),
-                                                 PlotWidget::Marker::triangle, 7);
+                                                 PlotWidget::Marker::triangle, 7 * m_scale);
             }
         }
     }
@@ -257,8 +258,34 @@ void ChartsPanel::updateTitles() {
             else if (m_store->steps() > 0 && !any) title = tr("%1 · none for this data set").arg(title);
             else title = tr("%1 · every %2 steps").arg(title).arg(session->config.eval_every);
         }
+        if (highlighted(c.id)) title = QStringLiteral("<span style='color:#d35400'>★</span> ") + title;
         if (title != m_titles[static_cast<int>(c.id)]) plot(c.id)->setTitle(m_titles[static_cast<int>(c.id)] = title);
     }
+}
+
+void ChartsPanel::setPresentationScale(double s) {
+    if (s == m_scale) return;
+    m_scale = s;
+    for (PlotWidget* p : m_plots) p->setFontScale(s);
+    if (m_store->session()) rebuildSeries();
+    refresh();
+}
+
+void ChartsPanel::setHighlighted(const QList<ChartId>& charts) {
+    for (int i = 0; i < k_chart_count; ++i) {
+        const bool on = charts.contains(static_cast<ChartId>(i));
+        m_highlighted[i] = on;
+        if (on) {
+            auto* glow = new QGraphicsDropShadowEffect(m_plots[i]);
+            glow->setColor(QColor(230, 126, 34));
+            glow->setOffset(0, 0);
+            glow->setBlurRadius(18);
+            m_plots[i]->setGraphicsEffect(glow);
+        } else {
+            m_plots[i]->setGraphicsEffect(nullptr);
+        }
+    }
+    updateTitles();
 }
 
 void ChartsPanel::drawTimeCharts() {

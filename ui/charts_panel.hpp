@@ -34,6 +34,12 @@ public:
     void setSmoothing(double s);  // [0, 0.99]
     double smoothing() const;
     QWidget* chartArea() const { return m_area; }
+    // Fonts, line widths and markers × s (the classroom view); 1 = normal.
+    void setPresentationScale(double s);
+    double presentationScale() const { return m_scale; }
+    // The charts a lesson names: a ★ before the title and a glow around the chart.
+    void setHighlighted(const QList<ChartId>& charts);
+    bool highlighted(ChartId c) const { return m_highlighted[static_cast<int>(c)]; }
 
     // For tests: the plot of a chart and a run's series in it.
     PlotWidget* plot(ChartId c) const { return m_plots[static_cast<int>(c)]; }
@@ -76,6 +82,8 @@ private:
     QSlider* m_smoothing = nullptr;
     QLabel* m_zoomHint = nullptr;
     PlotWidget* m_plots[k_chart_count] = {};
+    bool m_highlighted[k_chart_count] = {};
+    double m_scale = 1.0;
     QString m_titles[k_chart_count];
     std::vector<RunSeries> m_series;
     double m_x0 = 0, m_x1 = 100;

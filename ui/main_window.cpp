@@ -21,7 +21,10 @@
 
 #include "app/gui/config_bridge.hpp"
 #include "ui/charts_panel.hpp"
+#include "ui/classroom.hpp"
 #include "ui/event_log_panel.hpp"
+#include "ui/format_explorer.hpp"
+#include "ui/lesson_panel.hpp"
 #include "ui/live_panel.hpp"
 #include "ui/message_bar.hpp"
 #include "ui/setup_panel.hpp"
@@ -78,6 +81,14 @@ void MainWindow::buildLayout() {
     dock->setWidget(m_tabs);
     dock->setMinimumWidth(340);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
+    m_lesson = new LessonPanel;
+    m_lessonDock = new QDockWidget(tr("Lesson"), this);
+    m_lessonDock->setObjectName(QStringLiteral("lessonDock"));
+    m_lessonDock->setWidget(m_lesson);
+    m_lessonDock->setMinimumWidth(300);
+    addDockWidget(Qt::RightDockWidgetArea, m_lessonDock);
+    m_lessonDock->hide();  // shown by a configuration that carries a lesson
+    connect(m_lesson, &LessonPanel::explorerRequested, this, [this](const QString& v) { showFormatExplorer(v); });
 
     auto* top = new QWidget;
     auto* v = new QVBoxLayout(top);
@@ -165,6 +176,8 @@ void MainWindow::buildActions() {
     runMenu->addActions({m_runAction, m_stepAction, m_resetAction});
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("Reset zoom"), m_charts, &ChartsPanel::resetZoom);
+    view->addAction(m_lessonDock->toggleViewAction());
+    view->addAction(tr("Format explorer…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F), this, [this] { showFormatExplorer(); });
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("Keyboard shortcuts"), this, [this] {
         QMessageBox::information(this, tr("Keyboard shortcuts"),
@@ -178,19 +191,52 @@ void MainWindow::buildActions() {
     bar->setMovable(false);
     bar->addActions({m_runAction, m_stepAction, m_resetAction});
     bar->addSeparator();
-    bar->addWidget(new QLabel(tr(" Preset ")));
+    QAction* presetLabel = bar->addWidget(new QLabel(tr(" Preset ")));
     m_presets = new QComboBox;
     m_presets->addItems(gui::presetNames());
     m_presets->setMinimumContentsLength(14);
     m_presets->setPlaceholderText(tr("(own configuration)"));
     m_presets->setToolTip(tr("A shipped configuration: runs, model, data, scaler and training together."));
     connect(m_presets, &QComboBox::textActivated, this, &MainWindow::loadConfigFile);
-    bar->addWidget(m_presets);
+    QAction* presetBox = bar->addWidget(m_presets);
     bar->addAction(open);
     bar->addAction(save);
     bar->addSeparator();
     bar->addAction(csv);
     bar->addAction(png);
+
+    // Classroom view: what it hides unless the teacher keeps it (the keys a configuration names).
+    m_classroom = new Classroom(this);
+    m_classroom->addControl(QStringLiteral("settings"), tr("Settings panel"), {findChild<QDockWidget*>(QStringLiteral("settingsDock"))});
+    m_classroom->addControl(QStringLiteral("presets"), tr("Preset list"), {}, {presetLabel, presetBox});
+    m_classroom->addControl(QStringLiteral("files"), tr("Open, save and export"), {}, {open, save, csv, png});
+    m_classroom->addControl(QStringLiteral("event-log"), tr("Event log"), {m_log});
+    m_classroom->addControl(QStringLiteral("menu"), tr("Menu bar"), {menuBar()});
+    m_classroom->addControl(QStringLiteral("status"), tr("Status bar"), {statusBar()});
+    m_classroomAction = new QAction(tr("Classroom"), this);
+    m_classroomAction->setCheckable(true);
+    m_classroomAction->setShortcut(Qt::Key_F11);
+    m_classroomAction->setToolTip(tr("Classroom view (F11): large text and lines for a projector, only Run, Step, Reset, "
+                                     "the charts and the lesson; View ▸ Keep in classroom chooses what else stays"));
+    connect(m_classroomAction, &QAction::toggled, this, &MainWindow::setClassroom);
+    connect(m_classroom, &Classroom::changed, this, [this] {
+        m_charts->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_classroomAction->setChecked(m_classroom->isOn());
+    });
+    bar->insertAction(presetLabel, m_classroomAction);
+    view->addAction(m_classroomAction);
+    QMenu* keep = view->addMenu(tr("Keep in classroom"));
+    for (const QString& key : m_classroom->keys()) {
+        QAction* a = keep->addAction(m_classroom->label(key));
+        a->setCheckable(true);
+        connect(keep, &QMenu::aboutToShow, a, [this, a, key] { a->setChecked(m_classroom->isKept(key)); });
+        connect(a, &QAction::toggled, this, [this, key](bool on) {
+            QStringList k = m_classroom->kept();
+            if (on && !k.contains(key)) k << key;
+            if (!on) k.removeAll(key);
+            m_classroom->setKept(k);
+        });
+    }
 }
 
 void MainWindow::connectEngine() {
@@ -238,6 +284,12 @@ mpx::SessionConfig MainWindow::currentConfig() const {
     m_setup->applyTo(c);
     c.scaler = m_live->scaler();
     c.train = m_live->train(c.train);
+    if (m_classroom->isOn()) {
+        c.classroom.emplace();
+        for (const QString& k : m_classroom->kept()) c.classroom->push_back(k.toStdString());
+    } else {
+        c.classroom.reset();
+    }
     return c;
 }
 
@@ -250,6 +302,20 @@ void MainWindow::applyConfig(const mpx::SessionConfig& cfg, const QString& origi
     const int i = m_presets->findText(QString::fromStdString(cfg.name));
     m_presets->setCurrentIndex(i >= 0 && gui::presetNames().contains(origin) ? i : -1);
     m_engine->configure(cfg);
+    const Lesson lesson = parseLesson(QString::fromStdString(cfg.lesson));
+    m_lesson->setLesson(QString::fromStdString(cfg.name), lesson);
+    m_lessonDock->setVisible(!cfg.lesson.empty());
+    m_charts->setHighlighted(lesson.charts);
+    if (!lesson.explorerValue.isEmpty()) showFormatExplorer(lesson.explorerValue);
+    if (cfg.classroom) {
+        QStringList keep;
+        for (const auto& k : *cfg.classroom) keep << QString::fromStdString(k);
+        const QStringList unknown = m_classroom->setKept(keep);
+        setClassroom(true);
+        if (!unknown.isEmpty())
+            m_messages->showMessage(MessageBar::Kind::warning, tr("The classroom list names controls mpx does not have: %1 (it knows %2)")
+                                                                   .arg(unknown.join(QStringLiteral(", ")), m_classroom->keys().join(QStringLiteral(", "))));
+    }
     statusBar()->showMessage(tr("Loaded %1").arg(origin), 4000);
     updatePendingReset();
 }
@@ -306,11 +372,29 @@ void MainWindow::reset() {
     m_engine->configure(cfg);
 }
 
+void MainWindow::setClassroom(bool on) {
+    m_classroom->setOn(on);
+    if (on) m_lessonDock->setVisible(!m_base.lesson.empty());
+}
+
 void MainWindow::exportCsv(const QString& path) { m_engine->exportCsv(path); }
 
 bool MainWindow::exportChartsPng(const QString& path) { return m_charts->grab().save(path, "PNG"); }
 
 bool MainWindow::saveScreenshot(const QString& path) { return grab().save(path, "PNG"); }
+
+FormatExplorer* MainWindow::showFormatExplorer(const QString& value) {
+    if (!m_explorer) {
+        m_explorer = new FormatExplorer(this);
+        m_explorer->setWindowFlag(Qt::Window);
+        m_explorer->resize(1450, 620);
+    }
+    if (!value.isEmpty()) m_explorer->setText(value);
+    m_explorer->show();
+    m_explorer->raise();
+    m_explorer->activateWindow();
+    return m_explorer;
+}
 
 void MainWindow::updatePendingReset() {
     const auto session = m_store->session();

@@ -10,6 +10,7 @@
 
 class QAction;
 class QComboBox;
+class QDockWidget;
 class QSplitter;
 class QTabWidget;
 
@@ -17,6 +18,9 @@ namespace mpx::ui {
 
 class ChartsPanel;
 class EventLogPanel;
+class FormatExplorer;
+class Classroom;
+class LessonPanel;
 class LivePanel;
 class MessageBar;
 class SetupPanel;
@@ -45,6 +49,8 @@ public:
     void exportCsv(const QString& path);
     bool exportChartsPng(const QString& path);
     bool saveScreenshot(const QString& path);
+    // The format explorer window (made on first use), showing `value` when one is given.
+    FormatExplorer* showFormatExplorer(const QString& value = {});
 
     gui::EngineController* engine() const { return m_engine; }
     gui::RecordStore* store() const { return m_store; }
@@ -55,6 +61,10 @@ public:
     SweepPanel* sweepPanel() const { return m_sweep; }
     MessageBar* messages() const { return m_messages; }
     MessageBar* resetBanner() const { return m_resetBar; }
+    LessonPanel* lessonPanel() const { return m_lesson; }
+    QDockWidget* lessonDock() const { return m_lessonDock; }
+    Classroom* classroom() const { return m_classroom; }
+    void setClassroom(bool on);
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -82,6 +92,11 @@ private:
     QSplitter* m_split = nullptr;
     QTabWidget* m_tabs = nullptr;
     QComboBox* m_presets = nullptr;
+    FormatExplorer* m_explorer = nullptr;
+    LessonPanel* m_lesson = nullptr;
+    QDockWidget* m_lessonDock = nullptr;
+    Classroom* m_classroom = nullptr;
+    QAction* m_classroomAction = nullptr;
     QAction *m_runAction = nullptr, *m_stepAction = nullptr, *m_resetAction = nullptr;
 };
 

@@ -388,4 +388,19 @@ void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& set
     d->barValues->applyNiceNumbers();
 }
 
+void PlotWidget::setFontScale(double s) {
+    const double k = s / m_fontScale;
+    m_fontScale = s;
+    auto grow = [k](QFont f) {
+        f.setPointSizeF(f.pointSizeF() * k);
+        return f;
+    };
+    d->chart->setTitleFont(grow(d->chart->titleFont()));
+    for (QValueAxis* a : {d->x, d->y}) {
+        a->setLabelsFont(grow(a->labelsFont()));
+        a->setTitleFont(grow(a->titleFont()));
+    }
+    d->chart->legend()->setFont(grow(d->chart->legend()->font()));
+}
+
 }  // namespace mpx::ui

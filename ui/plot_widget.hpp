@@ -51,6 +51,8 @@ public:
     double xMax() const;
     int plotWidth() const;  // pixels of the plot area: the column count for decimation
     void setCursorStep(double x);  // a vertical line at x; NaN hides it
+    // Title, axis and legend fonts × s against their normal size (the classroom view: a projector).
+    void setFontScale(double s);
 
     // Bar mode: stacked horizontal bars, one bar per category; a legend names the sets.
     void setBars(const QStringList& categories, const QList<BarSet>& sets, const QString& valueTitle);
@@ -67,6 +69,7 @@ private:
     class Private;
     std::unique_ptr<Private> d;
     YScale m_yScale = YScale::linear;
+    double m_fontScale = 1.0;
 };
 
 }  // namespace mpx::ui

@@ -20,7 +20,12 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
                                    QStringLiteral("N"));
     const QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window and quit."),
                                   QStringLiteral("FILE.png"));
-    p.addOptions({help, config, set, start, after, shot});
+    const QCommandLineOption explorer(QStringLiteral("explorer"),
+                                      QStringLiteral("Open the format explorer showing VALUE (e.g. 65520 or 0x1p-24)."),
+                                      QStringLiteral("VALUE"));
+    const QCommandLineOption classroom(QStringLiteral("classroom"),
+                                       QStringLiteral("Open in the classroom view (large, settings hidden; F11 toggles)."));
+    p.addOptions({help, config, set, start, after, shot, explorer, classroom});
     CommandLineResult r;
     r.help = p.helpText();
     if (!p.parse(arguments)) {
@@ -33,6 +38,8 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
     cl.sets = p.values(set);
     cl.start = p.isSet(start);
     cl.screenshot = p.value(shot);
+    cl.explorer = p.value(explorer);
+    cl.classroom = p.isSet(classroom);
     if (p.isSet(after)) {
         bool ok = false;
         cl.afterSteps = p.value(after).toLongLong(&ok);

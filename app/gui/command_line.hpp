@@ -1,5 +1,5 @@
 // The desktop app's command line: mpx [--config NAME|FILE] [--set key=value]... [--start]
-// [--after-steps N --screenshot FILE.png]. Rule: a bad configuration is reported here, before any
+// [--classroom] [--explorer VALUE] [--after-steps N --screenshot FILE.png]. Rule: a bad configuration is reported here, before any
 // window opens, so scripts get a message and a non-zero exit code.
 #pragma once
 
@@ -15,7 +15,9 @@ struct CommandLine {
     QStringList sets;
     bool start = false;
     qint64 afterSteps = -1;  // -1: not given
-    QString screenshot;
+    QString screenshot;     // with --explorer: a picture of the explorer window
+    QString explorer;       // --explorer VALUE: open the format explorer showing VALUE
+    bool classroom = false; // --classroom: open in the classroom view
     bool showHelp = false;
 };
 

@@ -7,6 +7,7 @@
 
 #include "app/gui/command_line.hpp"
 #include "ui/charts_panel.hpp"
+#include "ui/format_explorer.hpp"
 #include "ui/main_window.hpp"
 
 namespace {
@@ -81,7 +82,19 @@ int main(int argc, char** argv) {
 
     mpx::ui::MainWindow w;
     w.applyConfig(*resolved.config, resolved.origin);
+    if (cl.classroom) w.setClassroom(true);
     w.show();
+    if (!cl.explorer.isEmpty()) {
+        mpx::ui::FormatExplorer* ex = w.showFormatExplorer(cl.explorer);
+        if (!cl.screenshot.isEmpty()) {  // a picture of the explorer alone
+            QTimer::singleShot(300, ex, [ex, path = cl.screenshot] {
+                const bool ok = ex->grab().save(path, "PNG");
+                if (!ok) say(QStringLiteral("mpx: cannot write %1").arg(path));
+                QApplication::exit(ok ? 0 : 1);
+            });
+            return QApplication::exec();
+        }
+    }
     if (!cl.screenshot.isEmpty()) {
         const qint64 steps = std::max<qint64>(cl.afterSteps, 0);
         screenshotWhenReady(w, steps, cl.screenshot);
