@@ -8,6 +8,7 @@
 #include <QVBoxLayout>
 #include <climits>
 
+#include "app/gui/config_bridge.hpp"
 #include "ui/concepts.hpp"
 #include "ui/run_style.hpp"
 
@@ -82,15 +83,22 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
                 if (r.kind == LogKind::setting || r.kind == LogKind::runStopped) return {};
                 return r.oldScale == r.newScale ? scale(r.oldScale)
                                                 : QStringLiteral("%1 → %2").arg(scale(r.oldScale), scale(r.newScale));
-            case colDetail:
+            case colDetail: {
+                // Where the step's first inf/NaN was stored, first: the column is often cut.
+                const QString what = r.firstNonfinite < 0
+                    ? tr("inf/NaN in the gradients")
+                    : tr("inf/NaN first at %1").arg(gui::siteName(r.firstNonfinite));
                 switch (r.kind) {
                     case LogKind::grow: return tr("enough clean steps in a row: scale grew");
-                    case LogKind::backoff: return tr("inf/NaN in the gradients: step skipped, scale backed off");
-                    case LogKind::hysteresis: return tr("inf/NaN: step skipped, overflow absorbed by hysteresis (scale kept)");
-                    case LogKind::skip: return tr("inf/NaN in the gradients: step skipped (scale unchanged)");
+                    case LogKind::backoff: return tr("%1: step skipped, scale backed off").arg(what);
+                    case LogKind::hysteresis:
+                        return tr("%1: step skipped, overflow absorbed by hysteresis (scale kept)").arg(what);
+                    case LogKind::skip: return tr("%1: step skipped (scale unchanged)").arg(what);
                     case LogKind::setting: return tr("changed live: %1").arg(m_store->noteText(r.note));
                     case LogKind::runStopped: return m_store->noteText(r.note);
                 }
+                return {};
+            }
         }
         return {};
     }

@@ -105,6 +105,8 @@ std::optional<std::vector<int>> parseModelSizes(const QString& text, QString* er
 // "backoff", "grow", "hysteresis", "none" for StepRecord::scale_event.
 QString scaleEventText(int event);
 QString memoryCategoryName(int category);  // "weights", "master", ...
+// "fc3.grad_weight" for a StepRecord::first_nonfinite site (engine/step_stats.hpp); empty for -1.
+QString siteName(int site);
 inline constexpr int k_memory_categories = 6;
 
 // The backend for a device setting ("cpu", "cuda", "auto") and its name; throws DeviceError when

@@ -72,6 +72,7 @@ void RecordStore::appendRecords(std::span<const mpx::StepRecord> records) {
         row.newScale = r.new_scale;
         row.run = r.run;
         row.skipped = r.skipped;
+        row.firstNonfinite = r.first_nonfinite;
         switch (ev) {
             case mpx::ScaleEvent::grow: row.kind = LogKind::grow; break;
             case mpx::ScaleEvent::backoff: row.kind = LogKind::backoff; break;

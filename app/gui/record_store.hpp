@@ -26,6 +26,7 @@ struct LogRow {
     LogKind kind = LogKind::skip;
     bool skipped = false;
     int note = -1;  // index into notes() for setting and runStopped rows
+    int firstNonfinite = -1;  // StepRecord::first_nonfinite: where the step's first inf/NaN was stored
 };
 
 struct MarkerPoint {
