@@ -274,6 +274,7 @@ RoundStats encode_buffer(Format f, std::span<const float> values, void* dst, Ove
 
 void decode_buffer(Format f, const void* src, std::span<float> out) {
     const std::size_t n = out.size();
+    if (n == 0) return;  // an empty span's data() may be null, which memcpy must not get
     float* d = out.data();
     switch (f) {
         case Format::fp32:
