@@ -40,6 +40,8 @@ std::vector<std::string> checked_runs(const BenchOptions& o) {
     if (const std::string e = range_error(batch, static_cast<double>(o.batch), true); !e.empty())
         throw ConfigError("--batch", e);
     std::vector<std::string> runs;
+    if (!o.precision.empty() && o.precision.back() == ',')  // getline drops a trailing empty entry
+        throw ConfigError("--precision", "has an empty entry in '" + o.precision + "'; e.g. --precision fp32,amp-fp16");
     std::stringstream ss(o.precision);
     for (std::string p; std::getline(ss, p, ',');) {
         if (p.empty()) throw ConfigError("--precision", "has an empty entry in '" + o.precision + "'; e.g. --precision fp32,amp-fp16");

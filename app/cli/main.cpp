@@ -65,6 +65,11 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::string first = argv[1];
+    if (first != "-h" && first != "--help" && first != "--version" && !first.empty() && first[0] == '-') {
+        std::cerr << "mpx-cli: unknown option '" << first << "'; a command comes first: " << commands
+                  << " (mpx-cli --help)\n";
+        return 2;
+    }
     if (!first.empty() && first[0] != '-' && [&] { for (const CLI::App* sub : app.get_subcommands({})) if (sub->get_name() == first) return false; return true; }()) {
         std::cerr << "mpx-cli: unknown command '" << first << "'; choose " << commands << " (mpx-cli --help)\n";
         return 2;
