@@ -260,7 +260,7 @@ SessionConfig config_from_sidecar(const std::filesystem::path& path) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
         throw ConfigError("", path.filename().string() + " is not valid JSON: " + e.what());
     }
     if (!j.is_object() || !j.contains("config")) throw ConfigError("", path.filename().string() + " is not an mpx export sidecar");

@@ -187,7 +187,7 @@ SessionConfig parse_config_text(const std::string& text, const std::string& orig
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
         throw ConfigError("", origin + " is not valid JSON: " + e.what());
     }
     // An export sidecar carries the configuration that reproduces its CSV under "config".
@@ -237,7 +237,7 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
         nlohmann::json value;
         try {
             value = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::parse_error&) {
+        } catch (const nlohmann::json::exception&) {
             value = text;  // bare text: a name such as fp32,amp-fp16 or 2-64-2
         }
         std::stringstream ss(key);

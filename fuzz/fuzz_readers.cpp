@@ -37,7 +37,7 @@ void read_state(const std::string& text) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {  // not JSON, or a number beyond double
         return;
     }
     if (j.is_object() && j.contains("config") && !small_enough(j)) return;

@@ -138,6 +138,7 @@ private slots:
         write(F / "wrong_type.json", "{\"steps\": \"many\"}");
         write(F / "sizes_trailing.json", "{\"model\": {\"sizes\": \"2-64-2-\"}}");
         write(F / "invalid_utf8.json", "{\"name\": \"\xff\xfe\"}");
+        write(F / "number_overflow.json", "{\"steps\": 1e400}");
         write(F / "sidecar_noconfig.json", "{\"format\": \"mpx-export\"}");
         write(F / "huge.json", std::string((16u << 20) + 1, ' '));
         // A real saved state, then one hostile edit of it per file.
@@ -163,6 +164,7 @@ private slots:
         edit("state_param_text.json", [](json& j) { j["runs"][0]["params"][0][0] = "x"; });
         edit("state_params_short.json", [](json& j) { j["runs"][0]["params"][0].erase(0); });
         edit("state_params_number.json", [](json& j) { j["runs"][0]["params"] = 5; });
+        write(F / "state_number_overflow.json", state.dump().substr(0, state.dump().size() - 1) + ", \"x\": 1e400}");
         edit("state_version.json", [](json& j) { j["version"] = 2; });
         edit("state_format.json", [](json& j) { j["format"] = "something"; });
         edit("state_step.json", [](json& j) { j["step"] = 2; });
@@ -272,6 +274,7 @@ private slots:
         run("config_sizes_trailing", {"--config", "@F/sizes_trailing.json"}, 2, "2-64-2-");
         run("config_invalid_utf8", {"--config", "@F/invalid_utf8.json"}, 2, "invalid_utf8.json is not valid JSON");
         run("config_sidecar_without_config", {"--config", "@F/sidecar_noconfig.json"}, 2, "without its \"config\"");
+        run("config_number_overflow", {"--config", "@F/number_overflow.json"}, 2, "number_overflow.json is not valid JSON");
         run("config_is_state", {"--config", "@F/state.json"}, 2, "--resume");
         // --- --set
         run("set_no_equals", {"--set", "steps"}, 2, "not key=value");
@@ -284,6 +287,8 @@ private slots:
         set("set_lr_nan", "train.lr=nan", "train.lr");
         set("set_lr_inf", "train.lr=inf", "train.lr");
         set("set_lr_text", "train.lr=fast", "train.lr");
+        set("set_lr_beyond_double", "train.lr=1e400", "train.lr");
+        set("set_steps_beyond_double", "steps=1e400", "steps");
         set("set_lr_object", "train.lr={}", "train.lr");
         set("set_batch_zero", "train.batch=0", "train.batch");
         set("set_batch_huge", "train.batch=1e12", "train.batch");
@@ -376,6 +381,7 @@ private slots:
         resume("resume_empty_file", {"@F/empty.json"}, 2, "not valid JSON");
         resume("resume_cut_short", {"@F/state_cut.json"}, 2, "not valid JSON");
         resume("resume_trailing", {"@F/state_trailing.json"}, 2, "not valid JSON");
+        resume("resume_number_overflow", {"@F/state_number_overflow.json"}, 2, "not valid JSON");
         resume("resume_a_config", {"@F/good.json"}, 2, "not an mpx session state");
         resume("resume_array", {"@F/array.json"}, 2, "not an mpx session state");
         resume("resume_inf_scale", {"@F/state_inf_scale.json", "--steps", "5"}, 2, "scaler.state.scale");

@@ -121,7 +121,7 @@ int run_run(const RunOptions& o) {
         nlohmann::json j;
         try {
             j = nlohmann::json::parse(text);  // the whole file: trailing content is an error too
-        } catch (const nlohmann::json::parse_error& e) {
+        } catch (const nlohmann::json::exception& e) {
             throw ConfigError("--resume", o.resume + " is not valid JSON: " + e.what());
         }
         owned = Session::load_state(j, factory);
