@@ -229,6 +229,9 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
     const nlohmann::json known = to_json(c);  // the keys that exist
     nlohmann::json j = known;
     for (const auto& assignment : assignments) {
+        // Checked first: JSON carries only UTF-8, and every message below quotes the assignment.
+        if (!valid_utf8(assignment))
+            throw ConfigError("--set", "an assignment is not valid UTF-8 text; use UTF-8 characters only");
         const auto eq = assignment.find('=');
         if (eq == std::string::npos || eq == 0)
             throw ConfigError("--set", "'" + assignment + "' is not key=value (e.g. scaler.growth_interval=50)");

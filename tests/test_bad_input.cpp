@@ -338,11 +338,11 @@ private slots:
             QTest::newRow(name) << int(Tool::shell) << QStringList{script} << 2 << QString::fromUtf8(needle) << int(Limit::none);
         };
         shell("set_name_invalid_utf8", "exec \"$CLI\" run --quiet --steps 2 --set \"name=$(printf '\\377\\376')\"",
-              "name: is not valid UTF-8");
+              "--set: an assignment is not valid UTF-8");
         shell("set_description_invalid_utf8", "exec \"$CLI\" run --quiet --steps 2 --set \"description=caf$(printf '\\303')\"",
-              "description: is not valid UTF-8");
+              "--set: an assignment is not valid UTF-8");
         shell("set_name_overlong_utf8", "exec \"$CLI\" run --quiet --steps 2 --set \"name=$(printf '\\300\\257')\"",
-              "name: is not valid UTF-8");
+              "--set: an assignment is not valid UTF-8");
         run("set_selective_unknown_layer",
             {"--steps", "2", "--set", "runs=selective-fp16", "--set", "selective_layers=fc9"}, 2, "fc9");
         set("set_adaptive_zero", "adaptive_threshold=0", "adaptive_threshold");
