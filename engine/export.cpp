@@ -1,13 +1,16 @@
 // CSV rows, atomic files and sidecars.
 #include "engine/export.hpp"
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
 
 #include "engine/error.hpp"
+#include "engine/input_file.hpp"
 #include "engine/text.hpp"
 
 namespace mpx {
@@ -61,64 +64,172 @@ std::filesystem::path temp_beside(const std::filesystem::path& path) {
     tmp += ".tmp-" + std::to_string(::getpid());
     return tmp;
 }
+
+// Temporaries in flight, for the signal handler: fixed slots and plain char arrays, because a
+// handler may only call async-signal-safe functions (unlink). 0 free, 1 in use, 2 being filled.
+constexpr int k_slots = 32;
+struct Slot {
+    std::atomic<int> state{0};
+    char path[4096]{};
+};
+Slot g_slots[k_slots];
+
+int register_temporary(const std::filesystem::path& p) {
+    const std::string& s = p.native();
+    if (s.size() >= sizeof(Slot::path)) return -1;
+    for (int i = 0; i < k_slots; ++i) {
+        int expected = 0;
+        if (g_slots[i].state.compare_exchange_strong(expected, 2)) {
+            std::memcpy(g_slots[i].path, s.c_str(), s.size() + 1);
+            g_slots[i].state.store(1);
+            return i;
+        }
+    }
+    return -1;  // more than k_slots at once: still removed on every ordinary exit path
+}
+
+void unregister_temporary(int slot) {
+    if (slot >= 0) g_slots[slot].state.store(0);
+}
+
+extern "C" void remove_temporaries_and_die(int sig) {
+    for (auto& slot : g_slots)
+        if (slot.state.load() == 1) ::unlink(slot.path);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+std::string reason(int err) { return err ? std::strerror(err) : "unknown error"; }
 }  // namespace
 
-void write_file_atomic(const std::filesystem::path& path, const std::string& text) {
-    const auto tmp = temp_beside(path);
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw IoError("cannot write '" + path.string() + "': " + std::strerror(errno));
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
-                    ::fsync(::fileno(f)) == 0;
-    const int err = errno;
-    std::fclose(f);
-    if (!ok) {
-        std::filesystem::remove(tmp);
-        throw IoError("cannot write '" + path.string() + "': " + std::strerror(err));
+void install_temporary_cleanup() {
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        struct sigaction old {};
+        if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup keeps its meaning
+        struct sigaction sa {};
+        sa.sa_handler = remove_temporaries_and_die;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(sig, &sa, nullptr);
     }
+    ::signal(SIGXFSZ, SIG_IGN);
+}
+
+void check_output_path(const std::filesystem::path& path, const std::string& what) {
+    if (path.empty()) throw IoError(what + ": no file name was given");
     std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp);
-        throw IoError("cannot replace '" + path.string() + "': " + ec.message());
+    const auto st = std::filesystem::status(path, ec);
+    if (std::filesystem::is_directory(st))
+        throw IoError(what + ": '" + path.string() + "' is a directory; give a file name");
+    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+        throw IoError(what + ": '" + path.string() + "' is not a regular file and cannot be replaced");
+    const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    if (!std::filesystem::is_directory(dir, ec))
+        throw IoError(what + ": the directory of '" + path.string() + "' does not exist");
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw IoError(what + ": cannot write into the directory of '" + path.string() + "': " + reason(errno));
+}
+
+AtomicFile::AtomicFile(std::filesystem::path path) : m_path(std::move(path)), m_tmp(temp_beside(m_path)) {
+    m_slot = register_temporary(m_tmp);
+    m_file = std::fopen(m_tmp.c_str(), "wb");
+    if (!m_file) {
+        const int err = errno;
+        unregister_temporary(m_slot);
+        throw IoError("cannot write '" + m_path.string() + "': " + reason(err));
     }
 }
 
-CsvWriter::CsvWriter(std::filesystem::path path) : m_path(std::move(path)), m_tmp(temp_beside(m_path)) {
-    m_file = std::fopen(m_tmp.c_str(), "wb");
-    if (!m_file) throw IoError("cannot write '" + m_path.string() + "': " + std::strerror(errno));
-    const std::string h = csv_header();
-    if (std::fwrite(h.data(), 1, h.size(), m_file) != h.size()) m_failed = true;
-}
+AtomicFile::~AtomicFile() { discard(); }
 
-CsvWriter::~CsvWriter() {
-    if (m_file) {
-        std::fclose(m_file);
+void AtomicFile::discard() noexcept {
+    if (m_file) std::fclose(m_file);
+    m_file = nullptr;
+    if (!m_published) {
         std::error_code ec;
         std::filesystem::remove(m_tmp, ec);
     }
+    unregister_temporary(m_slot);
+    m_slot = -1;
+}
+
+void AtomicFile::write(std::string_view text) {
+    if (!m_file || m_failed) return;
+    if (std::fwrite(text.data(), 1, text.size(), m_file) != text.size()) {
+        m_failed = true;
+        m_errno = errno;
+    }
+}
+
+void AtomicFile::finish() {
+    if (m_finished) return;
+    if (!m_file) throw IoError("export of '" + m_path.string() + "' was already finished");
+    bool ok = !m_failed;
+    int err = m_errno;
+    if (ok && (std::fflush(m_file) != 0 || ::fsync(::fileno(m_file)) != 0)) ok = false, err = errno;
+    if (std::fclose(m_file) != 0 && ok) ok = false, err = errno;
+    m_file = nullptr;
+    if (!ok) {
+        discard();  // the error code is kept above: a cleanup call must not overwrite it
+        m_gone = true;
+        throw IoError("cannot write '" + m_path.string() + "': " + reason(err));
+    }
+    m_finished = true;
+}
+
+void AtomicFile::publish() {
+    if (m_published || m_gone) throw IoError("export of '" + m_path.string() + "' was already finished");
+    finish();
+    std::error_code ec;
+    std::filesystem::rename(m_tmp, m_path, ec);
+    if (ec) {
+        const std::string why = ec.message();  // before the cleanup, which has its own error code
+        discard();
+        m_gone = true;
+        throw IoError("cannot replace '" + m_path.string() + "': " + why);
+    }
+    m_published = true;
+    unregister_temporary(m_slot);
+    m_slot = -1;
+}
+
+void write_file_atomic(const std::filesystem::path& path, const std::string& text) {
+    check_output_path(path, "cannot write");
+    AtomicFile f(path);
+    f.write(text);
+    f.publish();
+}
+
+CsvWriter::CsvWriter(std::filesystem::path path) : m_path(std::move(path)) {
+    check_output_path(m_path, "cannot write");
+    m_file = std::make_unique<AtomicFile>(m_path);
+    m_file->write(csv_header());
 }
 
 void CsvWriter::write(const StepRecord& r, const RunInfo& run) {
-    const std::string row = csv_row(r, run);
-    if (m_file && std::fwrite(row.data(), 1, row.size(), m_file) != row.size()) m_failed = true;
+    if (m_file) m_file->write(csv_row(r, run));
 }
 
 void CsvWriter::commit() {
     if (!m_file) throw IoError("export of '" + m_path.string() + "' was already finished");
-    const bool ok = !m_failed && std::fflush(m_file) == 0 && ::fsync(::fileno(m_file)) == 0;
-    const int err = errno;
-    std::fclose(m_file);
-    m_file = nullptr;
-    std::error_code ec;
-    if (!ok) {
-        std::filesystem::remove(m_tmp, ec);
-        throw IoError("cannot write '" + m_path.string() + "': " + std::strerror(err));
-    }
-    std::filesystem::rename(m_tmp, m_path, ec);
-    if (ec) {
-        std::filesystem::remove(m_tmp, ec);
-        throw IoError("cannot replace '" + m_path.string() + "': " + ec.message());
-    }
+    const auto file = std::move(m_file);
+    file->publish();
+}
+
+void CsvWriter::commit(const std::filesystem::path& sidecar, const std::string& sidecar_text) {
+    if (!m_file) throw IoError("export of '" + m_path.string() + "' was already finished");
+    const auto file = std::move(m_file);
+    std::error_code e1, e2;
+    if (std::filesystem::weakly_canonical(sidecar, e1) == std::filesystem::weakly_canonical(m_path, e2))
+        throw IoError("the sidecar '" + sidecar.string() + "' would replace the CSV itself; give the CSV another name");
+    AtomicFile side(sidecar);
+    side.write(sidecar_text);
+    side.finish();
+    file->finish();
+    // Both targets are checked again just before the renames: either may have changed during a run.
+    check_output_path(sidecar, "cannot write");
+    check_output_path(m_path, "cannot write");
+    side.publish();
+    file->publish();
 }
 
 nlohmann::json sidecar_json(const SessionConfig& cfg, const std::vector<RunInfo>& runs,
@@ -146,17 +257,14 @@ std::filesystem::path sidecar_path(const std::filesystem::path& csv) {
 }
 
 SessionConfig config_from_sidecar(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw IoError("cannot read the sidecar '" + path.string() + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
+    const std::string text = read_input_file(path, "the sidecar");
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(ss.str());
-    } catch (const nlohmann::json::parse_error& e) {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
         throw ConfigError("", path.filename().string() + " is not valid JSON: " + e.what());
     }
-    if (!j.contains("config")) throw ConfigError("", path.filename().string() + " is not an mpx export sidecar");
+    if (!j.is_object() || !j.contains("config")) throw ConfigError("", path.filename().string() + " is not an mpx export sidecar");
     return session_config_from_json(j.at("config"));
 }
 

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/record.hpp"
@@ -18,23 +20,56 @@ extern const char* const k_csv_columns[26];
 std::string csv_header();
 std::string csv_row(const StepRecord& r, const RunInfo& run);
 
+// Checks, before any work is done, that `path` can receive a file: it is not a directory or other
+// non-regular file, and its directory exists. `what` names it in the message ("--csv"). IoError.
+void check_output_path(const std::filesystem::path& path, const std::string& what);
+
 // Writes `text` to `path` atomically (temporary file + rename). Throws IoError with the reason.
 void write_file_atomic(const std::filesystem::path& path, const std::string& text);
+
+// A temporary file beside its target, renamed over it by publish(). Rule: the temporary never
+// outlives the object or the process: the destructor removes it, and so does a SIGINT, SIGTERM or
+// SIGHUP once install_temporary_cleanup() has run.
+class AtomicFile {
+public:
+    explicit AtomicFile(std::filesystem::path path);  // opens the temporary; IoError on failure
+    ~AtomicFile();
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+    void write(std::string_view text);  // a failure is kept and reported by finish()
+    void finish();                      // flush, fsync, close; IoError on failure (temporary removed)
+    void publish();                     // rename over the target; IoError on failure (temporary removed)
+    const std::filesystem::path& path() const { return m_path; }
+
+private:
+    void discard() noexcept;
+    std::filesystem::path m_path, m_tmp;
+    std::FILE* m_file = nullptr;
+    bool m_failed = false, m_finished = false, m_published = false, m_gone = false;
+    int m_errno = 0;
+    int m_slot = -1;
+};
+
+// SIGINT, SIGTERM and SIGHUP remove every temporary in flight, then end the process by the same
+// signal; SIGXFSZ is ignored, so a file-size limit becomes a write error the writer reports.
+void install_temporary_cleanup();
 
 class CsvWriter {
 public:
     explicit CsvWriter(std::filesystem::path path);  // opens the temporary file; IoError on failure
-    ~CsvWriter();                                    // abandons (removes the temporary) if not committed
+    ~CsvWriter() = default;                          // abandons (removes the temporary) if not committed
     CsvWriter(const CsvWriter&) = delete;
     CsvWriter& operator=(const CsvWriter&) = delete;
     void write(const StepRecord& r, const RunInfo& run);
     void commit();                                   // flush, close, rename; IoError on failure
+    // The CSV and its sidecar: both are written and checked before either target is touched, then
+    // the sidecar is renamed first, so a CSV never appears without its configuration.
+    void commit(const std::filesystem::path& sidecar, const std::string& sidecar_text);
     const std::filesystem::path& path() const { return m_path; }
 
 private:
-    std::filesystem::path m_path, m_tmp;
-    std::FILE* m_file = nullptr;
-    bool m_failed = false;
+    std::filesystem::path m_path;
+    std::unique_ptr<AtomicFile> m_file;
 };
 
 // The sidecar: full configuration, seed, device, program version, runs, columns.

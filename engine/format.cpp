@@ -10,6 +10,7 @@
 #include <limits>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define MPX_X86 1
 #endif
@@ -40,7 +41,14 @@ const std::array<float, 65536>& fp16_table() {
 #ifdef MPX_X86
 bool detect_f16c() {
     __builtin_cpu_init();
+#if defined(__clang__) && __clang_major__ < 16
+    // Clang before 16 has no "f16c" for __builtin_cpu_supports: CPUID leaf 1, ECX bit 29.
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    return (c & bit_F16C) != 0 && __builtin_cpu_supports("avx");
+#else
     return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+#endif
 }
 __attribute__((target("avx,f16c"))) void fp16_encode_f16c(const float* src, std::uint16_t* dst,
                                                           std::size_t n) {
@@ -279,6 +287,7 @@ RoundStats encode_buffer(Format f, std::span<const float> values, void* dst, Ove
 
 void decode_buffer(Format f, const void* src, std::span<float> out) {
     const std::size_t n = out.size();
+    if (n == 0) return;  // an empty span's data() may be null, which memcpy must not get
     float* d = out.data();
     switch (f) {
         case Format::fp32:

@@ -31,6 +31,9 @@ void validate(const ModelConfig& m) {
 
 std::vector<int> parse_model_sizes(std::string_view text, const std::string& field) {
     std::vector<int> out;
+    // getline drops a trailing empty part: "2-64-2-" must not read as 2-64-2.
+    if (text.empty() || text.back() == '-')
+        throw ConfigError(field, "'" + std::string(text) + "' is not a list of layer sizes like 2-64-64-2");
     std::stringstream ss{std::string(text)};
     std::string part;
     while (std::getline(ss, part, '-')) {

@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
+#include "engine/text.hpp"
 
 namespace mpx {
 namespace {
@@ -175,12 +177,21 @@ nlohmann::json params_to_json(const std::vector<std::vector<float>>& values) {
 std::vector<std::vector<float>> params_from_json(const nlohmann::json& j) {
     const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
     std::vector<std::vector<float>> out;
+    if (!j.is_array()) throw ConfigError("params", "must be a list of parameter lists");
     for (const auto& a : j) {
+        if (!a.is_array()) throw ConfigError("params", "must be a list of parameter lists");
         std::vector<float> v;
         v.reserve(a.size());
         for (const auto& x : a) {
             const std::string s = x.is_string() ? x.get<std::string>() : "";
-            if (x.is_number()) v.push_back(x.get<float>());
+            if (x.is_number()) {
+                // A number beyond FP32 would silently become inf: only the text "inf" stands for it.
+                const double d = x.get<double>();
+                if (!(std::fabs(d) <= static_cast<double>(std::numeric_limits<float>::max())))
+                    throw ConfigError("params", "the saved state holds " + x.dump() +
+                                                    ", outside the FP32 range (a diverged value is saved as \"inf\" or \"nan\")");
+                v.push_back(static_cast<float>(d));
+            }
             else if (s == "nan" || s == "-nan") v.push_back(s == "nan" ? nan : -nan);
             else if (s == "inf" || s == "-inf") v.push_back(s == "inf" ? inf : -inf);
             else throw ConfigError("", "the saved state holds a parameter value that is not a number");
@@ -208,6 +219,12 @@ nlohmann::json Run::save_state() const {
 }
 
 void Run::load_state(const nlohmann::json& j) {
+    // As strict as a configuration: every key known, values finite where they must be.
+    if (!j.is_object()) throw ConfigError("", "a run's saved state must be a JSON object");
+    static const std::set<std::string> keys = {"label", "applied_steps", "schedule_steps", "failure",
+                                               "scaler_config", "scaler_state", "params"};
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!keys.count(it.key())) throw ConfigError(it.key(), "unknown key in a run's saved state");
     if (j.at("label").get<std::string>() != m_info.label)
         throw ConfigError("", "saved run '" + j.at("label").get<std::string>() +
                                   "' does not match run '" + m_info.label + "'");
@@ -215,7 +232,10 @@ void Run::load_state(const nlohmann::json& j) {
     m_schedule_steps = j.at("schedule_steps").get<long long>();
     m_failure = j.at("failure").get<std::string>();
     m_scaler = LossScaler(scaler_config_from_json(j.at("scaler_config")));
-    m_scaler.restore(scaler_state_from_json(j.at("scaler_state")));
+    const ScalerState st = scaler_state_from_json(j.at("scaler_state"));
+    if (!std::isfinite(st.scale))
+        throw ConfigError("scaler.state.scale", "must be a finite number, got " + format_number(st.scale));
+    m_scaler.restore(st);
     m_model->import_state(params_from_json(j.at("params")));
 }
 

@@ -1,20 +1,57 @@
 // Lockstep session: one sampler, one gathered batch per micro-step, every run stepped in order.
 #include "engine/session.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <new>
 #include <set>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "engine/error.hpp"
 
 namespace mpx {
 
+namespace {
+// The memory this process may use: physical memory, or less under an address-space limit.
+std::uint64_t usable_memory() {
+    std::uint64_t bytes = std::numeric_limits<std::uint64_t>::max();
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) bytes = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+    struct rlimit lim {};
+    if (::getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+        bytes = std::min<std::uint64_t>(bytes, lim.rlim_cur);
+    return bytes;
+}
+}  // namespace
+
+// Refused before the examples are generated (which takes long for a large set), not by a
+// bad_alloc half a minute later: both splits, features and targets, as FP32.
+void check_dataset_fits(const DatasetConfig& d) {
+    const DatasetShape shape = dataset_shape(d);
+    const std::uint64_t examples = static_cast<std::uint64_t>(std::max(0, d.n_train)) +
+                                   static_cast<std::uint64_t>(std::max(0, d.n_test));
+    const std::uint64_t need = examples * static_cast<std::uint64_t>(shape.features + shape.outputs + 1) * sizeof(float);
+    const std::uint64_t have = usable_memory();
+    if (need > have / 2)
+        throw ConfigError("data.n_train", "the data set needs " + std::to_string(need >> 20) + " MiB, more than half of the " +
+                                              std::to_string(have >> 20) +
+                                              " MiB this process may use; lower data.n_train or data.n_test");
+}
+
 Session::Session(SessionConfig cfg, BackendFactory factory)
     : m_cfg(std::move(cfg)), m_factory(std::move(factory)) {
     validate(m_cfg);
     if (!m_factory) m_factory = [] { return make_cpu_backend(); };
-    m_data = make_dataset(m_cfg.data);
+    check_dataset_fits(m_cfg.data);
+    try {
+        m_data = make_dataset(m_cfg.data);
+    } catch (const std::bad_alloc&) {
+        throw ConfigError("data.n_train", "not enough memory for the data set (" + std::to_string(m_cfg.data.n_train) +
+                                              " training and " + std::to_string(m_cfg.data.n_test) +
+                                              " held-out examples); lower data.n_train or data.n_test");
+    }
     gather_eval_split();
     build();
 }

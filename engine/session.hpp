@@ -21,6 +21,10 @@ namespace mpx {
 // picks the GPU where the configuration asks for it.
 using BackendFactory = std::function<std::unique_ptr<Backend>()>;
 
+// A ConfigError (data.n_train) when the data set could not fit in the memory this process may
+// use; checked before the examples are generated.
+void check_dataset_fits(const DatasetConfig& d);
+
 class Session {
 public:
     explicit Session(SessionConfig cfg, BackendFactory factory = {});

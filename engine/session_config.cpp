@@ -3,18 +3,24 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "engine/device_choice.hpp"
 #include "engine/error.hpp"
+#include "engine/input_file.hpp"
 #include "engine/json_util.hpp"
 #include "engine/run_plan.hpp"
+#include "engine/text.hpp"
 
 namespace mpx {
 
 void validate(const SessionConfig& c) {
+    // Free text goes into every sidecar and state file: JSON carries only UTF-8, so refuse it now
+    // rather than after the last step, when the export would fail.
+    if (!valid_utf8(c.name)) throw ConfigError("name", "is not valid UTF-8 text; use UTF-8 characters only");
+    if (!valid_utf8(c.description))
+        throw ConfigError("description", "is not valid UTF-8 text; use UTF-8 characters only");
     if (c.runs.empty()) throw ConfigError("runs", "choose at least one run, e.g. fp32,amp-fp16");
     if (c.runs.size() > k_max_runs)
         throw ConfigError("runs", "at most " + std::to_string(k_max_runs) + " runs can be compared at once");
@@ -185,7 +191,7 @@ SessionConfig parse_config_text(const std::string& text, const std::string& orig
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
         throw ConfigError("", origin + " is not valid JSON: " + e.what());
     }
     // An export sidecar carries the configuration that reproduces its CSV under "config".
@@ -207,18 +213,17 @@ SessionConfig load_config(const std::string& name_or_path) {
     std::filesystem::path path = name_or_path;
     const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
                                  path.extension() == ".json";
-    if (!looks_like_path) path = preset_directory() / (name_or_path + ".json");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        if (looks_like_path) throw IoError("cannot read the configuration file '" + path.string() + "'");
-        std::string known;
-        for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
-        throw ConfigError("config", "unknown preset '" + name_or_path + "'; choose from " + known +
-                                        " or give a path to a .json file");
+    if (!looks_like_path) {
+        path = preset_directory() / (name_or_path + ".json");
+        std::error_code ec;
+        if (name_or_path.empty() || !std::filesystem::is_regular_file(path, ec)) {
+            std::string known;
+            for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
+            throw ConfigError("config", "unknown preset '" + name_or_path + "'; choose from " + known +
+                                            " or give a path to a .json file");
+        }
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parse_config_text(ss.str(), path.filename().string());
+    return parse_config_text(read_input_file(path, "the configuration file"), path.filename().string());
 }
 
 void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignments) {
@@ -228,6 +233,9 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
     const nlohmann::json known = to_json(c);  // the keys that exist
     nlohmann::json j = known;
     for (const auto& assignment : assignments) {
+        // Checked first: JSON carries only UTF-8, and every message below quotes the assignment.
+        if (!valid_utf8(assignment))
+            throw ConfigError("--set", "an assignment is not valid UTF-8 text; use UTF-8 characters only");
         const auto eq = assignment.find('=');
         if (eq == std::string::npos || eq == 0)
             throw ConfigError("--set", "'" + assignment + "' is not key=value (e.g. scaler.growth_interval=50)");
@@ -236,7 +244,7 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
         nlohmann::json value;
         try {
             value = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::parse_error&) {
+        } catch (const nlohmann::json::exception&) {
             value = text;  // bare text: a name such as fp32,amp-fp16 or 2-64-2
         }
         std::stringstream ss(key);

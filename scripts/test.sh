@@ -1,10 +1,39 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds (Release, incremental) and runs every CTest suite, the exhaustive
 # format sweeps included, with Qt's offscreen platform. Extra arguments go to ctest (e.g. -L unit).
+#
+# --sanitize: instead, builds in build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer
+# (LeakSanitizer included) and runs every suite but the exhaustive sweeps; then builds the
+# record-buffer thread suite in build-tsan/ with ThreadSanitizer and runs it; then fuzzes the
+# readers for MPX_FUZZ_SECONDS (scripts/fuzz.sh). Any finding fails. Suppressions, in
+# scripts/sanitize/, are for third-party code only, each with its reason.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 mpx_install_packages
-mpx_build
 export QT_QPA_PLATFORM=offscreen
+
+if [ "${1:-}" = "--sanitize" ]; then
+  shift
+  supp="$MPX_ROOT/scripts/sanitize"
+  export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+  export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
+  MPX_BUILD_DIR="$MPX_ROOT/build-asan" mpx_build -DMPX_SANITIZE=address,undefined -DMPX_WITH_CUDA=OFF
+  (cd "$MPX_ROOT/build-asan" && ctest --output-on-failure --no-tests=error --timeout 1800 -j "$(nproc)" \
+    -LE exhaustive "$@") || mpx_die "tests failed under ASan/UBSan (see ctest's output above)"
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+  tsan="$MPX_ROOT/build-tsan"
+  if [ ! -f "$tsan/CMakeCache.txt" ]; then
+    cmake -S "$MPX_ROOT" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPX_SANITIZE=thread \
+      -DMPX_WITH_CUDA=OFF >/dev/null || mpx_die "CMake configure of the TSan build failed"
+  fi
+  cmake --build "$tsan" --parallel "$(nproc)" --target ui_test_record_buffer_threads || mpx_die "TSan build failed"
+  (cd "$tsan" && ctest --output-on-failure --no-tests=error -R record_buffer_threads) \
+    || mpx_die "the thread suite failed under TSan (see above)"
+  "$MPX_ROOT/scripts/fuzz.sh"
+  exit 0
+fi
+
+mpx_build
 cd "$MPX_BUILD_DIR"
 ctest --output-on-failure --no-tests=error --timeout 1800 -j "$(nproc)" "$@" || mpx_die "tests failed (see ctest's output above)"

@@ -331,6 +331,10 @@ void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& set
         removeAllSeries();
         d->chart->removeAxis(d->x);
         d->chart->removeAxis(d->y);
+        // removeAxis gives up the chart's ownership; the widget owns them now (other calls may
+        // still read them), so they are deleted with it instead of leaking.
+        d->x->setParent(this);
+        d->y->setParent(this);
         d->bars = new QHorizontalStackedBarSeries;
         d->bars->setBarWidth(0.6);
         d->chart->addSeries(d->bars);

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "engine/device_choice.hpp"
 #include "engine/error.hpp"
+#include "engine/fields.hpp"
 #include "engine/text.hpp"
 
 namespace mpx::cli {
@@ -18,13 +19,37 @@ namespace {
 
 struct BenchOptions {
     std::string model = "2-64-64-2";
-    int batch = 256;
+    long long batch = 256;
     std::string precision = "fp32,amp-fp16,amp-bf16";
     bool csv = false;
     double seconds = 1.0;
     std::string device = "cpu";
     std::string optimizer = "adam";
 };
+
+// The measuring time: long enough to mean something, short enough that a typo cannot hang a script.
+constexpr FieldInfo k_seconds{.name = "--seconds", .min = 0, .max = 600, .min_open = true,
+                              .hint = "seconds of measuring per precision"};
+
+// Every flag checked before anything runs, with the ranges of the settings they stand for.
+std::vector<std::string> checked_runs(const BenchOptions& o) {
+    if (const std::string e = range_error(k_seconds, o.seconds, false); !e.empty()) throw ConfigError("--seconds", e);
+    // bench trains on max(2048, 2 × batch) examples, which must stay within data.n_train's range.
+    FieldInfo batch = *find_field(train_fields(), "batch");
+    batch.max = std::min(batch.max, static_cast<double>(k_max_samples / 2));
+    if (const std::string e = range_error(batch, static_cast<double>(o.batch), true); !e.empty())
+        throw ConfigError("--batch", e);
+    std::vector<std::string> runs;
+    if (!o.precision.empty() && o.precision.back() == ',')  // getline drops a trailing empty entry
+        throw ConfigError("--precision", "has an empty entry in '" + o.precision + "'; e.g. --precision fp32,amp-fp16");
+    std::stringstream ss(o.precision);
+    for (std::string p; std::getline(ss, p, ',');) {
+        if (p.empty()) throw ConfigError("--precision", "has an empty entry in '" + o.precision + "'; e.g. --precision fp32,amp-fp16");
+        runs.push_back(p);
+    }
+    if (runs.empty()) throw ConfigError("--precision", "must name at least one run, e.g. --precision fp32,amp-fp16");
+    return runs;
+}
 
 SessionConfig bench_config(const BenchOptions& o, const std::string& run) {
     SessionConfig c;
@@ -41,14 +66,27 @@ SessionConfig bench_config(const BenchOptions& o, const std::string& run) {
         c.data.kind = DatasetKind::spirals;
         c.data.classes = out;
     }
-    c.data.n_train = std::max(2048, o.batch * 2);
+    c.data.n_train = static_cast<int>(std::max<long long>(2048, o.batch * 2));
     c.data.n_test = 0;
-    c.train.batch = o.batch;
+    c.train.batch = static_cast<int>(o.batch);
     c.train.optimizer = enum_parse<OptimizerKind>(o.optimizer).value_or(OptimizerKind::adam);
     c.train.lr = 1e-3;
     c.runs = {run};
     c.steps = k_max_steps;
     c.device = o.device;
+    // The configuration's own checks, reported under the flag the user gave instead of a field
+    // bench set on its behalf.
+    try {
+        validate(c);
+    } catch (const ConfigError& e) {
+        const std::string& f = e.field();
+        const char* flag = f.rfind("model", 0) == 0 || f == "selective_layers" ? "--model"
+                           : f == "runs" || f.rfind("scaler", 0) == 0   ? "--precision"
+                           : f == "device"                              ? "--device"
+                           : f.rfind("data", 0) == 0                    ? "--model"
+                                                                        : "--batch";
+        throw ConfigError(flag, e.message() + (f.empty() ? "" : " (" + f + ")"));
+    }
     return c;
 }
 
@@ -67,13 +105,11 @@ double measure(const SessionConfig& cfg, const BackendFactory& factory, double s
 }
 
 int run_bench(const BenchOptions& o) {
+    const std::vector<std::string> runs = checked_runs(o);
+    for (const auto& r : runs) bench_config(o, r);  // every run checked before the first is measured
     std::string device_name, note;
     const BackendFactory factory = backend_for(o.device, device_name, note);
     if (!note.empty()) std::cerr << "mpx-cli: " << note << "\n";
-    std::vector<std::string> runs;
-    std::stringstream ss(o.precision);
-    for (std::string p; std::getline(ss, p, ',');)
-        if (!p.empty()) runs.push_back(p);
     if (o.csv) std::cout << "model,batch,precision,device,steps_per_s\n";
     else std::printf("%-14s %6s %-22s %-16s %12s %8s\n", "model", "batch", "precision", "device", "steps/s", "vs first");
     double first = 0.0;
@@ -84,7 +120,7 @@ int run_bench(const BenchOptions& o) {
             std::cout << o.model << ',' << o.batch << ',' << r << ',' << csv_field(device_name) << ','
                       << format_number(sps) << '\n';
         else
-            std::printf("%-14s %6d %-22s %-16s %12.1f %8.3f\n", o.model.c_str(), o.batch, r.c_str(),
+            std::printf("%-14s %6lld %-22s %-16s %12.1f %8.3f\n", o.model.c_str(), o.batch, r.c_str(),
                         device_name.c_str(), sps, sps / first);
         std::fflush(stdout);
     }
@@ -112,6 +148,9 @@ void add_bench_command(CLI::App& app) {
         } catch (const ConfigError& e) {
             std::cerr << "mpx-cli bench: " << e.what() << "\n";
             throw CLI::RuntimeError(2);
+        } catch (const std::bad_alloc&) {
+            std::cerr << "mpx-cli bench: not enough memory for this model at this batch; lower --model or --batch\n";
+            throw CLI::RuntimeError(1);
         } catch (const std::exception& e) {
             std::cerr << "mpx-cli bench: " << e.what() << "\n";
             throw CLI::RuntimeError(1);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -85,13 +86,19 @@ std::string note(const Row& r, Format f, Overflow mode) {
     return "";
 }
 
-int run_format(const std::vector<std::string>& values, bool csv, const std::string& formats_opt,
+int run_format(const std::vector<std::string>& values, bool csv, const std::optional<std::string>& formats_opt,
                const std::string& overflow_opt) {
     std::vector<Format> formats;
-    if (formats_opt.empty()) {
+    if (!formats_opt) {
         formats.assign(std::begin(all_formats), std::end(all_formats));
     } else {
-        std::stringstream ss(formats_opt);
+        // getline drops a trailing empty entry: "fp16," and "" must not pass as a list.
+        if (formats_opt->empty() || formats_opt->back() == ',') {
+            std::cerr << "mpx-cli format: --formats has an empty entry in '" << *formats_opt
+                      << "' (choose from fp32, tf32, fp16, bf16, e4m3, e5m2, e.g. --formats fp16,bf16)\n";
+            return 2;
+        }
+        std::stringstream ss(*formats_opt);
         std::string name;
         while (std::getline(ss, name, ',')) {
             const auto f = parse_format(name);
@@ -149,7 +156,7 @@ void add_format_command(CLI::App& app) {
     auto* cmd = app.add_subcommand("format", "Show how values are stored in each number format");
     auto values = std::make_shared<std::vector<std::string>>();
     auto csv = std::make_shared<bool>(false);
-    auto formats = std::make_shared<std::string>();
+    auto formats = std::make_shared<std::optional<std::string>>();
     auto overflow = std::make_shared<std::string>("default");
     cmd->add_option("values", *values, "Values: decimal or hex-float (0x1p-24), nan, inf")
         ->required();

@@ -4,7 +4,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
+#include <set>
 #include <iostream>
 #include <optional>
 
@@ -13,6 +14,7 @@
 #include "engine/device_choice.hpp"
 #include "engine/error.hpp"
 #include "engine/export.hpp"
+#include "engine/input_file.hpp"
 #include "engine/text.hpp"
 
 namespace mpx::cli {
@@ -25,6 +27,7 @@ struct RunOptions {
     std::string save_state, resume;
     bool print_config = false;
     bool quiet = false;
+    std::set<std::string> given;  // the flags on the command line, by name
 };
 
 struct Summary {
@@ -48,7 +51,56 @@ ScalerConfig snippet_scaler(const SessionConfig& cfg, const std::string& framewo
     return first_dynamic.value_or(cfg.scaler);
 }
 
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+    std::error_code e1, e2;
+    return std::filesystem::weakly_canonical(a, e1) == std::filesystem::weakly_canonical(b, e2);
+}
+
+// Everything about the outputs that can be checked before a step is trained: each target can
+// receive a file, and no output replaces an input or another output.
+void check_outputs(const RunOptions& o) {
+    const auto given = [&](const char* flag) { return o.given.count(flag) > 0; };
+    for (const char* flag : {"--csv", "--save-state", "--resume", "--snippet", "--config"}) {
+        const std::string& v = std::string(flag) == "--csv"          ? o.csv
+                               : std::string(flag) == "--save-state" ? o.save_state
+                               : std::string(flag) == "--resume"     ? o.resume
+                               : std::string(flag) == "--snippet"    ? o.snippet
+                                                                     : o.flags.config;
+        if (given(flag) && v.empty()) throw ConfigError(flag, "needs a value; an empty one was given");
+    }
+    std::vector<std::pair<std::string, std::filesystem::path>> outputs;
+    if (!o.csv.empty()) {
+        outputs.emplace_back("--csv", o.csv);
+        outputs.emplace_back("the sidecar of --csv", sidecar_path(o.csv));
+    }
+    if (!o.save_state.empty()) outputs.emplace_back("--save-state", o.save_state);
+    for (const auto& [what, path] : outputs) check_output_path(path, what);
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+        for (std::size_t k = i + 1; k < outputs.size(); ++k)
+            if (same_file(outputs[i].second, outputs[k].second))
+                throw ConfigError(outputs[k].first, "'" + outputs[k].second.string() + "' is also " +
+                                                        outputs[i].first + "; give each output its own file");
+    for (const auto& [what, path] : outputs) {
+        if (!o.resume.empty() && same_file(path, o.resume))
+            throw ConfigError(what, "'" + path.string() + "' is the state given to --resume; write to another file");
+        const bool config_is_file = o.flags.config.find('/') != std::string::npos ||
+                                    std::filesystem::path(o.flags.config).extension() == ".json";
+        if (given("--config") && config_is_file && same_file(path, o.flags.config))
+            throw ConfigError(what, "'" + path.string() + "' is the --config file; write to another file");
+    }
+}
+
 int run_run(const RunOptions& o) {
+    if (!o.resume.empty()) {
+        // A resumed run is the saved one: its configuration comes from the state file, so a flag
+        // that would change it cannot take effect and is refused rather than ignored.
+        for (const char* flag : {"--config", "--set", "--precision", "--scaler", "--model", "--dataset", "--seed",
+                                 "--print-config", "--snippet"})
+            if (o.given.count(flag))
+                throw ConfigError(flag, "cannot apply to a resumed run (its configuration is the saved state's); "
+                                        "only --steps, --device, --csv, --save-state and --quiet go with --resume");
+    }
+    check_outputs(o);
     SessionConfig cfg = build_config(o.flags);
     if (o.print_config) {
         std::cout << to_json(cfg).dump(2) << "\n";
@@ -65,16 +117,23 @@ int run_run(const RunOptions& o) {
     if (!note.empty()) std::cerr << "mpx-cli: " << note << "\n";
     std::unique_ptr<Session> owned;
     if (!o.resume.empty()) {
-        std::ifstream in(o.resume, std::ios::binary);
-        if (!in) throw IoError("cannot read the saved state '" + o.resume + "'");
+        const std::string text = read_input_file(o.resume, "the saved state (--resume)", k_max_state_bytes);
         nlohmann::json j;
         try {
-            in >> j;
-        } catch (const nlohmann::json::parse_error& e) {
+            j = nlohmann::json::parse(text);  // the whole file: trailing content is an error too
+        } catch (const nlohmann::json::exception& e) {
             throw ConfigError("--resume", o.resume + " is not valid JSON: " + e.what());
         }
         owned = Session::load_state(j, factory);
+        const long long saved_step = owned->steps_done();
+        if (o.flags.steps != ConfigFlags::steps_not_given && o.flags.steps <= saved_step)
+            throw ConfigError("--steps", "the saved state is already at step " + std::to_string(saved_step) +
+                                             "; give more than " + std::to_string(saved_step) + " steps to continue it");
         if (o.flags.steps > owned->config().steps) owned->extend_to(o.flags.steps);
+        if (owned->finished())
+            throw ConfigError("--resume", "the saved state has trained all its " + std::to_string(saved_step) +
+                                              " steps; give --steps above " + std::to_string(saved_step) +
+                                              " to continue it");
         cfg = owned->config();
         std::cerr << "mpx-cli: resuming at step " << owned->steps_done() << " of " << cfg.steps << "\n";
     } else {
@@ -126,8 +185,7 @@ int run_run(const RunOptions& o) {
             std::cerr << "mpx-cli: run " << infos[i].label << " stopped: " << session.run(i).failure() << "\n";
     if (csv) {
         // Sidecar first: a CSV never appears without the configuration that reproduces it.
-        write_file_atomic(sidecar_path(o.csv), sidecar_json(cfg, infos, device_name, recorded).dump(2) + "\n");
-        csv->commit();
+        csv->commit(sidecar_path(o.csv), sidecar_json(cfg, infos, device_name, recorded).dump(2) + "\n");
         std::cerr << "mpx-cli: wrote " << o.csv << " and " << sidecar_path(o.csv).string() << "\n";
     }
     if (!o.save_state.empty()) {  // after the CSV: a bad state path must not cost the export
@@ -177,12 +235,19 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--resume", o->resume, "Continue a saved state up to its step count (--steps raises it)");
     cmd->add_flag("--print-config", o->print_config, "Print the resolved configuration as JSON and exit");
     cmd->add_flag("--quiet", o->quiet, "No progress on stderr");
-    cmd->callback([o] {
+    cmd->callback([o, cmd] {
+        o->given.clear();
+        for (const CLI::Option* opt : cmd->get_options())
+            if (opt->count() > 0) o->given.insert(opt->get_name());
         try {
             run_run(*o);
         } catch (const ConfigError& e) {
             std::cerr << "mpx-cli run: " << e.what() << "\n";
             throw CLI::RuntimeError(2);
+        } catch (const std::bad_alloc&) {
+            std::cerr << "mpx-cli run: not enough memory for this configuration; lower model.sizes, "
+                         "train.batch, data.n_train or the number of runs\n";
+            throw CLI::RuntimeError(1);
         } catch (const std::exception& e) {
             std::cerr << "mpx-cli run: " << e.what() << "\n";
             throw CLI::RuntimeError(1);

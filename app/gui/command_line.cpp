@@ -4,6 +4,7 @@
 #include <QCommandLineParser>
 
 #include "app/gui/config_bridge.hpp"
+#include "engine/export.hpp"
 
 namespace mpx::gui {
 
@@ -49,6 +50,14 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
         }
         if (cl.screenshot.isEmpty()) {
             r.error = QStringLiteral("--after-steps goes with --screenshot FILE.png");
+            return r;
+        }
+    }
+    if (p.isSet(shot)) {  // checked now, not after the steps it waits for
+        try {
+            mpx::check_output_path(cl.screenshot.toStdString(), "--screenshot");
+        } catch (const std::exception& e) {
+            r.error = QString::fromStdString(e.what());
             return r;
         }
     }

@@ -10,6 +10,7 @@
 #include "engine/error.hpp"
 #include "engine/export.hpp"
 #include "engine/field_table.hpp"
+#include "engine/input_file.hpp"
 #ifdef MPX_HAVE_CUDA
 #include "cuda/cuda_backend.hpp"
 #include "cuda/compare/self_check.hpp"
@@ -63,10 +64,8 @@ ConfigResult configFromSidecar(const QString& path) {
 
 QStringList sidecarLiveChanges(const QString& path) {
     QStringList out;
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return out;
-    try {
-        const auto j = nlohmann::json::parse(f.readAll().toStdString());
+    try {  // the one reader of named files: a FIFO or a device is refused, not waited on
+        const auto j = nlohmann::json::parse(mpx::read_input_file(path.toStdString(), "the sidecar"));
         if (j.contains("live_changes") && j["live_changes"].is_array())
             for (const auto& c : j["live_changes"])
                 out << QStringLiteral("step %1: %2")

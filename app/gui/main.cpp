@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "app/gui/command_line.hpp"
+#include "engine/text.hpp"
 #include "ui/charts_panel.hpp"
 #include "ui/format_explorer.hpp"
 #include "ui/main_window.hpp"
@@ -56,10 +57,16 @@ int main(int argc, char** argv) {
     QApplication::setApplicationName(QStringLiteral("mpx"));
     // The command line and the configuration are checked before QApplication exists, so a bad
     // configuration gets its message and exit code 2 even where no display can be opened.
+    // Qt would turn bytes that are not UTF-8 into U+FFFD and go on with a name nobody typed.
+    for (int i = 1; i < argc; ++i)
+        if (!mpx::valid_utf8(argv[i])) {
+            say(QStringLiteral("mpx: argument %1 is not valid UTF-8 text; use UTF-8 characters only (mpx --help)").arg(i));
+            return 2;
+        }
     const mpx::gui::CommandLineResult parsed =
         mpx::gui::parseCommandLine(mpx::gui::argumentsWithoutQtOptions(argc, argv));
     if (!parsed.options) {
-        say(QStringLiteral("mpx: %1\n\n%2").arg(parsed.error, parsed.help));
+        say(QStringLiteral("mpx: %1 (mpx --help)").arg(parsed.error));  // one line: scripts read it
         return 2;
     }
     const mpx::gui::CommandLine& cl = *parsed.options;

@@ -37,8 +37,7 @@ void RecordSpool::exportCsv(const std::filesystem::path& csv, const nlohmann::js
     if (!m_file || m_failed)
         throw mpx::IoError("the records of this session could not be kept on disk (temporary "
                            "directory full or not writable); free space and reset to export");
-    // Sidecar first: a CSV never appears without the configuration that reproduces it.
-    mpx::write_file_atomic(mpx::sidecar_path(csv), sidecar.dump(2) + "\n");
+    mpx::check_output_path(mpx::sidecar_path(csv), "the sidecar");
     mpx::CsvWriter writer(csv);
     if (std::fflush(m_file) != 0 || std::fseek(m_file, 0, SEEK_SET) != 0)
         throw mpx::IoError("cannot read back the session's records for the export");
@@ -58,7 +57,8 @@ void RecordSpool::exportCsv(const std::filesystem::path& csv, const nlohmann::js
         left -= static_cast<long long>(got);
     }
     std::fseek(m_file, 0, SEEK_END);  // appends continue after the last record
-    writer.commit();
+    // Sidecar first: a CSV never appears without the configuration that reproduces it.
+    writer.commit(mpx::sidecar_path(csv), sidecar.dump(2) + "\n");
 }
 
 }  // namespace mpx::gui

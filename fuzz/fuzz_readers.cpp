@@ -1,0 +1,89 @@
+// libFuzzer target for every reader of text the user controls: a configuration file
+// (parse_config_text), --set assignments (apply_overrides), a saved state (Session::load_state)
+// and a value of `mpx-cli format`. Rule: any input ends in a result or a typed error (ConfigError,
+// IoError, CLI11's parse errors), never a crash, a sanitizer finding or another exception type.
+// The first byte picks the reader; the rest is its text.
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/cli/commands.hpp"
+#include "engine/error.hpp"
+#include "engine/session.hpp"
+#include "engine/session_config.hpp"
+
+namespace {
+
+// A state may name any configuration; building one larger than this would measure the data
+// generator's speed, not the reader.
+bool small_enough(const nlohmann::json& j) {
+    try {
+        const mpx::SessionConfig c = mpx::session_config_from_json(j.at("config"));
+        long long width = 0;
+        for (int s : c.model.sizes) width = std::max<long long>(width, s);
+        return c.data.n_train + c.data.n_test <= 4096 && width <= 256 && c.train.batch <= 256 &&
+               c.model.sizes.size() <= 6;
+    } catch (const std::exception&) {
+        return true;  // load_state reports it
+    }
+}
+
+void read_state(const std::string& text) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {  // not JSON, or a number beyond double
+        return;
+    }
+    if (j.is_object() && j.contains("config") && !small_enough(j)) return;
+    (void)mpx::Session::load_state(j);
+}
+
+void format_value(const std::string& text) {
+    CLI::App app;
+    mpx::cli::add_format_command(app);
+    std::vector<std::string> args{"mpx-cli", "format", "--csv", "--", text};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    std::ostringstream sink;
+    auto* out = std::cout.rdbuf(sink.rdbuf());
+    auto* err = std::cerr.rdbuf(sink.rdbuf());
+    try {
+        app.parse(static_cast<int>(argv.size()), argv.data());
+    } catch (const CLI::Error&) {
+    }
+    std::cout.rdbuf(out);
+    std::cerr.rdbuf(err);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size == 0) return 0;
+    const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
+    try {
+        switch (data[0] % 4) {
+            case 0: (void)mpx::parse_config_text(text, "fuzz"); break;
+            case 1: {
+                mpx::SessionConfig c;
+                std::vector<std::string> sets;
+                std::stringstream ss(text);
+                for (std::string line; std::getline(ss, line);) sets.push_back(line);
+                mpx::apply_overrides(c, sets);
+                // The result must survive the round trip every export makes.
+                (void)mpx::session_config_from_json(nlohmann::json::parse(mpx::to_json(c).dump()));
+                break;
+            }
+            case 2: read_state(text); break;
+            case 3: format_value(text); break;
+        }
+    } catch (const mpx::ConfigError&) {
+    } catch (const mpx::IoError&) {
+    }
+    return 0;
+}

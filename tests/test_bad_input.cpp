@@ -1,0 +1,590 @@
+// The bad-input catalogue: every row is one hostile command line for mpx-cli (run, bench, format,
+// --resume) or the app, with the exit code it must end with and words its one-line message must
+// contain. Rule: each row runs in a fresh temporary HOME and working folder, with its inputs in a
+// fixture folder, and neither folder may gain, lose or change a file; no row may hang.
+#include <QtTest>
+
+#include <QDirIterator>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <csignal>
+#include <sys/stat.h>
+
+#include "engine/error.hpp"
+#include "engine/export.hpp"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// shell: args[0] is a /bin/sh script run with $CLI and $APP set, for bytes QProcess cannot pass
+// (invalid UTF-8 in an argument).
+enum class Tool { cli, app, shell };
+enum class Limit { none, memory_2g };
+
+struct Outcome {
+    int code = -1;
+    bool timed_out = false;
+    QString err;
+};
+
+// A folder's files by relative path: size, modification time and (for small files) the content.
+using Snapshot = std::map<std::string, std::string>;
+Snapshot snapshot(const fs::path& root) {
+    Snapshot s;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator(); ++it) {
+        const fs::path& p = it->path();
+        std::string key = fs::relative(p, root).string(), value;
+        if (it->is_symlink()) value = "link";
+        else if (it->is_directory()) value = "dir";
+        else if (!it->is_regular_file()) value = "special";
+        else {
+            value = std::to_string(it->file_size()) + "@" +
+                    std::to_string(fs::last_write_time(p).time_since_epoch().count());
+            if (it->file_size() < (1u << 20)) {
+                std::ifstream in(p, std::ios::binary);
+                value += ":" + std::string(std::istreambuf_iterator<char>(in), {});
+            }
+        }
+        s[key] = value;
+    }
+    return s;
+}
+
+QString differences(const Snapshot& before, const Snapshot& after) {
+    QStringList out;
+    for (const auto& [k, v] : after)
+        if (!before.count(k)) out << QStringLiteral("created %1").arg(QString::fromStdString(k));
+        else if (before.at(k) != v) out << QStringLiteral("changed %1").arg(QString::fromStdString(k));
+    for (const auto& [k, v] : before)
+        if (!after.count(k)) out << QStringLiteral("removed %1").arg(QString::fromStdString(k));
+    return out.join(QStringLiteral(", "));
+}
+
+void write(const fs::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary) << text;
+}
+
+}  // namespace
+
+class TestBadInput : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_fixtures;
+    fs::path F;  // the fixture folder: inputs the rows read, never written
+
+    Outcome launch(Tool tool, QStringList args, const QString& work, Limit limit) {
+        for (QString& a : args) a.replace(QStringLiteral("@F"), QString::fromStdString(F.string()));
+        QProcess p;
+        p.setWorkingDirectory(work);
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("HOME"), work);
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), work + QStringLiteral("/.config"));
+        env.insert(QStringLiteral("XDG_DATA_HOME"), work + QStringLiteral("/.local"));
+        env.insert(QStringLiteral("XDG_CACHE_HOME"), work + QStringLiteral("/.cache"));
+        env.insert(QStringLiteral("TMPDIR"), work);
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        p.setStandardInputFile(QProcess::nullDevice());
+        if (limit == Limit::memory_2g)
+            p.setChildProcessModifier([] {
+                const rlimit r{rlim_t(2) << 30, rlim_t(2) << 30};
+                ::setrlimit(RLIMIT_AS, &r);
+            });
+#ifdef MPX_APP_PATH
+        const QString program = tool == Tool::cli ? QStringLiteral(MPX_CLI_PATH) : QStringLiteral(MPX_APP_PATH);
+#else
+        const QString program = QStringLiteral(MPX_CLI_PATH);
+#endif
+        env.insert(QStringLiteral("CLI"), QStringLiteral(MPX_CLI_PATH));
+#ifdef MPX_APP_PATH
+        env.insert(QStringLiteral("APP"), QStringLiteral(MPX_APP_PATH));
+#endif
+        p.setProcessEnvironment(env);
+        if (tool == Tool::shell) p.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), args.join(QLatin1Char(' '))});
+        else p.start(program, args);
+        Outcome o;
+        if (!p.waitForFinished(30000)) {
+            p.kill();
+            p.waitForFinished();
+            o.timed_out = true;
+        }
+        o.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+        o.err = QString::fromUtf8(p.readAllStandardError());
+        return o;
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_fixtures.isValid());
+        F = m_fixtures.path().toStdString();
+        fs::create_directory(F / "dir");
+        fs::create_directory(F / "dir.json");
+        QCOMPARE(::mkfifo((F / "fifo.json").c_str(), 0600), 0);
+        fs::copy_file(fs::path(MPX_SOURCE_DIR) / "resources/presets/default.json", F / "good.json");
+        write(F / "bad.json", "{\"steps\": ");
+        std::ifstream g(F / "good.json");
+        const std::string good((std::istreambuf_iterator<char>(g)), {});
+        write(F / "trailing.json", good + "\n}garbage");
+        write(F / "array.json", "[1, 2, 3]");
+        write(F / "empty.json", "");
+        write(F / "unknown_key.json", "{\"stepz\": 10}");
+        write(F / "wrong_type.json", "{\"steps\": \"many\"}");
+        write(F / "sizes_trailing.json", "{\"model\": {\"sizes\": \"2-64-2-\"}}");
+        write(F / "invalid_utf8.json", "{\"name\": \"\xff\xfe\"}");
+        write(F / "number_overflow.json", "{\"steps\": 1e400}");
+        write(F / "sidecar_noconfig.json", "{\"format\": \"mpx-export\"}");
+        write(F / "huge.json", std::string((16u << 20) + 1, ' '));
+        // A real saved state, then one hostile edit of it per file.
+        QTemporaryDir work;
+        QProcess p;
+        p.setWorkingDirectory(work.path());
+        p.start(QStringLiteral(MPX_CLI_PATH),
+                {"run", "--steps", "3", "--set", "model.sizes=2-8-2", "--quiet", "--save-state",
+                 QString::fromStdString((F / "state.json").string())});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        std::ifstream in(F / "state.json");
+        const json state = json::parse(in);
+        const auto edit = [&](const char* name, auto&& change) {
+            json j = state;
+            change(j);
+            write(F / name, j.dump());
+        };
+        edit("state_inf_scale.json", [](json& j) { j["runs"][1]["scaler_state"]["scale"] = "inf"; });
+        edit("state_nan_scale.json", [](json& j) { j["runs"][1]["scaler_state"]["scale"] = "nan"; });
+        edit("state_neg_scale.json", [](json& j) { j["runs"][1]["scaler_state"]["scale"] = -1.0; });
+        edit("state_1e300.json", [](json& j) { j["runs"][0]["params"][0][0] = 1e300; });
+        edit("state_param_text.json", [](json& j) { j["runs"][0]["params"][0][0] = "x"; });
+        edit("state_params_short.json", [](json& j) { j["runs"][0]["params"][0].erase(0); });
+        edit("state_params_number.json", [](json& j) { j["runs"][0]["params"] = 5; });
+        write(F / "state_number_overflow.json", state.dump().substr(0, state.dump().size() - 1) + ", \"x\": 1e400}");
+        edit("state_version.json", [](json& j) { j["version"] = 2; });
+        edit("state_format.json", [](json& j) { j["format"] = "something"; });
+        edit("state_step.json", [](json& j) { j["step"] = 2; });
+        edit("state_neg_step.json", [](json& j) { j["step"] = -1; });
+        edit("state_big_step.json", [](json& j) { j["step"] = 1e30; });
+        edit("state_no_runs.json", [](json& j) { j.erase("runs"); });
+        edit("state_run_count.json", [](json& j) { j["runs"].erase(0); });
+        edit("state_label.json", [](json& j) { j["runs"][0]["label"] = "tf32"; });
+        edit("state_unknown_key.json", [](json& j) { j["runs"][0]["extra"] = 1; });
+        edit("state_applied.json", [](json& j) { j["runs"][0]["applied_steps"] = 99; });
+        edit("state_tracker.json", [](json& j) { j["runs"][1]["scaler_state"]["growth_tracker"] = 99999; });
+        edit("state_bad_config.json", [](json& j) { j["config"]["train"]["lr"] = -1; });
+        edit("state_no_config.json", [](json& j) { j.erase("config"); });
+        edit("state_sampler.json", [](json& j) { j["sampler"]["position"] = 7; });
+        write(F / "state_trailing.json", state.dump() + " {}");
+        write(F / "state_cut.json", state.dump().substr(0, state.dump().size() / 2));
+        fs::copy_file(F / "state.json", F / "state_copy.json");
+    }
+
+    void rejects_bad_input_and_leaves_no_file_data() {
+        QTest::addColumn<int>("tool");
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QString>("needle");
+        QTest::addColumn<int>("limit");
+        const auto cli = [](const char* name, QStringList args, int code, const char* needle,
+                            Limit limit = Limit::none) {
+            QTest::newRow(name) << int(Tool::cli) << args << code << QString::fromUtf8(needle) << int(limit);
+        };
+        const auto run = [&](const char* name, QStringList args, int code, const char* needle) {
+            cli(name, QStringList{"run", "--quiet"} + args, code, needle);
+        };
+        const auto set = [&](const char* name, const char* assignment, const char* needle) {
+            run(name, {"--steps", "2", "--set", assignment}, 2, needle);
+        };
+        const auto resume = [&](const char* name, QStringList args, int code, const char* needle) {
+            run(name, QStringList{"--resume"} + args, code, needle);
+        };
+        const auto bench = [&](const char* name, QStringList args, int code, const char* needle) {
+            cli(name, QStringList{"bench", "--seconds", "0.01"} + args, code, needle);
+        };
+        const auto format = [&](const char* name, QStringList args, int code, const char* needle) {
+            cli(name, QStringList{"format"} + args, code, needle);
+        };
+        const auto app = [](const char* name, QStringList args, const char* needle) {
+            QTest::newRow(name) << int(Tool::app) << args << 2 << QString::fromUtf8(needle) << int(Limit::none);
+        };
+
+        // --- the command line itself
+        cli("no_command", {}, 2, "a command is required");
+        cli("unknown_command", {"trian"}, 2, "unknown command 'trian'");
+        cli("unknown_command_case", {"RUN"}, 2, "unknown command 'RUN'");
+        cli("unknown_top_option", {"--bogus"}, 2, "--bogus");
+        run("unknown_option", {"--bogus"}, 2, "--bogus");
+        run("extra_argument", {"extra"}, 2, "extra");
+        run("steps_missing_value", {"--steps"}, 2, "--steps");
+        run("steps_not_number", {"--steps", "many"}, 2, "--steps");
+        run("steps_empty", {"--steps", ""}, 2, "--steps");
+        run("steps_zero", {"--steps", "0"}, 2, "--steps: must be between 1");
+        run("steps_negative", {"--steps", "-1"}, 2, "--steps");
+        run("steps_too_many", {"--steps", "100000001"}, 2, "--steps: must be between 1");
+        run("steps_huge", {"--steps", "99999999999999999999"}, 2, "--steps");
+        run("steps_fraction", {"--steps", "1.5"}, 2, "--steps");
+        run("seed_negative", {"--seed", "-1"}, 2, "--seed");
+        run("seed_not_number", {"--seed", "x"}, 2, "--seed");
+        // --- shortcut flags
+        run("precision_empty", {"--precision", ""}, 2, "--precision");
+        run("precision_commas", {"--precision", ",,"}, 2, "--precision");
+        run("precision_unknown", {"--precision", "fp64"}, 2, "fp64");
+        run("precision_fp8", {"--precision", "amp-fp8"}, 2, "amp-fp8");
+        run("precision_twice", {"--precision", "fp32,fp32"}, 2, "twice");
+        run("precision_bad_scaler", {"--precision", "amp-fp16+nosuch"}, 2, "nosuch");
+        run("scaler_empty", {"--scaler", ""}, 2, "--scaler");
+        run("scaler_unknown", {"--scaler", "tensorflow1"}, 2, "tensorflow1");
+        run("model_empty", {"--model", ""}, 2, "--model");
+        run("model_trailing_dash", {"--model", "2-64-2-"}, 2, "2-64-2-");
+        run("model_leading_dash", {"--model", "-2-64-2"}, 2, "model.sizes");
+        run("model_double_dash", {"--model", "2--64-2"}, 2, "2--64-2");
+        run("model_letters", {"--model", "2-x-2"}, 2, "2-x-2");
+        run("model_zero_width", {"--model", "2-0-2"}, 2, "model.sizes");
+        run("model_overflow", {"--model", "2-99999999999-2"}, 2, "model.sizes");
+        run("model_wrong_input", {"--model", "3-64-2"}, 2, "input size");
+        run("model_wrong_output", {"--model", "2-64-3"}, 2, "output size");
+        run("model_one_layer", {"--model", "2"}, 2, "model.sizes");
+        run("dataset_empty", {"--dataset", ""}, 2, "--dataset");
+        run("dataset_unknown", {"--dataset", "mnist"}, 2, "data.kind");
+        run("device_empty", {"--device", ""}, 2, "--device");
+        run("device_unknown", {"--device", "tpu"}, 2, "device");
+        run("snippet_empty", {"--snippet", ""}, 2, "--snippet");
+        run("snippet_unknown", {"--snippet", "jax"}, 2, "--snippet");
+        // --- --config
+        run("config_empty", {"--config", ""}, 2, "--config");
+        run("config_unknown_preset", {"--config", "nosuch"}, 2, "unknown preset 'nosuch'");
+        run("config_missing_file", {"--config", "@F/missing.json"}, 1, "missing.json");
+        run("config_directory", {"--config", "@F/dir"}, 1, "is a directory");
+        run("config_directory_json", {"--config", "@F/dir.json"}, 1, "is a directory");
+        run("config_fifo", {"--config", "@F/fifo.json"}, 1, "not a regular file");
+        run("config_dev_zero", {"--config", "/dev/zero"}, 1, "not a regular file");
+        run("config_dev_null", {"--config", "/dev/null"}, 1, "not a regular file");
+        run("config_huge", {"--config", "@F/huge.json"}, 1, "at most");
+        run("config_not_json", {"--config", "@F/bad.json"}, 2, "bad.json is not valid JSON");
+        run("config_trailing", {"--config", "@F/trailing.json"}, 2, "trailing.json is not valid JSON");
+        run("config_empty_file", {"--config", "@F/empty.json"}, 2, "empty.json is not valid JSON");
+        run("config_array", {"--config", "@F/array.json"}, 2, "must be a JSON object");
+        run("config_unknown_key", {"--config", "@F/unknown_key.json"}, 2, "stepz: unknown setting");
+        run("config_wrong_type", {"--config", "@F/wrong_type.json"}, 2, "steps");
+        run("config_sizes_trailing", {"--config", "@F/sizes_trailing.json"}, 2, "2-64-2-");
+        run("config_invalid_utf8", {"--config", "@F/invalid_utf8.json"}, 2, "invalid_utf8.json is not valid JSON");
+        run("config_sidecar_without_config", {"--config", "@F/sidecar_noconfig.json"}, 2, "without its \"config\"");
+        run("config_number_overflow", {"--config", "@F/number_overflow.json"}, 2, "number_overflow.json is not valid JSON");
+        run("config_is_state", {"--config", "@F/state.json"}, 2, "--resume");
+        // --- --set
+        run("set_no_equals", {"--set", "steps"}, 2, "not key=value");
+        run("set_empty_key", {"--set", "=5"}, 2, "not key=value");
+        run("set_empty", {"--set", ""}, 2, "--set");
+        set("set_unknown_key", "stepz=5", "stepz: unknown setting");
+        set("set_unknown_nested", "train.lrr=0.1", "train.lrr");
+        set("set_unknown_section", "trainer.lr=0.1", "trainer");
+        set("set_lr_negative", "train.lr=-1", "train.lr");
+        set("set_lr_nan", "train.lr=nan", "train.lr");
+        set("set_lr_inf", "train.lr=inf", "train.lr");
+        set("set_lr_text", "train.lr=fast", "train.lr");
+        set("set_lr_beyond_double", "train.lr=1e400", "train.lr");
+        set("set_steps_beyond_double", "steps=1e400", "steps");
+        set("set_lr_object", "train.lr={}", "train.lr");
+        set("set_batch_zero", "train.batch=0", "train.batch");
+        set("set_batch_huge", "train.batch=1e12", "train.batch");
+        set("set_batch_fraction", "train.batch=1.5", "train.batch");
+        set("set_batch_over_data", "train.batch=4096", "train.batch");
+        set("set_accumulation_zero", "train.accumulation=0", "train.accumulation");
+        set("set_accumulation_huge", "train.accumulation=5000", "train.accumulation");
+        set("set_optimizer_unknown", "train.optimizer=rmsprop", "train.optimizer");
+        set("set_clip_negative", "train.clip_norm=-1", "train.clip_norm");
+        set("set_growth_factor_one", "scaler.growth_factor=1", "scaler.growth_factor");
+        set("set_backoff_one", "scaler.backoff_factor=1", "scaler.backoff_factor");
+        set("set_backoff_zero", "scaler.backoff_factor=0", "scaler.backoff_factor");
+        set("set_growth_interval_zero", "scaler.growth_interval=0", "scaler.growth_interval");
+        set("set_growth_interval_huge", "scaler.growth_interval=1e20", "scaler.growth_interval");
+        set("set_hysteresis_zero", "scaler.hysteresis=0", "scaler.hysteresis");
+        set("set_init_scale_nan", "scaler.init_scale=nan", "scaler.init_scale");
+        set("set_init_scale_negative", "scaler.init_scale=-8", "scaler.init_scale");
+        set("set_scaler_kind", "scaler.kind=weird", "scaler.kind");
+        set("set_scaler_preset", "scaler.preset=nosuch", "nosuch");
+        set("set_at_min", "scaler.at_min=explode", "scaler.at_min");
+        set("set_scaler_unknown", "scaler.growth=2", "scaler.growth");
+        set("set_sizes_trailing", "model.sizes=2-64-2-", "2-64-2-");
+        set("set_sizes_empty_list", "model.sizes=[]", "model.sizes");
+        set("set_sizes_floats", "model.sizes=[2.5,2]", "model.sizes");
+        set("set_dropout_two", "model.dropout=2", "model.dropout");
+        set("set_activation", "model.activation=swish", "model.activation");
+        set("set_layernorm_text", "model.layernorm=maybe", "model.layernorm");
+        set("set_n_train_zero", "data.n_train=0", "data.n_train");
+        set("set_n_train_huge", "data.n_train=2000000", "data.n_train");
+        set("set_n_test_negative", "data.n_test=-1", "data.n_test");
+        set("set_noise_negative", "data.noise=-1", "data.noise");
+        set("set_data_kind", "data.kind=nope", "data.kind");
+        set("set_classes_many", "data.classes=99", "data.classes");
+        set("set_steps_zero", "steps=0", "steps");
+        set("set_steps_fraction", "steps=1.5", "steps");
+        set("set_steps_text", "steps=ten", "steps");
+        set("set_seed_negative", "seed=-1", "seed");
+        set("set_record_every_zero", "record_every=0", "record_every");
+        set("set_eval_every_negative", "eval_every=-1", "eval_every");
+        set("set_device", "device=tpu", "device");
+        set("set_runs_empty", "runs=", "runs");
+        set("set_runs_twice", "runs=fp32,fp32", "twice");
+        set("set_runs_too_many", "runs=fp32,tf32,amp-fp16,amp-bf16,half-fp16,pure-fp16,selective-fp16,"
+            "adaptive-fp16,scaling-only,amp-fp16+deepspeed,amp-fp16+apex,amp-fp16+keras,amp-fp16+megatron,"
+            "amp-fp16+nemo,amp-fp16+static,amp-fp16+none,amp-fp16+tf-keras-legacy", "runs");
+        const auto shell = [](const char* name, const char* script, const char* needle) {
+            QTest::newRow(name) << int(Tool::shell) << QStringList{script} << 2 << QString::fromUtf8(needle) << int(Limit::none);
+        };
+        shell("set_name_invalid_utf8", "exec \"$CLI\" run --quiet --steps 2 --set \"name=$(printf '\\377\\376')\"",
+              "--set: an assignment is not valid UTF-8");
+        shell("set_description_invalid_utf8", "exec \"$CLI\" run --quiet --steps 2 --set \"description=caf$(printf '\\303')\"",
+              "--set: an assignment is not valid UTF-8");
+        shell("set_name_overlong_utf8", "exec \"$CLI\" run --quiet --steps 2 --set \"name=$(printf '\\300\\257')\"",
+              "--set: an assignment is not valid UTF-8");
+        run("set_selective_unknown_layer",
+            {"--steps", "2", "--set", "runs=selective-fp16", "--set", "selective_layers=fc9"}, 2, "fc9");
+        set("set_adaptive_zero", "adaptive_threshold=0", "adaptive_threshold");
+        set("set_memory_budget_zero", "memory_budget=0", "memory_budget");
+        set("set_overrides_dotted", "scaler_overrides.growth_interval=5", "scaler_overrides");
+        set("set_overrides_kind", "scaler_overrides={\"kind\":\"none\"}", "scaler_overrides");
+        set("set_overrides_not_object", "scaler_overrides=5", "scaler_overrides");
+        set("set_overrides_bad_value", "scaler_overrides={\"growth_interval\":0}", "growth_interval");
+        cli("data_too_large_for_memory",
+            {"run", "--quiet", "--steps", "2", "--set", "data.kind=digits", "--set", "model.sizes=784-10",
+             "--set", "data.n_train=1000000", "--set", "data.n_test=1000000"},
+            2, "data.n_train", Limit::memory_2g);
+        // --- outputs: checked before a step is trained
+        run("csv_empty", {"--steps", "2", "--csv", ""}, 2, "--csv");
+        run("csv_directory", {"--steps", "2", "--csv", "@F/dir"}, 1, "is a directory");
+        run("csv_dot", {"--steps", "2", "--csv", "."}, 1, "is a directory");
+        run("csv_missing_directory", {"--steps", "2", "--csv", "no/such/a.csv"}, 1, "does not exist");
+        run("csv_device", {"--steps", "2", "--csv", "/dev/null"}, 1, "not a regular file");
+        run("csv_sidecar_directory", {"--steps", "2", "--csv", "@F/dir.csv"}, 1, "sidecar");
+        run("save_state_empty", {"--steps", "2", "--save-state", ""}, 2, "--save-state");
+        run("save_state_directory", {"--steps", "2", "--save-state", "@F/dir"}, 1, "is a directory");
+        run("save_state_is_csv", {"--steps", "2", "--csv", "a.csv", "--save-state", "a.csv"}, 2, "--save-state");
+        run("save_state_is_sidecar", {"--steps", "2", "--csv", "a.csv", "--save-state", "a.json"}, 2, "sidecar");
+        run("save_state_is_config", {"--steps", "2", "--config", "@F/good.json", "--save-state", "@F/good.json"},
+            2, "--config file");
+        run("csv_sidecar_is_config", {"--steps", "2", "--config", "@F/good.json", "--csv", "@F/good.csv"}, 2,
+            "--config file");
+        run("save_state_missing_directory", {"--steps", "2", "--save-state", "no/s.json"}, 1, "does not exist");
+        // --- --resume: the state is validated like a configuration; flags that cannot apply are refused
+        resume("resume_empty", {""}, 2, "--resume");
+        resume("resume_missing", {"@F/missing.json"}, 1, "missing.json");
+        resume("resume_directory", {"@F/dir"}, 1, "is a directory");
+        resume("resume_fifo", {"@F/fifo.json"}, 1, "not a regular file");
+        resume("resume_dev_zero", {"/dev/zero"}, 1, "not a regular file");
+        resume("resume_not_json", {"@F/bad.json"}, 2, "not valid JSON");
+        resume("resume_empty_file", {"@F/empty.json"}, 2, "not valid JSON");
+        resume("resume_cut_short", {"@F/state_cut.json"}, 2, "not valid JSON");
+        resume("resume_trailing", {"@F/state_trailing.json"}, 2, "not valid JSON");
+        resume("resume_number_overflow", {"@F/state_number_overflow.json"}, 2, "not valid JSON");
+        resume("resume_a_config", {"@F/good.json"}, 2, "not an mpx session state");
+        resume("resume_array", {"@F/array.json"}, 2, "not an mpx session state");
+        resume("resume_inf_scale", {"@F/state_inf_scale.json", "--steps", "5"}, 2, "scaler.state.scale");
+        resume("resume_nan_scale", {"@F/state_nan_scale.json", "--steps", "5"}, 2, "scaler.state.scale");
+        resume("resume_negative_scale", {"@F/state_neg_scale.json", "--steps", "5"}, 2, "scaler.state.scale");
+        resume("resume_param_1e300", {"@F/state_1e300.json", "--steps", "5"}, 2, "FP32 range");
+        resume("resume_param_text", {"@F/state_param_text.json", "--steps", "5"}, 2, "not a number");
+        resume("resume_params_short", {"@F/state_params_short.json", "--steps", "5"}, 2, "does not match");
+        resume("resume_params_number", {"@F/state_params_number.json", "--steps", "5"}, 2, "params");
+        resume("resume_version", {"@F/state_version.json", "--steps", "5"}, 2, "version");
+        resume("resume_format", {"@F/state_format.json", "--steps", "5"}, 2, "not an mpx session state");
+        resume("resume_step_mismatch", {"@F/state_step.json", "--steps", "5"}, 2, "batch order");
+        resume("resume_negative_step", {"@F/state_neg_step.json", "--steps", "5"}, 2, "\"step\"");
+        resume("resume_huge_step", {"@F/state_big_step.json", "--steps", "5"}, 2, "\"step\"");
+        resume("resume_no_runs", {"@F/state_no_runs.json", "--steps", "5"}, 2, "\"runs\" is missing");
+        resume("resume_run_count", {"@F/state_run_count.json", "--steps", "5"}, 2, "number of runs");
+        resume("resume_label", {"@F/state_label.json", "--steps", "5"}, 2, "does not match");
+        resume("resume_unknown_key", {"@F/state_unknown_key.json", "--steps", "5"}, 2, "extra");
+        resume("resume_applied_steps", {"@F/state_applied.json", "--steps", "5"}, 2, "applied_steps");
+        resume("resume_growth_tracker", {"@F/state_tracker.json", "--steps", "5"}, 2, "growth_tracker");
+        resume("resume_bad_config", {"@F/state_bad_config.json", "--steps", "5"}, 2, "train.lr");
+        resume("resume_no_config", {"@F/state_no_config.json", "--steps", "5"}, 2, "\"config\" is missing");
+        resume("resume_sampler", {"@F/state_sampler.json", "--steps", "5"}, 2, "batch order");
+        resume("resume_finished", {"@F/state.json"}, 2, "trained all its 3 steps");
+        resume("resume_steps_equal", {"@F/state.json", "--steps", "3"}, 2, "--steps: the saved state is already at step 3");
+        resume("resume_steps_below", {"@F/state.json", "--steps", "1"}, 2, "--steps");
+        resume("resume_steps_zero", {"@F/state.json", "--steps", "0"}, 2, "--steps");
+        resume("resume_with_set", {"@F/state.json", "--steps", "5", "--set", "train.lr=0.1"}, 2, "--set: cannot apply to a resumed run");
+        resume("resume_with_precision", {"@F/state.json", "--steps", "5", "--precision", "fp32"}, 2, "--precision: cannot apply");
+        resume("resume_with_config", {"@F/state.json", "--steps", "5", "--config", "default"}, 2, "--config: cannot apply");
+        resume("resume_with_scaler", {"@F/state.json", "--steps", "5", "--scaler", "apex"}, 2, "--scaler: cannot apply");
+        resume("resume_with_model", {"@F/state.json", "--steps", "5", "--model", "2-8-2"}, 2, "--model: cannot apply");
+        resume("resume_with_dataset", {"@F/state.json", "--steps", "5", "--dataset", "moons"}, 2, "--dataset: cannot apply");
+        resume("resume_with_seed", {"@F/state.json", "--steps", "5", "--seed", "3"}, 2, "--seed: cannot apply");
+        resume("resume_with_print_config", {"@F/state.json", "--print-config"}, 2, "--print-config: cannot apply");
+        resume("resume_with_snippet", {"@F/state.json", "--snippet", "pytorch"}, 2, "--snippet: cannot apply");
+        resume("resume_save_over_itself", {"@F/state_copy.json", "--steps", "5", "--save-state", "@F/state_copy.json"},
+               2, "the state given to --resume");
+        resume("resume_csv_over_state", {"@F/state_copy.json", "--steps", "5", "--csv", "@F/state_copy.json"}, 2,
+               "the state given to --resume");
+        // --- bench
+        bench("bench_seconds_inf", {"--seconds", "inf"}, 2, "--seconds");
+        bench("bench_seconds_minus_inf", {"--seconds", "-inf"}, 2, "--seconds");
+        bench("bench_seconds_1e308", {"--seconds", "1e308"}, 2, "--seconds");
+        bench("bench_seconds_1e9", {"--seconds", "1e9"}, 2, "--seconds");
+        bench("bench_seconds_601", {"--seconds", "601"}, 2, "--seconds");
+        bench("bench_seconds_negative", {"--seconds", "-1"}, 2, "--seconds");
+        bench("bench_seconds_zero", {"--seconds", "0"}, 2, "--seconds");
+        bench("bench_seconds_nan", {"--seconds", "nan"}, 2, "--seconds");
+        bench("bench_seconds_text", {"--seconds", "long"}, 2, "--seconds");
+        bench("bench_seconds_empty", {"--seconds", ""}, 2, "--seconds");
+        bench("bench_batch_zero", {"--batch", "0"}, 2, "--batch");
+        bench("bench_batch_negative", {"--batch", "-1"}, 2, "--batch");
+        bench("bench_batch_1500000000", {"--batch", "1500000000"}, 2, "--batch: must be between 1 and 500000");
+        bench("bench_batch_beyond_int", {"--batch", "99999999999"}, 2, "--batch");
+        bench("bench_batch_500001", {"--batch", "500001"}, 2, "--batch");
+        bench("bench_batch_text", {"--batch", "big"}, 2, "--batch");
+        bench("bench_batch_too_wide", {"--batch", "500000", "--model", "2-4096-2"}, 2, "--batch");
+        bench("bench_precision_empty", {"--precision", ""}, 2, "--precision");
+        bench("bench_precision_commas", {"--precision", ",,"}, 2, "--precision");
+        bench("bench_precision_inner_empty", {"--precision", "fp32,,amp-fp16"}, 2, "--precision");
+        bench("bench_precision_trailing_comma", {"--precision", "fp32,"}, 2, "--precision");
+        bench("bench_precision_unknown", {"--precision", "fp64"}, 2, "--precision");
+        bench("bench_precision_bad_late", {"--precision", "fp32,fp128"}, 2, "fp128");
+        bench("bench_model_empty", {"--model", ""}, 2, "--model");
+        bench("bench_model_trailing_dash", {"--model", "2-64-2-"}, 2, "--model");
+        bench("bench_model_inputs", {"--model", "3-64-2"}, 2, "--model");
+        bench("bench_model_digits_outputs", {"--model", "784-512-9"}, 2, "--model");
+        bench("bench_model_zero", {"--model", "2-0-2"}, 2, "--model");
+        bench("bench_model_text", {"--model", "abc"}, 2, "--model");
+        bench("bench_device_unknown", {"--device", "tpu"}, 2, "--device");
+        bench("bench_device_empty", {"--device", ""}, 2, "--device");
+        bench("bench_optimizer_unknown", {"--optimizer", "rmsprop"}, 2, "--optimizer");
+        bench("bench_unknown_option", {"--bogus"}, 2, "--bogus");
+        bench("bench_extra_argument", {"extra"}, 2, "extra");
+        // --- format
+        format("format_no_values", {}, 2, "give at least one value");
+        format("format_formats_missing_value", {"1", "--formats"}, 2, "--formats: needs a value");
+        format("format_overflow_missing_value", {"1", "--overflow"}, 2, "--overflow: needs a value");
+        format("format_formats_unknown", {"--formats", "fp64", "1"}, 2, "fp64");
+        format("format_formats_empty", {"--formats", "", "1"}, 2, "--formats");
+        format("format_formats_trailing_comma", {"--formats", "fp16,", "1"}, 2, "--formats");
+        format("format_formats_inner_empty", {"--formats", "fp16,,bf16", "1"}, 2, "unknown format ''");
+        format("format_overflow_unknown", {"--overflow", "wrap", "1"}, 2, "--overflow");
+        format("format_value_text", {"abc"}, 2, "'abc' is not a number");
+        format("format_value_empty", {""}, 2, "'' is not a number");
+        format("format_value_hex_cut", {"0x1p"}, 2, "'0x1p' is not a number");
+        format("format_value_two_dots", {"1.2.3"}, 2, "'1.2.3' is not a number");
+        format("format_value_trailing", {"1e5x"}, 2, "'1e5x' is not a number");
+        format("format_unknown_option", {"--bogus", "1"}, 2, "--bogus");
+        // --- the app's command line: refused before any window opens, nothing written
+        app("app_unknown_preset", {"--config", "nosuch"}, "nosuch");
+        app("app_config_directory", {"--config", "@F/dir.json"}, "is a directory");
+        app("app_config_fifo", {"--config", "@F/fifo.json"}, "not a regular file");
+        app("app_config_dev_zero", {"--config", "/dev/zero"}, "not a regular file");
+        app("app_config_huge", {"--config", "@F/huge.json"}, "at most");
+        app("app_config_not_json", {"--config", "@F/bad.json"}, "not valid JSON");
+        app("app_config_trailing", {"--config", "@F/trailing.json"}, "not valid JSON");
+        app("app_config_state", {"--config", "@F/state.json"}, "saved session state");
+        app("app_set_unknown", {"--set", "stepz=5"}, "stepz");
+        app("app_set_range", {"--set", "train.lr=-1"}, "train.lr");
+        app("app_set_sizes_trailing", {"--set", "model.sizes=2-64-2-"}, "2-64-2-");
+        app("app_set_no_equals", {"--set", "steps"}, "key=value");
+        shell("app_set_invalid_utf8", "[ -n \"$APP\" ] || exit 2; exec \"$APP\" --set \"name=$(printf '\\377')\"", "UTF-8");
+        app("app_after_steps_negative", {"--after-steps", "-1", "--screenshot", "s.png"}, "--after-steps");
+        app("app_after_steps_text", {"--after-steps", "x", "--screenshot", "s.png"}, "--after-steps");
+        app("app_after_steps_alone", {"--after-steps", "5"}, "--screenshot");
+        app("app_screenshot_directory", {"--screenshot", "@F/dir"}, "is a directory");
+        app("app_screenshot_missing_directory", {"--screenshot", "no/such/s.png"}, "does not exist");
+        app("app_unknown_option", {"--bogus"}, "bogus");
+        app("app_extra_argument", {"extra"}, "extra");
+    }
+
+    void rejects_bad_input_and_leaves_no_file() {
+        QFETCH(int, tool);
+        QFETCH(QStringList, args);
+        QFETCH(int, code);
+        QFETCH(QString, needle);
+        QFETCH(int, limit);
+#ifndef MPX_APP_PATH
+        if (Tool(tool) == Tool::app || QTest::currentDataTag() == QByteArray("app_set_invalid_utf8")) QSKIP("the app is not built (MPX_BUILD_UI=OFF)");
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+        if (Limit(limit) == Limit::memory_2g) QSKIP("an address-space limit and AddressSanitizer's shadow memory exclude each other");
+#endif
+        QTemporaryDir work;
+        QVERIFY(work.isValid());
+        const fs::path wpath = work.path().toStdString();
+        const Snapshot fixtures = snapshot(F), before = snapshot(wpath);
+        const Outcome o = launch(Tool(tool), args, work.path(), Limit(limit));
+        const QString said = QStringLiteral("args: %1\nexit %2\nstderr: %3").arg(args.join(QLatin1Char(' '))).arg(o.code).arg(o.err);
+        QVERIFY2(!o.timed_out, qPrintable(QStringLiteral("hung; ") + said));
+        QVERIFY2(o.code == code, qPrintable(said));
+        QVERIFY2(o.err.contains(needle), qPrintable(QStringLiteral("no '%1' in the message; ").arg(needle) + said));
+        QVERIFY2(!o.err.trimmed().contains(QLatin1Char('\n')), qPrintable(QStringLiteral("more than one line; ") + said));
+        const QString changed = differences(before, snapshot(wpath)) + differences(fixtures, snapshot(F));
+        QVERIFY2(changed.isEmpty(), qPrintable(changed + QStringLiteral("; ") + said));
+    }
+
+    // A signal in the middle of a run: the temporary CSV is removed, nothing else appears.
+    void signal_during_run_leaves_no_temporary_data() {
+        QTest::addColumn<int>("sig");
+        QTest::newRow("SIGINT") << SIGINT;
+        QTest::newRow("SIGTERM") << SIGTERM;
+        QTest::newRow("SIGHUP") << SIGHUP;
+    }
+    void signal_during_run_leaves_no_temporary() {
+        QFETCH(int, sig);
+        QTemporaryDir work;
+        QProcess p;
+        p.setWorkingDirectory(work.path());
+        p.start(QStringLiteral(MPX_CLI_PATH), {"run", "--quiet", "--steps", "100000000", "--set", "model.sizes=2-8-2",
+                                               "--csv", "a.csv", "--save-state", "s.json"});
+        QVERIFY(p.waitForStarted());
+        QTRY_VERIFY_WITH_TIMEOUT(!QDir(work.path()).entryList({"a.csv.tmp-*"}, QDir::Files).isEmpty(), 20000);
+        ::kill(static_cast<pid_t>(p.processId()), sig);
+        QVERIFY(p.waitForFinished(20000));
+        QCOMPARE(p.exitStatus(), QProcess::CrashExit);  // ended by the signal, as without the handler
+        QCOMPARE(QDir(work.path()).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot), QStringList());
+    }
+
+    // A file-size limit (SIGXFSZ ignored, so the write fails): a one-line message, no file left.
+    void file_size_limit_leaves_no_temporary() {
+        QTemporaryDir work;
+        QProcess p;
+        p.setWorkingDirectory(work.path());
+        p.setChildProcessModifier([] {
+            const rlimit r{20000, 20000};
+            ::setrlimit(RLIMIT_FSIZE, &r);
+        });
+        p.start(QStringLiteral(MPX_CLI_PATH), {"run", "--quiet", "--steps", "400", "--set", "model.sizes=2-8-2",
+                                               "--csv", "a.csv"});
+        QVERIFY(p.waitForFinished(60000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(p.exitCode() == 1, qPrintable(err));
+        QVERIFY2(err.contains(QStringLiteral("cannot write 'a.csv': File too large")), qPrintable(err));
+        QCOMPARE(QDir(work.path()).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot), QStringList());
+    }
+
+    // The CSV's target turned into a directory while the run trained: the commit fails before the
+    // sidecar is touched, names the reason (not "Success"), and leaves the old sidecar as it was.
+    void csv_target_becoming_a_directory_keeps_the_old_sidecar() {
+        QTemporaryDir work;
+        const fs::path dir = work.path().toStdString(), csv = dir / "a.csv", side = dir / "a.json";
+        write(side, "old sidecar");
+        {
+            mpx::CsvWriter w(csv);
+            fs::create_directory(csv);
+            try {
+                w.commit(side, "new sidecar");
+                QFAIL("the commit over a directory succeeded");
+            } catch (const mpx::IoError& e) {
+                QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("is a directory")), e.what());
+                QVERIFY2(!QString::fromUtf8(e.what()).contains(QStringLiteral("Success")), e.what());
+            }
+        }
+        std::ifstream in(side);
+        QCOMPARE(std::string(std::istreambuf_iterator<char>(in), {}), std::string("old sidecar"));
+        QCOMPARE(QDir(work.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                 (QStringList{"a.csv", "a.json"}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBadInput)
+#include "test_bad_input.moc"
