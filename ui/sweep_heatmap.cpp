@@ -31,6 +31,13 @@ QColor viridis(double t) {
 
 QString shortNumber(double v) { return QString::number(v, 'g', 4); }
 
+// Axis values: a large power of two as 2^k (loss scales: 2^16 reads better than 6.554e+04).
+QString axisNumber(double v) {
+    int e = 0;
+    if (v >= 16384.0 && std::frexp(v, &e) == 0.5) return QStringLiteral("2^%1").arg(e - 1);
+    return shortNumber(v);
+}
+
 }  // namespace
 
 SweepHeatmap::SweepHeatmap(QWidget* parent) : QWidget(parent) {
@@ -185,7 +192,7 @@ void SweepHeatmap::paintEvent(QPaintEvent*) {
             const double cw = static_cast<double>(l.panelW) / l.nx;
             int lastRight = -1000;
             for (int x = 0; x < l.nx; ++x) {
-                const QString t = shortNumber(ax.numbers[static_cast<std::size_t>(x)]);
+                const QString t = axisNumber(ax.numbers[static_cast<std::size_t>(x)]);
                 const int cx = static_cast<int>(left + (x + 0.5) * cw), w = fm.horizontalAdvance(t);
                 if (cx - w / 2 < lastRight + 4) continue;
                 p.drawText(QRect(cx - w / 2 - 2, box.bottom() + 4, w + 4, fm.height()), Qt::AlignCenter, t);
@@ -205,7 +212,7 @@ void SweepHeatmap::paintEvent(QPaintEvent*) {
             const int cy = static_cast<int>(l.area.top() + (l.ny - 1 - y + 0.5) * ch);
             if (cy + fm.height() / 2 > lastTop) continue;
             p.drawText(QRect(0, cy - fm.height() / 2, k_left - 6, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
-                       shortNumber(ay.numbers[static_cast<std::size_t>(y)]));
+                       axisNumber(ay.numbers[static_cast<std::size_t>(y)]));
             lastTop = cy - fm.height() / 2;
         }
         p.save();
