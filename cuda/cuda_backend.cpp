@@ -88,6 +88,10 @@ struct CudaBackend::Impl {
     Gemm gemm;
     DeviceBuffer record{sizeof(StepStats)};  // the step record, on the device
     Pinned<StepStats> host_record;
+    DeviceBuffer hist;  // StepHistograms on the device, allocated on the first collecting step
+    std::unique_ptr<StepHistograms> host_hist;
+    bool collecting = false;
+    int hist_layers = 0;  // the layers the current step's histograms cover
     DeviceBuffer eval_counts{sizeof(Counts)};  // accuracy's hits, outside the step record
     Pinned<Counts> host_eval_counts;
     // Scratch, grown on demand (outside the memory accounting, like the CPU's Eigen scratch).
@@ -104,6 +108,11 @@ struct CudaBackend::Impl {
     StepStats* rec() { return static_cast<StepStats*>(record.data()); }
     // A site of the device record (Backend::site(); -1: uncounted work, nullptr).
     Counts* counters(int site) { return site < 0 ? nullptr : &rec()->site[site]; }
+    StepHistograms* hists() { return static_cast<StepHistograms*>(hist.data()); }
+    // A site's counts and, on a collecting step, its bins.
+    Sink sink(int site) {
+        return {counters(site), collecting && site >= 0 ? &hists()->site[site] : nullptr};
+    }
 
     // Start of an op: this backend's device current (the worker thread may not have chosen it).
     void use() { CUDA_CHECK(cudaSetDevice(device)); }
@@ -117,7 +126,7 @@ struct CudaBackend::Impl {
     // A GEMM operand in the layout cuBLAS is given: the tensor itself where its storage already is
     // the compute format's, else a cast into `scratch` (rounded to the compute format as the CPU's
     // operand(); the cast counted into `counts` where given, as there).
-    const void* operand(const Tensor& t, Format compute, DeviceBuffer& scratch, Counts* counts) {
+    const void* operand(const Tensor& t, Format compute, DeviceBuffer& scratch, Sink counts) {
         const Format stored_as = gemm_storage(gemm_input(compute));
         const bool round = narrower(compute, t.format());
         const bool same_container =
@@ -218,6 +227,33 @@ void CudaBackend::raw_free(void* p) noexcept {
 void CudaBackend::begin_step() {
     m->use();
     CUDA_CHECK(cudaMemsetAsync(m->record.data(), 0, sizeof(StepStats), m->s()));
+    m->collecting = false;
+}
+
+void CudaBackend::collect_histograms(int layers) {
+    m->collecting = layers > 0;
+    if (!m->collecting) return;
+    m->use();
+    m->hist.reserve(sizeof(StepHistograms));
+    m->hist_layers = std::min(layers, k_max_layers);
+    StepHistograms* h = m->hists();
+    CUDA_CHECK(cudaMemsetAsync(h->site, 0, m->hist_layers * k_tensor_kinds * sizeof(hd::Bins), m->s()));
+    CUDA_CHECK(cudaMemsetAsync(h->update_ulp, 0, m->hist_layers * sizeof(hd::Bins), m->s()));
+}
+
+const StepHistograms* CudaBackend::read_histograms() {
+    if (!m->collecting) return nullptr;
+    m->use();
+    if (!m->host_hist) m->host_hist = std::make_unique<StepHistograms>();
+    // After read_stats the stream is idle: this copy waits only for itself (collecting steps only).
+    const StepHistograms* h = m->hists();
+    CUDA_CHECK(cudaMemcpyAsync(m->host_hist->site, h->site,
+                               m->hist_layers * k_tensor_kinds * sizeof(hd::Bins),
+                               cudaMemcpyDeviceToHost, m->s()));
+    CUDA_CHECK(cudaMemcpyAsync(m->host_hist->update_ulp, h->update_ulp,
+                               m->hist_layers * sizeof(hd::Bins), cudaMemcpyDeviceToHost, m->s()));
+    m->wait();
+    return m->host_hist.get();
 }
 
 const StepStats& CudaBackend::read_stats() {
@@ -240,7 +276,7 @@ void CudaBackend::upload(std::span<const float> src, Tensor& dst) {
     if (n)
         CUDA_CHECK(
             cudaMemcpyAsync(stage, src.data(), n * sizeof(float), cudaMemcpyHostToDevice, m->s()));
-    cuda::encode(stage, dst.format(), dst.data(), n, m->counters(site()), m->s());
+    cuda::encode(stage, dst.format(), dst.data(), n, m->sink(site()), m->s());
 }
 
 void CudaBackend::download(const Tensor& src, std::span<float> dst) {
@@ -294,8 +330,8 @@ void CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor*
             "linear_forward: bias size is not out");
     require_format_support(compute);
     m->use();
-    Counts* counts = m->counters(site());
-    Counts* casts = m->counters(site(TensorKind::operand));
+    const Sink counts = m->sink(site());
+    const Sink casts = m->sink(site(TensorKind::operand));
     const void* wa = m->operand(w, compute, m->op_a, casts);            // column-major (in, out)
     const void* xb = m->operand(x, compute, m->op_b, casts);            // column-major (in, B)
     float* acc = m->acc.get<float>(static_cast<std::size_t>(B) * out);  // column-major (out, B)
@@ -322,7 +358,7 @@ void check_backward_shapes(const Tensor& dy, const Tensor* x, const Tensor* w, c
 // counted by the forward pass and are not counted again.
 struct BackwardGemms {
     static void input(CudaBackend::Impl& m, const void* dyb, const Tensor& w, Format compute,
-                      int B, Tensor& dx, Counts* counts) {
+                      int B, Tensor& dx, Sink counts) {
         const int out = w.rows(), in = w.cols();
         const void* wa = m.operand(w, compute, m.op_a, nullptr);          // column-major (in, out)
         float* acc = m.acc.get<float>(static_cast<std::size_t>(B) * in);  // column-major (in, B)
@@ -331,7 +367,7 @@ struct BackwardGemms {
     }
     static void weight(CudaBackend::Impl& m, const void* dyb, const Tensor& dy, const Tensor& x,
                        Format compute, Format round_through, Tensor& dw, Tensor* db, bool add,
-                       Counts* counts) {
+                       Sink counts) {
         const int B = dy.rows(), out = dy.cols(), in = x.cols();
         const void* xa = m.operand(x, compute, m.op_a, nullptr);  // column-major (in, B)
         float* values = m.acc.get<float>(dw.size());              // column-major (in, out) = dw
@@ -372,11 +408,11 @@ void CudaBackend::linear_backward_parts(const Tensor& dy, const Tensor* x, const
     check_backward_shapes(dy, x, w, dw, db, dx);
     require_format_support(compute);
     m->use();
-    const void* dyb = m->operand(dy, compute, m->op_b, m->counters(site(TensorKind::grad_operand)));
+    const void* dyb = m->operand(dy, compute, m->op_b, m->sink(site(TensorKind::grad_operand)));
     if (dw) BackwardGemms::weight(*m, dyb, dy, *x, compute, round_through, *dw, db,
-                                  acc == Accumulate::add, m->counters(site(TensorKind::grad_weight)));
+                                  acc == Accumulate::add, m->sink(site(TensorKind::grad_weight)));
     if (dx) BackwardGemms::input(*m, dyb, *w, compute, dy.rows(), *dx,
-                                 m->counters(site(TensorKind::grad_input)));
+                                 m->sink(site(TensorKind::grad_input)));
 }
 
 // ---- element-wise and per-row ops --------------------------------------------------------------
@@ -386,7 +422,7 @@ void CudaBackend::activation_forward(Activation a, const Tensor& z, Tensor& h) {
     require(z.size() == h.size(), "activation_forward: shapes differ");
     m->use();
     cuda::activation_forward(a, z.data(), z.format(), h.data(), h.format(), z.size(),
-                             m->counters(site()), m->s());
+                             m->sink(site()), m->s());
 }
 
 void CudaBackend::activation_backward(Activation a, const Tensor& z, const Tensor& dh, Tensor& dz) {
@@ -394,7 +430,7 @@ void CudaBackend::activation_backward(Activation a, const Tensor& z, const Tenso
     require(z.size() == dh.size() && z.size() == dz.size(), "activation_backward: shapes differ");
     m->use();
     cuda::activation_backward(a, z.data(), z.format(), dh.data(), dh.format(), dz.data(),
-                              dz.format(), z.size(), m->counters(site()), m->s());
+                              dz.format(), z.size(), m->sink(site()), m->s());
 }
 
 void CudaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
@@ -411,7 +447,7 @@ void CudaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const 
     m->use();
     cuda::layernorm_forward(x.data(), x.format(), gamma.data(), gamma.format(), beta.data(),
                             beta.format(), y.data(), y.format(), static_cast<float*>(mean.data()),
-                            static_cast<float*>(rstd.data()), B, D, m->counters(site()), m->s());
+                            static_cast<float*>(rstd.data()), B, D, m->sink(site()), m->s());
 }
 
 void CudaBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
@@ -426,7 +462,7 @@ void CudaBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const
     require(mean.format() == Format::fp32 && rstd.format() == Format::fp32,
             "layernorm_backward: mean and rstd must be FP32");
     m->use();
-    Counts* counts = m->counters(site());
+    const Sink counts = m->sink(site());
     float* row_sums = m->aux.get<float>(2 * static_cast<std::size_t>(B));  // (2, B)
     float* sums = m->aux2.get<float>(2 * d);                               // dγ (D), dβ (D)
     cuda::layernorm_backward(
@@ -460,7 +496,7 @@ void CudaBackend::softmax_cross_entropy(const Tensor& logits, std::span<const in
     float* row_loss = m->aux.get<float>(static_cast<std::size_t>(B));  // (B)
     const float inv_b = 1.0f / static_cast<float>(B);
     cuda::softmax_xent(logits.data(), logits.format(), dl, B, C, inv_b, scale, row_loss,
-                       dlogits.data(), dlogits.format(), m->counters(site()), m->rec(), m->s());
+                       dlogits.data(), dlogits.format(), m->sink(site()), m->rec(), m->s());
 }
 
 void CudaBackend::mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) {
@@ -470,7 +506,7 @@ void CudaBackend::mse(const Tensor& pred, const Tensor& target, float scale, Ten
     const std::size_t n = pred.size();
     float* squared = m->aux.get<float>(n);  // (n)
     cuda::mse(pred.data(), pred.format(), target.data(), target.format(), n, scale, squared,
-              dpred.data(), dpred.format(), m->counters(site()), m->rec(), m->s());
+              dpred.data(), dpred.format(), m->sink(site()), m->rec(), m->s());
 }
 
 double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) {
@@ -502,7 +538,7 @@ void CudaBackend::unscale_and_check(const Tensor& grad, float inv_scale, Tensor&
     const std::size_t n = grad.size();
     double* chunk_sums = m->aux.get<double>(unscale_chunks(n));  // (chunks)
     cuda::unscale_check(grad.data(), grad.format(), inv_scale, unscaled.data(), unscaled.format(), n,
-                        chunk_sums, m->counters(site()), m->rec(), m->s());
+                        chunk_sums, m->sink(site()), m->rec(), m->s());
 }
 
 void CudaBackend::scale(Tensor& t, float factor) {
@@ -533,7 +569,10 @@ void CudaBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, T
     cuda::optimizer_update(k, grad.data(), grad.format(),
                            master ? static_cast<float*>(master->data()) : nullptr, working.data(),
                            working.format(), state1.data(), state2 ? state2->data() : nullptr,
-                           state1.format(), n, m->counters(site()), m->rec(), on_inf, m->s());
+                           state1.format(), n, m->sink(site()),
+                           m->collecting && site() >= 0 ? &m->hists()->update_ulp[site() / k_tensor_kinds]
+                                                        : nullptr,
+                           m->rec(), on_inf, m->s());
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {

@@ -34,6 +34,8 @@ public:
 
     void begin_step() override;
     const StepStats& read_stats() override;
+    void collect_histograms(int layers) override;
+    const StepHistograms* read_histograms() override;
 
     void upload(std::span<const float> src, Tensor& dst) override;
     void download(const Tensor& src, std::span<float> dst) override;

@@ -48,24 +48,54 @@ __device__ void add_counts(const Counts& mine, Counts* out) {
     }
 }
 
+// A block's exponent histogram (hd::bin_slot, the CPU's binning) in shared memory, added to the
+// step's bins with one atomic per non-zero slot. Inactive (no bins: not a collecting step) it costs
+// one branch per value. `bins` is uniform across the grid, so the barriers are too.
+struct BlockBins {
+    unsigned long long* shared;  // k_slots, declared by the kernel
+    Bins* out;
+    __device__ void begin() {
+        if (!out) return;
+        for (int i = threadIdx.x; i < k_slots; i += blockDim.x) shared[i] = 0;
+        __syncthreads();
+    }
+    __device__ void add_slot(int slot) {
+        if (out) atomicAdd(&shared[slot], 1ull);
+    }
+    __device__ void add(float v) { add_slot(bin_slot(v)); }
+    __device__ void end() {
+        if (!out) return;
+        __syncthreads();
+        for (int i = threadIdx.x; i < k_slots; i += blockDim.x)
+            if (shared[i]) atomicAdd(&out->n[i], shared[i]);
+    }
+};
+#define MPX_BLOCK_BINS(name, out)                        \
+    __shared__ unsigned long long name##_slots[k_slots]; \
+    BlockBins name{name##_slots, out};                   \
+    name.begin()
+
 // ---- element-wise: dst[i] = value(i) rounded into df, counted ----------------------------------
 
 template <class Value>
-__global__ void k_store(Value value, Format df, void* dst, std::size_t n, Counts* counts) {
+__global__ void k_store(Value value, Format df, void* dst, std::size_t n, Counts* counts,
+                        Bins* bins) {
     const TallyEdges edges = tally_edges(df);
+    MPX_BLOCK_BINS(hist, bins);
     Counts c;
     for (std::size_t i = first_index(); i < n; i += grid_stride()) {
         const float v = value(i);
+        hist.add(v);
         tally(edges, v, store_value(df, dst, i, v), c);
     }
+    hist.end();
     add_counts(c, counts);
 }
 
 template <class Value>
-void launch_store(Value value, Format df, void* dst, std::size_t n, Counts* counts,
-                  cudaStream_t s) {
+void launch_store(Value value, Format df, void* dst, std::size_t n, Sink sink, cudaStream_t s) {
     if (n == 0) return;
-    k_store<<<blocks_for(n), k_threads, 0, s>>>(value, df, dst, n, counts);
+    k_store<<<blocks_for(n), k_threads, 0, s>>>(value, df, dst, n, sink.counts, sink.bins);
     CUDA_CHECK(cudaGetLastError());
 }
 
@@ -175,15 +205,18 @@ struct MseGrad {  // side output: the squared error of element i
 __global__ void k_noop() {}
 
 __global__ void k_cast(const void* src, Format sf, Format compute, void* dst, Format df,
-                       std::size_t n, Counts* counts) {
+                       std::size_t n, Counts* counts, Bins* bins) {
     const TallyEdges edges = tally_edges(compute);
+    MPX_BLOCK_BINS(hist, bins);
     Counts c;
     for (std::size_t i = first_index(); i < n; i += grid_stride()) {
         const float v = load_value(sf, src, i);
+        hist.add(v);
         const float r = round_value(compute, v);
         tally(edges, v, r, c);
         store_value(df, dst, i, r);
     }
+    hist.end();
     add_counts(c, counts);
 }
 
@@ -192,10 +225,14 @@ __global__ void k_decode(const void* src, Format f, float* dst, std::size_t n) {
 }
 
 __global__ void k_accumulate(const float* values, Format through, bool add, void* dst, Format df,
-                             std::size_t n, Counts* counts) {
+                             std::size_t n, Counts* counts, Bins* bins) {
+    MPX_BLOCK_BINS(hist, bins);  // the GEMM's FP32 results, before their first rounding (as the CPU)
     Counts c;
-    for (std::size_t i = first_index(); i < n; i += grid_stride())
+    for (std::size_t i = first_index(); i < n; i += grid_stride()) {
+        hist.add(values[i]);
         accumulate_element(values[i], through, add, df, dst, i, c);
+    }
+    hist.end();
     add_counts(c, counts);
 }
 
@@ -240,15 +277,20 @@ __global__ void k_layernorm_columns(const void* x, Format xf, const void* dy, Fo
 
 __global__ void k_softmax_xent(const void* logits, Format lf, const int* labels, int rows, int C,
                                float inv_b, float scale, float* row_loss, void* dlogits, Format df,
-                               Counts* counts) {
+                               Counts* counts, Bins* bins) {
     const TallyEdges edges = tally_edges(df);
+    MPX_BLOCK_BINS(hist, bins);
     Counts c;
     for (std::size_t r = first_index(); r < static_cast<std::size_t>(rows); r += grid_stride()) {
         const std::size_t o = r * C;
         row_loss[r] = softmax_xent_row(
             [&](int k) { return load_value(lf, logits, o + k); }, C, labels[r], inv_b, scale,
-            [&](int k, float v) { tally(edges, v, store_value(df, dlogits, o + k, v), c); });
+            [&](int k, float v) {
+                hist.add(v);
+                tally(edges, v, store_value(df, dlogits, o + k, v), c);
+            });
     }
+    hist.end();
     add_counts(c, counts);
 }
 
@@ -275,22 +317,25 @@ __global__ void k_accuracy(const void* logits, Format lf, const int* labels, int
 // One thread per chunk of hd::k_sum_chunk elements: unscale, store (counted), flag inf/NaN, and the
 // chunk's sum of squares in double in element order.
 __global__ void k_unscale_check(const void* grad, Format gf, float inv_scale, void* out, Format of,
-                                std::size_t n, double* chunk_sums, Counts* counts,
+                                std::size_t n, double* chunk_sums, Counts* counts, Bins* bins,
                                 StepStats* record) {
     const TallyEdges edges = tally_edges(of);
     const std::size_t chunks = (n + k_sum_chunk - 1) / k_sum_chunk;
+    MPX_BLOCK_BINS(hist, bins);
     Counts c;
     for (std::size_t k = first_index(); k < chunks; k += grid_stride()) {
         const std::size_t end = (k + 1) * k_sum_chunk < n ? (k + 1) * k_sum_chunk : n;
         double ss = 0.0;
         for (std::size_t i = k * k_sum_chunk; i < end; ++i) {
             const float v = load_value(gf, grad, i) * inv_scale;
+            hist.add(v);
             tally(edges, v, store_value(of, out, i, v), c);  // out may be grad: read, then write
             if (!is_finite(v)) ++c.bad;
             ss += static_cast<double>(v) * v;
         }
         chunk_sums[k] = ss;
     }
+    hist.end();
     if (c.bad) atomicAdd(&record->found_bad, c.bad);  // rare: only on a step with inf/NaN
     add_counts(c, counts);
 }
@@ -310,15 +355,21 @@ __global__ void k_clip(void* t, Format f, std::size_t n, double max_norm, const 
 
 __global__ void k_optimizer(OptConsts s, const void* grad, Format gf, float* master, void* working,
                             Format wf, void* state1, void* state2, Format sf, std::size_t n,
-                            Counts* counts, const StepStats* record, OnInf on_inf) {
+                            Counts* counts, Bins* weight_bins, Bins* update_bins,
+                            const StepStats* record, OnInf on_inf) {
     if (on_inf == OnInf::skip && record->found_inf()) return;  // uniform: every thread returns
     const TallyEdges wedges = tally_edges(wf), sedges = tally_edges(sf);
+    MPX_BLOCK_BINS(weights, weight_bins);  // the working copy's write-back, not the states
+    MPX_BLOCK_BINS(updates, update_bins);
+    const Format lands_in = master ? Format::fp32 : wf;  // the weight an update is applied to
     Counts c;
     for (std::size_t i = first_index(); i < n; i += grid_stride()) {
         float w = master ? master[i] : load_value(wf, working, i);
+        const float old = w;
         float m1 = load_value(sf, state1, i);
         float m2 = state2 ? load_value(sf, state2, i) : 0.0f;
-        const bool moved = optimizer_element(s, load_value(gf, grad, i), w, m1, m2);
+        float update;
+        const bool moved = optimizer_element(s, load_value(gf, grad, i), w, m1, m2, update);
         if (sf != Format::fp32) {
             tally(sedges, m1, store_value(sf, state1, i, m1), c);
             if (state2) tally(sedges, m2, store_value(sf, state2, i, m2), c);
@@ -327,11 +378,15 @@ __global__ void k_optimizer(OptConsts s, const void* grad, Format gf, float* mas
             if (state2) static_cast<float*>(state2)[i] = m2;
         }
         if (master) master[i] = w;
+        updates.add_slot(update_ulp_slot(lands_in, old, update));
+        weights.add(w);
         const float before = load_value(wf, working, i);
         const float after = store_value(wf, working, i, w);
         tally(wedges, w, after, c);
         count_update(moved, before, after, c);
     }
+    weights.end();
+    updates.end();
     add_counts(c, counts);
 }
 
@@ -348,9 +403,8 @@ cudaError_t probe_kernel_image(cudaStream_t stream) {
     return cudaStreamSynchronize(stream);
 }
 
-void encode(const float* src, Format f, void* dst, std::size_t n, Counts* counts,
-            cudaStream_t stream) {
-    launch_store(FromFloat{src}, f, dst, n, counts, stream);
+void encode(const float* src, Format f, void* dst, std::size_t n, Sink sink, cudaStream_t stream) {
+    launch_store(FromFloat{src}, f, dst, n, sink, stream);
 }
 
 void decode(const void* src, Format f, float* dst, std::size_t n, cudaStream_t stream) {
@@ -360,14 +414,15 @@ void decode(const void* src, Format f, float* dst, std::size_t n, cudaStream_t s
 }
 
 void convert(const void* src, Format sf, Format round_to, void* dst, Format df, std::size_t n,
-             Counts* counts, cudaStream_t stream) {
-    launch_store(Converted{src, sf, round_to}, df, dst, n, counts, stream);
+             Sink sink, cudaStream_t stream) {
+    launch_store(Converted{src, sf, round_to}, df, dst, n, sink, stream);
 }
 
 void cast(const void* src, Format sf, Format compute, void* dst, Format df, std::size_t n,
-          Counts* counts, cudaStream_t stream) {
+          Sink sink, cudaStream_t stream) {
     if (n == 0) return;
-    k_cast<<<blocks_for(n), k_threads, 0, stream>>>(src, sf, compute, dst, df, n, counts);
+    k_cast<<<blocks_for(n), k_threads, 0, stream>>>(src, sf, compute, dst, df, n, sink.counts,
+                                                    sink.bins);
     check_launch();
 }
 
@@ -380,15 +435,16 @@ void scale(void* t, Format f, float factor, std::size_t n, cudaStream_t stream) 
 }
 
 void bias_store(const float* acc, const void* bias, Format bf, void* y, Format yf, int rows,
-                int cols, Counts* counts, cudaStream_t stream) {
+                int cols, Sink sink, cudaStream_t stream) {
     const std::size_t n = static_cast<std::size_t>(rows) * cols;
-    launch_store(BiasAdded{acc, bias, bf, cols}, yf, y, n, counts, stream);
+    launch_store(BiasAdded{acc, bias, bf, cols}, yf, y, n, sink, stream);
 }
 
 void accumulate(const float* values, Format through, bool add, void* dst, Format df, std::size_t n,
-                Counts* counts, cudaStream_t stream) {
+                Sink sink, cudaStream_t stream) {
     if (n == 0) return;
-    k_accumulate<<<blocks_for(n), k_threads, 0, stream>>>(values, through, add, dst, df, n, counts);
+    k_accumulate<<<blocks_for(n), k_threads, 0, stream>>>(values, through, add, dst, df, n,
+                                                          sink.counts, sink.bins);
     check_launch();
 }
 
@@ -400,30 +456,30 @@ void column_sums(const void* src, Format f, int rows, int cols, float* out, cuda
 }
 
 void activation_forward(Activation a, const void* z, Format zf, void* h, Format hf, std::size_t n,
-                        Counts* counts, cudaStream_t stream) {
-    launch_store(Activated{a, z, zf}, hf, h, n, counts, stream);
+                        Sink sink, cudaStream_t stream) {
+    launch_store(Activated{a, z, zf}, hf, h, n, sink, stream);
 }
 
 void activation_backward(Activation a, const void* z, Format zf, const void* dh, Format dhf, void* dz,
-                         Format dzf, std::size_t n, Counts* counts, cudaStream_t stream) {
-    launch_store(ActivationGrad{a, z, zf, dh, dhf}, dzf, dz, n, counts, stream);
+                         Format dzf, std::size_t n, Sink sink, cudaStream_t stream) {
+    launch_store(ActivationGrad{a, z, zf, dh, dhf}, dzf, dz, n, sink, stream);
 }
 
 void layernorm_forward(const void* x, Format xf, const void* gamma, Format gf, const void* beta,
                        Format bf, void* y, Format yf, float* mean, float* rstd, int rows, int D,
-                       Counts* counts, cudaStream_t stream) {
+                       Sink sink, cudaStream_t stream) {
     if (rows == 0 || D == 0) return;
     k_layernorm_stats<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
         x, xf, rows, D, mean, rstd);
     check_launch();
     launch_store(LayerNormed{x, xf, gamma, gf, beta, bf, mean, rstd, D}, yf, y,
-                 static_cast<std::size_t>(rows) * D, counts, stream);
+                 static_cast<std::size_t>(rows) * D, sink, stream);
 }
 
 void layernorm_backward(const void* x, Format xf, const void* gamma, Format gf, const float* mean,
                         const float* rstd, const void* dy, Format dyf, void* dx, Format dxf,
                         float* dgamma, float* dbeta, float* row_sums, int rows, int D,
-                        Counts* counts, cudaStream_t stream) {
+                        Sink sink, cudaStream_t stream) {
     if (D == 0) return;
     // dγ, dβ first (zero for zero rows): dx may be dy's storage, which the dx store overwrites.
     k_layernorm_columns<<<blocks_for(static_cast<std::size_t>(D)), k_threads, 0, stream>>>(
@@ -435,30 +491,30 @@ void layernorm_backward(const void* x, Format xf, const void* gamma, Format gf, 
     check_launch();
     // Element i reads x, dy at i and then writes dx at i: in place is safe.
     launch_store(LayerNormDx{x, xf, gamma, gf, dy, dyf, mean, rstd, row_sums, rows, D}, dxf, dx,
-                 static_cast<std::size_t>(rows) * D, counts, stream);
+                 static_cast<std::size_t>(rows) * D, sink, stream);
 }
 
 void dropout(void* h, Format f, float p, float keep, std::uint64_t seed, std::size_t n,
              Counts* counts, cudaStream_t stream) {
-    launch_store(Dropped{h, f, p, keep, seed}, f, h, n, counts, stream);
+    launch_store(Dropped{h, f, p, keep, seed}, f, h, n, Sink{counts}, stream);  // binned when first stored
 }
 
 void softmax_xent(const void* logits, Format lf, const int* labels, int rows, int C, float inv_b,
-                  float scale, float* row_loss, void* dlogits, Format df, Counts* counts,
+                  float scale, float* row_loss, void* dlogits, Format df, Sink sink,
                   StepStats* record, cudaStream_t stream) {
     if (rows == 0) return;
     k_softmax_xent<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
-        logits, lf, labels, rows, C, inv_b, scale, row_loss, dlogits, df, counts);
+        logits, lf, labels, rows, C, inv_b, scale, row_loss, dlogits, df, sink.counts, sink.bins);
     check_launch();
     k_add_mean_loss<<<1, 1, 0, stream>>>(row_loss, static_cast<std::size_t>(rows), rows, record);
     check_launch();
 }
 
 void mse(const void* pred, Format pf, const void* target, Format tf, std::size_t n, float scale,
-         float* squared, void* dpred, Format df, Counts* counts, StepStats* record,
+         float* squared, void* dpred, Format df, Sink sink, StepStats* record,
          cudaStream_t stream) {
     const float count = static_cast<float>(n);  // the CPU's float n
-    launch_store(MseGrad{pred, pf, target, tf, count, scale, squared}, df, dpred, n, counts, stream);
+    launch_store(MseGrad{pred, pf, target, tf, count, scale, squared}, df, dpred, n, sink, stream);
     k_add_mean_loss<<<1, 1, 0, stream>>>(squared, n, count, record);
     check_launch();
 }
@@ -474,12 +530,12 @@ void accuracy(const void* logits, Format lf, const int* labels, int rows, int C,
 std::size_t unscale_chunks(std::size_t n) { return std::max<std::size_t>(1, (n + k_sum_chunk - 1) / k_sum_chunk); }
 
 void unscale_check(const void* grad, Format gf, float inv_scale, void* out, Format of,
-                   std::size_t n, double* chunk_sums, Counts* counts, StepStats* record,
+                   std::size_t n, double* chunk_sums, Sink sink, StepStats* record,
                    cudaStream_t stream) {
     if (n == 0) return;
     const std::size_t chunks = unscale_chunks(n);
-    k_unscale_check<<<blocks_for(chunks), k_threads, 0, stream>>>(grad, gf, inv_scale, out, of, n,
-                                                                  chunk_sums, counts, record);
+    k_unscale_check<<<blocks_for(chunks), k_threads, 0, stream>>>(
+        grad, gf, inv_scale, out, of, n, chunk_sums, sink.counts, sink.bins, record);
     check_launch();
     k_add_chunk_sums<<<1, 1, 0, stream>>>(chunk_sums, chunks, record);
     check_launch();
@@ -494,10 +550,12 @@ void clip_to_norm(void* t, Format f, std::size_t n, double max_norm, const StepS
 
 void optimizer_update(const OptConsts& s, const void* grad, Format gf, float* master, void* working,
                       Format wf, void* state1, void* state2, Format sf, std::size_t n,
-                      Counts* counts, const StepStats* record, OnInf on_inf, cudaStream_t stream) {
+                      Sink sink, Bins* update_bins, const StepStats* record, OnInf on_inf,
+                      cudaStream_t stream) {
     if (n == 0) return;
     k_optimizer<<<blocks_for(n), k_threads, 0, stream>>>(s, grad, gf, master, working, wf, state1,
-                                                         state2, sf, n, counts, record, on_inf);
+                                                         state2, sf, n, sink.counts, sink.bins,
+                                                         update_bins, record, on_inf);
     check_launch();
 }
 

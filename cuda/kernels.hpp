@@ -1,7 +1,7 @@
 // Launchers of the CUDA backend's kernels (defined in kernels.cu). Rule: plain C++ (g++ compiles
 // the backend against this header); every launcher is asynchronous on `stream`, checks the launch,
 // and adds what its rounding did to `counts` (a pass of the device step record; nullptr where the
-// CPU discards the stats). Buffers are row-major; shapes are in the comments. Formats are runtime
+// CPU discards the stats; a Sink also takes the site's histogram bins). Buffers are row-major; shapes are in the comments. Formats are runtime
 // values here and one switch inside each element access (uniform across a warp: no divergence).
 #pragma once
 
@@ -15,26 +15,35 @@
 
 namespace mpx::cuda {
 
+using hd::Bins;
 using hd::Counts;
 using hd::OptConsts;
+
+// Where a launcher's rounding goes: a site's counts (nullptr: uncounted) and, on a step that
+// collects histograms, its bins (engine/histograms.hpp; nullptr: not binned).
+struct Sink {
+    Counts* counts = nullptr;
+    Bins* bins = nullptr;
+    Sink(Counts* c = nullptr, Bins* b = nullptr) : counts(c), bins(b) {}  // NOLINT: from Counts*
+};
 
 // Launches a do-nothing kernel and returns the launch status: cudaErrorNoKernelImageForDevice when
 // this build has no code for the device's architecture.
 cudaError_t probe_kernel_image(cudaStream_t stream);
 
 // dst (n) = src (n) FP32 rounded into f.
-void encode(const float* src, Format f, void* dst, std::size_t n, Counts* counts,
+void encode(const float* src, Format f, void* dst, std::size_t n, Sink sink,
             cudaStream_t stream);
 // dst (n) FP32 = src (n) decoded from f.
 void decode(const void* src, Format f, float* dst, std::size_t n, cudaStream_t stream);
 // dst (n) in df = src (n) in sf, first rounded to `round_to` (fp32: no extra rounding). Copies
 // between formats and the casts of GEMM operands into their compute format.
 void convert(const void* src, Format sf, Format round_to, void* dst, Format df, std::size_t n,
-             Counts* counts, cudaStream_t stream);
+             Sink sink, cudaStream_t stream);
 // dst (n) in df = src (n) in sf rounded to `compute`: a GEMM operand's cast, its rounding into
 // `compute` counted (df holds every value of `compute` exactly).
 void cast(const void* src, Format sf, Format compute, void* dst, Format df, std::size_t n,
-          Counts* counts, cudaStream_t stream);
+          Sink sink, cudaStream_t stream);
 void fill(void* dst, Format f, float value, std::size_t n, cudaStream_t stream);
 // t (n) *= factor, rounded back into f (uncounted, as the CPU's scale).
 void scale(void* t, Format f, float factor, std::size_t n, cudaStream_t stream);
@@ -42,30 +51,30 @@ void scale(void* t, Format f, float factor, std::size_t n, cudaStream_t stream);
 // y (rows, cols) = acc (rows, cols) FP32 + bias (cols) in bf (bias may be nullptr), rounded into
 // yf.
 void bias_store(const float* acc, const void* bias, Format bf, void* y, Format yf, int rows,
-                int cols, Counts* counts, cudaStream_t stream);
+                int cols, Sink sink, cudaStream_t stream);
 // dst (n) (+)= values (n) rounded through `through` (hd::accumulate_element).
 void accumulate(const float* values, Format through, bool add, void* dst, Format df, std::size_t n,
-                Counts* counts, cudaStream_t stream);
+                Sink sink, cudaStream_t stream);
 // out (cols) FP32 = column sums of src (rows, cols) in f (hd::column_sum).
 void column_sums(const void* src, Format f, int rows, int cols, float* out, cudaStream_t stream);
 
 // h (n) = act(z (n))
 void activation_forward(Activation a, const void* z, Format zf, void* h, Format hf, std::size_t n,
-                        Counts* counts, cudaStream_t stream);
+                        Sink sink, cudaStream_t stream);
 // dz (n) = dh (n) ⊙ act'(z (n))
 void activation_backward(Activation a, const void* z, Format zf, const void* dh, Format dhf, void* dz,
-                         Format dzf, std::size_t n, Counts* counts, cudaStream_t stream);
+                         Format dzf, std::size_t n, Sink sink, cudaStream_t stream);
 
 // y (rows, D) = layernorm(x (rows, D)); gamma, beta (1, D); mean, rstd (rows) FP32.
 void layernorm_forward(const void* x, Format xf, const void* gamma, Format gf, const void* beta,
                        Format bf, void* y, Format yf, float* mean, float* rstd, int rows, int D,
-                       Counts* counts, cudaStream_t stream);
+                       Sink sink, cudaStream_t stream);
 // dx (rows, D) rounded into dxf (counted); dgamma, dbeta (D) FP32 sums for the caller to
 // accumulate (zero for zero rows); row_sums (2·rows) FP32 scratch. dx may be dy's storage.
 void layernorm_backward(const void* x, Format xf, const void* gamma, Format gf, const float* mean,
                         const float* rstd, const void* dy, Format dyf, void* dx, Format dxf,
                         float* dgamma, float* dbeta, float* row_sums, int rows, int D,
-                        Counts* counts, cudaStream_t stream);
+                        Sink sink, cudaStream_t stream);
 
 // h (n) = mask ⊙ h · keep, mask from hash_uniform(seed, i).
 void dropout(void* h, Format f, float p, float keep, std::uint64_t seed, std::size_t n,
@@ -74,11 +83,11 @@ void dropout(void* h, Format f, float p, float keep, std::uint64_t seed, std::si
 // logits, dlogits (rows, C); labels (rows) on the device; row_loss (rows) FP32 scratch. The mean
 // loss is added to record->loss_sum (hd::mean_loss of the row losses in row order).
 void softmax_xent(const void* logits, Format lf, const int* labels, int rows, int C, float inv_b,
-                  float scale, float* row_loss, void* dlogits, Format df, Counts* counts,
+                  float scale, float* row_loss, void* dlogits, Format df, Sink sink,
                   StepStats* record, cudaStream_t stream);
 // pred, target, dpred (n); squared (n) FP32 scratch; the mean loss is added to record->loss_sum.
 void mse(const void* pred, Format pf, const void* target, Format tf, std::size_t n, float scale,
-         float* squared, void* dpred, Format df, Counts* counts, StepStats* record,
+         float* squared, void* dpred, Format df, Sink sink, StepStats* record,
          cudaStream_t stream);
 // counts->hits += rows whose argmax equals the label.
 void accuracy(const void* logits, Format lf, const int* labels, int rows, int C, Counts* counts,
@@ -89,7 +98,7 @@ void accuracy(const void* logits, Format lf, const int* labels, int rows, int C,
 // (unscale_chunks(n)) double scratch. out may be grad itself.
 std::size_t unscale_chunks(std::size_t n);
 void unscale_check(const void* grad, Format gf, float inv_scale, void* out, Format of,
-                   std::size_t n, double* chunk_sums, Counts* counts, StepStats* record,
+                   std::size_t n, double* chunk_sums, Sink sink, StepStats* record,
                    cudaStream_t stream);
 // t (n) *= hd::clip_factor(record's sum of squares, max_norm), unless the record found inf/NaN.
 void clip_to_norm(void* t, Format f, std::size_t n, double max_norm, const StepStats* record,
@@ -97,8 +106,10 @@ void clip_to_norm(void* t, Format f, std::size_t n, double max_norm, const StepS
 
 // One optimizer step over n weights: master (FP32, nullable), working copy in wf, states in sf
 // (state2 nullable for SGD), grad in gf. Nothing when on_inf is skip and the record found inf/NaN.
+// sink.bins takes the working copy's write-back values, update_bins the update-to-ulp slots.
 void optimizer_update(const OptConsts& s, const void* grad, Format gf, float* master, void* working,
                       Format wf, void* state1, void* state2, Format sf, std::size_t n,
-                      Counts* counts, const StepStats* record, OnInf on_inf, cudaStream_t stream);
+                      Sink sink, Bins* update_bins, const StepStats* record, OnInf on_inf,
+                      cudaStream_t stream);
 
 }  // namespace mpx::cuda

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "engine/histograms.hpp"
 #include "engine/op_math.hpp"
 #include "engine/step_stats.hpp"
 #include "engine/tensor.hpp"
@@ -67,6 +68,13 @@ public:
     }
     // Waits for every queued op and returns the record: the one wait of a training step.
     virtual const StepStats& read_stats() = 0;
+    // Bins this step's stores into exponent histograms (engine/histograms.hpp) for a model of
+    // `layers` layers (0: this step does not collect); call after begin_step. Only those layers'
+    // bins are zeroed and read back: the rest of StepHistograms is left as it was.
+    virtual void collect_histograms(int layers) = 0;
+    // After read_stats: the bins of a step that collected, else nullptr (the copy back from the
+    // GPU happens here, only on collecting steps).
+    virtual const StepHistograms* read_histograms() = 0;
 
     // ---- transfers ----
     // upload rounds floats into dst's format (counted); download and copy between formats are not

@@ -41,14 +41,28 @@ CMap view(const Tensor& t, RowMatrix& scratch) {
     return CMap(scratch.data(), t.rows(), t.cols());
 }
 
+// Adds n FP32 values to a histogram (nullptr: this store is not binned), with the one binning
+// function the kernels use.
+void bin_values(hd::Bins* bins, const float* v, std::size_t n) {
+    if (!bins) return;
+    for (std::size_t i = 0; i < n; ++i) ++bins->n[hd::bin_slot(v[i])];
+}
+
+// Where a rounding's counts and values go: a site's counts and, on a collecting step, its bins.
+struct Sink {
+    hd::Counts* counts = nullptr;
+    hd::Bins* bins = nullptr;
+};
+
 // A GEMM operand: the tensor's values cast to the compute format (autocast's cast), the cast's
-// rounding added to `counts` when given.
-CMap operand(const Tensor& t, RowMatrix& scratch, Format compute, hd::Counts* counts) {
+// rounding added to `sink` when given.
+CMap operand(const Tensor& t, RowMatrix& scratch, Format compute, Sink sink) {
     if (!narrower(compute, t.format())) return view(t, scratch);
     sized(scratch, t.rows(), t.cols());
     decode_buffer(t.format(), t.data(), {scratch.data(), t.size()});
+    bin_values(sink.bins, scratch.data(), t.size());
     const RoundStats cast = round_in_place(compute, {scratch.data(), t.size()});
-    if (counts) *counts += cast;
+    if (sink.counts) *sink.counts += cast;
     return CMap(scratch.data(), t.rows(), t.cols());
 }
 
@@ -57,10 +71,23 @@ public:
     std::string name() const override { return "CPU (Eigen)"; }
     bool is_gpu() const override { return false; }
 
-    void begin_step() override { m_stats = StepStats{}; }
+    void begin_step() override {
+        m_stats = StepStats{};
+        m_collecting = false;
+    }
     const StepStats& read_stats() override { return m_stats; }
+    void collect_histograms(int layers) override {
+        m_collecting = layers > 0;
+        if (!m_collecting) return;
+        if (!m_hist) m_hist = std::make_unique<StepHistograms>();
+        const int n = std::min(layers, k_max_layers);
+        std::fill_n(m_hist->site, n * k_tensor_kinds, hd::Bins{});
+        std::fill_n(m_hist->update_ulp, n, hd::Bins{});
+    }
+    const StepHistograms* read_histograms() override { return m_collecting ? m_hist.get() : nullptr; }
 
     void upload(std::span<const float> src, Tensor& dst) override {
+        bin_values(bins(), src.data(), dst.size());
         counts() += encode_buffer(dst.format(), src.first(dst.size()), dst.data());
     }
     void download(const Tensor& src, std::span<float> dst) override {
@@ -82,8 +109,8 @@ public:
 
     void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Format compute,
                         Tensor& y) override {
-        CMap xv = operand(x, m_a, compute, &counts(TensorKind::operand));  // (B, in)
-        CMap wv = operand(w, m_b, compute, &counts(TensorKind::operand));  // (out, in)
+        CMap xv = operand(x, m_a, compute, sink(TensorKind::operand));  // (B, in)
+        CMap wv = operand(w, m_b, compute, sink(TensorKind::operand));  // (out, in)
         sized(m_c, x.rows(), w.rows());
         m_c.noalias() = xv * wv.transpose();
         if (b) {
@@ -95,18 +122,18 @@ public:
 
     void linear_backward_input(const Tensor& dy, const Tensor& w, Format compute,
                                Tensor& dx) override {
-        backward_input(operand(dy, m_a, compute, &counts(TensorKind::grad_operand)), w, compute, dx);
+        backward_input(operand(dy, m_a, compute, sink(TensorKind::grad_operand)), w, compute, dx);
     }
     void linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
                                 Format round_through, Tensor& dw, Tensor* db,
                                 Accumulate acc) override {
-        backward_weight(operand(dy, m_a, compute, &counts(TensorKind::grad_operand)), dy, x, compute,
+        backward_weight(operand(dy, m_a, compute, sink(TensorKind::grad_operand)), dy, x, compute,
                         round_through, dw, db, acc);
     }
     void linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Format compute,
                          Format round_through, Tensor& dw, Tensor* db, Accumulate acc,
                          Tensor* dx) override {
-        CMap dyv = operand(dy, m_a, compute, &counts(TensorKind::grad_operand));  // (B, out), once
+        CMap dyv = operand(dy, m_a, compute, sink(TensorKind::grad_operand));  // (B, out), once
         backward_weight(dyv, dy, x, compute, round_through, dw, db, acc);
         if (dx) backward_input(dyv, w, compute, *dx);
     }
@@ -180,9 +207,9 @@ public:
                 m_c(r, c) = hd::layernorm_dx(xv(r, c), dyv(r, c), g(0, c), mu[r], rs[r], D, s1, s2);
         }
         store(m_c.data(), dx);
-        accumulate_into(sums.data(), static_cast<std::size_t>(D), dgamma.format(), dgamma, acc, counts());
+        accumulate_into(sums.data(), static_cast<std::size_t>(D), dgamma.format(), dgamma, acc, sink());
         accumulate_into(sums.data() + D, static_cast<std::size_t>(D), dbeta.format(), dbeta, acc,
-                        counts());
+                        sink());
     }
 
     void dropout(Tensor& h, float p, std::uint64_t seed) override {
@@ -192,7 +219,7 @@ public:
         const float* in = hv.data();
         float* out = m_c.data();
         for (std::size_t i = 0; i < h.size(); ++i) out[i] = hd::dropout_value(in[i], p, keep, seed, i);
-        store(out, h);
+        store(out, h, Sink{&counts(), nullptr});  // the values were binned when first stored
     }
 
     void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, float scale,
@@ -294,21 +321,30 @@ public:
         float* m2 = state2 ? state_values(*state2, m_s2) : nullptr;
         m_moved.assign(n, 0);
         std::uint8_t* moved = m_moved.data();
+        hd::Bins* ulp_bins = m_collecting && site() >= 0 ? &m_hist->update_ulp[site() / k_tensor_kinds] : nullptr;
+        const Format lands_in = master ? Format::fp32 : working.format();  // the weight updated
         hd::with_optimizer(k.kind, [&](auto kind) {
             constexpr OptimizerKind K = decltype(kind)::value;
-            if constexpr (K == OptimizerKind::sgd) {
-                float unused = 0.0f;
+            float unused = 0.0f;
+            float* m2s = K == OptimizerKind::sgd ? &unused : m2;
+            const std::size_t m2_step = K == OptimizerKind::sgd ? 0 : 1;
+            if (!ulp_bins) {
                 for (std::size_t i = 0; i < n; ++i)
-                    moved[i] = hd::optimizer_element<K>(k, g[i], w[i], m1[i], unused);
-            } else {
-                for (std::size_t i = 0; i < n; ++i)
-                    moved[i] = hd::optimizer_element<K>(k, g[i], w[i], m1[i], m2[i]);
+                    moved[i] = hd::optimizer_element<K>(k, g[i], w[i], m1[i], m2s[i * m2_step]);
+                return;
+            }
+            for (std::size_t i = 0; i < n; ++i) {
+                const float before = w[i];
+                float update;
+                moved[i] = hd::optimizer_element<K>(k, g[i], w[i], m1[i], m2s[i * m2_step], update);
+                ++ulp_bins->n[hd::update_ulp_slot(lands_in, before, update)];
             }
         });
         if (master) std::memcpy(master->data(), w, n * sizeof(float));
         hd::Counts& c = counts();
-        if (state1.format() != Format::fp32) store(m1, state1);
-        if (state2 && state2->format() != Format::fp32) store(m2, *state2);
+        const Sink states{&c, nullptr};  // counted, not binned: the histogram is of the weights
+        if (state1.format() != Format::fp32) store(m1, state1, states);
+        if (state2 && state2->format() != Format::fp32) store(m2, *state2, states);
         // Write back and count updates the working copy cannot show (below half its ulp).
         sized(m_b, working.rows(), working.cols());
         decode_buffer(working.format(), working.data(), {m_b.data(), n});
@@ -331,19 +367,27 @@ private:
     // The current site's counts, or those of another kind at its layer; uncounted work adds to a
     // scratch struct nobody reads.
     hd::Counts& counts() { return at(site()); }
-    hd::Counts& counts(TensorKind kind) { return at(site(kind)); }
     hd::Counts& at(int index) { return index < 0 ? m_uncounted : m_stats.site[index]; }
+    // The current site's bins (or those of another kind at its layer) on a collecting step.
+    hd::Bins* bins() { return bins_at(site()); }
+    hd::Bins* bins_at(int index) { return m_collecting && index >= 0 ? &m_hist->site[index] : nullptr; }
+    Sink sink() { return {&counts(), bins()}; }
+    Sink sink(TensorKind kind) { return {&at(site(kind)), bins_at(site(kind))}; }
 
-    // Rounds FP32 results into the tensor's storage, counted at the current site (or `c`).
-    void store(const float* src, Tensor& dst) { store(src, dst, counts()); }
-    void store(const float* src, Tensor& dst, hd::Counts& c) {
-        c += encode_buffer(dst.format(), {src, dst.size()}, dst.data());
+    // Rounds FP32 results into the tensor's storage, counted (and binned) at the current site or
+    // `to`.
+    void store(const float* src, Tensor& dst) { store(src, dst, sink()); }
+    void store(const float* src, Tensor& dst, Sink to) {
+        bin_values(to.bins, src, dst.size());
+        *to.counts += encode_buffer(dst.format(), {src, dst.size()}, dst.data());
     }
 
     // dst (+)= values rounded through `through`, then stored in dst's format: hd::accumulate_element
     // in blocks (the same roundings, counted the same way).
     void accumulate_into(float* values, std::size_t n, Format through, Tensor& dst, Accumulate acc,
-                         hd::Counts& c) {
+                         Sink to) {
+        hd::Counts& c = *to.counts;
+        bin_values(to.bins, values, n);  // the GEMM's FP32 results, before their first rounding
         const bool through_first = through != Format::fp32 && through != dst.format();
         if (through_first) c += round_in_place(through, {values, n});
         if (acc == Accumulate::add) {
@@ -357,19 +401,19 @@ private:
 
     // dx (B, in) = dy (B, out, cast) · w (out, in, cast; the forward pass counted this cast).
     void backward_input(CMap dyv, const Tensor& w, Format compute, Tensor& dx) {
-        CMap wv = operand(w, m_b, compute, nullptr);
+        CMap wv = operand(w, m_b, compute, Sink{});
         sized(m_c, dyv.rows(), w.cols());
         m_c.noalias() = dyv * wv;
-        store(m_c.data(), dx, counts(TensorKind::grad_input));
+        store(m_c.data(), dx, sink(TensorKind::grad_input));
     }
 
     // dw (+)= dyᵀ · x through round_through; db (+)= column sums of dy as stored.
     void backward_weight(CMap dyv, const Tensor& dy, const Tensor& x, Format compute,
                          Format round_through, Tensor& dw, Tensor* db, Accumulate acc) {
-        CMap xv = operand(x, m_b, compute, nullptr);  // (B, in); cast counted by the forward pass
+        CMap xv = operand(x, m_b, compute, Sink{});  // (B, in); cast counted by the forward pass
         sized(m_c, dy.cols(), x.cols());
         m_c.noalias() = dyv.transpose() * xv;
-        accumulate_into(m_c.data(), dw.size(), round_through, dw, acc, counts(TensorKind::grad_weight));
+        accumulate_into(m_c.data(), dw.size(), round_through, dw, acc, sink(TensorKind::grad_weight));
         if (!db) return;
         // Bias gradient: FP32 column sums of dy as stored (not cast to the compute format).
         CMap dys = narrower(compute, dy.format()) ? view(dy, m_d) : dyv;
@@ -383,7 +427,7 @@ private:
             for (int c = 0; c < out; ++c) sum[c] += row[c];
         }
         accumulate_into(m_c.data(), static_cast<std::size_t>(out), round_through, *db, acc,
-                        counts(TensorKind::grad_weight));
+                        sink(TensorKind::grad_weight));
     }
 
     // An optimizer state's values as floats: the FP32 tensor itself, or a decoded copy.
@@ -405,6 +449,8 @@ private:
 
     StepStats m_stats;
     hd::Counts m_uncounted;
+    std::unique_ptr<StepHistograms> m_hist;  // allocated on the first collecting step
+    bool m_collecting = false;
     RowMatrix m_a, m_b, m_c, m_d, m_e, m_e2, m_s1, m_s2;  // scratch, reused between ops
     std::vector<std::uint8_t> m_moved;  // optimizer_update: which weights the optimizer moved
 };

@@ -347,5 +347,66 @@ MPX_HD inline bool rounding_overflows(Format f, float x) {
     return tally_flags(tally_edges(f), bits_of(x), 0u).overflow != 0u;
 }
 
+// ---- exponent histograms -------------------------------------------------------------------------
+
+// A histogram of log2|x| in integer bins: bin b (k_bin_min ≤ b ≤ k_bin_max) counts finite non-zero
+// values with b ≤ log2|x| < b + 1; the edge bins also hold everything beyond them (|x| < 2^-63 in
+// the lowest, |x| ≥ 2^63 in the highest). Exact zeros (either sign), infinities and NaNs have their
+// own slots. Integer counts: the CPU and GPU sums agree whatever the order.
+inline constexpr int k_bin_min = -64, k_bin_max = 63;
+inline constexpr int k_log2_bins = k_bin_max - k_bin_min + 1;  // 128
+inline constexpr int k_slot_zero = k_log2_bins, k_slot_inf = k_log2_bins + 1,
+                     k_slot_nan = k_log2_bins + 2;
+inline constexpr int k_slots = k_log2_bins + 3;
+
+struct Bins {
+    unsigned long long n[k_slots] = {};
+    MPX_HD Bins& operator+=(const Bins& o) {
+        for (int i = 0; i < k_slots; ++i) n[i] += o.n[i];
+        return *this;
+    }
+};
+
+// floor(log2|x|) of a finite non-zero float, from its bits (exact for subnormals too).
+MPX_HD inline int floor_log2(float x) {
+    const std::uint32_t a = bits_of(x) & 0x7fffffffu;
+    const int exp_field = static_cast<int>(a >> 23);
+    return exp_field == 0 ? -149 + (31 - leading_zeros(a)) : exp_field - 127;
+}
+
+MPX_HD inline int clamp_bin(int log2) {
+    return log2 < k_bin_min ? k_bin_min : log2 > k_bin_max ? k_bin_max : log2;
+}
+
+// The one binning function (CPU and GPU): the slot of x's FP32 value, taken before it is rounded
+// into its storage format, so a value that flushes to zero is counted where it was.
+MPX_HD inline int bin_slot(float x) {
+    const std::uint32_t a = bits_of(x) & 0x7fffffffu;
+    if (a == 0) return k_slot_zero;
+    if (a == 0x7f800000u) return k_slot_inf;
+    if (a > 0x7f800000u) return k_slot_nan;
+    return clamp_bin(floor_log2(x)) - k_bin_min;
+}
+
+// log2 of the ulp of a value stored in format f: the spacing of f's values in stored's binade
+// (subnormals and zero: the smallest subnormal).
+MPX_HD inline int ulp_log2(Format f, float stored) {
+    const FormatInfo d = format_info(f);
+    const int emin = 1 - d.bias;
+    const std::uint32_t a = bits_of(stored) & 0x7fffffffu;
+    const int e = a == 0 ? emin : floor_log2(stored);
+    return (e > emin ? e : emin) - d.mantissa_bits;
+}
+
+// The update-to-ulp slot of one weight: log2(|update| / ulp(weight in f)) binned as bin_slot bins
+// log2|x| (both logs are exact: the ulp is a power of two), so bins below −1 are updates smaller
+// than half an ulp, which rounding to nearest cannot show. `update` is the optimizer's change as it
+// computed it (hd::optimizer_element), `weight` the value it is added to, stored in f.
+MPX_HD inline int update_ulp_slot(Format f, float weight, float update) {
+    const int s = bin_slot(update);
+    if (s >= k_log2_bins || !is_finite(weight)) return s;
+    return clamp_bin(floor_log2(update) - ulp_log2(f, weight)) - k_bin_min;
+}
+
 }  // namespace hd
 }  // namespace mpx

@@ -232,6 +232,25 @@ void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate
     }
 }
 
+Format Mlp::stored_format(int layer, HistTensor t) const {
+    const Layer& l = m_layers[static_cast<std::size_t>(layer)];
+    switch (t) {
+        case HistTensor::input: return layer_input(layer).format();
+        case HistTensor::preact: return l.z.empty() ? m_recompute_z.format() : l.z.format();
+        case HistTensor::normalized: return l.y.empty() ? m_recompute_y.format() : l.y.format();
+        case HistTensor::output: return l.hidden ? l.h.format() : l.z.format();
+        case HistTensor::grad_output: return l.dh.format();
+        case HistTensor::grad_weight:  // the GEMM's write format, where it rounds first
+            return m_prec[static_cast<std::size_t>(layer)].grad_through != Format::fp32
+                       ? m_prec[static_cast<std::size_t>(layer)].grad_through
+                       : l.w->grad.format();
+        case HistTensor::grad_weight_unscaled: return l.w->unscaled().format();
+        case HistTensor::weight: return l.w->working.format();
+        case HistTensor::update_ulp: return l.w->has_master() ? Format::fp32 : l.w->working.format();
+    }
+    return Format::fp32;
+}
+
 std::vector<std::vector<float>> Mlp::export_state() const {
     std::vector<std::vector<float>> out;
     for (const Param& p : m_params) {

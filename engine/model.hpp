@@ -61,6 +61,10 @@ public:
     Tensor& target() { return m_target; }
     std::vector<Param>& params() { return m_params; }
     const std::vector<LayerPrecision>& precisions() const { return m_prec; }
+    // The format a histogram tensor's values are rounded into at `layer`, the first narrow one where
+    // they pass through two (grad_weight: the GEMM's write format); update_ulp: the format of the
+    // weight its updates are applied to, the FP32 master where there is one.
+    Format stored_format(int layer, HistTensor t) const;
     int batch() const { return m_batch; }
     // Every parameter's stored state as exact floats: per parameter working, master, state1,
     // state2 (empty where absent). Import restores it bit for bit.

@@ -238,22 +238,29 @@ struct OptConsts {
 };
 
 // Updates w, m1 (and m2 for Adam) in place from the gradient g. Returns whether the optimizer
-// computed a non-zero change for this weight (NaN counts), whatever rounding later made of it.
+// computed a non-zero change for this weight (NaN counts), whatever rounding later made of it, and
+// sets `update` to that change as computed in FP32 before it is added to w (AdamW: the decay's
+// change plus the step's), which the update-to-ulp histogram compares with w's ulp.
 // K is s.kind as a template argument (CPU loops vectorise over it).
 template <OptimizerKind K>
-MPX_HD bool optimizer_element(const OptConsts& s, float grad, float& w, float& m1, float& m2) {
+MPX_HD bool optimizer_element(const OptConsts& s, float grad, float& w, float& m1, float& m2,
+                              float& update) {
     if constexpr (K == OptimizerKind::sgd) {  // PyTorch SGD: g += wd·w; buf = momentum·buf + g;
         const float g = grad + s.weight_decay * w;  // w −= lr·buf
         m1 = s.momentum * m1 + g;
         const float delta = s.lr * m1;
         w -= delta;
+        update = -delta;
         return delta != 0.0f;
     }
     float g = grad;
     bool decayed = false;
+    float decay = 0.0f;
     if constexpr (K == OptimizerKind::adamw) {
         decayed = w != 0.0f && s.lr * s.weight_decay != 0.0f;
+        const float before = w;
         w *= 1.0f - s.lr * s.weight_decay;
+        decay = w - before;
     } else {
         g += s.weight_decay * w;
     }
@@ -262,7 +269,13 @@ MPX_HD bool optimizer_element(const OptConsts& s, float grad, float& w, float& m
     const float denom = sqrtf(m2) / s.bc2_sqrt + s.eps;
     const float delta = s.step_size * (m1 / denom);
     w -= delta;
+    update = decay - delta;
     return decayed || delta != 0.0f;
+}
+template <OptimizerKind K>
+MPX_HD bool optimizer_element(const OptConsts& s, float grad, float& w, float& m1, float& m2) {
+    float update;
+    return optimizer_element<K>(s, grad, w, m1, m2, update);
 }
 template <class F>
 MPX_HD decltype(auto) with_optimizer(OptimizerKind k, F&& f) {
@@ -275,9 +288,9 @@ MPX_HD decltype(auto) with_optimizer(OptimizerKind k, F&& f) {
     return f(std::integral_constant<OptimizerKind, OptimizerKind::adam>{});
 }
 MPX_HD inline bool optimizer_element(const OptConsts& s, float grad, float& w, float& m1,
-                                     float& m2) {
+                                     float& m2, float& update) {
     return with_optimizer(s.kind, [&](auto k) {
-        return optimizer_element<decltype(k)::value>(s, grad, w, m1, m2);
+        return optimizer_element<decltype(k)::value>(s, grad, w, m1, m2, update);
     });
 }
 

@@ -70,7 +70,9 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     Backend& be = *m_backend;
     Mlp& model = *m_model;
     be.begin_step();
+    const bool collect = m_histograms.wants(step_index, m_cfg->instruments.every);
     const int model_layers = m_cfg->model.layers();
+    be.collect_histograms(collect ? model_layers : 0);
     const int accum = static_cast<int>(micro.size());
     // The factor the loss gradient carries: scale × loss weight / micro-batches (a double product
     // rounded once to FP32, as PyTorch multiplies a float loss by a float scale).
@@ -128,6 +130,10 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     const hd::Counts bwd = st.of(Pass::backward, model_layers);
     const hd::Counts upd = st.of(Pass::update, model_layers);
     rec.first_nonfinite = first_nonfinite(st, model_layers);
+    if (const StepHistograms* h = collect ? be.read_histograms() : nullptr)
+        m_histograms.add(HistogramSnapshot::from(step_index, S, st, *h, model_layers, m_cfg->model.layernorm,
+                                                 [&](int l, HistTensor t) { return model.stored_format(l, t); }),
+                         m_cfg->instruments.every);
     rec.loss = st.loss_sum / accum * m_train.loss_weight;
     rec.found_inf = st.found_inf();
     rec.grad_norm = rec.found_inf ? std::numeric_limits<double>::infinity() : std::sqrt(st.sum_squares);

@@ -55,6 +55,10 @@ public:
     const LossScaler& scaler() const { return m_scaler; }
     const Backend& backend() const { return *m_backend; }
     bool adaptive_low() const { return m_adaptive_low; }
+    // The exponent histograms collected so far (every instruments.every-th step, bounded).
+    const HistogramLog& histograms() const { return m_histograms; }
+    // The format a histogram tensor's values are stored in at `layer` (Mlp::stored_format).
+    Format stored_format(int layer, HistTensor t) const { return m_model->stored_format(layer, t); }
 
     // Live changes, applied before the next step. The session hands a scaler change only to runs
     // that follow its scaler (info().follows_session_scaler), resolved as resolve_run does.
@@ -76,6 +80,7 @@ private:
     long long m_schedule_steps = 0;  // schedule steps taken
     std::string m_failure;
     bool m_adaptive_low = true;
+    HistogramLog m_histograms;
 };
 
 }  // namespace mpx

@@ -27,6 +27,8 @@ void validate(const SessionConfig& c) {
     if (c.steps < 1 || c.steps > k_max_steps) throw ConfigError("steps", "must be between 1 and " + std::to_string(k_max_steps));
     if (c.record_every < 1) throw ConfigError("record_every", "must be at least 1");
     if (c.eval_every < 0) throw ConfigError("eval_every", "must be 0 (never) or a step count");
+    if (c.instruments.every < 0)
+        throw ConfigError("instruments.every", "must be 0 (no histograms) or a step count");
     if (!enum_parse<DeviceSetting>(c.device))
         throw ConfigError("device", "must be one of " + enum_choices<DeviceSetting>() + " (got '" + c.device + "')");
     if (!(c.adaptive_threshold > 0.0 && c.adaptive_threshold <= 1.0))
@@ -83,6 +85,7 @@ nlohmann::json to_json(const SessionConfig& c) {
     j["device"] = c.device;
     j["record_every"] = c.record_every;
     j["eval_every"] = c.eval_every;
+    j["instruments"] = {{"every", c.instruments.every}};
     j["model"] = {{"sizes", model_sizes_text(c.model.sizes)},
                   {"activation", std::string(to_string(c.model.activation))},
                   {"layernorm", c.model.layernorm},
@@ -137,6 +140,11 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
     r.get("device", c.device);
     r.get("record_every", c.record_every);
     r.get("eval_every", c.eval_every);
+    if (r.has("instruments")) {
+        JsonReader in(r.at("instruments"), "instruments");
+        in.get("every", c.instruments.every);
+        in.finish();
+    }
     if (r.has("model")) {
         JsonReader m(r.at("model"), "model");
         if (m.has("sizes")) {

@@ -22,6 +22,13 @@ namespace mpx {
 inline constexpr long long k_max_steps = 100'000'000;
 inline constexpr std::size_t k_max_runs = 16;
 
+// What the runs measure beyond each step's record.
+struct InstrumentsConfig {
+    // Exponent histograms (engine/histograms.hpp) on every n-th step; 0 = never. The default keeps
+    // their cost near 10 % of training time on the default preset (docs/benchmarks.md).
+    int every = 10;
+};
+
 struct SessionConfig {
     std::string name = "default";
     std::string description;
@@ -36,6 +43,7 @@ struct SessionConfig {
     std::string device = "cpu";       // cpu | cuda | auto
     int record_every = 1;             // the CSV keeps every n-th step (1 = all)
     int eval_every = 50;              // evaluate on the held-out split every n-th step (0 = never)
+    InstrumentsConfig instruments;
     ModelConfig model;
     DatasetConfig data;
     TrainConfig train;

@@ -76,6 +76,8 @@ public:
         if (m_fault == Fault::stats_off) m_stats.site[0].nonzero += 1;
         return m_stats;
     }
+    void collect_histograms(int layers) override { m_cpu->collect_histograms(layers); }
+    const StepHistograms* read_histograms() override { return m_cpu->read_histograms(); }
     void upload(std::span<const float> s, Tensor& d) override { cpu().upload(s, d); }
     void download(const Tensor& s, std::span<float> d) override {
         if (m_waits) ++m_waits->download;
