@@ -21,6 +21,41 @@ const char* const k_csv_columns[26] = {
     "mem_weights", "mem_master", "mem_grads", "mem_optimizer", "mem_activations",
     "mem_workspace", "mem_total", "step_time_us", "wall_time_s", "eval_loss", "eval_accuracy", "first_nonfinite"};
 
+const char* const k_histogram_columns[6] = {"run", "step", "layer", "tensor", "bin_log2", "count"};
+
+void write_histograms_csv(const std::filesystem::path& path, const std::vector<RunInfo>& runs,
+                          const std::vector<const HistogramLog*>& logs) {
+    AtomicFile out(path);
+    std::string text;
+    for (std::size_t i = 0; i < std::size(k_histogram_columns); ++i)
+        text += (i ? "," : "") + std::string(k_histogram_columns[i]);
+    text += "\r\n";
+    for (std::size_t r = 0; r < runs.size() && r < logs.size(); ++r) {
+        const std::string run = csv_field(runs[r].label);
+        for (const HistogramSnapshot& snap : logs[r]->snapshots()) {
+            for (const Histogram& h : snap.tensors) {
+                const std::string head = run + "," + std::to_string(snap.step) + ",fc" +
+                                         std::to_string(h.layer + 1) + "," +
+                                         std::string(to_string(h.tensor)) + ",";
+                for (std::uint32_t k = 0; k < h.len; ++k)
+                    if (const auto c = snap.counts[h.offset + k])
+                        text += head + std::to_string(h.lo + static_cast<int>(k)) + "," + std::to_string(c) + "\r\n";
+                const std::pair<const char*, unsigned long long> special[] = {
+                    {"zero", h.zero}, {"inf", h.inf}, {"nan", h.nan}};
+                for (const auto& [name, c] : special)
+                    if (c) text += head + name + "," + std::to_string(c) + "\r\n";
+            }
+            if (text.size() > (1u << 20)) {
+                out.write(text);
+                text.clear();
+            }
+        }
+    }
+    out.write(text);
+    out.finish();
+    out.publish();
+}
+
 std::string csv_header() {
     std::string s;
     for (std::size_t i = 0; i < std::size(k_csv_columns); ++i) s += (i ? "," : "") + std::string(k_csv_columns[i]);

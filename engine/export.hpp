@@ -72,6 +72,14 @@ private:
     std::unique_ptr<AtomicFile> m_file;
 };
 
+// The exponent histograms of `mpx-cli run --histograms` (DESIGN.md's long form): one row per
+// non-empty bin, `run, step, layer, tensor, bin_log2, count`, where bin_log2 is the bin's integer
+// log2 (the edge bins −64 and 63 also hold everything beyond them) or `zero`, `inf`, `nan`.
+// Written atomically; runs[i]'s snapshots come from logs[i].
+extern const char* const k_histogram_columns[6];
+void write_histograms_csv(const std::filesystem::path& path, const std::vector<RunInfo>& runs,
+                          const std::vector<const HistogramLog*>& logs);
+
 // The sidecar: full configuration, seed, device, program version, runs, columns.
 nlohmann::json sidecar_json(const SessionConfig& cfg, const std::vector<RunInfo>& runs,
                             const std::string& device, long long steps_recorded);

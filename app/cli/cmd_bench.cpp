@@ -1,5 +1,6 @@
 // `mpx-cli bench`: training steps per second, one run per precision, same model/batch/optimizer.
 // Reported as figures to compare in one process (ratios), never asserted as timings.
+#include <algorithm>
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -25,6 +26,8 @@ struct BenchOptions {
     double seconds = 1.0;
     std::string device = "cpu";
     std::string optimizer = "adam";
+    int instruments_every = InstrumentsConfig{}.every;  // as a session collects by default
+    bool instruments_cost = false;  // measure with and without histograms, alternately
 };
 
 // The measuring time: long enough to mean something, short enough that a typo cannot hang a script.
@@ -34,6 +37,10 @@ constexpr FieldInfo k_seconds{.name = "--seconds", .min = 0, .max = 600, .min_op
 // Every flag checked before anything runs, with the ranges of the settings they stand for.
 std::vector<std::string> checked_runs(const BenchOptions& o) {
     if (const std::string e = range_error(k_seconds, o.seconds, false); !e.empty()) throw ConfigError("--seconds", e);
+    if (o.instruments_every < 0 || o.instruments_every > 1'000'000)
+        throw ConfigError("--instruments-every", "must be 0 (no histograms) to 1000000 steps");
+    if (o.instruments_cost && o.instruments_every == 0)
+        throw ConfigError("--instruments-cost", "compares with histograms every N steps; give --instruments-every N > 0");
     // bench trains on max(2048, 2 × batch) examples, which must stay within data.n_train's range.
     FieldInfo batch = *find_field(train_fields(), "batch");
     batch.max = std::min(batch.max, static_cast<double>(k_max_samples / 2));
@@ -74,6 +81,7 @@ SessionConfig bench_config(const BenchOptions& o, const std::string& run) {
     c.runs = {run};
     c.steps = k_max_steps;
     c.device = o.device;
+    c.instruments.every = o.instruments_every;
     // The configuration's own checks, reported under the flag the user gave instead of a field
     // bench set on its behalf.
     try {
@@ -110,6 +118,26 @@ int run_bench(const BenchOptions& o) {
     std::string device_name, note;
     const BackendFactory factory = backend_for(o.device, device_name, note);
     if (!note.empty()) std::cerr << "mpx-cli: " << note << "\n";
+    if (o.instruments_cost) {
+        // With and without histograms, alternately three times each; medians, and the cost as a
+        // ratio measured in this process (a busy machine slows both alike).
+        std::printf("%-22s %14s %14s %10s   (histograms every %d steps)\n", "precision", "steps/s off",
+                    "steps/s on", "cost", o.instruments_every);
+        for (const auto& r : runs) {
+            SessionConfig on = bench_config(o, r), off = on;
+            off.instruments.every = 0;
+            std::vector<double> a, b;
+            for (int k = 0; k < 3; ++k) {
+                a.push_back(measure(off, factory, o.seconds));
+                b.push_back(measure(on, factory, o.seconds));
+            }
+            std::sort(a.begin(), a.end());
+            std::sort(b.begin(), b.end());
+            std::printf("%-22s %14.1f %14.1f %9.1f%%\n", r.c_str(), a[1], b[1], 100.0 * (a[1] / b[1] - 1.0));
+            std::fflush(stdout);
+        }
+        return 0;
+    }
     if (o.csv) std::cout << "model,batch,precision,device,steps_per_s\n";
     else std::printf("%-14s %6s %-22s %-16s %12s %8s\n", "model", "batch", "precision", "device", "steps/s", "vs first");
     double first = 0.0;
@@ -138,6 +166,11 @@ void add_bench_command(CLI::App& app) {
     cmd->add_flag("--csv", o->csv, "CSV: model,batch,precision,device,steps_per_s");
     cmd->add_option("--seconds", o->seconds, "Measuring time per precision (default 1)");
     cmd->add_option("--device", o->device, "Device: " + enum_choices<DeviceSetting>());
+    cmd->add_option("--instruments-every", o->instruments_every,
+                    "Collect exponent histograms every N steps (0: never; default as a session: " +
+                        std::to_string(InstrumentsConfig{}.every) + ")");
+    cmd->add_flag("--instruments-cost", o->instruments_cost,
+                  "Measure with and without histograms, alternately, and print the cost as a ratio");
     std::vector<std::string> optimizers;
     for (const auto& e : optimizer_names) optimizers.emplace_back(e.name);
     cmd->add_option("--optimizer", o->optimizer, "Optimizer: " + enum_choices<OptimizerKind>())

@@ -23,6 +23,7 @@ namespace {
 struct RunOptions {
     ConfigFlags flags;
     std::string csv;
+    std::string histograms;
     std::string snippet;
     std::string save_state, resume;
     bool print_config = false;
@@ -60,8 +61,9 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
 // receive a file, and no output replaces an input or another output.
 void check_outputs(const RunOptions& o) {
     const auto given = [&](const char* flag) { return o.given.count(flag) > 0; };
-    for (const char* flag : {"--csv", "--save-state", "--resume", "--snippet", "--config"}) {
+    for (const char* flag : {"--csv", "--histograms", "--save-state", "--resume", "--snippet", "--config"}) {
         const std::string& v = std::string(flag) == "--csv"          ? o.csv
+                               : std::string(flag) == "--histograms" ? o.histograms
                                : std::string(flag) == "--save-state" ? o.save_state
                                : std::string(flag) == "--resume"     ? o.resume
                                : std::string(flag) == "--snippet"    ? o.snippet
@@ -73,6 +75,7 @@ void check_outputs(const RunOptions& o) {
         outputs.emplace_back("--csv", o.csv);
         outputs.emplace_back("the sidecar of --csv", sidecar_path(o.csv));
     }
+    if (!o.histograms.empty()) outputs.emplace_back("--histograms", o.histograms);
     if (!o.save_state.empty()) outputs.emplace_back("--save-state", o.save_state);
     for (const auto& [what, path] : outputs) check_output_path(path, what);
     for (std::size_t i = 0; i < outputs.size(); ++i)
@@ -98,10 +101,13 @@ int run_run(const RunOptions& o) {
                                  "--print-config", "--snippet"})
             if (o.given.count(flag))
                 throw ConfigError(flag, "cannot apply to a resumed run (its configuration is the saved state's); "
-                                        "only --steps, --device, --csv, --save-state and --quiet go with --resume");
+                                        "only --steps, --device, --csv, --histograms, --save-state and --quiet go with --resume");
     }
     check_outputs(o);
     SessionConfig cfg = build_config(o.flags);
+    if (!o.histograms.empty() && o.resume.empty() && cfg.instruments.every < 1)
+        throw ConfigError("--histograms", "instruments.every is 0, so no histograms are collected; "
+                                          "set instruments.every to a step count");
     if (o.print_config) {
         std::cout << to_json(cfg).dump(2) << "\n";
         return 0;
@@ -188,6 +194,13 @@ int run_run(const RunOptions& o) {
         csv->commit(sidecar_path(o.csv), sidecar_json(cfg, infos, device_name, recorded).dump(2) + "\n");
         std::cerr << "mpx-cli: wrote " << o.csv << " and " << sidecar_path(o.csv).string() << "\n";
     }
+    if (!o.histograms.empty()) {
+        std::vector<const HistogramLog*> logs;
+        for (std::size_t i = 0; i < session.run_count(); ++i) logs.push_back(&session.run(i).histograms());
+        write_histograms_csv(o.histograms, infos, logs);
+        std::cerr << "mpx-cli: wrote " << o.histograms << " (histograms every "
+                  << cfg.instruments.every * (logs.empty() ? 1 : logs.front()->stride()) << " steps)\n";
+    }
     if (!o.save_state.empty()) {  // after the CSV: a bad state path must not cost the export
         write_file_atomic(o.save_state, session.save_state().dump() + "\n");
         std::cerr << "mpx-cli: saved the session state to " << o.save_state << "\n";
@@ -231,6 +244,8 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--csv", o->csv, "Write every recorded step to this CSV (sidecar beside it)");
     cmd->add_option("--snippet", o->snippet,
                     "Print the scaler settings for a framework (" + enum_choices<Framework>() + ") and exit");
+    cmd->add_option("--histograms", o->histograms,
+                    "Write the exponent histograms (every instruments.every steps) to this CSV, long form");
     cmd->add_option("--save-state", o->save_state, "After the last step, save everything needed to resume (JSON)");
     cmd->add_option("--resume", o->resume, "Continue a saved state up to its step count (--steps raises it)");
     cmd->add_flag("--print-config", o->print_config, "Print the resolved configuration as JSON and exit");

@@ -153,6 +153,10 @@ void EngineWorker::stepInto(std::vector<mpx::StepRecord>& out) {
     }
     for (std::size_t i = 0; i < m_session->run_count(); ++i) {
         const mpx::Run& run = m_session->run(i);
+        // A histogram collected on this step travels with its records.
+        const auto& snaps = run.histograms().snapshots();
+        if (!snaps.empty() && snaps.back().step == step)
+            m_buffer->appendHistogram(static_cast<int>(i), snaps.back());
         if (m_stopped[i] || !run.failed()) continue;
         m_stopped[i] = true;
         m_buffer->appendNote({step, static_cast<int>(i), NoteKind::runStopped,

@@ -19,6 +19,7 @@ void RecordBuffer::beginSession(SessionInfoPtr info) {
     m_session = std::move(info);
     m_records.clear();
     m_notes.clear();
+    m_histograms.clear();
 }
 
 void RecordBuffer::append(std::vector<mpx::StepRecord>& records) {
@@ -36,12 +37,18 @@ void RecordBuffer::appendNote(Note note) {
     m_notes.push_back(std::move(note));
 }
 
+void RecordBuffer::appendHistogram(int run, mpx::HistogramSnapshot snapshot) {
+    std::lock_guard lock(m_mutex);
+    m_histograms.emplace_back(run, std::move(snapshot));
+}
+
 Drained RecordBuffer::drain() {
     Drained d;
     std::lock_guard lock(m_mutex);
     d.session = m_session;
     d.records.swap(m_records);
     d.notes.swap(m_notes);
+    d.histograms.swap(m_histograms);
     return d;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/gui/session_info.hpp"
+#include "engine/histograms.hpp"
 #include "engine/record.hpp"
 
 namespace mpx::gui {
@@ -16,6 +17,7 @@ struct Drained {
     SessionInfoPtr session;           // null until the first session exists
     std::vector<mpx::StepRecord> records;  // in step order, runs interleaved as the session made them
     std::vector<Note> notes;
+    std::vector<std::pair<int, mpx::HistogramSnapshot>> histograms;  // (run, snapshot) in step order
 };
 
 class RecordBuffer {
@@ -24,6 +26,7 @@ public:
     void beginSession(SessionInfoPtr info);
     void append(std::vector<mpx::StepRecord>& records);  // moves the elements out
     void appendNote(Note note);
+    void appendHistogram(int run, mpx::HistogramSnapshot snapshot);
     // Everything pending, with the session it belongs to; leaves the buffer empty.
     Drained drain();
     std::size_t pending() const;
@@ -33,6 +36,7 @@ private:
     SessionInfoPtr m_session;
     std::vector<mpx::StepRecord> m_records;
     std::vector<Note> m_notes;
+    std::vector<std::pair<int, mpx::HistogramSnapshot>> m_histograms;
 };
 
 }  // namespace mpx::gui

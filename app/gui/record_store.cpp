@@ -26,6 +26,7 @@ void RecordStore::startSession(SessionInfoPtr info) {
                                                : RunHistory::k_default_capacity / 4;
     m_histories.assign(runs, RunHistory(capacity));
     m_memory.assign(runs, mpx::MemoryTotals{});
+    m_histogramLogs.assign(runs, mpx::HistogramLog{});
     m_skips.assign(runs, {});
     m_grows.assign(runs, {});
     m_skipCount.assign(runs, 0);
@@ -120,8 +121,11 @@ void RecordStore::drainNow() {
         }
     }
     while (next < d.notes.size()) addNote(d.notes[next++]);
+    for (auto& [run, snap] : d.histograms)
+        if (run >= 0 && run < static_cast<int>(m_histogramLogs.size()))
+            m_histogramLogs[static_cast<std::size_t>(run)].add(std::move(snap), m_session->config.instruments.every);
     measureRate();
-    if (!d.records.empty() || !d.notes.empty()) emit stepsRecorded(m_steps);
+    if (!d.records.empty() || !d.notes.empty() || !d.histograms.empty()) emit stepsRecorded(m_steps);
 }
 
 void decimateMarkers(const std::vector<MarkerPoint>& markers, double x0, double x1, int columns,

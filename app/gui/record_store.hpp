@@ -57,6 +57,8 @@ public:
     const std::vector<MarkerPoint>& grows(int run) const { return m_grows[static_cast<std::size_t>(run)]; }
     qint64 skippedSteps(int run) const { return m_skipCount[static_cast<std::size_t>(run)]; }
     double stepsPerSecond() const { return m_stepsPerSecond; }
+    // The run's exponent histograms so far (bounded as the engine's log: thinned, whole run).
+    const mpx::HistogramLog& histograms(int run) const { return m_histogramLogs[static_cast<std::size_t>(run)]; }
     // Appends records as if drained (benchmarks fill a history without an engine).
     void appendRecords(std::span<const mpx::StepRecord> records);
 
@@ -74,6 +76,7 @@ private:
     QTimer m_timer;
     SessionInfoPtr m_session;
     std::vector<RunHistory> m_histories;
+    std::vector<mpx::HistogramLog> m_histogramLogs;
     std::vector<mpx::MemoryTotals> m_memory;
     std::vector<std::vector<MarkerPoint>> m_skips, m_grows;
     std::vector<qint64> m_skipCount;
