@@ -369,13 +369,30 @@ void MainWindow::pause() { m_engine->pause(); }
 void MainWindow::stepOnce() { m_engine->stepOnce(); }
 
 void MainWindow::reset() {
-    const mpx::SessionConfig cfg = currentConfig();
-    const QString error = gui::checkConfig(cfg);
+    mpx::SessionConfig cfg = currentConfig();
+    QString error = gui::checkConfig(cfg);
+    QString dropped;
+    if (!error.isEmpty() && !cfg.live_changes.empty()) {
+        // The live changes of a loaded configuration name its runs and settings: after the Setup tab
+        // changed those (a run removed, a batch that makes a listed change impossible) they are left
+        // out rather than making every reset fail.
+        mpx::SessionConfig without = cfg;
+        without.live_changes.clear();
+        if (gui::checkConfig(without).isEmpty()) {
+            dropped = error;
+            cfg = std::move(without);
+            error.clear();
+        }
+    }
     if (!error.isEmpty()) {
         m_messages->showMessage(MessageBar::Kind::error, tr("Cannot reset with these settings: %1").arg(error));
         return;
     }
     m_messages->hide();
+    if (!dropped.isEmpty())
+        m_messages->showMessage(MessageBar::Kind::warning,
+                                tr("The live changes the loaded configuration lists do not fit these settings and are "
+                                   "left out: %1").arg(dropped));
     m_base = cfg;
     m_engine->configure(cfg);
 }

@@ -248,6 +248,38 @@ private slots:
         }
     }
 
+    // A configuration that lists a live change replays it in the window (the run gets its ✎ at that
+    // step); after the Setup tab removes the run it names, Reset leaves the change out and says so.
+    void listed_live_changes_replay_and_are_left_out_when_their_run_is_gone() {
+        mpx::SessionConfig c = mpx::load_config("hysteresis");
+        c.steps = 100;
+        mpx::LiveChange change;
+        change.step = 50;
+        change.target = mpx::LiveTarget::run_scalers;
+        change.runs = {"amp-fp16+megatron"};
+        change.scaler = mpx::scaler_preset("megatron");
+        change.scaler.hysteresis = 3;
+        c.live_changes = {change};
+        applyAndWait(c);
+        runTo(49);
+        QVERIFY(!w->store()->editedLive(2));
+        runTo(50);  // applied between steps 49 and 50, before step 50 trains
+        QVERIFY(w->store()->editedLive(2));
+        QCOMPARE(w->store()->liveEdits(2), QStringList{QStringLiteral("step 50: scaler edited: init_scale 1024 → 4294967296, "
+                                                                      "growth_interval 20 → 1000, hysteresis 2 → 3")});
+        QCOMPARE(w->store()->liveScalers()->runs[2].hysteresis, 3);
+        w->setupPanel()->setRunChecked(QStringLiteral("amp-fp16+megatron"), false);
+        QSignalSpy started(w->store(), &RecordStore::sessionStarted);
+        w->reset();
+        QVERIFY(started.wait(10'000));
+        QCOMPARE(w->store()->runCount(), 2);
+        QVERIFY2(w->messages()->text().contains(QStringLiteral("left out: live_changes[0].runs: no run "
+                                                               "'amp-fp16+megatron' in this session")),
+                 qPrintable(w->messages()->text()));
+        runTo(60);
+        QVERIFY(!w->store()->editedLive(0) && !w->store()->editedLive(1));
+    }
+
     void reset_starts_over_with_identical_steps() {
         applyAndWait(smallConfig());
         runTo(30);
