@@ -95,6 +95,11 @@ void Session::build_runs() {
     m_micro.assign(static_cast<std::size_t>(m_cfg.train.accumulation), Batch{});
     m_step = 0;
     m_start = std::chrono::steady_clock::now();
+    m_session_scaler = m_cfg.scaler;
+    m_train = m_cfg.train;
+    m_applied = 0;
+    m_effects.clear();
+    apply_due();  // changes at step 0
 }
 
 void Session::reset() { build(); }
@@ -126,6 +131,7 @@ std::vector<StepRecord> Session::step() {
             out[i].eval_accuracy = ev.accuracy;
         }
     ++m_step;
+    apply_due();  // the next step's changes land now, between steps, as a live edit would
     return out;
 }
 
@@ -134,34 +140,129 @@ bool Session::evaluates(long long step) const {
     return step % m_cfg.eval_every == 0 || step + 1 == m_cfg.steps;
 }
 
+void Session::apply_due() {
+    const auto& list = m_cfg.live_changes;
+    while (m_applied < list.size() && list[m_applied].step <= m_step) apply(list[m_applied++]);
+}
+
+void Session::apply(const LiveChange& c) {
+    const auto effect = [&](std::vector<int> runs, std::string changes) {
+        if (!changes.empty()) m_effects.push_back({c.step, c.target, std::move(runs), std::move(changes)});
+    };
+    switch (c.target) {
+        case LiveTarget::session_scaler: {
+            const ScalerConfig resolved = with_overrides(c.scaler, m_cfg.scaler_overrides);  // as resolve_run does
+            std::vector<int> reached;
+            bool runs_changed = false;
+            for (std::size_t i = 0; i < m_runs.size(); ++i)
+                if (m_runs[i]->info().follows_session_scaler) {
+                    runs_changed |= !(m_runs[i]->scaler().config() == resolved);
+                    m_runs[i]->set_scaler(resolved);
+                    reached.push_back(static_cast<int>(i));
+                }
+            std::string what = scaler_changes(m_session_scaler, c.scaler);
+            if (what.empty() && runs_changed) what = "its runs back to the session scaler's settings";  // after a run's own edit
+            effect(std::move(reached), what);
+            m_session_scaler = c.scaler;
+            break;
+        }
+        case LiveTarget::run_scalers:
+            for (const auto& label : c.runs)
+                for (std::size_t i = 0; i < m_runs.size(); ++i)
+                    if (m_runs[i]->info().label == label) {
+                        const std::string what = scaler_changes(m_runs[i]->scaler().config(), c.scaler);
+                        m_runs[i]->set_scaler(c.scaler);
+                        effect({static_cast<int>(i)}, what);
+                    }
+            break;
+        case LiveTarget::train: {
+            TrainConfig t = m_train;
+            copy_live_fields(t, c.train);
+            std::vector<int> all;
+            for (std::size_t i = 0; i < m_runs.size(); ++i) {
+                m_runs[i]->set_train(t);
+                all.push_back(static_cast<int>(i));
+            }
+            effect(std::move(all), train_changes(m_train, t));
+            m_train = t;
+            break;
+        }
+    }
+}
+
+void Session::change_live(LiveChange c) {
+    c.step = m_step;
+    validate_live_change(m_cfg, c, "");
+    bool changes = false;
+    switch (c.target) {
+        case LiveTarget::session_scaler: {
+            changes = !(c.scaler == m_session_scaler);
+            const ScalerConfig resolved = with_overrides(c.scaler, m_cfg.scaler_overrides);
+            for (const auto& r : m_runs) changes |= r->info().follows_session_scaler && !(r->scaler().config() == resolved);
+            break;
+        }
+        case LiveTarget::run_scalers:
+            for (const auto& r : m_runs)
+                for (const auto& label : c.runs) changes |= r->info().label == label && !(r->scaler().config() == c.scaler);
+            break;
+        case LiveTarget::train: changes = !train_changes(m_train, c.train).empty(); break;
+    }
+    if (!changes) return;
+    // Every change up to this step is in force (apply_due runs after each step), so this one goes
+    // after them: a replay applies the list in order at the start of each step and meets the same.
+    auto& list = m_cfg.live_changes;
+    list.insert(list.begin() + static_cast<std::ptrdiff_t>(m_applied), c);
+    apply(list[m_applied++]);
+}
+
 void Session::set_scaler(const ScalerConfig& s) {
-    validate(s);
-    const ScalerConfig resolved = with_overrides(s, m_cfg.scaler_overrides);  // as resolve_run does
-    m_cfg.scaler = s;
-    for (auto& r : m_runs)
-        if (r->info().follows_session_scaler) r->set_scaler(resolved);
+    LiveChange c;
+    c.target = LiveTarget::session_scaler;
+    c.scaler = s;
+    change_live(std::move(c));
+}
+
+void Session::set_scaler(const std::vector<std::string>& runs, const ScalerConfig& s) {
+    LiveChange c;
+    c.target = LiveTarget::run_scalers;
+    c.runs = runs;
+    c.scaler = s;
+    change_live(std::move(c));
 }
 
 void Session::set_train(const TrainConfig& t) {
-    validate(t);
-    TrainConfig live = m_cfg.train;  // fields that shape the runs (batch, optimizer) need a reset
-    for (const auto& f : train_fields())
-        if (f.apply == Apply::live) f.copy(live, t);
-    m_cfg.train = live;
-    for (auto& r : m_runs) r->set_train(live);
+    LiveChange c;
+    c.target = LiveTarget::train;
+    c.train = m_train;  // fields that shape the runs (batch, optimizer) need a reset
+    copy_live_fields(c.train, t);
+    change_live(std::move(c));
 }
 
 void Session::set_lr(double lr) {
-    TrainConfig t = m_cfg.train;
+    TrainConfig t = m_train;
     t.lr = lr;
     t.min_lr = std::min(t.min_lr, lr);
     set_train(t);
 }
 
 void Session::set_clip_norm(double clip) {
-    TrainConfig t = m_cfg.train;
+    TrainConfig t = m_train;
     t.clip_norm = clip;
     set_train(t);
+}
+
+void Session::fold_applied() {
+    m_session_scaler = m_cfg.scaler;
+    m_train = m_cfg.train;
+    m_applied = 0;
+    const auto& list = m_cfg.live_changes;
+    for (; m_applied < list.size() && list[m_applied].step <= m_step; ++m_applied) {
+        const LiveChange& c = list[m_applied];
+        if (c.target == LiveTarget::session_scaler) m_session_scaler = c.scaler;
+        if (c.target == LiveTarget::train) copy_live_fields(m_train, c.train);
+    }
+    for (auto& r : m_runs) r->set_train(m_train);
+    m_effects.clear();
 }
 
 nlohmann::json Session::save_state() const {
@@ -242,6 +343,9 @@ std::unique_ptr<Session> Session::load_state(const nlohmann::json& j, BackendFac
         }
         s->m_step = step;
         s->m_sampler->restore(st);
+        // The runs' scalers are in their states; the session scaler and training settings follow
+        // from the changes of the configuration up to this step.
+        s->fold_applied();
         for (std::size_t i = 0; i < runs.size(); ++i) {
             try {
                 s->m_runs[i]->load_state(runs[i]);

@@ -1,6 +1,8 @@
 // A comparison: several runs from the same seed, initial weights and batch order, advanced in
 // lockstep. Rule: the session gathers each micro-batch once and hands the same batch to every run;
-// live changes (scaler, LR, clipping) land between steps. It keeps no history: callers keep records.
+// live changes (scaler, LR, clipping) land between steps, and every one is an entry of
+// config().live_changes: a change made live is appended there, one the configuration lists is applied
+// at the start of its step, so config() replays the session. It keeps no history: callers keep records.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/dataset.hpp"
@@ -24,6 +27,15 @@ using BackendFactory = std::function<std::unique_ptr<Backend>()>;
 // A ConfigError (data.n_train) when the data set could not fit in the memory this process may
 // use; checked before the examples are generated.
 void check_dataset_fits(const DatasetConfig& d);
+
+// A live change as it landed, for the event log and the CLI: one per run whose scaler a run_scalers
+// change set, one for a session-scaler or training change (runs: every run it reached).
+struct LiveEffect {
+    long long step = 0;
+    LiveTarget target = LiveTarget::session_scaler;
+    std::vector<int> runs;
+    std::string changes;  // "hysteresis 2 → 4" (live_change.hpp, scaler_changes)
+};
 
 class Session {
 public:
@@ -47,14 +59,23 @@ public:
     bool evaluates(long long step) const;
     // Raises the step count (a resumed session trained further); never lowers it.
     void extend_to(long long steps) { m_cfg.steps = std::max(m_cfg.steps, steps); }
-    // Back to step 0 with the same seed: same weights, same batches.
+    // Back to step 0 with the same seed: same weights, same batches, the same live changes replayed.
     void reset();
 
-    // Live-tunable settings; anything else needs a new Session (the UI says which is which).
-    void set_scaler(const ScalerConfig& s);
+    // Live-tunable settings; anything else needs a new Session (the UI says which is which). Each
+    // is validated (ConfigError naming the field, nothing changed), applied before the next step and
+    // appended to config().live_changes at the current step; one that changes nothing is not.
+    void set_scaler(const ScalerConfig& s);  // the session scaler: runs whose label names no scaler
+    // The scaler of the runs named by label (as RunInfo::label, the CSV's run column), as given.
+    void set_scaler(const std::vector<std::string>& runs, const ScalerConfig& s);
     void set_lr(double lr);
     void set_clip_norm(double clip);
     void set_train(const TrainConfig& t);  // applies the live fields: lr, schedule, clipping
+    // The settings in force now: config().scaler and config().train with the live changes applied.
+    const ScalerConfig& session_scaler() const { return m_session_scaler; }
+    const TrainConfig& train() const { return m_train; }
+    // The live changes applied since the last call, in order (the app's event log, the CLI's notes).
+    std::vector<LiveEffect> take_live_effects() { return std::exchange(m_effects, {}); }
 
     // Everything needed to resume bit-identically: configuration, step, sampler and every run.
     nlohmann::json save_state() const;
@@ -64,6 +85,10 @@ private:
     void build();       // build_runs, with out-of-memory turned into a ConfigError naming the fix
     void build_runs();
     void gather_eval_split();
+    void apply_due();  // every change of the configuration whose step has come
+    void apply(const LiveChange& c);
+    void change_live(LiveChange c);
+    void fold_applied();  // session scaler and training settings after the applied changes
 
     SessionConfig m_cfg;
     BackendFactory m_factory;
@@ -74,6 +99,11 @@ private:
     std::vector<Batch> m_micro;
     std::vector<EvalChunk> m_eval;  // the held-out split in batch-sized chunks
     long long m_step = 0;
+    // Live changes: m_cfg.live_changes[0, m_applied) are in force, every one whose step is <= m_step.
+    std::size_t m_applied = 0;
+    ScalerConfig m_session_scaler;
+    TrainConfig m_train;
+    std::vector<LiveEffect> m_effects;
     std::chrono::steady_clock::time_point m_start;
 };
 

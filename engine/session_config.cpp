@@ -71,6 +71,7 @@ void validate(const SessionConfig& c) {
                                      static_cast<std::int64_t>(c.model.sizes.size());
     if (activations > 2'000'000'000)
         throw ConfigError("train.batch", "batch × layer width is too large for memory; lower one");
+    validate_live_changes(c);
 }
 
 nlohmann::json to_json(const SessionConfig& c) {
@@ -99,6 +100,11 @@ nlohmann::json to_json(const SessionConfig& c) {
     j["selective_layers"] = c.selective_layers;
     j["adaptive_threshold"] = c.adaptive_threshold;
     j["memory_budget"] = c.memory_budget;
+    if (!c.live_changes.empty()) {  // absent until a change is made: presets and plain runs stay as they were
+        nlohmann::json changes = nlohmann::json::array();
+        for (const auto& change : c.live_changes) changes.push_back(to_json(change));
+        j["live_changes"] = changes;
+    }
     return j;
 }
 
@@ -176,6 +182,13 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
     if (r.has("classroom")) c.classroom = string_list(r, "classroom");
     r.get("adaptive_threshold", c.adaptive_threshold);
     r.get("memory_budget", c.memory_budget);
+    if (r.has("live_changes")) {  // after "train": a training change starts from the session's settings
+        const auto& list = r.at("live_changes");
+        if (!list.is_array()) throw ConfigError("live_changes", "must be a list of changes, [] for none");
+        for (std::size_t i = 0; i < list.size(); ++i)
+            c.live_changes.push_back(
+                live_change_from_json(list[i], c.train, "live_changes[" + std::to_string(i) + "]"));
+    }
     r.finish();
     validate(c);
     return c;
@@ -238,7 +251,8 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
     // Every assignment lands in the JSON first and the result is converted and validated once, so
     // the order of --set flags that only make sense together (data.n_train=1, train.batch=1) does
     // not matter; a later assignment to the same key wins.
-    const nlohmann::json known = to_json(c);  // the keys that exist
+    nlohmann::json known = to_json(c);  // the keys that exist
+    if (!known.contains("live_changes")) known["live_changes"] = nlohmann::json::array();
     nlohmann::json j = known;
     for (const auto& assignment : assignments) {
         // Checked first: JSON carries only UTF-8, and every message below quotes the assignment.

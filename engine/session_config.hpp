@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/dataset.hpp"
+#include "engine/live_change.hpp"
 #include "engine/model.hpp"
 #include "engine/policy.hpp"
 #include "engine/scaler.hpp"
@@ -54,10 +55,13 @@ struct SessionConfig {
     std::vector<std::string> selective_layers{"fc1"};
     double adaptive_threshold = 0.8;  // adaptive: amp while FP32 memory > threshold × budget
     std::int64_t memory_budget = 1 << 20;
+    // Settings changed while the session trained, in step order (engine/live_change.hpp): Session
+    // applies each at the start of its step and appends the ones made live, so a sidecar replays them.
+    std::vector<LiveChange> live_changes;
 };
 
 // Everything a Session checks before it trains: each field, every run label resolved (scaler_overrides
-// applied), no run twice, the model's first and last sizes against the data set.
+// applied), no run twice, the model's first and last sizes against the data set, every live change.
 void validate(const SessionConfig& c);
 nlohmann::json to_json(const SessionConfig& c);
 // Fields absent from j keep their defaults.

@@ -1,6 +1,7 @@
 // mpx-cli as a user runs it (QProcess): run writes the CSV and sidecar DESIGN.md describes, --set and
-// shortcut flags reach the session, bad input exits 2 with the field named and writes nothing, and
-// the snippet, bench and selftest commands print what they promise.
+// shortcut flags reach the session, bad input exits 2 with the field named and writes nothing, a
+// sidecar with live edits replays them, and the snippet, bench and selftest commands print what they
+// promise.
 #include <QtTest>
 
 #include <QProcess>
@@ -9,6 +10,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+
+#include "engine/export.hpp"
+#include "engine/session.hpp"
 
 using nlohmann::json;
 
@@ -186,6 +190,51 @@ private slots:
         QCOMPARE(rb.size(), ra.size());
         for (int i = 0; i < ra.size(); ++i)
             QCOMPARE(ra[i].mid(0, 21) + ra[i].mid(23), rb[i].mid(0, 21) + rb[i].mid(23));  // all but the timings
+    }
+
+    // Issue 12 item 6: a session edited live (DeepSpeed's hysteresis 2 → 4 at step 250 of the
+    // hysteresis lesson, through the engine call the app makes) exports its CSV and sidecar as the app
+    // does; mpx-cli run --config <sidecar> replays the edit at step 250, says so, and writes the same
+    // CSV but for the timing columns, with a sidecar that lists the edit again.
+    void run_from_a_sidecar_replays_its_live_edits() {
+        QTemporaryDir tmp;
+        const QString live = tmp.filePath(QStringLiteral("live.csv")), replay = tmp.filePath(QStringLiteral("replay.csv"));
+        mpx::SessionConfig c = mpx::load_config("hysteresis");
+        c.steps = 340;
+        mpx::Session s(c);
+        std::vector<mpx::RunInfo> infos;
+        for (std::size_t i = 0; i < s.run_count(); ++i) infos.push_back(s.run(i).info());
+        mpx::CsvWriter w(live.toStdString());
+        while (!s.finished()) {
+            if (s.steps_done() == 250) {
+                mpx::ScalerConfig edited = s.run(1).scaler().config();
+                edited.hysteresis = 4;
+                s.set_scaler({"amp-fp16+deepspeed"}, edited);
+            }
+            const auto recs = s.step();
+            for (std::size_t i = 0; i < recs.size(); ++i) w.write(recs[i], infos[i]);
+        }
+        w.commit(mpx::sidecar_path(live.toStdString()), mpx::sidecar_json(s.config(), infos, "CPU", 340).dump(2) + "\n");
+        const Result r = cli({"run", "--config", tmp.filePath(QStringLiteral("live.json")), "--csv", replay});
+        QVERIFY2(r.code == 0, qPrintable(describe(r)));
+        QVERIFY2(r.err.contains(QStringLiteral("mpx-cli: step 250: amp-fp16+deepspeed scaler edited: hysteresis 2 → 4\n")),
+                 qPrintable(describe(r)));
+        const auto a = read_csv(live), b = read_csv(replay);
+        QCOMPARE(a.size(), 1 + 340 * 3);
+        QCOMPARE(b.size(), a.size());
+        QCOMPARE(a[0].mid(21, 2), (QStringList{"step_time_us", "wall_time_s"}));
+        for (int i = 0; i < a.size(); ++i)
+            QCOMPARE(a[i].mid(0, 21) + a[i].mid(23), b[i].mid(0, 21) + b[i].mid(23));  // all but the timings
+        // The edit changed the run: at step 310 DeepSpeed absorbs the overflow (scale kept, 2^23).
+        const QStringList& row = a[1 + 310 * 3 + 1];  // run, precision, mode, step, loss, loss_scale, found_inf, skipped, scale_event
+        QCOMPARE(row[0], QStringLiteral("amp-fp16+deepspeed"));
+        QCOMPARE(row[3], QStringLiteral("310"));
+        QCOMPARE(row[5], QStringLiteral("8388608"));
+        QCOMPARE(row.mid(6, 3), (QStringList{"1", "1", "hysteresis"}));
+        QFile side(tmp.filePath(QStringLiteral("replay.json")));
+        QVERIFY(side.open(QIODevice::ReadOnly));
+        const json j = json::parse(side.readAll().toStdString());
+        QVERIFY(j.at("config").at("live_changes") == to_json(s.config()).at("live_changes"));
     }
 
     void unknown_preset_exits_2_and_lists_choices() {

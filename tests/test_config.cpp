@@ -345,10 +345,14 @@ private slots:
         t.batch = c.train.batch / 2;
         t.optimizer = OptimizerKind::sgd;
         s.set_train(t);
-        QCOMPARE(s.config().train.lr, 0.5);
-        QCOMPARE(s.config().train.schedule, Schedule::step);
-        QCOMPARE(s.config().train.batch, c.train.batch);
-        QCOMPARE(s.config().train.optimizer, c.train.optimizer);
+        QCOMPARE(s.train().lr, 0.5);
+        QCOMPARE(s.train().schedule, Schedule::step);
+        QCOMPARE(s.train().batch, c.train.batch);
+        QCOMPARE(s.train().optimizer, c.train.optimizer);
+        // The configuration keeps its start and lists the change (engine/live_change.hpp).
+        QCOMPARE(s.config().train.lr, c.train.lr);
+        QCOMPARE(s.config().live_changes.size(), std::size_t(1));
+        QCOMPARE(s.config().live_changes[0].train.lr, 0.5);
     }
 
     // The device decision and its explanations, for the CLI and the app alike.

@@ -124,6 +124,28 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
         resetZoom();
     });
     connect(m_store, &gui::RecordStore::stepsRecorded, this, &ChartsPanel::refresh);
+    connect(m_store, &gui::RecordStore::scalersEdited, this, &ChartsPanel::updateRunLabels);
+}
+
+// A run whose scaler was edited live reads "amp-fp16+deepspeed ✎" in the legend: the pencil is short
+// enough for four runs to a row, and the tooltip lists the edits (the event log has each one).
+void ChartsPanel::updateRunLabels() {
+    const auto session = m_store->session();
+    if (!session) return;
+    for (int r = 0; r < m_runBoxes.size() && r < m_store->runCount(); ++r) {
+        const QString label = session->runs[static_cast<std::size_t>(r)].label;
+        const QStringList& edits = m_store->liveEdits(r);
+        m_runBoxes[r]->setText(edits.isEmpty() ? label : label + QStringLiteral(" ✎"));
+        QString tip = concepts::run(label);
+        if (!edits.isEmpty()) {
+            const qsizetype shown = std::min<qsizetype>(edits.size(), 5);
+            tip += QStringLiteral("\n\n✎ ") +
+                   (edits.size() == 1 ? tr("Its scaler was edited live:")
+                                      : tr("Its scaler was edited live %1 times; the latest:").arg(edits.size())) +
+                   QStringLiteral("\n") + edits.mid(edits.size() - shown).join(QStringLiteral("\n"));
+        }
+        m_runBoxes[r]->setToolTip(tip);
+    }
 }
 
 void ChartsPanel::rebuildSeries() {
@@ -164,6 +186,7 @@ void ChartsPanel::rebuildSeries() {
         m_legendLayout->addWidget(box, r / 4, r % 4);  // four runs to a row
         m_runBoxes << box;
     }
+    updateRunLabels();
     for (int r = 0; r < runs; ++r) {
         const QColor colour = runColour(r);
         for (const ChartSpec& c : chartTable()) {

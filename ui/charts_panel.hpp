@@ -64,6 +64,7 @@ private:
     };
     using RunSeries = std::array<Series, k_chart_count>;
     void rebuildSeries();
+    void updateRunLabels();  // a ✎ after the label of each run edited live
     void setView(double x0, double x1, bool follow);
     void updateFollowRange();
     void drawTimeCharts();

@@ -68,19 +68,23 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case colStep: return QString::number(r.step);
-            case colRun: return perRun ? session->runs[static_cast<std::size_t>(r.run)].label : tr("all runs");
+            case colRun:
+                if (perRun) return session->runs[static_cast<std::size_t>(r.run)].label;
+                return r.kind == LogKind::scalerEdited ? tr("session scaler") : tr("all runs");
             case colEvent:
                 switch (r.kind) {
                     case LogKind::grow: return tr("grow");
                     case LogKind::backoff: return tr("backoff");
                     case LogKind::hysteresis: return tr("hysteresis");
                     case LogKind::skip: return tr("skip");
-                    case LogKind::setting: return tr("setting");
+                    case LogKind::setting:
+                    case LogKind::scalerEdited: return tr("edited ✎");
                     case LogKind::runStopped: return tr("stopped");
                 }
                 return {};
             case colScale:
-                if (r.kind == LogKind::setting || r.kind == LogKind::runStopped) return {};
+                if (r.kind == LogKind::setting || r.kind == LogKind::scalerEdited || r.kind == LogKind::runStopped)
+                    return {};
                 return r.oldScale == r.newScale ? scale(r.oldScale)
                                                 : QStringLiteral("%1 → %2").arg(scale(r.oldScale), scale(r.newScale));
             case colDetail: {
@@ -94,7 +98,8 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
                     case LogKind::hysteresis:
                         return tr("%1: step skipped, overflow absorbed by hysteresis (scale kept)").arg(what);
                     case LogKind::skip: return tr("%1: step skipped (scale unchanged)").arg(what);
-                    case LogKind::setting: return tr("changed live: %1").arg(m_store->noteText(r.note));
+                    case LogKind::setting:
+                    case LogKind::scalerEdited:  // "scaler edited: hysteresis 2 → 4"
                     case LogKind::runStopped: return m_store->noteText(r.note);
                 }
                 return {};
@@ -110,7 +115,8 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
             case LogKind::skip:
             case LogKind::runStopped: return QColor(0xc0, 0x39, 0x2b);
             case LogKind::hysteresis: return QColor(0xb3, 0x6b, 0x00);
-            case LogKind::setting: return QColor(0x1f, 0x4e, 0x9c);
+            case LogKind::setting:
+            case LogKind::scalerEdited: return QColor(0x1f, 0x4e, 0x9c);
         }
     }
     if (role == Qt::ToolTipRole) {
@@ -120,6 +126,11 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
             case LogKind::skip: return concepts::skippedStep();
             case LogKind::hysteresis: return concepts::hysteresis();
             case LogKind::setting: return concepts::live();
+            case LogKind::scalerEdited:  // the whole line, which a narrow column cuts
+                return tr("step %1: %2 %3")
+                    .arg(r.step)
+                    .arg(perRun ? session->runs[static_cast<std::size_t>(r.run)].label : tr("session"),
+                         m_store->noteText(r.note));
             case LogKind::runStopped: return tr("This run stopped; the others go on.");
         }
     }

@@ -95,6 +95,19 @@ QWidget* LivePanel::buildScaler() {
     auto* box = new QGroupBox(tr("Loss scaler · live"));
     box->setToolTip(concepts::live());
     auto* f = form(box);
+    m_target = new QComboBox;
+    m_target->setObjectName(QStringLiteral("scalerTarget"));
+    m_target->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_target->setMinimumContentsLength(16);
+    m_target->setToolTip(tr("Whose loss scaler these settings are: the session scaler (followed by every run "
+                            "whose label names no scaler), every run of one preset, or a single run. A run "
+                            "edited live shows ✎ after its name in the legend; the event log lists each edit."));
+    f->addRow(tr("Applies to"), m_target);
+    m_following = new QLabel;
+    m_following->setWordWrap(true);
+    m_following->setStyleSheet(QStringLiteral("color: #555"));
+    f->addRow(m_following);
+    connect(m_target, &QComboBox::activated, this, [this] { showTarget(); });
     m_preset = new QComboBox;
     const QStringList presets = gui::scalerPresetNames();
     m_preset->addItems(presets);
@@ -126,10 +139,6 @@ QWidget* LivePanel::buildScaler() {
         m_scalerControls.insert(field.name, w);
         f->addRow(field.label, w);
     }
-    m_following = new QLabel;
-    m_following->setWordWrap(true);
-    m_following->setStyleSheet(QStringLiteral("color: #555"));
-    f->addRow(m_following);
     m_scalerError = new QLabel;
     m_scalerError->setWordWrap(true);
     m_scalerError->setStyleSheet(QStringLiteral("color: #c0392b"));
@@ -239,11 +248,89 @@ mpx::TrainConfig LivePanel::train(mpx::TrainConfig t) const {
     return t;
 }
 
-void LivePanel::setFollowingRuns(const QStringList& labels) {
-    m_following->setText(labels.isEmpty()
-                             ? tr("No run of this session follows these settings (FP32/BF16 runs need no "
-                                  "scaler; runs named “+preset” use their own).")
-                             : tr("Applies live to: %1").arg(labels.join(QStringLiteral(", "))));
+void LivePanel::setRuns(const std::vector<gui::RunDescription>& runs, const gui::LiveScalersPtr& scalers) {
+    const std::optional<ScalerTarget> previous =
+        m_targets.isEmpty() ? std::nullopt : std::optional<ScalerTarget>(target());
+    m_runs = runs;
+    m_scalers = scalers;
+    m_targets.clear();
+    QStringList followers;
+    QMap<QString, QStringList> byPreset;  // runs whose label names the preset
+    for (const auto& r : runs) {
+        if (r.followsLiveScaler) followers << r.label;
+        if (!r.scalerPreset.isEmpty()) byPreset[r.scalerPreset] << r.label;
+    }
+    Target session{{true, {}}, {}, {}};
+    if (followers.isEmpty()) {
+        session.name = tr("Session scaler (no run follows it)");
+        session.applies = tr("No run of this session follows the session scaler (FP32/BF16 runs need no scaler; runs "
+                             "named “+preset” use their own): choose a run above to tune it live.");
+    } else {
+        session.name = followers.size() == 1 ? tr("Session scaler (1 run)")
+                                             : tr("Session scaler (%1 runs)").arg(followers.size());
+        session.applies = tr("Applies live to the runs without “+preset”: %1").arg(followers.join(QStringLiteral(", ")));
+    }
+    m_targets << session;
+    for (auto it = byPreset.begin(); it != byPreset.end(); ++it)
+        if (it.value().size() > 1)
+            m_targets << Target{{false, it.value()},
+                                tr("Every +%1 run (%2)").arg(it.key()).arg(it.value().size()),
+                                tr("Applies live to every +%1 run: %2").arg(it.key(), it.value().join(QStringLiteral(", ")))};
+    for (const auto& r : runs)
+        m_targets << Target{{false, {r.label}},
+                            r.hasScaler ? r.label : tr("%1 (no scaler)").arg(r.label),
+                            tr("Applies live to %1 only.").arg(r.label)};
+    int choice = -1;
+    for (int i = 0; i < m_targets.size() && previous; ++i)
+        if (m_targets[i].target == *previous) choice = i;
+    if (choice < 0 && followers.isEmpty())  // nothing follows the session scaler: the first run with one
+        for (int i = 1; i < m_targets.size() && choice < 0; ++i)
+            for (const auto& r : runs)
+                if (m_targets[i].target.runs == QStringList{r.label} && r.hasScaler) choice = i;
+    m_target->clear();
+    for (const Target& t : m_targets) m_target->addItem(t.name);
+    m_target->setCurrentIndex(std::max(choice, 0));
+    showTarget();
+}
+
+std::optional<mpx::ScalerConfig> LivePanel::targetScaler() const {
+    if (!m_scalers) return std::nullopt;
+    const ScalerTarget t = target();
+    if (t.session) return m_scalers->session;
+    for (std::size_t i = 0; i < m_runs.size() && i < m_scalers->runs.size(); ++i)
+        if (m_runs[i].label == t.runs.value(0)) return m_scalers->runs[i];  // a preset's runs: the first's
+    return std::nullopt;
+}
+
+void LivePanel::showTarget() {
+    const int i = m_target->currentIndex();
+    if (i < 0 || i >= m_targets.size()) return;
+    if (const auto s = targetScaler()) setScaler(*s);
+    m_following->setText(m_targets[i].applies);
+}
+
+void LivePanel::setScalers(const gui::LiveScalersPtr& scalers) {
+    m_scalers = scalers;
+    const auto s = targetScaler();
+    if (s && !(*s == m_scaler)) setScaler(*s);
+}
+
+ScalerTarget LivePanel::target() const {
+    const int i = m_target->currentIndex();
+    return i >= 0 && i < m_targets.size() ? m_targets[i].target : ScalerTarget{};
+}
+
+QStringList LivePanel::targetNames() const {
+    QStringList out;
+    for (const Target& t : m_targets) out << t.name;
+    return out;
+}
+
+bool LivePanel::chooseTarget(int index) {
+    if (index < 0 || index >= m_targets.size()) return false;
+    m_target->setCurrentIndex(index);
+    showTarget();
+    return true;
 }
 
 }  // namespace mpx::ui

@@ -255,18 +255,20 @@ void MainWindow::connectEngine() {
         statusBar()->showMessage(tr("Applied from step %1: %2").arg(step).arg(what), 5000);
     });
     connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
-        QStringList following;
-        if (const auto s = m_store->session())
-            for (const auto& r : s->runs)
-                if (r.followsLiveScaler) following << r.label;
-        m_live->setFollowingRuns(following);
+        if (const auto s = m_store->session()) m_live->setRuns(s->runs, s->scalers);
         updatePendingReset();
     });
+    connect(m_store, &gui::RecordStore::scalersEdited, this, [this] { m_live->setScalers(m_store->liveScalers()); });
     connect(m_setup, &SetupPanel::edited, this, &MainWindow::updatePendingReset);
     connect(m_resetBar, &MessageBar::actionClicked, this, &MainWindow::reset);
     connect(m_messages, &MessageBar::actionClicked, this, &MainWindow::reset);  // "all steps done: Reset"
     connect(m_live, &LivePanel::scalerEdited, this, [this](const mpx::ScalerConfig& s) {
-        m_base.scaler = s;
+        const ScalerTarget t = m_live->target();
+        if (!t.session) {
+            m_engine->setRunScaler(t.runs, s);  // this session only: Reset starts the runs as their labels say
+            return;
+        }
+        m_base.scaler = s;  // the session scaler is also where the next Reset starts
         m_engine->setScaler(s);
     });
     connect(m_live, &LivePanel::trainEdited, this, [this] {
@@ -282,8 +284,7 @@ void MainWindow::connectEngine() {
 mpx::SessionConfig MainWindow::currentConfig() const {
     mpx::SessionConfig c = m_base;
     m_setup->applyTo(c);
-    c.scaler = m_live->scaler();
-    c.train = m_live->train(c.train);
+    c.train = m_live->train(c.train);  // the session scaler is m_base's: the panel may show a run's
     if (m_classroom->isOn()) {
         c.classroom.emplace();
         for (const QString& k : m_classroom->kept()) c.classroom->push_back(k.toStdString());
@@ -338,9 +339,16 @@ void MainWindow::reproduceFrom(const QString& sidecarPath) {
         return;
     }
     applyConfig(*r.config, sidecarPath);
-    const QStringList changes = gui::sidecarLiveChanges(sidecarPath);
-    if (changes.isEmpty())
+    const QStringList changes = gui::sidecarLiveChanges(sidecarPath);  // an older export: its changes as text, not replayable
+    const int replayed = static_cast<int>(r.config->live_changes.size());
+    if (changes.isEmpty() && replayed == 0)
         m_messages->showMessage(MessageBar::Kind::success, tr("Loaded the configuration of %1: Run reproduces it step for step.").arg(sidecarPath));
+    else if (changes.isEmpty())
+        m_messages->showMessage(MessageBar::Kind::success,
+                                tr("Loaded the configuration of %1 and its live changes (%2 in all): Run replays each "
+                                   "at its step, so it reproduces the export step for step.")
+                                    .arg(sidecarPath)
+                                    .arg(replayed));
     else
         m_messages->showMessage(MessageBar::Kind::warning,
                                 tr("Loaded the starting configuration of %1. It was changed live while it ran, and "
@@ -361,13 +369,30 @@ void MainWindow::pause() { m_engine->pause(); }
 void MainWindow::stepOnce() { m_engine->stepOnce(); }
 
 void MainWindow::reset() {
-    const mpx::SessionConfig cfg = currentConfig();
-    const QString error = gui::checkConfig(cfg);
+    mpx::SessionConfig cfg = currentConfig();
+    QString error = gui::checkConfig(cfg);
+    QString dropped;
+    if (!error.isEmpty() && !cfg.live_changes.empty()) {
+        // The live changes of a loaded configuration name its runs and settings: after the Setup tab
+        // changed those (a run removed, a batch that makes a listed change impossible) they are left
+        // out rather than making every reset fail.
+        mpx::SessionConfig without = cfg;
+        without.live_changes.clear();
+        if (gui::checkConfig(without).isEmpty()) {
+            dropped = error;
+            cfg = std::move(without);
+            error.clear();
+        }
+    }
     if (!error.isEmpty()) {
         m_messages->showMessage(MessageBar::Kind::error, tr("Cannot reset with these settings: %1").arg(error));
         return;
     }
     m_messages->hide();
+    if (!dropped.isEmpty())
+        m_messages->showMessage(MessageBar::Kind::warning,
+                                tr("The live changes the loaded configuration lists do not fit these settings and are "
+                                   "left out: %1").arg(dropped));
     m_base = cfg;
     m_engine->configure(cfg);
 }

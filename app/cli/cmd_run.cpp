@@ -52,6 +52,25 @@ ScalerConfig snippet_scaler(const SessionConfig& cfg, const std::string& framewo
     return first_dynamic.value_or(cfg.scaler);
 }
 
+// "step 412: amp-fp16+deepspeed scaler edited: hysteresis 2 → 4": each live change of the
+// configuration as it lands, so a replayed export says what it replays.
+void print_live_effects(Session& session, bool& mid_line) {
+    for (const LiveEffect& e : session.take_live_effects()) {
+        std::string who;
+        for (int r : e.runs) who += (who.empty() ? "" : ", ") + session.run(static_cast<std::size_t>(r)).info().label;
+        std::string line = "step " + std::to_string(e.step) + ": ";
+        switch (e.target) {
+            case LiveTarget::run_scalers: line += who + " scaler edited: " + e.changes; break;
+            case LiveTarget::session_scaler:
+                line += "session scaler edited: " + e.changes + (who.empty() ? "" : " (runs " + who + ")");
+                break;
+            case LiveTarget::train: line += "training edited: " + e.changes; break;
+        }
+        std::cerr << (mid_line ? "\n" : "") << "mpx-cli: " << line << "\n";
+        mid_line = false;
+    }
+}
+
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
     std::error_code e1, e2;
     return std::filesystem::weakly_canonical(a, e1) == std::filesystem::weakly_canonical(b, e2);
@@ -155,8 +174,11 @@ int run_run(const RunOptions& o) {
     const long long tail_from = cfg.steps - std::max<long long>(1, cfg.steps / 10);
     auto last_report = std::chrono::steady_clock::now();
     long long recorded = 0;
+    bool mid_line = false;  // a progress line is open on stderr
+    if (!o.quiet) print_live_effects(session, mid_line);  // changes at the first step
     while (!session.finished()) {
         const auto recs = session.step();
+        if (!o.quiet) print_live_effects(session, mid_line);
         const long long step = recs.front().step;
         const bool keep = step % cfg.record_every == 0 || step + 1 == cfg.steps;
         if (keep) ++recorded;
@@ -183,6 +205,7 @@ int run_run(const RunOptions& o) {
             for (std::size_t i = 0; i < recs.size(); ++i)
                 std::fprintf(stderr, "  %s %.4g", infos[i].label.c_str(), recs[i].loss);
             std::fflush(stderr);
+            mid_line = true;
         }
     }
     if (!o.quiet) std::fprintf(stderr, "\n");
@@ -191,7 +214,7 @@ int run_run(const RunOptions& o) {
             std::cerr << "mpx-cli: run " << infos[i].label << " stopped: " << session.run(i).failure() << "\n";
     if (csv) {
         // Sidecar first: a CSV never appears without the configuration that reproduces it.
-        csv->commit(sidecar_path(o.csv), sidecar_json(cfg, infos, device_name, recorded).dump(2) + "\n");
+        csv->commit(sidecar_path(o.csv), sidecar_json(session.config(), infos, device_name, recorded).dump(2) + "\n");
         std::cerr << "mpx-cli: wrote " << o.csv << " and " << sidecar_path(o.csv).string() << "\n";
     }
     if (!o.histograms.empty()) {

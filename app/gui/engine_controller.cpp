@@ -66,6 +66,9 @@ void EngineController::reset() {
 void EngineController::setScaler(const mpx::ScalerConfig& s) {
     post([w = m_worker, s] { w->setScaler(s); });
 }
+void EngineController::setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s) {
+    post([w = m_worker, runs, s] { w->setRunScaler(runs, s); });
+}
 void EngineController::setTrain(const mpx::TrainConfig& t) {
     post([w = m_worker, t] { w->setTrain(t); });
 }

@@ -28,7 +28,10 @@ public:
     void pause();
     void stepOnce();
     void reset();
-    void setScaler(const mpx::ScalerConfig& s);
+    void setScaler(const mpx::ScalerConfig& s);  // the session scaler (runs without "+preset")
+    // The scaler of the runs named (RunDescription::label), whatever their label says; a bad value
+    // comes back as runFailed with the field named, and the session carries on.
+    void setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s);
     void setTrain(const mpx::TrainConfig& t);
     void exportCsv(const QString& path);
 

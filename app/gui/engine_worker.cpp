@@ -14,20 +14,6 @@ namespace {
 
 constexpr auto k_slice = std::chrono::milliseconds(10);
 
-// "growth_interval 2000 → 50, backoff_factor 0.5 → 0.25" for the fields that differ.
-QString describeChange(const nlohmann::json& before, const nlohmann::json& after) {
-    QStringList parts;
-    for (auto it = after.begin(); it != after.end(); ++it) {
-        const auto old = before.find(it.key());
-        if (old != before.end() && *old == it.value()) continue;
-        const std::string was = old == before.end() ? "?" : old->dump();
-        parts << QStringLiteral("%1 %2 → %3")
-                     .arg(QString::fromStdString(it.key()), QString::fromStdString(was),
-                          QString::fromStdString(it.value().dump()));
-    }
-    return parts.join(QStringLiteral(", "));
-}
-
 }  // namespace
 
 EngineWorker::EngineWorker(RecordBuffer* buffer) : m_buffer(buffer) {}
@@ -77,15 +63,64 @@ void EngineWorker::publishSession(const QString& device, const QString& note) {
         d.mode = QString::fromStdString(ri.mode);
         d.followsLiveScaler = ri.follows_session_scaler;
         d.hasScaler = run.scaler().config().kind != mpx::ScalerKind::none;
+        if (ri.spec.scaler_preset) d.scalerPreset = QString::fromStdString(*ri.spec.scaler_preset);
         info->runs.push_back(d);
     }
+    info->scalers = liveScalers();
     m_stopped.assign(m_session->run_count(), false);
-    m_initial = m_session->config();
-    m_liveChanges = nlohmann::json::array();
     m_spool.clear();
     m_spooledSteps = 0;
     m_pending.clear();
     m_buffer->beginSession(std::move(info));
+    noteLiveEffects();  // changes the configuration lists for step 0
+}
+
+LiveScalersPtr EngineWorker::liveScalers() const {
+    auto s = std::make_shared<LiveScalers>();
+    for (std::size_t i = 0; i < m_session->run_count(); ++i) s->runs.push_back(m_session->run(i).scaler().config());
+    s->session = m_session->session_scaler();
+    return s;
+}
+
+QStringList EngineWorker::noteLiveEffects() {
+    QStringList lines;
+    const std::vector<mpx::LiveEffect> effects = m_session->take_live_effects();
+    if (effects.empty()) return lines;
+    const LiveScalersPtr scalers = liveScalers();  // after every change of this step
+    const auto label = [this](int run) { return QString::fromStdString(m_session->run(static_cast<std::size_t>(run)).info().label); };
+    for (const mpx::LiveEffect& e : effects) {
+        const QString changes = QString::fromStdString(e.changes);
+        Note n;
+        n.step = e.step;
+        switch (e.target) {
+            case mpx::LiveTarget::run_scalers:
+                n.kind = NoteKind::scalerEdited;
+                n.run = e.runs.front();
+                n.text = QStringLiteral("scaler edited: %1").arg(changes);
+                lines << QStringLiteral("%1 %2").arg(label(n.run), n.text);
+                break;
+            case mpx::LiveTarget::session_scaler: {
+                QStringList reached;
+                for (int r : e.runs) reached << label(r);
+                n.kind = NoteKind::scalerEdited;
+                n.text = QStringLiteral("scaler edited: %1").arg(changes);
+                if (!reached.isEmpty()) n.text += QStringLiteral(" (runs %1)").arg(reached.join(QStringLiteral(", ")));
+                lines << QStringLiteral("session %1").arg(n.text);
+                break;
+            }
+            case mpx::LiveTarget::train:
+                n.kind = NoteKind::settingChanged;
+                n.text = QStringLiteral("training edited: %1").arg(changes);
+                lines << n.text;
+                break;
+        }
+        if (n.kind == NoteKind::scalerEdited) {
+            n.runs = e.runs;
+            n.scalers = scalers;
+        }
+        m_buffer->appendNote(std::move(n));
+    }
+    return lines;
 }
 
 void EngineWorker::configure(const mpx::SessionConfig& cfg) {
@@ -145,6 +180,7 @@ void EngineWorker::stepOnce() {
 
 void EngineWorker::stepInto(std::vector<mpx::StepRecord>& out) {
     std::vector<mpx::StepRecord> recs = m_session->step();
+    noteLiveEffects();  // changes the configuration lists for the next step
     const long long step = recs.empty() ? 0 : recs.front().step;
     const auto& cfg = m_session->config();
     if (step % cfg.record_every == 0 || step + 1 == cfg.steps) {
@@ -159,8 +195,12 @@ void EngineWorker::stepInto(std::vector<mpx::StepRecord>& out) {
             m_buffer->appendHistogram(static_cast<int>(i), snaps.back());
         if (m_stopped[i] || !run.failed()) continue;
         m_stopped[i] = true;
-        m_buffer->appendNote({step, static_cast<int>(i), NoteKind::runStopped,
-                              QString::fromStdString(run.failure())});
+        Note n;
+        n.step = step;
+        n.run = static_cast<int>(i);
+        n.kind = NoteKind::runStopped;
+        n.text = QString::fromStdString(run.failure());
+        m_buffer->appendNote(std::move(n));
     }
     out.insert(out.end(), recs.begin(), recs.end());
 }
@@ -194,36 +234,27 @@ void EngineWorker::runSlice() {
     }
 }
 
-void EngineWorker::setScaler(const mpx::ScalerConfig& s) {
+void EngineWorker::applyLive(const std::function<void()>& change) {
     if (!m_session) return;
-    guard(QStringLiteral("Cannot apply the scaler settings: "), [&] {
-        nlohmann::json before, after;
-        mpx::to_json(before, m_session->config().scaler);
-        m_session->set_scaler(s);
-        mpx::to_json(after, m_session->config().scaler);
-        const QString what = describeChange(before, after);
-        if (what.isEmpty()) return;
-        const long long step = m_session->steps_done();
-        m_buffer->appendNote({step, -1, NoteKind::settingChanged, QStringLiteral("scaler: ") + what});
-        m_liveChanges.push_back({{"step", step}, {"change", "scaler: " + what.toStdString()}});
-        emit settingsApplied(step, QStringLiteral("scaler: ") + what);
+    guard(QStringLiteral("Cannot apply this live change: "), [&] {
+        change();  // validated first: a refused value changes nothing
+        const QStringList lines = noteLiveEffects();
+        if (!lines.isEmpty()) emit settingsApplied(m_session->steps_done(), lines.join(QStringLiteral("; ")));
     }, OnError::carryOn);
 }
 
+void EngineWorker::setScaler(const mpx::ScalerConfig& s) {
+    applyLive([&] { m_session->set_scaler(s); });
+}
+
+void EngineWorker::setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s) {
+    std::vector<std::string> labels;
+    for (const QString& r : runs) labels.push_back(r.toStdString());
+    applyLive([&] { m_session->set_scaler(labels, s); });
+}
+
 void EngineWorker::setTrain(const mpx::TrainConfig& t) {
-    if (!m_session) return;
-    guard(QStringLiteral("Cannot apply the training settings: "), [&] {
-        nlohmann::json before, after;
-        mpx::to_json(before, m_session->config().train);
-        m_session->set_train(t);
-        mpx::to_json(after, m_session->config().train);
-        const QString what = describeChange(before, after);
-        if (what.isEmpty()) return;
-        const long long step = m_session->steps_done();
-        m_buffer->appendNote({step, -1, NoteKind::settingChanged, QStringLiteral("training: ") + what});
-        m_liveChanges.push_back({{"step", step}, {"change", "training: " + what.toStdString()}});
-        emit settingsApplied(step, QStringLiteral("training: ") + what);
-    }, OnError::carryOn);
+    applyLive([&] { m_session->set_train(t); });
 }
 
 void EngineWorker::exportCsv(const QString& path) {
@@ -234,10 +265,8 @@ void EngineWorker::exportCsv(const QString& path) {
     try {
         std::vector<mpx::RunInfo> infos;
         for (std::size_t i = 0; i < m_session->run_count(); ++i) infos.push_back(m_session->run(i).info());
-        // The configuration the session started from; live changes are listed beside it, since
-        // loading the sidecar reproduces the start, not the changes made while it ran.
-        nlohmann::json sidecar = mpx::sidecar_json(m_initial, infos, m_device.toStdString(), m_spooledSteps);
-        sidecar["live_changes"] = m_liveChanges;
+        // The configuration lists every live change with its step: loading the sidecar replays them.
+        const nlohmann::json sidecar = mpx::sidecar_json(m_session->config(), infos, m_device.toStdString(), m_spooledSteps);
         m_spool.exportCsv(path.toStdString(), sidecar, infos);
         emit exported(path);
     } catch (const std::exception& e) {

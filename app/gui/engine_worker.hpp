@@ -6,6 +6,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -28,7 +29,8 @@ public:
     void pause();
     void stepOnce();
     void reset();                                   // same configuration, step 0
-    void setScaler(const mpx::ScalerConfig& s);
+    void setScaler(const mpx::ScalerConfig& s);                           // the session scaler
+    void setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s);  // these runs' scalers
     void setTrain(const mpx::TrainConfig& t);
     void exportCsv(const QString& path);
 
@@ -45,6 +47,10 @@ private:
     void flush(std::vector<mpx::StepRecord>& out);
     void publishSession(const QString& device, const QString& note);
     void emitState();
+    LiveScalersPtr liveScalers() const;
+    // The session's live changes since the last call become notes; returns them as one line each.
+    QStringList noteLiveEffects();
+    void applyLive(const std::function<void()>& change);
     enum class OnError { stop, carryOn };  // whether a failure pauses training
     bool guard(const QString& what, const std::function<void()>& f, OnError onError = OnError::stop);
 
@@ -59,8 +65,6 @@ private:
     long long m_spooledSteps = 0;
     std::vector<bool> m_stopped;  // runs already reported as stopped
     std::vector<mpx::StepRecord> m_pending;
-    mpx::SessionConfig m_initial;        // as the session was built: what the sidecar reproduces
-    nlohmann::json m_liveChanges = nlohmann::json::array();  // [{step, change}] since then
 };
 
 }  // namespace mpx::gui

@@ -2,6 +2,7 @@
 #include "app/gui/record_store.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "engine/scaler.hpp"
 
@@ -32,6 +33,8 @@ void RecordStore::startSession(SessionInfoPtr info) {
     m_skipCount.assign(runs, 0);
     m_log.clear();
     m_notes.clear();
+    m_scalers = m_session ? m_session->scalers : nullptr;
+    m_edits.assign(runs, {});
     m_droppedLog = 0;
     m_steps = 0;
     m_rateWindow.clear();
@@ -52,9 +55,17 @@ void RecordStore::addNote(const Note& n) {
     LogRow row;
     row.step = n.step;
     row.run = n.run;
-    row.kind = n.kind == NoteKind::runStopped ? LogKind::runStopped : LogKind::setting;
+    row.kind = n.kind == NoteKind::runStopped    ? LogKind::runStopped
+               : n.kind == NoteKind::scalerEdited ? LogKind::scalerEdited
+                                                  : LogKind::setting;
     row.note = static_cast<int>(m_notes.size()) - 1;
     addLog(row);
+    if (n.kind != NoteKind::scalerEdited) return;
+    if (n.scalers) m_scalers = n.scalers;
+    for (int r : n.runs)
+        if (r >= 0 && static_cast<std::size_t>(r) < m_edits.size())
+            m_edits[static_cast<std::size_t>(r)] << QStringLiteral("step %1: %2").arg(n.step).arg(n.text);
+    m_scalersEdited = true;
 }
 
 void RecordStore::appendRecords(std::span<const mpx::StepRecord> records) {
@@ -125,6 +136,7 @@ void RecordStore::drainNow() {
         if (run >= 0 && run < static_cast<int>(m_histogramLogs.size()))
             m_histogramLogs[static_cast<std::size_t>(run)].add(std::move(snap), m_session->config.instruments.every);
     measureRate();
+    if (std::exchange(m_scalersEdited, false)) emit scalersEdited();
     if (!d.records.empty() || !d.notes.empty() || !d.histograms.empty()) emit stepsRecorded(m_steps);
 }
 

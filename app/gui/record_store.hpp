@@ -17,7 +17,7 @@
 
 namespace mpx::gui {
 
-enum class LogKind : quint8 { grow, backoff, hysteresis, skip, setting, runStopped };
+enum class LogKind : quint8 { grow, backoff, hysteresis, skip, setting, scalerEdited, runStopped };
 
 struct LogRow {
     long long step = 0;
@@ -25,7 +25,7 @@ struct LogRow {
     int run = -1;  // -1: every run
     LogKind kind = LogKind::skip;
     bool skipped = false;
-    int note = -1;  // index into notes() for setting and runStopped rows
+    int note = -1;  // index into notes() for setting, scalerEdited and runStopped rows
     int firstNonfinite = -1;  // StepRecord::first_nonfinite: where the step's first inf/NaN was stored
 };
 
@@ -59,12 +59,18 @@ public:
     double stepsPerSecond() const { return m_stepsPerSecond; }
     // The run's exponent histograms so far (bounded as the engine's log: thinned, whole run).
     const mpx::HistogramLog& histograms(int run) const { return m_histogramLogs[static_cast<std::size_t>(run)]; }
+    // Every scaler in force (as the session started, then after each live edit), and the live scaler
+    // edits that reached a run ("step 412: scaler edited: hysteresis 2 → 4"), oldest first.
+    LiveScalersPtr liveScalers() const { return m_scalers; }
+    bool editedLive(int run) const { return !m_edits[static_cast<std::size_t>(run)].isEmpty(); }
+    const QStringList& liveEdits(int run) const { return m_edits[static_cast<std::size_t>(run)]; }
     // Appends records as if drained (benchmarks fill a history without an engine).
     void appendRecords(std::span<const mpx::StepRecord> records);
 
 signals:
     void sessionStarted();            // a new session: every history, the log and markers are empty
     void stepsRecorded(qint64 steps); // once per drain that brought records or notes
+    void scalersEdited();             // once per drain that brought a live scaler edit
 
 private:
     void startSession(SessionInfoPtr info);
@@ -82,6 +88,9 @@ private:
     std::vector<qint64> m_skipCount;
     std::vector<LogRow> m_log;
     std::vector<QString> m_notes;
+    LiveScalersPtr m_scalers;
+    std::vector<QStringList> m_edits;  // per run
+    bool m_scalersEdited = false;      // in this drain
     qint64 m_droppedLog = 0;
     qint64 m_steps = 0;
     QElapsedTimer m_clock;

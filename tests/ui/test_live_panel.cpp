@@ -1,6 +1,7 @@
 // The live panel's controls are made from the engine's field lists: every preset shows and reads
 // back unchanged, an edit goes out as one validated scaler, an invalid value is held back, and the
-// live training fields change while the others keep the base's values.
+// live training fields change while the others keep the base's values. "Applies to" offers the
+// session scaler, every preset two runs share and each run, and shows the chosen one's settings.
 #include <QComboBox>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -42,6 +43,67 @@ private slots:
             if (box->findText(QStringLiteral("stable_interval")) >= 0) growthCount = box;
         QVERIFY(growthCount);
         QCOMPARE(growthCount->currentText(), QStringLiteral("stable_interval"));  // DeepSpeed >= 0.17.1
+    }
+
+    void the_choices_are_the_session_scaler_each_shared_preset_and_each_run() {
+        using mpx::gui::RunDescription;
+        const std::vector<RunDescription> runs = {
+            {QStringLiteral("amp-fp16+pytorch"), QStringLiteral("fp16"), QStringLiteral("amp"), true, true, {}},
+            {QStringLiteral("amp-fp16+deepspeed"), QStringLiteral("fp16"), QStringLiteral("amp"), false, true, QStringLiteral("deepspeed")},
+            {QStringLiteral("half-fp16+deepspeed"), QStringLiteral("fp16"), QStringLiteral("half"), false, true, QStringLiteral("deepspeed")},
+            {QStringLiteral("amp-bf16"), QStringLiteral("bf16"), QStringLiteral("amp"), false, false, {}}};
+        auto scalers = std::make_shared<mpx::gui::LiveScalers>();
+        scalers->session = mpx::gui::scalerPreset(QStringLiteral("pytorch"));
+        scalers->session.growth_interval = 100;
+        mpx::ScalerConfig edited = mpx::gui::scalerPreset(QStringLiteral("deepspeed"));
+        edited.hysteresis = 3;
+        scalers->runs = {scalers->session, mpx::gui::scalerPreset(QStringLiteral("deepspeed")), edited,
+                         mpx::gui::scalerPreset(QStringLiteral("none"))};
+        LivePanel p;
+        p.setRuns(runs, scalers);
+        QCOMPARE(p.targetNames(), (QStringList{"Session scaler (1 run)", "Every +deepspeed run (2)", "amp-fp16+pytorch",
+                                               "amp-fp16+deepspeed", "half-fp16+deepspeed", "amp-bf16 (no scaler)"}));
+        QVERIFY(p.target().session);  // the default while a run follows the session scaler
+        QCOMPARE(p.scaler().growth_interval, 100);
+        QVERIFY(p.chooseTarget(4));
+        QCOMPARE(p.target(), (mpx::ui::ScalerTarget{false, {QStringLiteral("half-fp16+deepspeed")}}));
+        QCOMPARE(p.scaler().hysteresis, 3);  // that run's own settings, as last reported
+        QVERIFY(p.chooseTarget(1));
+        QCOMPARE(p.target().runs, (QStringList{"amp-fp16+deepspeed", "half-fp16+deepspeed"}));
+        QCOMPARE(p.scaler().hysteresis, 2);  // a preset's runs show the first one's
+        QSignalSpy spy(&p, &LivePanel::scalerEdited);
+        QSpinBox* interval = nullptr;
+        for (auto* box : p.findChildren<QSpinBox*>())
+            if (box->toolTip() == mpx::gui::scalerFieldHelp(QStringLiteral("growth_interval"))) interval = box;
+        QVERIFY(interval);
+        interval->setValue(50);
+        QCOMPARE(spy.count(), 1);
+        QCOMPARE(spy.at(0).at(0).value<mpx::ScalerConfig>().growth_interval, 50);
+        QCOMPARE(spy.at(0).at(0).value<mpx::ScalerConfig>().hysteresis, 2);
+        // The engine reports new settings: the form follows them, without a signal.
+        auto after = std::make_shared<mpx::gui::LiveScalers>(*scalers);
+        after->runs[1].hysteresis = 5;
+        p.setScalers(after);
+        QCOMPARE(p.scaler().hysteresis, 5);
+        QCOMPARE(spy.count(), 1);
+        // The same runs again (a reset): the choice stays.
+        p.setRuns(runs, after);
+        QCOMPARE(p.target().runs, (QStringList{"amp-fp16+deepspeed", "half-fp16+deepspeed"}));
+    }
+
+    void with_no_run_following_the_session_scaler_the_first_run_with_a_scaler_is_chosen() {
+        using mpx::gui::RunDescription;
+        const std::vector<RunDescription> runs = {
+            {QStringLiteral("fp32"), QStringLiteral("fp32"), QStringLiteral("fp32"), false, false, {}},
+            {QStringLiteral("amp-fp16+megatron"), QStringLiteral("fp16"), QStringLiteral("amp"), false, true, QStringLiteral("megatron")}};
+        auto scalers = std::make_shared<mpx::gui::LiveScalers>();
+        scalers->session = mpx::gui::scalerPreset(QStringLiteral("pytorch"));
+        scalers->runs = {mpx::gui::scalerPreset(QStringLiteral("none")), mpx::gui::scalerPreset(QStringLiteral("megatron"))};
+        LivePanel p;
+        p.setRuns(runs, scalers);
+        QCOMPARE(p.targetNames(), (QStringList{"Session scaler (no run follows it)", "fp32 (no scaler)", "amp-fp16+megatron"}));
+        QCOMPARE(p.target().runs, QStringList{"amp-fp16+megatron"});
+        QVERIFY(p.scaler() == mpx::gui::scalerPreset(QStringLiteral("megatron")));
     }
 
     void live_training_fields_change_and_the_others_stay() {
