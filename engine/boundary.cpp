@@ -170,13 +170,17 @@ int BoundaryPacer::next_resolution(int resolution, double seconds, double budget
     return k_boundary_resolutions[std::min(fits, at + 1)];
 }
 
-void BoundaryPacer::record(double start, double seconds) {
-    if (m_last && start > *m_last) m_measured = seconds / (start - *m_last);
+void BoundaryPacer::record(double start, double seconds, BoundaryTrigger why) {
+    m_resolution = next_resolution(m_resolution, seconds, budget());
+    if (why == BoundaryTrigger::on_request) return;
+    // The last period, from the previous start to this one, is complete: its share is the previous
+    // grid's cost over it (at most `share`, since the wait after a grid grows with its cost).
+    if (m_last && start > *m_last) m_measured = m_last_seconds / (start - *m_last);
     m_last = start;
+    m_last_seconds = seconds;
     // Even the smallest grid may cost more than the budget (a wide model): then wait longer, so the
     // share holds whatever the resolution.
     m_wait = std::max(m_min_interval, seconds / m_share);
-    m_resolution = next_resolution(m_resolution, seconds, budget());
 }
 
 }  // namespace mpx

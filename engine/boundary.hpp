@@ -62,8 +62,14 @@ struct Boundaries {
     RowMatrix points;              // (n ≤ k_max_boundary_points, 2) held-out inputs
     std::vector<int> point_labels; // (n) their classes
     double seconds = 0;            // wall time of the evaluation, every run together
-    std::optional<double> share;   // of the engine's time, as the caller's BoundaryPacer measured it
+    // The share of the engine's time grids took while training, as the caller's BoundaryPacer last
+    // measured it (a grid made while training was stopped takes nothing from training).
+    std::optional<double> share;
 };
+
+// Why a grid is made: paced while training runs, or at once because training stopped on a step the
+// last grid did not show (those cost no training time, and do not move the pacer's clock).
+enum class BoundaryTrigger : std::uint8_t { paced, on_request };
 
 // One run's grid over `plane`. ConfigError (data.kind) for a data set without two input features,
 // ConfigError (boundary.resolution) for a resolution outside [16, 128].
@@ -86,14 +92,15 @@ public:
     // Whether an evaluation may start at `now` (seconds on one monotonic clock).
     bool due(double now) const { return !m_last || now >= *m_last + m_wait; }
     // An evaluation at resolution() started at `start` and took `seconds`: picks the next
-    // resolution and the earliest next start.
-    void record(double start, double seconds);
+    // resolution and, when paced, the earliest next start and the measured share.
+    void record(double start, double seconds, BoundaryTrigger why = BoundaryTrigger::paced);
     // The largest rung whose predicted cost fits the budget, from a measured cost at `resolution`
     // (at most one rung above it); never below the first rung nor above the last.
     static int next_resolution(int resolution, double seconds, double budget_seconds);
     // Seconds one evaluation may take: share × min_interval.
     double budget() const { return m_share * m_min_interval; }
-    // The measured share of wall time spent on grids between the last two starts; empty until two.
+    // The share of wall time the grid made at the start of the last complete period (between the
+    // last two paced starts) took; empty until two paced grids.
     std::optional<double> measured_share() const { return m_measured; }
 
 private:
@@ -101,6 +108,7 @@ private:
     int m_resolution = 32;  // a modest first guess; the first measurement corrects it
     std::optional<double> m_last;  // start of the last evaluation
     double m_wait = 0;
+    double m_last_seconds = 0;  // cost of the grid made at m_last
     std::optional<double> m_measured;
 };
 

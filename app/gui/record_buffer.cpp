@@ -19,6 +19,7 @@ void RecordBuffer::beginSession(SessionInfoPtr info) {
     m_session = std::move(info);
     m_records.clear();
     m_notes.clear();
+    m_boundaries.reset();
 }
 
 void RecordBuffer::append(std::vector<mpx::StepRecord>& records) {
@@ -36,12 +37,18 @@ void RecordBuffer::appendNote(Note note) {
     m_notes.push_back(std::move(note));
 }
 
+void RecordBuffer::setBoundaries(std::shared_ptr<const mpx::Boundaries> b) {
+    std::lock_guard lock(m_mutex);
+    m_boundaries = std::move(b);
+}
+
 Drained RecordBuffer::drain() {
     Drained d;
     std::lock_guard lock(m_mutex);
     d.session = m_session;
     d.records.swap(m_records);
     d.notes.swap(m_notes);
+    d.boundaries.swap(m_boundaries);
     return d;
 }
 

@@ -1,13 +1,16 @@
 // The hand-over point between the engine worker and the window: the worker appends a slice of
 // records under a short lock, the window's timer takes everything at once (~30 Hz).
-// Rule: records, notes and the SessionInfo they belong to travel together, so a drain can never mix
-// records of an old session into a new one, whatever order queued signals arrive in.
+// Rule: records, notes, decision-boundary grids and the SessionInfo they belong to travel together,
+// so a drain can never mix results of an old session into a new one, whatever order queued signals
+// arrive in.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <vector>
 
 #include "app/gui/session_info.hpp"
+#include "engine/boundary.hpp"
 #include "engine/record.hpp"
 
 namespace mpx::gui {
@@ -16,6 +19,7 @@ struct Drained {
     SessionInfoPtr session;           // null until the first session exists
     std::vector<mpx::StepRecord> records;  // in step order, runs interleaved as the session made them
     std::vector<Note> notes;
+    std::shared_ptr<const mpx::Boundaries> boundaries;  // the newest grids since the last drain, or null
 };
 
 class RecordBuffer {
@@ -24,6 +28,8 @@ public:
     void beginSession(SessionInfoPtr info);
     void append(std::vector<mpx::StepRecord>& records);  // moves the elements out
     void appendNote(Note note);
+    // The newest grids replace any not yet drained: the window only ever draws the latest.
+    void setBoundaries(std::shared_ptr<const mpx::Boundaries> b);
     // Everything pending, with the session it belongs to; leaves the buffer empty.
     Drained drain();
     std::size_t pending() const;
@@ -33,6 +39,7 @@ private:
     SessionInfoPtr m_session;
     std::vector<mpx::StepRecord> m_records;
     std::vector<Note> m_notes;
+    std::shared_ptr<const mpx::Boundaries> m_boundaries;
 };
 
 }  // namespace mpx::gui

@@ -35,6 +35,7 @@ void RecordStore::startSession(SessionInfoPtr info) {
     m_steps = 0;
     m_rateWindow.clear();
     m_stepsPerSecond = 0;
+    m_boundaries.reset();
     emit sessionStarted();
 }
 
@@ -122,6 +123,10 @@ void RecordStore::drainNow() {
     while (next < d.notes.size()) addNote(d.notes[next++]);
     measureRate();
     if (!d.records.empty() || !d.notes.empty()) emit stepsRecorded(m_steps);
+    if (d.boundaries) {
+        m_boundaries = std::move(d.boundaries);
+        emit boundariesUpdated();
+    }
 }
 
 void decimateMarkers(const std::vector<MarkerPoint>& markers, double x0, double x1, int columns,
