@@ -48,6 +48,10 @@ public:
     // in this run's own precisions. Leaves nothing behind that the next step reads. Empty for a
     // stopped run or an empty split.
     Evaluation evaluate(std::span<const EvalChunk> split, LossKind loss);
+    // The current weights' outputs (logits, or regression values) on any inputs x (n, features):
+    // the same forward pass as evaluate, in batch-sized chunks (the last zero-padded), values
+    // exactly as stored in the output's format. Same rule as evaluate (engine/boundary.cpp).
+    RowMatrix predict(const RowMatrix& x);  // (n, outputs)
 
     const RunInfo& info() const { return m_info; }
     bool failed() const { return !m_failure.empty(); }

@@ -48,6 +48,7 @@ public:
     const Dataset& dataset() const { return m_data; }
     std::size_t run_count() const { return m_runs.size(); }
     const Run& run(std::size_t i) const { return *m_runs[i]; }
+    Run& run(std::size_t i) { return *m_runs[i]; }  // for reads that use its buffers (boundary.hpp)
     long long steps_done() const { return m_step; }
     bool finished() const { return m_step >= m_cfg.steps; }
 

@@ -20,6 +20,7 @@
 #include <QVBoxLayout>
 
 #include "app/gui/config_bridge.hpp"
+#include "ui/boundary_view.hpp"
 #include "ui/charts_panel.hpp"
 #include "ui/classroom.hpp"
 #include "ui/event_log_panel.hpp"
@@ -99,7 +100,17 @@ void MainWindow::buildLayout() {
     v->addWidget(m_messages);
     v->addWidget(m_resetBar);
     m_charts = new ChartsPanel(m_store);
-    v->addWidget(m_charts, 1);
+    m_boundaries = new BoundaryView(m_store);
+    m_views = new QTabWidget;
+    m_views->setDocumentMode(true);
+    m_views->addTab(m_charts, tr("Training"));
+    m_views->setTabToolTip(0, tr("Loss, loss scale, overflow, underflow and memory of every run, step by step."));
+    m_views->addTab(m_boundaries, tr("Decision boundaries"));
+    m_views->setTabToolTip(1, tr("For two-dimensional data sets: which class each run's model predicts over the input "
+                                 "plane, computed in that run's own precision, side by side. Where a low-precision run "
+                                 "draws the same map as fp32, it tracks FP32."));
+    connect(m_boundaries, &BoundaryView::wantedChanged, m_engine, &gui::EngineController::setBoundariesWanted);
+    v->addWidget(m_views, 1);
     m_log = new EventLogPanel(m_store);
     m_split = new QSplitter(Qt::Vertical);
     m_split->addWidget(top);
@@ -155,11 +166,15 @@ void MainWindow::buildActions() {
         const QString path = QFileDialog::getSaveFileName(this, tr("Export every run as CSV"), QStringLiteral("mpx-runs.csv"), tr("CSV (*.csv)"));
         if (!path.isEmpty()) exportCsv(path);
     });
-    auto* png = new QAction(tr("Export charts as PNG…"), this);
+    auto* png = new QAction(tr("Export the view as PNG…"), this);
+    png->setToolTip(tr("Save the charts, or the decision boundaries when they are shown, as a PNG picture"));
     connect(png, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Save the charts"), QStringLiteral("mpx-charts.png"), tr("PNG (*.png)"));
+        const bool charts = view() == View::charts;
+        const QString path = QFileDialog::getSaveFileName(this, charts ? tr("Save the charts") : tr("Save the decision boundaries"),
+                                                          charts ? QStringLiteral("mpx-charts.png") : QStringLiteral("mpx-boundaries.png"),
+                                                          tr("PNG (*.png)"));
         if (path.isEmpty()) return;
-        if (exportChartsPng(path)) m_messages->showMessage(MessageBar::Kind::success, tr("Saved the charts to %1").arg(path));
+        if (exportViewPng(path)) m_messages->showMessage(MessageBar::Kind::success, tr("Saved the view to %1").arg(path));
         else m_messages->showMessage(MessageBar::Kind::error, tr("Could not write %1").arg(path));
     });
     auto* quit = new QAction(tr("Quit"), this);
@@ -221,6 +236,7 @@ void MainWindow::buildActions() {
     connect(m_classroomAction, &QAction::toggled, this, &MainWindow::setClassroom);
     connect(m_classroom, &Classroom::changed, this, [this] {
         m_charts->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_boundaries->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_classroomAction->setChecked(m_classroom->isOn());
     });
     bar->insertAction(presetLabel, m_classroomAction);
@@ -406,6 +422,14 @@ void MainWindow::exportCsv(const QString& path) { m_engine->exportCsv(path); }
 
 bool MainWindow::exportChartsPng(const QString& path) { return m_charts->grab().save(path, "PNG"); }
 
+void MainWindow::setView(View v) { m_views->setCurrentIndex(v == View::charts ? 0 : 1); }
+
+MainWindow::View MainWindow::view() const { return m_views->currentIndex() == 1 ? View::boundaries : View::charts; }
+
+bool MainWindow::exportViewPng(const QString& path) {
+    return view() == View::charts ? exportChartsPng(path) : m_boundaries->grab().save(path, "PNG");
+}
+
 bool MainWindow::saveScreenshot(const QString& path) { return grab().save(path, "PNG"); }
 
 FormatExplorer* MainWindow::showFormatExplorer(const QString& value) {
@@ -458,6 +482,7 @@ void MainWindow::restoreSettings() {
     restoreState(s.value(QStringLiteral("window/state")).toByteArray());
     m_split->restoreState(s.value(QStringLiteral("window/split")).toByteArray());
     m_tabs->setCurrentIndex(s.value(QStringLiteral("window/tab"), 0).toInt());
+    m_views->setCurrentIndex(s.value(QStringLiteral("window/view"), 0).toInt());
     m_charts->setLossLogScale(s.value(QStringLiteral("charts/logLoss"), true).toBool());
     m_charts->setSmoothing(s.value(QStringLiteral("charts/smoothing"), 0.6).toDouble());
 }
@@ -468,6 +493,7 @@ void MainWindow::saveSettings() const {
     s.setValue(QStringLiteral("window/state"), saveState());
     s.setValue(QStringLiteral("window/split"), m_split->saveState());
     s.setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
+    s.setValue(QStringLiteral("window/view"), m_views->currentIndex());
     s.setValue(QStringLiteral("charts/logLoss"), m_charts->lossLogScale());
     s.setValue(QStringLiteral("charts/smoothing"), m_charts->smoothing());
     s.setValue(QStringLiteral("session/config"), gui::configToJson(currentConfig()));

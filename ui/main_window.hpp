@@ -16,6 +16,7 @@ class QTabWidget;
 
 namespace mpx::ui {
 
+class BoundaryView;
 class ChartsPanel;
 class EventLogPanel;
 class FormatExplorer;
@@ -48,6 +49,11 @@ public:
     void reproduceFrom(const QString& sidecarPath);
     void exportCsv(const QString& path);
     bool exportChartsPng(const QString& path);
+    // The view the central tabs show: the training charts or the decision boundaries.
+    enum class View { charts, boundaries };
+    void setView(View v);
+    View view() const;
+    bool exportViewPng(const QString& path);  // the view shown, as File ▸ Export the view as PNG saves it
     bool saveScreenshot(const QString& path);
     // The format explorer window (made on first use), showing `value` when one is given.
     FormatExplorer* showFormatExplorer(const QString& value = {});
@@ -55,6 +61,7 @@ public:
     gui::EngineController* engine() const { return m_engine; }
     gui::RecordStore* store() const { return m_store; }
     ChartsPanel* charts() const { return m_charts; }
+    BoundaryView* boundaryView() const { return m_boundaries; }
     EventLogPanel* eventLog() const { return m_log; }
     SetupPanel* setupPanel() const { return m_setup; }
     LivePanel* livePanel() const { return m_live; }
@@ -82,6 +89,8 @@ private:
     gui::RecordStore* m_store;
     mpx::SessionConfig m_base;  // the last configuration applied; panels write over it
     ChartsPanel* m_charts = nullptr;
+    BoundaryView* m_boundaries = nullptr;
+    QTabWidget* m_views = nullptr;  // charts | boundaries
     EventLogPanel* m_log = nullptr;
     SetupPanel* m_setup = nullptr;
     LivePanel* m_live = nullptr;

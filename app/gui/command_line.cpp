@@ -26,7 +26,10 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
                                       QStringLiteral("VALUE"));
     const QCommandLineOption classroom(QStringLiteral("classroom"),
                                        QStringLiteral("Open in the classroom view (large, settings hidden; F11 toggles)."));
-    p.addOptions({help, config, set, start, after, shot, explorer, classroom});
+    const QCommandLineOption view(QStringLiteral("view"),
+                                  QStringLiteral("Show the training charts or the decision boundaries (2-D data sets)."),
+                                  QStringLiteral("charts|boundaries"));
+    p.addOptions({help, config, set, start, after, shot, explorer, classroom, view});
     CommandLineResult r;
     r.help = p.helpText();
     if (!p.parse(arguments)) {
@@ -41,6 +44,11 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
     cl.screenshot = p.value(shot);
     cl.explorer = p.value(explorer);
     cl.classroom = p.isSet(classroom);
+    cl.view = p.value(view);
+    if (p.isSet(view) && cl.view != QLatin1String("charts") && cl.view != QLatin1String("boundaries")) {
+        r.error = QStringLiteral("--view takes charts or boundaries, got '%1'").arg(cl.view);
+        return r;
+    }
     if (p.isSet(after)) {
         bool ok = false;
         cl.afterSteps = p.value(after).toLongLong(&ok);

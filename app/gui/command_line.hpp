@@ -1,5 +1,5 @@
 // The desktop app's command line: mpx [--config NAME|FILE] [--set key=value]... [--start]
-// [--classroom] [--explorer VALUE] [--after-steps N --screenshot FILE.png]. Rule: a bad configuration is reported here, before any
+// [--classroom] [--explorer VALUE] [--view charts|boundaries] [--after-steps N --screenshot FILE.png]. Rule: a bad configuration is reported here, before any
 // window opens, so scripts get a message and a non-zero exit code.
 #pragma once
 
@@ -18,6 +18,7 @@ struct CommandLine {
     QString screenshot;     // with --explorer: a picture of the explorer window
     QString explorer;       // --explorer VALUE: open the format explorer showing VALUE
     bool classroom = false; // --classroom: open in the classroom view
+    QString view;           // --view: "charts" or "boundaries" (the central tab); empty: as last time
     bool showHelp = false;
 };
 

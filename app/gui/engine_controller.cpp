@@ -75,5 +75,8 @@ void EngineController::setTrain(const mpx::TrainConfig& t) {
 void EngineController::exportCsv(const QString& path) {
     post([w = m_worker, path] { w->exportCsv(path); });
 }
+void EngineController::setBoundariesWanted(bool wanted) {
+    post([w = m_worker, wanted] { w->setBoundariesWanted(wanted); });
+}
 
 }  // namespace mpx::gui

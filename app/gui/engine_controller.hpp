@@ -34,6 +34,9 @@ public:
     void setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s);
     void setTrain(const mpx::TrainConfig& t);
     void exportCsv(const QString& path);
+    // Whether the window shows the decision boundaries: the worker computes grids only while it
+    // does (paced, see EngineWorker::setBoundariesWanted); they arrive through buffer().
+    void setBoundariesWanted(bool wanted);
 
 signals:
     void stateChanged(mpx::gui::EngineState state, qint64 step);

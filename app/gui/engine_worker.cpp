@@ -14,6 +14,10 @@ namespace {
 
 constexpr auto k_slice = std::chrono::milliseconds(10);
 
+double secondsNow() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 EngineWorker::EngineWorker(RecordBuffer* buffer) : m_buffer(buffer) {}
@@ -71,6 +75,9 @@ void EngineWorker::publishSession(const QString& device, const QString& note) {
     m_spool.clear();
     m_spooledSteps = 0;
     m_pending.clear();
+    m_boundaryRefusal = mpx::boundary_refusal(m_session->config().data);
+    m_boundariesFailed = false;
+    m_boundaryStep = -1;
     m_buffer->beginSession(std::move(info));
     noteLiveEffects();  // changes the configuration lists for step 0
 }
@@ -134,6 +141,7 @@ void EngineWorker::configure(const mpx::SessionConfig& cfg) {
         publishSession(device, note);
         emitState();
     });
+    boundariesIfStale();  // the grids at step 0, when the view is open
 }
 
 void EngineWorker::reset() {
@@ -145,6 +153,7 @@ void EngineWorker::reset() {
         publishSession(m_device, old ? old->deviceNote : QString());
         emitState();
     });
+    boundariesIfStale();
 }
 
 void EngineWorker::start(long long stopAtStep) {
@@ -176,6 +185,7 @@ void EngineWorker::stepOnce() {
         flush(out);
         emitState();
     });
+    boundariesIfStale();
 }
 
 void EngineWorker::stepInto(std::vector<mpx::StepRecord>& out) {
@@ -220,6 +230,7 @@ void EngineWorker::runSlice() {
                 break;
             }
             stepInto(m_pending);
+            boundariesIfDue();
         } while (std::chrono::steady_clock::now() < deadline);
     });
     flush(m_pending);
@@ -231,7 +242,36 @@ void EngineWorker::runSlice() {
     } else {
         m_running = false;
         emitState();
+        boundariesIfStale();
     }
+}
+
+void EngineWorker::setBoundariesWanted(bool wanted) {
+    m_boundariesWanted = wanted;
+    boundariesIfStale();
+}
+
+void EngineWorker::boundariesIfDue() {
+    if (m_pacer.due(secondsNow())) boundariesIfStale(mpx::BoundaryTrigger::paced);
+}
+
+void EngineWorker::boundariesIfStale(mpx::BoundaryTrigger why) {
+    if (!m_boundariesWanted || !m_session || !m_boundaryRefusal.empty() || m_boundariesFailed) return;
+    if (m_boundaryStep == m_session->steps_done()) return;
+    computeBoundaries(why);
+}
+
+void EngineWorker::computeBoundaries(mpx::BoundaryTrigger why) {
+    flush(m_pending);  // the records up to the grid's step go first
+    const bool ok = guard(QStringLiteral("Decision boundaries stopped: "), [&] {
+        const double start = secondsNow();
+        auto b = std::make_shared<mpx::Boundaries>(mpx::evaluate_boundaries(*m_session, m_pacer.resolution()));
+        m_pacer.record(start, b->seconds, why);
+        b->share = m_pacer.measured_share();
+        m_boundaryStep = b->step;
+        m_buffer->setBoundaries(std::move(b));
+    }, OnError::carryOn);
+    if (!ok) m_boundariesFailed = true;
 }
 
 void EngineWorker::applyLive(const std::function<void()>& change) {

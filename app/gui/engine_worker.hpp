@@ -1,7 +1,7 @@
 // The engine worker: owns the Session on its own QThread and trains in slices of ~10 ms, posting
 // the next slice to its own event queue so that commands (pause, a live setting, export) land
-// between steps. Rule: every engine exception is caught here and becomes runFailed; records leave
-// through the RecordBuffer only, never one signal per step.
+// between steps. Rule: every engine exception is caught here and becomes runFailed; records and
+// decision-boundary grids leave through the RecordBuffer only, never one signal per step.
 #pragma once
 
 #include <QObject>
@@ -13,6 +13,7 @@
 
 #include "app/gui/record_buffer.hpp"
 #include "app/gui/record_spool.hpp"
+#include "engine/boundary.hpp"
 #include "engine/session.hpp"
 
 namespace mpx::gui {
@@ -33,6 +34,10 @@ public:
     void setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s);  // these runs' scalers
     void setTrain(const mpx::TrainConfig& t);
     void exportCsv(const QString& path);
+    // While wanted, decision-boundary grids: during training as often as the BoundaryPacer allows
+    // (≥ 250 ms apart, ≤ 10 % of the engine's time), and once whenever training stops on a step the
+    // last grid did not show (pause, a single step, a new session, the view opened).
+    void setBoundariesWanted(bool wanted);
 
 signals:
     void stateChanged(mpx::gui::EngineState state, qint64 step);
@@ -46,6 +51,9 @@ private:
     void stepInto(std::vector<mpx::StepRecord>& out);  // one lockstep step; throws engine errors
     void flush(std::vector<mpx::StepRecord>& out);
     void publishSession(const QString& device, const QString& note);
+    void boundariesIfDue();    // training: when the pacer allows
+    void boundariesIfStale(mpx::BoundaryTrigger why = mpx::BoundaryTrigger::on_request);  // when the last grid shows another step
+    void computeBoundaries(mpx::BoundaryTrigger why);
     void emitState();
     LiveScalersPtr liveScalers() const;
     // The session's live changes since the last call become notes; returns them as one line each.
@@ -65,6 +73,11 @@ private:
     long long m_spooledSteps = 0;
     std::vector<bool> m_stopped;  // runs already reported as stopped
     std::vector<mpx::StepRecord> m_pending;
+    bool m_boundariesWanted = false;
+    std::string m_boundaryRefusal;  // why this session's data set has no plane, or empty
+    bool m_boundariesFailed = false;  // an evaluation threw: no more tries in this session
+    long long m_boundaryStep = -1;    // steps done when the last grid was computed
+    mpx::BoundaryPacer m_pacer;
 };
 
 }  // namespace mpx::gui

@@ -7,6 +7,7 @@
 
 #include "app/gui/command_line.hpp"
 #include "engine/text.hpp"
+#include "ui/boundary_view.hpp"
 #include "ui/charts_panel.hpp"
 #include "ui/format_explorer.hpp"
 #include "ui/main_window.hpp"
@@ -17,7 +18,8 @@ void say(const QString& text) {
     QTextStream(stderr) << text << Qt::endl;
 }
 
-// Saves the window once `steps` are recorded (or the run ended before), then quits.
+// Saves the window once `steps` are recorded (or the run ended before) and, with the decision
+// boundaries shown, their grids show that step; then quits.
 void screenshotWhenReady(mpx::ui::MainWindow& w, qint64 steps, const QString& path) {
     auto* store = w.store();
     auto* engine = w.engine();
@@ -36,13 +38,16 @@ void screenshotWhenReady(mpx::ui::MainWindow& w, qint64 steps, const QString& pa
             });
         });
     };
-    auto check = [store, engine, steps, take] {
+    auto check = [&w, store, engine, steps, take] {
         const bool ended = engine->state() == mpx::gui::EngineState::finished ||
                            (engine->state() == mpx::gui::EngineState::paused && store->steps() > 0);
-        if (store->session() && (store->steps() >= steps || ended)) take();
+        if (!store->session() || !(store->steps() >= steps || ended)) return;
+        if (w.view() == mpx::ui::MainWindow::View::boundaries && !w.boundaryView()->showsStep(store->steps())) return;
+        take();
     };
     QObject::connect(store, &mpx::gui::RecordStore::stepsRecorded, &w, check);
     QObject::connect(store, &mpx::gui::RecordStore::sessionStarted, &w, check);
+    QObject::connect(store, &mpx::gui::RecordStore::boundariesUpdated, &w, check);
     QObject::connect(engine, &mpx::gui::EngineController::stateChanged, &w, check);
     QObject::connect(engine, &mpx::gui::EngineController::runFailed, &w, [](const QString& m) {
         say(QStringLiteral("mpx: %1").arg(m));
@@ -90,6 +95,8 @@ int main(int argc, char** argv) {
     mpx::ui::MainWindow w;
     w.applyConfig(*resolved.config, resolved.origin);
     if (cl.classroom) w.setClassroom(true);
+    if (!cl.view.isEmpty())
+        w.setView(cl.view == QLatin1String("boundaries") ? mpx::ui::MainWindow::View::boundaries : mpx::ui::MainWindow::View::charts);
     w.show();
     if (!cl.explorer.isEmpty()) {
         mpx::ui::FormatExplorer* ex = w.showFormatExplorer(cl.explorer);

@@ -20,6 +20,7 @@ void RecordBuffer::beginSession(SessionInfoPtr info) {
     m_records.clear();
     m_notes.clear();
     m_histograms.clear();
+    m_boundaries.reset();
 }
 
 void RecordBuffer::append(std::vector<mpx::StepRecord>& records) {
@@ -42,6 +43,11 @@ void RecordBuffer::appendHistogram(int run, mpx::HistogramSnapshot snapshot) {
     m_histograms.emplace_back(run, std::move(snapshot));
 }
 
+void RecordBuffer::setBoundaries(std::shared_ptr<const mpx::Boundaries> b) {
+    std::lock_guard lock(m_mutex);
+    m_boundaries = std::move(b);
+}
+
 Drained RecordBuffer::drain() {
     Drained d;
     std::lock_guard lock(m_mutex);
@@ -49,6 +55,7 @@ Drained RecordBuffer::drain() {
     d.records.swap(m_records);
     d.notes.swap(m_notes);
     d.histograms.swap(m_histograms);
+    d.boundaries.swap(m_boundaries);
     return d;
 }
 

@@ -1,14 +1,17 @@
 // The hand-over point between the engine worker and the window: the worker appends a slice of
 // records under a short lock, the window's timer takes everything at once (~30 Hz).
-// Rule: records, notes and the SessionInfo they belong to travel together, so a drain can never mix
-// records of an old session into a new one, whatever order queued signals arrive in.
+// Rule: records, notes, decision-boundary grids and the SessionInfo they belong to travel together,
+// so a drain can never mix results of an old session into a new one, whatever order queued signals
+// arrive in.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <vector>
 
 #include "app/gui/session_info.hpp"
 #include "engine/histograms.hpp"
+#include "engine/boundary.hpp"
 #include "engine/record.hpp"
 
 namespace mpx::gui {
@@ -18,6 +21,7 @@ struct Drained {
     std::vector<mpx::StepRecord> records;  // in step order, runs interleaved as the session made them
     std::vector<Note> notes;
     std::vector<std::pair<int, mpx::HistogramSnapshot>> histograms;  // (run, snapshot) in step order
+    std::shared_ptr<const mpx::Boundaries> boundaries;  // the newest grids since the last drain, or null
 };
 
 class RecordBuffer {
@@ -27,6 +31,8 @@ public:
     void append(std::vector<mpx::StepRecord>& records);  // moves the elements out
     void appendNote(Note note);
     void appendHistogram(int run, mpx::HistogramSnapshot snapshot);
+    // The newest grids replace any not yet drained: the window only ever draws the latest.
+    void setBoundaries(std::shared_ptr<const mpx::Boundaries> b);
     // Everything pending, with the session it belongs to; leaves the buffer empty.
     Drained drain();
     std::size_t pending() const;
@@ -37,6 +43,7 @@ private:
     std::vector<mpx::StepRecord> m_records;
     std::vector<Note> m_notes;
     std::vector<std::pair<int, mpx::HistogramSnapshot>> m_histograms;
+    std::shared_ptr<const mpx::Boundaries> m_boundaries;
 };
 
 }  // namespace mpx::gui

@@ -39,6 +39,7 @@ void RecordStore::startSession(SessionInfoPtr info) {
     m_steps = 0;
     m_rateWindow.clear();
     m_stepsPerSecond = 0;
+    m_boundaries.reset();
     emit sessionStarted();
 }
 
@@ -138,6 +139,10 @@ void RecordStore::drainNow() {
     measureRate();
     if (std::exchange(m_scalersEdited, false)) emit scalersEdited();
     if (!d.records.empty() || !d.notes.empty() || !d.histograms.empty()) emit stepsRecorded(m_steps);
+    if (d.boundaries) {
+        m_boundaries = std::move(d.boundaries);
+        emit boundariesUpdated();
+    }
 }
 
 void decimateMarkers(const std::vector<MarkerPoint>& markers, double x0, double x1, int columns,

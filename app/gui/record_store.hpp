@@ -1,6 +1,7 @@
 // The window's copy of the session's history: drains the RecordBuffer on a ~30 Hz timer into one
 // RunHistory per run, the event log (every scale event, skip, live change and stopped run) and the
-// chart markers, then says so once with stepsRecorded. Rule: lives on the UI thread; bounded
+// chart markers, keeps the newest decision-boundary grids, then says so once with stepsRecorded
+// (and boundariesUpdated). Rule: lives on the UI thread; bounded
 // memory whatever the run length (histories decimate, the log and markers stop at a cap and count
 // what they dropped — the CSV export still has every step).
 #pragma once
@@ -64,6 +65,8 @@ public:
     LiveScalersPtr liveScalers() const { return m_scalers; }
     bool editedLive(int run) const { return !m_edits[static_cast<std::size_t>(run)].isEmpty(); }
     const QStringList& liveEdits(int run) const { return m_edits[static_cast<std::size_t>(run)]; }
+    // The newest decision-boundary grids of this session, or null (none asked for or none yet).
+    const std::shared_ptr<const mpx::Boundaries>& boundaries() const { return m_boundaries; }
     // Appends records as if drained (benchmarks fill a history without an engine).
     void appendRecords(std::span<const mpx::StepRecord> records);
 
@@ -71,6 +74,7 @@ signals:
     void sessionStarted();            // a new session: every history, the log and markers are empty
     void stepsRecorded(qint64 steps); // once per drain that brought records or notes
     void scalersEdited();             // once per drain that brought a live scaler edit
+    void boundariesUpdated();         // a drain brought newer grids
 
 private:
     void startSession(SessionInfoPtr info);
@@ -96,6 +100,7 @@ private:
     QElapsedTimer m_clock;
     std::deque<std::pair<qint64, qint64>> m_rateWindow;  // (ms, steps) of recent drains
     double m_stepsPerSecond = 0;
+    std::shared_ptr<const mpx::Boundaries> m_boundaries;
 };
 
 // At most one marker per pixel column over steps [x0, x1] (the first in the column).

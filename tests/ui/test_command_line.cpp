@@ -27,6 +27,15 @@ private slots:
         QCOMPARE(cfg.config->scaler.growth_interval, 20);
     }
 
+    void view_names_the_central_tab() {
+        for (const QString v : {QStringLiteral("charts"), QStringLiteral("boundaries")}) {
+            const auto r = parseCommandLine({"mpx", "--view", v});
+            QVERIFY2(r.options.has_value(), qPrintable(r.error));
+            QCOMPARE(r.options->view, v);
+        }
+        QCOMPARE(parseCommandLine({"mpx"}).options->view, QString());
+    }
+
     void qt_options_are_left_to_qapplication() {
         const char* raw[] = {"mpx", "-platform", "offscreen", "--config", "default", "-style=fusion", "-reverse", "--start"};
         std::vector<char*> argv;
@@ -43,6 +52,7 @@ private slots:
         QTest::newRow("after-steps not a number") << QStringList{"mpx", "--after-steps", "ten", "--screenshot", "a.png"} << "ten";
         QTest::newRow("after-steps without screenshot") << QStringList{"mpx", "--after-steps", "10"} << "--screenshot";
         QTest::newRow("stray argument") << QStringList{"mpx", "default"} << "default";
+        QTest::newRow("unknown view") << QStringList{"mpx", "--view", "boundary"} << "--view takes charts or boundaries, got 'boundary'";
     }
     void rejects_bad_input() {
         QFETCH(QStringList, args);

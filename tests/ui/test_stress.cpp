@@ -96,7 +96,10 @@ private slots:
             ++counts[a];
             switch (a) {
                 case 0: w.run(pick(3) == 0 ? -1 : w.store()->steps() + pick(50)); break;
-                case 1: w.pause(); break;
+                case 1:  // and now and then the other central view: boundaries computed, or no longer
+                    w.pause();
+                    if (pick(8) == 0) w.setView(pick(2) ? MainWindow::View::boundaries : MainWindow::View::charts);
+                    break;
                 case 2: w.stepOnce(); break;
                 case 3: if (pick(4) == 0) w.reset(); break;  // a reset builds a session: 1 in 40 actions
                 case 4: if (pick(4) == 0) w.loadConfigFile(presets[pick(presets.size())]); break;
@@ -123,7 +126,7 @@ private slots:
                 }
                 case 7:
                     if (pick(2)) w.exportCsv(exports[pick(exports.size())]);
-                    else (void)w.exportChartsPng(exports[pick(exports.size())] + ".png");
+                    else (void)w.exportViewPng(exports[pick(exports.size())] + ".png");
                     break;
                 case 8: {
                     const int sizes[][2] = {{1, 1}, {200, 150}, {800, 600}, {1400, 900}, {3000, 2000}};
