@@ -380,12 +380,16 @@ MPX_HD inline int clamp_bin(int log2) {
 
 // The one binning function (CPU and GPU): the slot of x's FP32 value, taken before it is rounded
 // into its storage format, so a value that flushes to zero is counted where it was.
+// Branch-free (the CPU's block loops vectorise it): every FP32 subnormal and every normal below
+// 2^-63 falls in the lowest bin, so the exponent field alone decides a finite value's bin.
 MPX_HD inline int bin_slot(float x) {
     const std::uint32_t a = bits_of(x) & 0x7fffffffu;
-    if (a == 0) return k_slot_zero;
-    if (a == 0x7f800000u) return k_slot_inf;
-    if (a > 0x7f800000u) return k_slot_nan;
-    return clamp_bin(floor_log2(x)) - k_bin_min;
+    const int e = static_cast<int>(a >> 23);       // 0: zero or subnormal, 255: inf or NaN
+    int slot = e - 127 - k_bin_min;                 // floor(log2|x|) − k_bin_min for normals
+    slot = slot < 0 ? 0 : slot > k_log2_bins - 1 ? k_log2_bins - 1 : slot;
+    slot = a == 0 ? k_slot_zero : slot;
+    slot = e == 255 ? (a == 0x7f800000u ? k_slot_inf : k_slot_nan) : slot;
+    return slot;
 }
 
 // log2 of the ulp of a value stored in format f: the spacing of f's values in stored's binade
