@@ -95,6 +95,7 @@ SweepResult run_sweep(const SweepGrid& grid, const SessionConfig& base, const Sw
     std::size_t done_count = 0;
     std::exception_ptr error;
     const auto work = [&] {
+        if (o.on_worker_start) o.on_worker_start();
         for (;;) {
             const std::size_t k = next.fetch_add(1);
             if (k >= points.size() || (o.stop && o.stop->load())) return;

@@ -70,6 +70,9 @@ struct SweepOptions {
     BackendFactory factory;
     // Called from a worker thread, one call at a time, after each finished point.
     std::function<void(const SweepPoint&, std::size_t done, std::size_t planned)> on_point;
+    // Called first on every thread that trains points (the calling thread included): the app lowers
+    // their priority so that its own training and window come first.
+    std::function<void()> on_worker_start;
 };
 
 struct SweepResult {

@@ -3,6 +3,9 @@
 // sweep, cancellation that keeps finished points, atomic output, and the CLI's --explain line
 // reproducing a point through `mpx-cli run`.
 #include <QtTest>
+#include <thread>
+#include <set>
+#include <mutex>
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -195,6 +198,25 @@ private slots:
                      e.what());
         }
         QCOMPARE(trained.load(), 0);
+    }
+
+    void every_thread_that_trains_points_is_announced_once() {
+        const SweepGrid g = grid_of({"scaler.growth_interval=5,50,500"}, small_base());
+        SweepOptions o;
+        o.threads = 3;
+        std::mutex m;
+        std::set<std::thread::id> seen;
+        int calls = 0;
+        o.on_worker_start = [&] {
+            std::lock_guard l(m);
+            seen.insert(std::this_thread::get_id());
+            ++calls;
+        };
+        const SweepResult r = run_sweep(g, small_base(), o);
+        QCOMPARE(r.threads, 3u);
+        QCOMPARE(calls, 3);
+        QCOMPARE(seen.size(), std::size_t{3});
+        QVERIFY(seen.count(std::this_thread::get_id()));  // the caller trains points too
     }
 
     void sweep_row_equals_run_alone() {

@@ -1,6 +1,11 @@
 // SweepJob: run_sweep on a std::thread (it starts its own workers), points drained on a timer.
 #include "app/gui/sweep_job.hpp"
 
+#ifdef __linux__
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
+
 #include <QDateTime>
 
 #include <algorithm>
@@ -17,6 +22,15 @@ SweepJob::SweepJob(QObject* parent) : QObject(parent) {
 SweepJob::~SweepJob() {
     m_stop = true;
     if (m_thread.joinable()) m_thread.join();
+}
+
+// How a sweep shares the cores with the session training in the main view: it starts one worker
+// per core, each at nice 10, so the engine thread and the window (nice 0) take a core whenever they
+// want one (Linux gives nice 0 about ten times the share of nice 10) and the sweep has the rest.
+void SweepJob::lowerThreadPriority() {
+#ifdef __linux__
+    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), k_workerNice);
+#endif
 }
 
 QString SweepJob::start(const mpx::SessionConfig& base, const QStringList& grid, unsigned threads) {
@@ -42,6 +56,7 @@ QString SweepJob::start(const mpx::SessionConfig& base, const QStringList& grid,
         mpx::SweepOptions o;
         o.threads = threads;
         o.stop = &m_stop;
+        o.on_worker_start = lowerThreadPriority;
         o.on_point = [this](const mpx::SweepPoint& p, std::size_t, std::size_t) {
             std::lock_guard g(m_lock);
             m_incoming.push_back(p);

@@ -36,6 +36,9 @@ public:
     mpx::SessionConfig pointConfig(std::size_t point) const { return m_grid.point_config(m_base, point); }
     // CSV + sidecar of the finished points (engine/sweep's writer); an error message or empty.
     QString exportCsv(const QString& path) const;
+    // The niceness of the threads that train a sweep's points (see lowerThreadPriority).
+    static constexpr int k_workerNice = 10;
+    static void lowerThreadPriority();  // the calling thread's, to k_workerNice (Linux)
 
 signals:
     void progressed(int done, int planned, double etaSeconds);

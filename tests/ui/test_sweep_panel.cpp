@@ -10,8 +10,14 @@
 #include <QTest>
 
 #include <fstream>
+#include <sys/resource.h>
+
+#include <QDir>
+#include <QFile>
 
 #include "app/gui/engine_controller.hpp"
+#include "app/gui/sweep_job.hpp"
+#include "engine/session.hpp"
 #include "engine/sweep.hpp"
 #include "ui/main_window.hpp"
 #include "ui/setup_panel.hpp"
@@ -32,6 +38,47 @@ mpx::SessionConfig smallBase() {
 class TestSweepPanel : public QObject {
     Q_OBJECT
 private slots:
+    // A sweep's workers run at a lower priority than the session the main view trains, so both go
+    // on: the main session advances while the sweep runs, and every sweep thread is at nice 10.
+    void a_sweep_and_the_main_session_share_the_cores() {
+        mpx::gui::SweepJob job;
+        mpx::SessionConfig base = smallBase();
+        base.steps = 300;
+        QVERIFY(job.start(base, {"scaler.init_scale=2^4..2^28*2^4", "scaler.growth_interval=10,100"}, 2)
+                    .isEmpty());
+        // The threads of this process and their niceness (field 19 of /proc/self/task/*/stat).
+        const auto niceness = [] {
+            std::vector<int> out;
+            for (const QString& tid : QDir("/proc/self/task").entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+                QFile f("/proc/self/task/" + tid + "/stat");
+                if (!f.open(QIODevice::ReadOnly)) continue;
+                const QString stat = QString::fromUtf8(f.readAll());
+                const QStringList fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+                if (fields.size() > 16) out.push_back(fields[16].toInt());  // field 19 counted from 1
+            }
+            return out;
+        };
+        int low = 0;
+        mpx::Session main(smallBase());
+        long long trained = 0;
+        while (job.running() && trained < 100000) {
+            main.step();  // the main view's session, on this (nice 0) thread
+            ++trained;
+            if (trained % 20 == 0) {
+                const auto n = niceness();
+                low = std::max(low, static_cast<int>(std::count(n.begin(), n.end(),
+                                                                mpx::gui::SweepJob::k_workerNice)));
+                QCoreApplication::processEvents();
+            }
+            if (low >= 2 && !job.points().empty() && trained >= 200) break;  // both went on
+        }
+        QVERIFY2(low >= 2, qPrintable(QString::number(low)));  // both workers (caller included)
+        QVERIFY(!job.points().empty());
+        QVERIFY(trained >= 200);
+        job.cancel();
+        QCOMPARE(getpriority(PRIO_PROCESS, 0), 0);  // this thread was never lowered
+    }
+
     void sweep_fills_the_heatmap_and_a_cell_loads_its_point() {
         MainWindow w;
         w.applyConfig(smallBase(), QStringLiteral("test"));
