@@ -2,6 +2,7 @@
 #include "ui/log2_axis.hpp"
 
 #include <QFontMetrics>
+#include <algorithm>
 #include <cmath>
 
 namespace mpx::ui {
@@ -32,6 +33,33 @@ void Log2Axis::draw(QPainter& p, const QColor& text) const {
         const QString t = pow2Text(e);
         p.drawText(QPointF(px - fm.horizontalAdvance(t) / 2.0, plot.bottom() + 5 + fm.ascent()), t);
     }
+}
+
+double shareAxisTop(double largest, double headroom) {
+    if (!(largest > 0)) return 1.0;
+    const double raw = std::min(1.0, largest * headroom) / 4;
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+        if (m * mag >= raw) return std::min(1.0, 4 * m * mag);
+    return 1.0;
+}
+
+void drawShareAxis(QPainter& p, const QRectF& plot, double top, const QColor& text, const QString& title, double titleX) {
+    const QFontMetrics fm(p.font());
+    p.setPen(QPen(text, 1));
+    p.drawLine(plot.bottomLeft(), plot.topLeft());
+    for (int k = 0; k <= 4; ++k) {
+        const double v = top * k / 4;
+        const double y = plot.bottom() - v / top * plot.height();
+        p.drawLine(QPointF(plot.left() - 4, y), QPointF(plot.left(), y));
+        const QString t = QStringLiteral("%1 %").arg(100 * v, 0, 'g', 3);
+        p.drawText(QPointF(plot.left() - 6 - fm.horizontalAdvance(t), y + fm.ascent() / 2.0 - 1), t);
+    }
+    p.save();
+    p.translate(titleX + fm.ascent(), plot.center().y());
+    p.rotate(-90);
+    p.drawText(QPointF(-fm.horizontalAdvance(title) / 2.0, 0), title);
+    p.restore();
 }
 
 }  // namespace mpx::ui

@@ -21,4 +21,10 @@ struct Log2Axis {
     void draw(QPainter& p, const QColor& text) const;
 };
 
+// The top of a "share of values" axis for a largest share `largest` (0..1) with `headroom` × room
+// above it: four ticks at round percentages (1, 2, 2.5 or 5 × 10^k %).
+double shareAxisTop(double largest, double headroom = 1.15);
+// That axis at the plot's left edge: ticks, "12.5 %" labels and the title `title` turned upright.
+void drawShareAxis(QPainter& p, const QRectF& plot, double top, const QColor& text, const QString& title, double titleX);
+
 }  // namespace mpx::ui

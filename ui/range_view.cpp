@@ -121,6 +121,12 @@ RangeView::RangeView(gui::RecordStore* store, QWidget* parent) : QWidget(parent)
     for (const auto& e : mpx::k_hist_tensor_names)
         if (e.value != mpx::HistTensor::update_ulp)
             m_tensor->addItem(tensorText(e.value), static_cast<int>(e.value));
+    for (QComboBox* c : {m_runA, m_runB}) {
+        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        c->setMinimumContentsLength(12);
+    }
+    m_tensor->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_tensor->setMinimumContentsLength(18);
     m_runA->setToolTip(tr("The run drawn on top."));
     m_runB->setToolTip(tr("A second run drawn underneath on the same axis, at the same step (e.g. FP16 next to BF16)."));
     m_layer->setToolTip(tr("The layer whose values are shown (fc1 reads the data, the last one gives the outputs)."));
@@ -134,14 +140,18 @@ RangeView::RangeView(gui::RecordStore* store, QWidget* parent) : QWidget(parent)
     bar->addWidget(m_layer);
     bar->addWidget(new QLabel(tr("Values")));
     bar->addWidget(m_tensor);
+    bar->addStretch(1);
+    outer->addLayout(bar);
+    bar = new QHBoxLayout;  // the step slider on its own row: the window stays narrow enough for a laptop
+    bar->addWidget(new QLabel(tr("Step")));
     m_slider = new QSlider(Qt::Horizontal);
     m_slider->setRange(0, 0);
-    m_slider->setMinimumWidth(160);
+    m_slider->setMinimumWidth(100);
     m_slider->setToolTip(tr("Scrub through the steps at which histograms were collected. At the right end the "
                             "view follows training; move it to stay at one step."));
     bar->addWidget(m_slider, 1);
     m_stepLabel = new QLabel;
-    m_stepLabel->setMinimumWidth(150);
+    m_stepLabel->setMinimumWidth(120);
     bar->addWidget(m_stepLabel);
     outer->addLayout(bar);
     m_canvas = new Canvas(this);
@@ -235,7 +245,8 @@ void RangeView::refresh() {
     else {
         const long long every = m_store->session() ? m_store->session()->config.instruments.every : 0;
         const long long stride = every * m_store->histograms(runA()).stride();
-        m_stepLabel->setText(tr("step %1 (every %2)%3").arg(st).arg(stride).arg(m_follow ? tr(", following") : QString()));
+        m_stepLabel->setText(tr("step %1%2").arg(st).arg(m_follow ? tr(" · following") : QString()));
+        m_stepLabel->setToolTip(tr("Histograms are collected every %1 steps.").arg(stride));
     }
     m_canvas->update();
 }
@@ -347,10 +358,10 @@ Geometry panelGeometry(const QRect& area, int sides, const QFontMetrics& fm) {
     g.sides = sides;
     const int line = fm.lineSpacing();
     // Per side: title, band labels, plot, axis labels, caption (two lines).
-    const int above = 2 * line + 8, below = 3 * line + 12 + line;
-    const int h = (area.height() - 8) / sides;
+    const int above = 2 * line + 8, below = 4 * line + 14, legend = line + 4;
+    const int h = (area.height() - 8 - legend) / sides;
     for (int s = 0; s < sides; ++s) {
-        const int top = area.top() + 4 + s * h + above;
+        const int top = area.top() + 4 + legend + s * h + above;
         g.plot[s] = QRect(area.left() + k_left, top, area.width() - k_left - k_right, std::max(40, h - above - below));
     }
     return g;
@@ -399,6 +410,25 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
     const auto session = m_store->session();
     const int sides = runB() >= 0 ? 2 : 1;
     const Geometry g = panelGeometry(area, sides, fm);
+    {  // The legend first: what the colours mean, in words.
+        int x = area.left() + 8;
+        const int y = area.top() + 4;
+        const int s = fm.height() - 4;
+        auto item = [&](const QColor& c, const QString& what) {
+            p.fillRect(QRect(x, y + 2, s, s), c);
+            p.setPen(palette().color(QPalette::WindowText));
+            p.drawText(x + s + 4, y + fm.ascent(), what);
+            x += s + 4 + fm.horizontalAdvance(what) + 14;
+        };
+        item(bandColour(Band::flushed), tr("becomes 0"));
+        item(bandColour(Band::subnormal), tr("keeps fewer digits"));
+        item(bandColour(Band::normal), tr("stored normally"));
+        item(bandColour(Band::overflow), tr("becomes ±inf"));
+        p.setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
+        p.drawLine(x, y + 2, x, y + fm.height() - 2);
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(x + 6, y + fm.ascent(), tr("where other formats stop"));
+    }
     const auto [lo, hi] = axisRange();
     const Panel panels[2] = {panel(0), sides > 1 ? panel(1) : Panel{}};
     double ymax = 0;  // one y scale for both sides: the heights compare
@@ -406,7 +436,7 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         for (double s : pn.share) ymax = std::max(ymax, s);
         for (const auto& u : pn.unscaled) ymax = std::max(ymax, u.second);
     }
-    ymax = ymax <= 0 ? 1.0 : std::min(1.0, std::ceil(ymax * 1.15 * 20) / 20);
+    ymax = shareAxisTop(ymax);
     const QColor text = palette().color(QPalette::WindowText);
     const int line = fm.lineSpacing();
     QFont bold = p.font();
@@ -450,47 +480,40 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
             const QString shown = fs.elidedText(name, Qt::ElideRight, static_cast<int>(x1 - x0) - 4);
             p.drawText(QPointF(x0 + 3, r.top() - 4), shown);
         }
-        // Other formats' limits: thin dashed lines, labelled inside the plot at staggered heights.
-        int row = 0;
+        // Other formats' limits: thin dashed lines, labelled inside the plot, each label on the
+        // first row where it does not run into another.
+        struct Limit {
+            double x;
+            QString text;
+            bool smallest;
+        };
+        std::vector<Limit> limits;
         QStringList offAxis;
         for (mpx::Format f : k_lineFormats) {
             const FormatInfo d = format_info(f);
-            const double limits[2] = {std::log2(static_cast<double>(d.min_subnormal)), std::log2(static_cast<double>(d.max_finite))};
-            const QString names[2] = {tr("%1 smallest").arg(upper(f)), tr("%1 largest").arg(upper(f))};
+            const double at[2] = {std::log2(static_cast<double>(d.min_subnormal)), std::log2(static_cast<double>(d.max_finite))};
             bool off = false;
             for (int k = 0; k < 2; ++k) {
-                if (limits[k] < lo || limits[k] > hi) {
-                    off = true;
-                    continue;
-                }
-                const double x = ax.x(limits[k]);
-                p.setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
-                p.drawLine(QPointF(x, r.top()), QPointF(x, r.bottom()));
-                p.setPen(QColor(70, 70, 70));
-                const QString t = names[k];
-                const double tx = k == 0 ? x + 2 : x - 2 - fs.horizontalAdvance(t);
-                p.drawText(QPointF(tx, r.top() + fs.ascent() + 2 + (row % 4) * fs.lineSpacing()), t);
-                ++row;
+                if (at[k] < lo || at[k] > hi) off = true;
+                else limits.push_back({ax.x(at[k]), k == 0 ? tr("%1 smallest").arg(upper(f)) : tr("%1 largest").arg(upper(f)), k == 0});
             }
-            if (off) offAxis << tr("%1 %2 … %3").arg(upper(f), pow2Text(std::round(limits[0] * 10) / 10),
-                                                       pow2Text(std::round(limits[1] * 10) / 10));
+            if (off) offAxis << tr("%1 %2 … %3").arg(upper(f), pow2Text(std::round(at[0] * 10) / 10), pow2Text(std::round(at[1] * 10) / 10));
         }
-        // y axis: share of values.
-        p.setPen(text);
-        p.drawLine(r.bottomLeft(), r.topLeft());
-        for (int k = 0; k <= 4; ++k) {
-            const double v = ymax * k / 4;
-            const double y = r.bottom() - v / ymax * r.height();
-            p.drawLine(QPointF(r.left() - 4, y), QPointF(r.left(), y));
-            const QString t = QStringLiteral("%1 %").arg(100 * v, 0, 'g', 3);
-            p.drawText(QPointF(r.left() - 6 - fs.horizontalAdvance(t), y + fs.ascent() / 2.0 - 1), t);
+        std::sort(limits.begin(), limits.end(), [](const Limit& a, const Limit& b) { return a.x < b.x; });
+        std::vector<double> rowEnd;
+        for (const Limit& l : limits) {
+            p.setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
+            p.drawLine(QPointF(l.x, r.top()), QPointF(l.x, r.bottom()));
+            const double w = fs.horizontalAdvance(l.text);
+            const double tx = l.smallest ? l.x + 2 : l.x - 2 - w;
+            std::size_t row = 0;
+            while (row < rowEnd.size() && rowEnd[row] > tx - 4) ++row;
+            if (row == rowEnd.size()) rowEnd.push_back(0);
+            rowEnd[row] = tx + w;
+            p.setPen(QColor(70, 70, 70));
+            p.drawText(QPointF(tx, r.top() + fs.ascent() + 2 + static_cast<double>(row) * fs.lineSpacing()), l.text);
         }
-        p.save();
-        p.translate(area.left() + fs.ascent() + 2, r.center().y());
-        p.rotate(-90);
-        const QString yTitle = tr("share of values");
-        p.drawText(QPointF(-fs.horizontalAdvance(yTitle) / 2.0, 0), yTitle);
-        p.restore();
+        drawShareAxis(p, QRectF(r), ymax, text, tr("share of values"), area.left() + 2);
         // Unscaled overlay first (faint, dashed), then the values as stored.
         const QColor c = runColour(pn.run);
         auto barRect = [&](double x0, double s) {
@@ -540,20 +563,20 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         p.setPen(text);
         ax.draw(p, text);
         // Caption: the axis, zero/inf/NaN, the legend of the overlay, formats off the axis.
-        QString caption = tr("|value| (log₂ scale)   ·   exactly zero: %1   ·   inf: %2   ·   NaN: %3   ·   %4 values")
+        QString caption = tr("|value| (log₂ scale)   ·   exactly 0 already before rounding: %1   ·   inf: %2   ·   NaN: %3   ·   %4 values")
                               .arg(percent(pn.zero), percent(pn.inf), percent(pn.nan))
                               .arg(QLocale().toString(static_cast<qulonglong>(pn.total)));
-        QString second;
+        QString second, third;
         if (!pn.unscaled.empty())
             second = tr("Solid bars: the gradients as stored (× loss scale %1). Faint dashed bars: the same gradients "
                         "÷ loss scale — where they would sit without scaling.").arg(pow2Text(pn.shift));
-        if (!offAxis.isEmpty()) {
-            if (!second.isEmpty()) second += QStringLiteral("   ");
-            second += tr("Off this axis: %1.").arg(offAxis.join(QStringLiteral(", ")));
-        }
+        if (!offAxis.isEmpty()) third = tr("Off this axis: %1.").arg(offAxis.join(QStringLiteral(", ")));
+        if (second.isEmpty()) std::swap(second, third);
         const int cy = r.bottom() + 6 + fs.lineSpacing();
-        p.drawText(QRect(r.left(), cy, r.width(), fs.lineSpacing()), Qt::AlignLeft, fs.elidedText(caption, Qt::ElideRight, r.width()));
-        p.drawText(QRect(r.left(), cy + fs.lineSpacing(), r.width(), 2 * fs.lineSpacing()), Qt::AlignLeft | Qt::TextWordWrap, second);
+        int k = 0;
+        for (const QString& t : {caption, second, third})
+            p.drawText(QRect(r.left(), cy + (k++) * fs.lineSpacing(), r.width(), fs.lineSpacing()), Qt::AlignLeft,
+                       fs.elidedText(t, Qt::ElideRight, r.width()));
     }
 }
 

@@ -157,8 +157,8 @@ QRect UpdatesView::histogramRect() const {
     const QRect a = m_canvas->rect();
     const int line = fm.lineSpacing();
     const int legend = std::max(1, m_store->runCount()) * line;
-    return QRect(a.left() + 64, a.top() + 2 * line + 12, a.width() - 64 - 18,
-                 std::max(40, a.height() - 2 * line - 12 - 2 * line - 10 - legend - 6))
+    return QRect(a.left() + 64, a.top() + line + 10, a.width() - 64 - 18,
+                 std::max(40, a.height() - line - 10 - 2 * line - 10 - legend - 6))
         .translated(m_canvas->geometry().topLeft());
 }
 
@@ -200,7 +200,7 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
         for (auto n : c.n)
             if (c.nonzero) ymax = std::max(ymax, static_cast<double>(n) / static_cast<double>(c.nonzero));
     }
-    ymax = ymax <= 0 ? 1.0 : std::min(1.0, std::ceil(ymax * 1.15 * 20) / 20);
+    ymax = shareAxisTop(ymax, 1.45);  // room above the peaks for the bands' words
 
     QFont bold = p.font();
     bold.setBold(true);
@@ -217,18 +217,21 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
     p.fillRect(QRectF(xh, r.top(), r.right() - xh, r.height()), QColor(0xe3, 0xf2, 0xe6));
     p.setPen(QPen(text, 1.5, Qt::DashLine));
     p.drawLine(QPointF(xh, r.top() - 4), QPointF(xh, r.bottom()));
+    // The bands' words inside the plot's top, wrapped to their band.
+    const int pad = 8;
     p.setPen(QColor(0x8e, 0x24, 0x1a));
-    const QString leftText = tr("left of this line: the update is less than half the weight's spacing — rounding throws it away");
-    const QRectF leftBox(r.left() + 4, r.top() - line - 4, xh - r.left() - 8, line);
-    p.drawText(leftBox, Qt::AlignRight | Qt::AlignVCenter, fm.elidedText(leftText, Qt::ElideLeft, static_cast<int>(leftBox.width())));
+    p.drawText(QRectF(r.left() + pad, r.top() + 4, xh - r.left() - 2 * pad, 3 * line), Qt::AlignRight | Qt::AlignTop | Qt::TextWordWrap,
+               tr("← left of this line: the update is less than half the weight's spacing — rounding throws it away"));
     p.setPen(QColor(0x1e, 0x6b, 0x34));
-    p.drawText(QRectF(xh + 6, r.top() - line - 4, r.right() - xh - 6, line), Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(tr("½ gap (2⁻¹) and more: the weight changes"), Qt::ElideRight, static_cast<int>(r.right() - xh - 6)));
-
+    p.drawText(QRectF(xh + pad, r.top() + 4, r.right() - xh - 2 * pad, 3 * line), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+               tr("half a spacing (2⁻¹) or more → the stored weight changes"));
     // One outline per run (outlines stay readable where runs overlap), lightly filled.
     p.setRenderHint(QPainter::Antialiasing, true);
     for (const Curve& c : curves) {
         if (c.run < 0 || c.nonzero == 0) continue;
+        // Earlier runs thicker, so a run drawn over an identical one (fp32 and amp-fp16 both keep
+        // FP32 weights) still shows both colours.
+        const double width = 1.8 + 1.6 * (runs - 1 - c.run);
         QPainterPath path;
         path.moveTo(ax.x(lo), r.bottom());
         for (int i = 0; i < hd::k_log2_bins; ++i) {
@@ -242,19 +245,11 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
         QColor fill = runColour(c.run);
         fill.setAlpha(40);
         p.fillPath(path, fill);
-        p.setPen(QPen(runColour(c.run), 2));
+        p.setPen(QPen(runColour(c.run), width));
         p.drawPath(path);
     }
     p.setRenderHint(QPainter::Antialiasing, false);
-    // Axes.
-    p.setPen(text);
-    p.drawLine(r.bottomLeft(), r.topLeft());
-    for (int k = 0; k <= 4; ++k) {
-        const double v = ymax * k / 4, y = r.bottom() - v / ymax * r.height();
-        p.drawLine(QPointF(r.left() - 4, y), QPointF(r.left(), y));
-        const QString t = QStringLiteral("%1 %").arg(100 * v, 0, 'g', 3);
-        p.drawText(QPointF(r.left() - 6 - fm.horizontalAdvance(t), y + fm.ascent() / 2.0 - 1), t);
-    }
+    drawShareAxis(p, QRectF(r), ymax, text, tr("share of updates"), area.left() + 2);
     ax.draw(p, text);
     p.drawText(QRect(r.left(), r.bottom() + 6 + line, r.width(), line), Qt::AlignHCenter,
                tr("|update| ÷ gap between the weight and its neighbour (log₂ scale; 1 = one gap)"));

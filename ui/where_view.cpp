@@ -67,9 +67,10 @@ WhereView::WhereView(gui::RecordStore* store, QWidget* parent) : QWidget(parent)
     auto* bar = new QHBoxLayout;
     m_run = new QComboBox;
     m_run->setToolTip(tr("The run whose layers are shown."));
+    m_run->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_measure = new QComboBox;
-    m_measure->addItem(tr("Gradient underflow (share of each layer's gradient values that became 0)"));
-    m_measure->addItem(tr("Overflows (values that became ±inf, forward and backward)"));
+    m_measure->addItem(tr("Gradient underflow (share → 0)"));
+    m_measure->addItem(tr("Overflows (count → ±inf)"));
     m_measure->setToolTip(concepts::underflow() + QStringLiteral("\n\n") + concepts::overflow());
     bar->addWidget(new QLabel(tr("Run")));
     bar->addWidget(m_run);
@@ -164,7 +165,7 @@ QRect WhereView::heatRectIn(const QRect& area) const {
     const int line = fm.lineSpacing();
     const int left = fm.horizontalAdvance(QStringLiteral("fc99 ")) + 12, right = 110;
     const int top = 2 * line + 10, bottom = 3 * line + 10;
-    const int h = std::min(area.height() - top - bottom, std::max(1, layers()) * 90);
+    const int h = std::min(area.height() - top - bottom, std::max(1, layers()) * 130);
     return QRect(area.left() + left, area.top() + top, area.width() - left - right, std::max(20, h));
 }
 
@@ -260,10 +261,11 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     p.drawText(area.left() + 8, area.top() + 4 + fm.ascent(), fm.elidedText(title, Qt::ElideRight, area.width() - 16));
     p.setFont(m_canvas->font());
     p.setPen(text);
-    const long long every = session->config.instruments.every * m_store->histograms(run()).stride();
+    const long long stride = session->config.instruments.every * m_store->histograms(run()).stride();
     p.drawText(area.left() + 8, area.top() + 4 + line + fm.ascent(),
-               fm.elidedText(tr("%1 collected steps (every %2 steps); click a cell to see that layer's values in the Range view")
-                                 .arg(n).arg(every), Qt::ElideRight, area.width() - 16));
+               fm.elidedText(tr("One row per layer (fc1 reads the data, fc%1 gives the output), one column per collected step "
+                                "(%2). Click a cell to see that layer's values in the Range view.")
+                                 .arg(L).arg(stride == 1 ? tr("every step") : tr("every %1 steps").arg(stride)), Qt::ElideRight, area.width() - 16));
 
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
     p.drawImage(r, m_image);
@@ -281,14 +283,16 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
             p.setPen(text);
         }
     }
-    // Step axis: a handful of ticks at collected steps.
-    const int ticks = std::max(2, r.width() / 110);
-    for (int k = 0; k <= ticks; ++k) {
-        const int c = std::min(n - 1, static_cast<int>(static_cast<long long>(k) * (n - 1) / ticks));
-        const double x = cellRect(0, c).center().x() - m_canvas->geometry().left();
+    // Step axis: ticks at round steps (1, 2 or 5 × 10^k apart), under the column holding each.
+    const long long s0 = snaps.front().step, s1 = snaps.back().step;
+    const double want = std::max(1.0, static_cast<double>(s1 - s0) / std::max(2, r.width() / 90));
+    const double mag = std::pow(10.0, std::floor(std::log10(want)));
+    const long long every = static_cast<long long>(want <= mag ? mag : want <= 2 * mag ? 2 * mag : want <= 5 * mag ? 5 * mag : 10 * mag);
+    for (long long t = (s0 + every - 1) / every * every; t <= s1; t += every) {
+        const double x = skipPos({t, 0, -1}).x() - m_canvas->geometry().left();
         p.drawLine(QPointF(x, r.bottom() + 1), QPointF(x, r.bottom() + 5));
-        const QString t = QString::number(snaps[static_cast<std::size_t>(c)].step);
-        p.drawText(QPointF(x - fm.horizontalAdvance(t) / 2.0, r.bottom() + 6 + fm.ascent()), t);
+        const QString label = QString::number(t);
+        p.drawText(QPointF(x - fm.horizontalAdvance(label) / 2.0, r.bottom() + 6 + fm.ascent()), label);
     }
     p.drawText(QRect(r.left(), r.bottom() + 6 + line, r.width(), line), Qt::AlignHCenter, tr("step"));
     // Skipped steps: a red ring in the layer of the first inf/NaN.
