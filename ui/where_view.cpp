@@ -164,7 +164,7 @@ QRect WhereView::heatRectIn(const QRect& area) const {
     const QFontMetrics fm(m_canvas->font());
     const int line = fm.lineSpacing();
     const int left = fm.horizontalAdvance(QStringLiteral("fc99 ")) + 12, right = 110;
-    const int top = 2 * line + 10, bottom = 3 * line + 10;
+    const int top = 3 * line + 10, bottom = 4 * line + 10;
     const int h = std::min(area.height() - top - bottom, std::max(1, layers()) * 130);
     return QRect(area.left() + left, area.top() + top, area.width() - left - right, std::max(20, h));
 }
@@ -262,10 +262,10 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     p.setFont(m_canvas->font());
     p.setPen(text);
     const long long stride = session->config.instruments.every * m_store->histograms(run()).stride();
-    p.drawText(area.left() + 8, area.top() + 4 + line + fm.ascent(),
-               fm.elidedText(tr("One row per layer (fc1 reads the data, fc%1 gives the output), one column per collected step "
+    p.drawText(QRect(area.left() + 8, area.top() + 4 + line, area.width() - 16, 2 * line), Qt::AlignLeft | Qt::TextWordWrap,
+               (tr("One row per layer (fc1 reads the data, fc%1 gives the output), one column per collected step "
                                 "(%2). Click a cell to see that layer's values in the Range view.")
-                                 .arg(L).arg(stride == 1 ? tr("every step") : tr("every %1 steps").arg(stride)), Qt::ElideRight, area.width() - 16));
+                                 .arg(L).arg(stride == 1 ? tr("every step") : tr("every %1 steps").arg(stride))));
 
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
     p.drawImage(r, m_image);
@@ -327,9 +327,12 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     p.setPen(text);
     QString legend = tr("skipped step (inf/NaN in the gradients), in the layer where the first inf/NaN was stored");
     if (unplaced) legend += tr(" (%1 skips with no recorded place are not drawn)").arg(unplaced);
-    legend += measure() == Measure::underflowShare ? tr("   ·   colour: share of the layer's non-zero gradient values that became 0")
-                                                   : tr("   ·   colour: values that became ±inf (log scale)");
     p.drawText(QPointF(r.left() + 16, ly + fm.ascent()), fm.elidedText(legend, Qt::ElideRight, area.width() - r.left() - 24));
+    p.drawText(QPointF(r.left(), ly + line + fm.ascent()),
+               fm.elidedText(measure() == Measure::underflowShare
+                                 ? tr("Colour: the share of the layer's non-zero gradient values that became 0 when stored (darker: more lost).")
+                                 : tr("Colour: how many of the layer's values became ±inf when stored (log scale; darker: more)."),
+                             Qt::ElideRight, area.width() - r.left() - 24));
 }
 
 QString WhereView::tooltipAt(QPoint pos) const {
