@@ -8,6 +8,7 @@
 // xvfb-run). --synthetic fills the charts with made-up records instead of training (for profiling);
 // BENCH_LINEAR_LOSS=1 measures with a linear loss axis (the app's default is logarithmic).
 #include <QApplication>
+#include <QPixmap>
 #include <QElapsedTimer>
 #include <QStandardPaths>
 #include <QThread>
@@ -268,7 +269,9 @@ int main(int argc, char** argv) {
     for (const auto& [v, name] : hviews) {
         w.setView(v);
         QCoreApplication::processEvents();
-        w.repaint();
+        QWidget* view = v == View::range ? static_cast<QWidget*>(w.rangeView())
+                        : v == View::where ? static_cast<QWidget*>(w.whereView())
+                                           : static_cast<QWidget*>(w.updatesView());
         std::vector<double> t;
         for (int rep = 0; rep < 40; ++rep) {
             QElapsedTimer t0;
@@ -279,11 +282,15 @@ int main(int argc, char** argv) {
                                                   : mpx::ui::WhereView::Measure::underflowShare);
             if (v == View::updates) w.updatesView()->refresh();
             QCoreApplication::processEvents();
-            w.repaint();
+            // Rendered whole into an image (as the PNG export does): a paint that cannot be skipped
+            // for a window the offscreen platform does not expose.
+            const QPixmap shot = view->grab();
+            Q_UNUSED(shot);
             t.push_back(t0.nsecsElapsed() / 1e6);
         }
         const Stats sv2 = stats(t);
-        std::printf("  %s view full redraw: median %.1f ms, max %.1f ms over %zu redraws\n", name, sv2.median, sv2.max, t.size());
+        std::printf("  %s view full redraw (%dx%d): median %.1f ms, max %.1f ms over %zu redraws\n", name, view->width(),
+                    view->height(), sv2.median, sv2.max, t.size());
         ok = ok && sv2.max <= 33;
     }
     std::printf("targets (redraw <= 33 ms, UI never blocked > 50 ms): %s\n", ok ? "met" : "NOT met");
