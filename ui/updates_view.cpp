@@ -81,6 +81,11 @@ UpdatesView::UpdatesView(gui::RecordStore* store, QWidget* parent) : QWidget(par
     connect(m_plot, &PlotWidget::plotResized, this, [this] { refresh(); });
 }
 
+void UpdatesView::showEvent(QShowEvent* e) {
+    QWidget::showEvent(e);
+    refresh();
+}
+
 void UpdatesView::refresh() {
     // The Training tab's lost-updates row: its metric, reduced per pixel column as it reduces it.
     const ChartSpec& spec = chartSpec(ChartId::lostUpdates);

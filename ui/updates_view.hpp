@@ -39,6 +39,9 @@ public:
     QString message() const;
     void setPresentationScale(double s);
 
+protected:
+    void showEvent(QShowEvent* e) override;  // the chart is refreshed only while shown: catch up
+
 private:
     class Canvas;
     void paintCanvas(QPainter& p, const QRect& area) const;

@@ -265,11 +265,13 @@ private slots:
         QSignalSpy started(w->store(), &RecordStore::sessionStarted);
         w->applyConfig(*cfg, QStringLiteral("test"));
         QVERIFY(started.wait(10'000));
-        w->setView(MainWindow::View::updates);
+        w->setView(MainWindow::View::charts);
         w->run(21);
         QTRY_COMPARE_WITH_TIMEOUT(w->store()->steps(), 21, 60'000);
         QTRY_COMPARE_WITH_TIMEOUT(w->engine()->state(), EngineState::paused, 10'000);
         w->store()->drainNow();
+        QVERIFY(w->updatesView()->lostPlot()->points(0).isEmpty());  // hidden: not refreshed while training
+        w->setView(MainWindow::View::updates);  // shown: catches up at once
         UpdatesView* u = w->updatesView();
         for (int run = 0; run < 3; ++run) {
             const auto& s = w->store()->histograms(run).snapshots().back();
