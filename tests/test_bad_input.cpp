@@ -491,7 +491,7 @@ private slots:
         app("app_after_steps_alone", {"--after-steps", "5"}, "--screenshot");
         app("app_screenshot_directory", {"--screenshot", "@F/dir"}, "is a directory");
         app("app_screenshot_missing_directory", {"--screenshot", "no/such/s.png"}, "does not exist");
-        app("app_view_unknown", {"--view", "graphs"}, "--view takes charts or boundaries");
+        app("app_view_unknown", {"--view", "graphs"}, "--view takes charts, boundaries, range, where, updates");
         app("app_unknown_option", {"--bogus"}, "bogus");
         app("app_extra_argument", {"extra"}, "extra");
     }

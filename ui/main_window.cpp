@@ -19,6 +19,8 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "app/gui/config_bridge.hpp"
 #include "ui/boundary_view.hpp"
 #include "ui/charts_panel.hpp"
@@ -28,9 +30,12 @@
 #include "ui/lesson_panel.hpp"
 #include "ui/live_panel.hpp"
 #include "ui/message_bar.hpp"
+#include "ui/range_view.hpp"
 #include "ui/setup_panel.hpp"
 #include "ui/status_line.hpp"
 #include "ui/sweep_panel.hpp"
+#include "ui/updates_view.hpp"
+#include "ui/where_view.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -110,6 +115,25 @@ void MainWindow::buildLayout() {
                                  "plane, computed in that run's own precision, side by side. Where a low-precision run "
                                  "draws the same map as fp32, it tracks FP32."));
     connect(m_boundaries, &BoundaryView::wantedChanged, m_engine, &gui::EngineController::setBoundariesWanted);
+    m_range = new RangeView(m_store);
+    m_views->setTabToolTip(m_views->addTab(m_range, tr("Range")),
+                           tr("How big one layer's values are, against what the run's number format can hold: which "
+                              "ones become 0, lose digits, or become infinity, and how the loss scale moves gradients."));
+    m_where = new WhereView(m_store);
+    m_views->setTabToolTip(m_views->addTab(m_where, tr("Where")),
+                           tr("Which layer loses gradients to underflow or overflows, step by step, and where each "
+                              "skipped step's first inf/NaN appeared. Click a cell to open it in Range."));
+    m_updates = new UpdatesView(m_store);
+    m_views->setTabToolTip(m_views->addTab(m_updates, tr("Updates")),
+                           tr("How big weight updates are against the spacing of the stored weights: updates under "
+                              "half a spacing are rounded away."));
+    connect(m_where, &WhereView::cellActivated, this, [this](int run, int layer, qint64 step, WhereView::Measure m) {
+        m_range->setRuns(run, m_range->runB() == run ? -1 : m_range->runB());
+        m_range->setLayer(layer);
+        m_range->setTensor(m == WhereView::Measure::underflowShare ? mpx::HistTensor::grad_weight : mpx::HistTensor::grad_output);
+        m_range->setStep(step);
+        setView(View::range);
+    });
     v->addWidget(m_views, 1);
     m_log = new EventLogPanel(m_store);
     m_split = new QSplitter(Qt::Vertical);
@@ -167,11 +191,11 @@ void MainWindow::buildActions() {
         if (!path.isEmpty()) exportCsv(path);
     });
     auto* png = new QAction(tr("Export the view as PNG…"), this);
-    png->setToolTip(tr("Save the charts, or the decision boundaries when they are shown, as a PNG picture"));
+    png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where or updates) as a PNG picture"));
     connect(png, &QAction::triggered, this, [this] {
-        const bool charts = view() == View::charts;
-        const QString path = QFileDialog::getSaveFileName(this, charts ? tr("Save the charts") : tr("Save the decision boundaries"),
-                                                          charts ? QStringLiteral("mpx-charts.png") : QStringLiteral("mpx-boundaries.png"),
+        static const char* names[] = {"charts", "boundaries", "range", "where", "updates"};
+        const QString name = QString::fromLatin1(names[static_cast<int>(view())]);
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save the view shown"), QStringLiteral("mpx-%1.png").arg(name),
                                                           tr("PNG (*.png)"));
         if (path.isEmpty()) return;
         if (exportViewPng(path)) m_messages->showMessage(MessageBar::Kind::success, tr("Saved the view to %1").arg(path));
@@ -237,6 +261,9 @@ void MainWindow::buildActions() {
     connect(m_classroom, &Classroom::changed, this, [this] {
         m_charts->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_boundaries->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_range->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_where->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_updates->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_classroomAction->setChecked(m_classroom->isOn());
     });
     bar->insertAction(presetLabel, m_classroomAction);
@@ -422,12 +449,12 @@ void MainWindow::exportCsv(const QString& path) { m_engine->exportCsv(path); }
 
 bool MainWindow::exportChartsPng(const QString& path) { return m_charts->grab().save(path, "PNG"); }
 
-void MainWindow::setView(View v) { m_views->setCurrentIndex(v == View::charts ? 0 : 1); }
+void MainWindow::setView(View v) { m_views->setCurrentIndex(static_cast<int>(v)); }
 
-MainWindow::View MainWindow::view() const { return m_views->currentIndex() == 1 ? View::boundaries : View::charts; }
+MainWindow::View MainWindow::view() const { return static_cast<View>(std::max(0, m_views->currentIndex())); }
 
 bool MainWindow::exportViewPng(const QString& path) {
-    return view() == View::charts ? exportChartsPng(path) : m_boundaries->grab().save(path, "PNG");
+    return view() == View::charts ? exportChartsPng(path) : m_views->currentWidget()->grab().save(path, "PNG");
 }
 
 bool MainWindow::saveScreenshot(const QString& path) { return grab().save(path, "PNG"); }

@@ -24,9 +24,12 @@ class Classroom;
 class LessonPanel;
 class LivePanel;
 class MessageBar;
+class RangeView;
 class SetupPanel;
 class StatusLine;
 class SweepPanel;
+class UpdatesView;
+class WhereView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -49,8 +52,9 @@ public:
     void reproduceFrom(const QString& sidecarPath);
     void exportCsv(const QString& path);
     bool exportChartsPng(const QString& path);
-    // The view the central tabs show: the training charts or the decision boundaries.
-    enum class View { charts, boundaries };
+    // The view the central tabs show, in tab order: the training charts, the decision boundaries,
+    // and the histogram views (Range, Where, Updates).
+    enum class View { charts, boundaries, range, where, updates };
     void setView(View v);
     View view() const;
     bool exportViewPng(const QString& path);  // the view shown, as File ▸ Export the view as PNG saves it
@@ -62,6 +66,9 @@ public:
     gui::RecordStore* store() const { return m_store; }
     ChartsPanel* charts() const { return m_charts; }
     BoundaryView* boundaryView() const { return m_boundaries; }
+    RangeView* rangeView() const { return m_range; }
+    WhereView* whereView() const { return m_where; }
+    UpdatesView* updatesView() const { return m_updates; }
     EventLogPanel* eventLog() const { return m_log; }
     SetupPanel* setupPanel() const { return m_setup; }
     LivePanel* livePanel() const { return m_live; }
@@ -90,7 +97,10 @@ private:
     mpx::SessionConfig m_base;  // the last configuration applied; panels write over it
     ChartsPanel* m_charts = nullptr;
     BoundaryView* m_boundaries = nullptr;
-    QTabWidget* m_views = nullptr;  // charts | boundaries
+    RangeView* m_range = nullptr;
+    WhereView* m_where = nullptr;
+    UpdatesView* m_updates = nullptr;
+    QTabWidget* m_views = nullptr;  // in View's order
     EventLogPanel* m_log = nullptr;
     SetupPanel* m_setup = nullptr;
     LivePanel* m_live = nullptr;

@@ -8,6 +8,9 @@
 
 namespace mpx::gui {
 
+const QStringList k_views = {QStringLiteral("charts"), QStringLiteral("boundaries"), QStringLiteral("range"),
+                             QStringLiteral("where"), QStringLiteral("updates")};
+
 CommandLineResult parseCommandLine(const QStringList& arguments) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("mpx — Mixed-Precision Explorer"));
@@ -27,8 +30,11 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption classroom(QStringLiteral("classroom"),
                                        QStringLiteral("Open in the classroom view (large, settings hidden; F11 toggles)."));
     const QCommandLineOption view(QStringLiteral("view"),
-                                  QStringLiteral("Show the training charts or the decision boundaries (2-D data sets)."),
-                                  QStringLiteral("charts|boundaries"));
+                                  QStringLiteral("The central view: training charts, decision boundaries (2-D data sets), "
+                                                 "range (where one layer's values sit against the format), where "
+                                                 "(underflow/overflow per layer and step) or updates (update size "
+                                                 "against the weights' spacing)."),
+                                  QStringLiteral("charts|boundaries|range|where|updates"));
     p.addOptions({help, config, set, start, after, shot, explorer, classroom, view});
     CommandLineResult r;
     r.help = p.helpText();
@@ -45,8 +51,8 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
     cl.explorer = p.value(explorer);
     cl.classroom = p.isSet(classroom);
     cl.view = p.value(view);
-    if (p.isSet(view) && cl.view != QLatin1String("charts") && cl.view != QLatin1String("boundaries")) {
-        r.error = QStringLiteral("--view takes charts or boundaries, got '%1'").arg(cl.view);
+    if (p.isSet(view) && !k_views.contains(cl.view)) {
+        r.error = QStringLiteral("--view takes %1, got '%2'").arg(k_views.join(QStringLiteral(", ")), cl.view);
         return r;
     }
     if (p.isSet(after)) {

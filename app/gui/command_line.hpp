@@ -1,5 +1,5 @@
 // The desktop app's command line: mpx [--config NAME|FILE] [--set key=value]... [--start]
-// [--classroom] [--explorer VALUE] [--view charts|boundaries] [--after-steps N --screenshot FILE.png]. Rule: a bad configuration is reported here, before any
+// [--classroom] [--explorer VALUE] [--view charts|boundaries|range|where|updates] [--after-steps N --screenshot FILE.png]. Rule: a bad configuration is reported here, before any
 // window opens, so scripts get a message and a non-zero exit code.
 #pragma once
 
@@ -18,7 +18,7 @@ struct CommandLine {
     QString screenshot;     // with --explorer: a picture of the explorer window
     QString explorer;       // --explorer VALUE: open the format explorer showing VALUE
     bool classroom = false; // --classroom: open in the classroom view
-    QString view;           // --view: "charts" or "boundaries" (the central tab); empty: as last time
+    QString view;           // --view: one of k_views (the central tab); empty: as last time
     bool showHelp = false;
 };
 
@@ -27,6 +27,9 @@ struct CommandLineResult {
     QString error;  // for stderr; exit code 2
     QString help;
 };
+
+// The names --view takes, in the order of the central tabs (MainWindow::View).
+extern const QStringList k_views;
 
 CommandLineResult parseCommandLine(const QStringList& arguments);
 // argv without the options QApplication itself takes (-platform X, -style X, -reverse, ...), so the

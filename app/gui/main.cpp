@@ -95,8 +95,7 @@ int main(int argc, char** argv) {
     mpx::ui::MainWindow w;
     w.applyConfig(*resolved.config, resolved.origin);
     if (cl.classroom) w.setClassroom(true);
-    if (!cl.view.isEmpty())
-        w.setView(cl.view == QLatin1String("boundaries") ? mpx::ui::MainWindow::View::boundaries : mpx::ui::MainWindow::View::charts);
+    if (!cl.view.isEmpty()) w.setView(static_cast<mpx::ui::MainWindow::View>(mpx::gui::k_views.indexOf(cl.view)));
     w.show();
     if (!cl.explorer.isEmpty()) {
         mpx::ui::FormatExplorer* ex = w.showFormatExplorer(cl.explorer);

@@ -1,11 +1,14 @@
 // Benchmark (not a CTest test): the main window with the real engine training three runs at full
 // speed until each has 100,000 recorded steps, measuring (1) the longest stall of the UI thread's
 // event loop while the engine runs and (2) full redraws of every chart with 3 × 100,000 steps on
-// screen (refresh from the store + synchronous repaint), at several zoom levels.
+// screen (refresh from the store + synchronous repaint), at several zoom levels, and (3) full redraws
+// of the histogram views (Range, Where, Updates) with every collected snapshot in the store (the
+// engine's, or with --synthetic one every 10 steps per run for a 4-layer model).
 // Run: QT_QPA_PLATFORM=offscreen build-ui/bin/bench_redraw [--steps N] [--synthetic] (or under
 // xvfb-run). --synthetic fills the charts with made-up records instead of training (for profiling);
 // BENCH_LINEAR_LOSS=1 measures with a linear loss axis (the app's default is logarithmic).
 #include <QApplication>
+#include <QPixmap>
 #include <QElapsedTimer>
 #include <QStandardPaths>
 #include <QThread>
@@ -19,6 +22,9 @@
 #include "app/gui/config_bridge.hpp"
 #include "ui/charts_panel.hpp"
 #include "ui/main_window.hpp"
+#include "ui/range_view.hpp"
+#include "ui/updates_view.hpp"
+#include "ui/where_view.hpp"
 
 namespace {
 
@@ -124,6 +130,8 @@ int main(int argc, char** argv) {
             auto& buffer = w.engine()->buffer();
             auto info = std::make_shared<mpx::gui::SessionInfo>(*buffer.drain().session);
             info->generation += 1000;
+            info->config.model.sizes = {2, 64, 64, 64, 2};
+            info->config.instruments.every = 10;
             buffer.beginSession(info);
             std::vector<mpx::StepRecord> recs;
             for (long long i = 0; i < steps; ++i)
@@ -146,6 +154,33 @@ int main(int argc, char** argv) {
                     recs.push_back(x);
                 }
             buffer.append(recs);
+            w.store()->drainNow();
+            // Histograms as the engine collects them: every 10 steps, every tensor of 4 layers,
+            // values spread over ~20 bins that drift with the step; the store's logs thin them.
+            const int layers = 4;
+            for (long long i = 0; i < steps; i += 10) {
+                for (int r = 0; r < 3; ++r) {
+                    mpx::HistogramSnapshot snap;
+                    snap.step = i;
+                    snap.loss_scale = r == 1 ? std::ldexp(1.0, 16 + static_cast<int>(i / 2000 % 8)) : 1.0;
+                    snap.layer_counts.resize(static_cast<std::size_t>(layers) * 3);
+                    for (int l = 0; l < layers; ++l) {
+                        snap.layer_counts[static_cast<std::size_t>(l) * 3 + 1].nonzero = 4096;
+                        snap.layer_counts[static_cast<std::size_t>(l) * 3 + 1].underflow = static_cast<unsigned long long>((i * 7 + l * 131 + r) % 400);
+                        snap.layer_counts[static_cast<std::size_t>(l) * 3 + 1].overflow = (i % 1999 == 0 && r == 1) ? 12 : 0;
+                        for (const auto& e : mpx::k_hist_tensor_names) {
+                            mpx::hd::Bins b;
+                            const int centre = -20 + static_cast<int>((i / 500 + l * 3 + static_cast<int>(e.value)) % 24);
+                            for (int k = -10; k <= 10; ++k)
+                                b.n[centre + k - mpx::hd::k_bin_min] = static_cast<unsigned long long>(1000.0 * std::exp(-k * k / 18.0));
+                            b.n[mpx::hd::k_slot_zero] = 7;
+                            snap.add(l, e.value, r == 0 ? mpx::Format::fp32 : mpx::Format::fp16, b);
+                        }
+                    }
+                    buffer.appendHistogram(r, std::move(snap));
+                }
+                if (i % 10'000 == 0) w.store()->drainNow();
+            }
             w.store()->drainNow();
             QApplication::quit();
         });
@@ -219,7 +254,45 @@ int main(int argc, char** argv) {
     std::printf("  of which refresh (decimate + replace): median %.1f ms, max %.1f ms\n", ro.median, ro.max);
     std::printf("full redraw (refresh + repaint, 3 x %.0f steps): median %.1f ms, p99 %.1f ms, max %.1f ms over %zu redraws\n",
                 n, r.median, r.p99, r.max, redraw.size());
-    const bool ok = r.max <= 33 && g.max <= 50;
+    bool ok = r.max <= 33 && g.max <= 50;
+
+    // (3) The histogram views: shown, then each redraw reads the store again (Range: another step
+    // each time; Where: the other measure each time, so its image is rebuilt; Updates: refresh).
+    using View = mpx::ui::MainWindow::View;
+    std::size_t snapshots = 0, bytes = 0;
+    for (int run = 0; run < w.store()->runCount(); ++run) {
+        snapshots += w.store()->histograms(run).snapshots().size();
+        bytes += w.store()->histograms(run).bytes();
+    }
+    std::printf("histogram views (%zu snapshots in the store, %.1f MiB):\n", snapshots, bytes / 1048576.0);
+    const std::pair<View, const char*> hviews[] = {{View::range, "Range"}, {View::where, "Where"}, {View::updates, "Updates"}};
+    for (const auto& [v, name] : hviews) {
+        w.setView(v);
+        QCoreApplication::processEvents();
+        QWidget* view = v == View::range ? static_cast<QWidget*>(w.rangeView())
+                        : v == View::where ? static_cast<QWidget*>(w.whereView())
+                                           : static_cast<QWidget*>(w.updatesView());
+        std::vector<double> t;
+        for (int rep = 0; rep < 40; ++rep) {
+            QElapsedTimer t0;
+            t0.start();
+            if (v == View::range) w.rangeView()->setStep(static_cast<long long>(n * rep / 40));
+            if (v == View::where)
+                w.whereView()->setMeasure(rep % 2 ? mpx::ui::WhereView::Measure::overflowCount
+                                                  : mpx::ui::WhereView::Measure::underflowShare);
+            if (v == View::updates) w.updatesView()->refresh();
+            QCoreApplication::processEvents();
+            // Rendered whole into an image (as the PNG export does): a paint that cannot be skipped
+            // for a window the offscreen platform does not expose.
+            const QPixmap shot = view->grab();
+            Q_UNUSED(shot);
+            t.push_back(t0.nsecsElapsed() / 1e6);
+        }
+        const Stats sv2 = stats(t);
+        std::printf("  %s view full redraw (%dx%d): median %.1f ms, max %.1f ms over %zu redraws\n", name, view->width(),
+                    view->height(), sv2.median, sv2.max, t.size());
+        ok = ok && sv2.max <= 33;
+    }
     std::printf("targets (redraw <= 33 ms, UI never blocked > 50 ms): %s\n", ok ? "met" : "NOT met");
     return 0;
 }

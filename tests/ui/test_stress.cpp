@@ -22,6 +22,8 @@
 #include "engine/session_config.hpp"
 #include "ui/live_panel.hpp"
 #include "ui/main_window.hpp"
+#include "ui/range_view.hpp"
+#include "ui/where_view.hpp"
 
 using mpx::gui::EngineState;
 using mpx::ui::MainWindow;
@@ -96,9 +98,15 @@ private slots:
             ++counts[a];
             switch (a) {
                 case 0: w.run(pick(3) == 0 ? -1 : w.store()->steps() + pick(50)); break;
-                case 1:  // and now and then the other central view: boundaries computed, or no longer
+                case 1:  // and now and then another central view (boundaries computed, or no longer), a
+                         // click in the Where view (it opens Range) or another step in the Range view
                     w.pause();
-                    if (pick(8) == 0) w.setView(pick(2) ? MainWindow::View::boundaries : MainWindow::View::charts);
+                    if (pick(8) == 0) w.setView(static_cast<MainWindow::View>(pick(5)));
+                    else if (w.view() == MainWindow::View::where && pick(2)) {
+                        if (QWidget* canvas = w.whereView()->childAt(w.whereView()->heatRect().center()))
+                            QTest::mouseClick(canvas, Qt::LeftButton, {},
+                                              QPoint(pick(std::max(1, canvas->width())), pick(std::max(1, canvas->height()))));
+                    } else if (w.view() == MainWindow::View::range) w.rangeView()->setStep(pick(std::max<qint64>(1, w.store()->steps())));
                     break;
                 case 2: w.stepOnce(); break;
                 case 3: if (pick(4) == 0) w.reset(); break;  // a reset builds a session: 1 in 40 actions

@@ -1,0 +1,302 @@
+// The histogram views (Range, Where, Updates) on the offscreen platform: the Range view's bars are
+// the snapshot's shares and its bands sit at each format's limits, the unscaled overlay is shifted
+// by log2(loss scale), the slider follows the newest step until moved; the Where view's cells are
+// the per-layer underflow shares of a real overflow-storm run and each skipped step's ring sits in
+// the layer of its first inf/NaN; clicking a cell opens Range at that layer and step; the Updates
+// view's share left of the half-ulp line is the count of those bins; every view exports a PNG.
+#include <QImage>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <cmath>
+#include <memory>
+
+#include "app/gui/config_bridge.hpp"
+#include "engine/histograms.hpp"
+#include "ui/main_window.hpp"
+#include "ui/plot_widget.hpp"
+#include "ui/range_view.hpp"
+#include "ui/updates_view.hpp"
+#include "ui/where_view.hpp"
+
+using mpx::HistTensor;
+using mpx::gui::EngineState;
+using mpx::gui::RecordBuffer;
+using mpx::gui::RecordStore;
+using mpx::ui::MainWindow;
+using mpx::ui::RangeView;
+using mpx::ui::UpdatesView;
+using mpx::ui::WhereView;
+
+Q_DECLARE_METATYPE(mpx::Format)
+
+namespace {
+
+constexpr int k_layers = 3;  // 2-64-64-2
+
+mpx::hd::Bins bins(std::initializer_list<std::pair<int, unsigned long long>> counts, unsigned long long zero = 0) {
+    mpx::hd::Bins b;
+    for (const auto& [bin, n] : counts) b.n[bin - mpx::hd::k_bin_min] = n;
+    b.n[mpx::hd::k_slot_zero] = zero;
+    return b;
+}
+
+// A snapshot of three layers in which fc2's gradients are given; the rest is empty.
+mpx::HistogramSnapshot snapshot(long long step, double scale) {
+    mpx::HistogramSnapshot s;
+    s.step = step;
+    s.loss_scale = scale;
+    s.layer_counts.resize(k_layers * 3);
+    // Scaled weight gradient of fc2: 5 values in [2^-30, 2^-29), 15 in [2^-20, ...), 30 at 2^-10, 10 zeros.
+    s.add(1, HistTensor::grad_weight, mpx::Format::fp16, bins({{-30, 5}, {-20, 15}, {-10, 30}}, 10));
+    s.add(1, HistTensor::grad_weight_unscaled, mpx::Format::fp32, bins({{-46, 5}, {-36, 15}, {-26, 30}}, 10));
+    s.add(1, HistTensor::grad_output, mpx::Format::fp16, bins({{-12, 40}, {-8, 60}}));
+    return s;
+}
+
+// A store fed through its buffer, as the worker feeds it: one session of two fp16 runs.
+struct Fed {
+    RecordBuffer buffer;
+    RecordStore store{&buffer};
+    Fed() {
+        auto info = std::make_shared<mpx::gui::SessionInfo>();
+        info->generation = 1;
+        info->config = mpx::load_config("default");
+        info->config.model.sizes = {2, 64, 64, 2};
+        info->config.instruments.every = 10;
+        info->runs = {{QStringLiteral("amp-fp16+none"), QStringLiteral("fp16"), QStringLiteral("amp")},
+                      {QStringLiteral("amp-fp16+pytorch"), QStringLiteral("fp16"), QStringLiteral("amp")}};
+        info->totalSteps = 1000;
+        buffer.beginSession(info);
+    }
+    void add(long long step, double scale) {
+        buffer.appendHistogram(0, snapshot(step, 1.0));
+        buffer.appendHistogram(1, snapshot(step, scale));
+        store.drainNow();
+    }
+};
+
+}  // namespace
+
+class TestHistogramViews : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir;
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("mpx-test"));
+        QVERIFY(dir.isValid());
+    }
+
+    void range_bars_are_the_snapshots_shares() {
+        Fed f;
+        f.add(0, 65536);
+        RangeView v(&f.store);
+        QCOMPARE(v.runA(), 0);  // amp-fp16+none above amp-fp16+pytorch
+        QCOMPARE(v.runB(), 1);
+        QCOMPARE(v.layer(), 1);  // fc2
+        QCOMPARE(v.tensor(), HistTensor::grad_weight);
+        const RangeView::Panel p = v.panel(0);
+        QCOMPARE(p.total, 60ull);
+        QCOMPARE(p.format, mpx::Format::fp16);
+        auto share = [&](int bin) { return p.share[static_cast<std::size_t>(bin - mpx::hd::k_bin_min)]; };
+        QCOMPARE(share(-30), 5.0 / 60);
+        QCOMPARE(share(-20), 15.0 / 60);
+        QCOMPARE(share(-10), 30.0 / 60);
+        QCOMPARE(share(-11), 0.0);
+        QCOMPARE(p.zero, 10.0 / 60);
+        QCOMPARE(p.inf, 0.0);
+        QVERIFY(p.unscaled.empty());  // run A's scale is 1: nothing to shift
+    }
+
+    void bands_sit_at_the_formats_limits_data() {
+        QTest::addColumn<mpx::Format>("format");
+        QTest::addColumn<double>("flushBelow");
+        QTest::addColumn<double>("normalFrom");
+        QTest::addColumn<double>("largest");
+        QTest::newRow("fp16") << mpx::Format::fp16 << -25.0 << -14.0 << 65504.0;
+        QTest::newRow("bf16") << mpx::Format::bf16 << -134.0 << -126.0 << 3.3895313892515355e38;
+        QTest::newRow("e4m3") << mpx::Format::e4m3 << -10.0 << -6.0 << 448.0;
+        QTest::newRow("e5m2") << mpx::Format::e5m2 << -17.0 << -14.0 << 57344.0;
+    }
+    void bands_sit_at_the_formats_limits() {
+        QFETCH(mpx::Format, format);
+        QFETCH(double, flushBelow);
+        QFETCH(double, normalFrom);
+        QFETCH(double, largest);
+        const auto b = RangeView::bands(format);
+        QCOMPARE(b.size(), 4u);
+        QCOMPARE(b[0].band, RangeView::Band::flushed);
+        QCOMPARE(b[0].hi, flushBelow);  // below half the smallest subnormal: rounds to 0
+        QCOMPARE(b[1].band, RangeView::Band::subnormal);
+        QCOMPARE(b[1].lo, flushBelow);
+        QCOMPARE(b[1].hi, normalFrom);
+        QCOMPARE(b[2].band, RangeView::Band::normal);
+        QCOMPARE(b[2].hi, std::log2(largest));
+        QCOMPARE(b[3].band, RangeView::Band::overflow);
+        QCOMPARE(b[3].lo, std::log2(largest));
+    }
+
+    void unscaled_overlay_is_shifted_by_log2_of_the_scale() {
+        Fed f;
+        f.add(0, 65536);
+        RangeView v(&f.store);
+        // grad_weight: the engine's own unscaled histogram, 16 bins to the left.
+        RangeView::Panel p = v.panel(1);
+        QCOMPARE(p.shift, 16.0);
+        QCOMPARE(p.unscaled.size(), 3u);
+        QCOMPARE(p.unscaled[0].first, -46.0);
+        QCOMPARE(p.unscaled[0].second, 5.0 / 60);
+        QCOMPARE(p.unscaled[2].first, -26.0);
+        for (std::size_t i = 0; i < 3; ++i)
+            QCOMPARE(p.unscaled[i].first + p.shift,
+                     static_cast<double>(std::array{-30, -20, -10}[i]));  // each bar moved by log2(scale)
+        // grad_output: its own bars moved by −log2(scale).
+        v.setTensor(HistTensor::grad_output);
+        p = v.panel(1);
+        QCOMPARE(p.unscaled.size(), 2u);
+        QCOMPARE(p.unscaled[0].first, -12.0 - 16.0);
+        QCOMPARE(p.unscaled[0].second, 0.4);
+        QCOMPARE(p.unscaled[1].first, -8.0 - 16.0);
+        QCOMPARE(p.unscaled[1].second, 0.6);
+        v.setTensor(HistTensor::preact);  // not a gradient: no overlay
+        QVERIFY(v.panel(1).unscaled.empty());
+    }
+
+    void range_follows_the_newest_step_until_moved() {
+        Fed f;
+        RangeView v(&f.store);
+        f.add(0, 1024);
+        f.add(10, 1024);
+        QCOMPARE(v.step(), 10);
+        QVERIFY(v.following());
+        f.add(20, 1024);
+        QCOMPARE(v.step(), 20);
+        v.setStep(9);  // the nearest collected step
+        QCOMPARE(v.step(), 10);
+        QVERIFY(!v.following());
+        f.add(30, 1024);
+        QCOMPARE(v.step(), 10);
+        QCOMPARE(v.panel(1).step, 10);  // run B at the same step
+    }
+
+    void where_cells_markers_and_click_on_a_real_overflow_storm() {
+        auto w = std::make_unique<MainWindow>();
+        w->resize(1500, 950);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        auto cfg = mpx::gui::loadConfig(QStringLiteral("overflow-storm")).config;
+        QVERIFY(cfg);
+        QCOMPARE(cfg->instruments.every, 1);  // the preset collects every step
+        cfg->steps = 40;
+        QSignalSpy started(w->store(), &RecordStore::sessionStarted);
+        w->applyConfig(*cfg, QStringLiteral("test"));
+        QVERIFY(started.wait(10'000));
+        w->setView(MainWindow::View::where);
+        w->run(12);
+        QTRY_COMPARE_WITH_TIMEOUT(w->store()->steps(), 12, 60'000);
+        QTRY_COMPARE_WITH_TIMEOUT(w->engine()->state(), EngineState::paused, 10'000);
+        w->store()->drainNow();
+        WhereView* where = w->whereView();
+        QCOMPARE(where->run(), 1);  // amp-fp16: where the storm is
+        QCOMPARE(where->layers(), 3);
+        QCOMPARE(where->columns(), 12);
+        const auto& snaps = w->store()->histograms(1).snapshots();
+        for (int c = 0; c < where->columns(); ++c)
+            for (int l = 0; l < 3; ++l) {
+                const mpx::hd::Counts& b = snaps[static_cast<std::size_t>(c)].layer(l, mpx::Pass::backward);
+                const double expect = b.nonzero ? static_cast<double>(b.underflow) / static_cast<double>(b.nonzero) : 0.0;
+                QCOMPARE(where->cellValue(l, c), expect);
+            }
+        // The storm's first steps are skipped (2^24 → 2^19): each ring in its first inf/NaN's layer.
+        const auto skips = where->skips();
+        QCOMPARE(static_cast<int>(skips.size()), static_cast<int>(w->store()->skippedSteps(1)));
+        QVERIFY(skips.size() >= 3);
+        for (const WhereView::Skip& s : skips) {
+            QVERIFY(s.site >= 0);
+            QCOMPARE(s.layer, s.site / mpx::k_tensor_kinds);
+            const QRectF cell = where->cellRect(s.layer, static_cast<int>(s.step));  // every step collected
+            QVERIFY(cell.contains(where->skipPos(s)));
+        }
+        where->setMeasure(WhereView::Measure::overflowCount);
+        const mpx::hd::Counts& f0 = snaps[0].layer(skips[0].layer, mpx::Pass::backward);
+        QVERIFY(where->cellValue(skips[0].layer, static_cast<int>(skips[0].step)) >= static_cast<double>(f0.overflow));
+        QVERIFY(where->cellValue(skips[0].layer, static_cast<int>(skips[0].step)) > 0);
+
+        // A click on fc3's cell at step 7 opens the Range view there.
+        w->whereView()->repaint();
+        const QPointF centre = where->cellRect(2, 7).center();
+        QWidget* canvas = where->childAt(centre.toPoint());
+        QVERIFY(canvas);
+        QTest::mouseClick(canvas, Qt::LeftButton, {}, canvas->mapFrom(where, centre.toPoint()));
+        QCOMPARE(w->view(), MainWindow::View::range);
+        QCOMPARE(w->rangeView()->runA(), 1);
+        QCOMPARE(w->rangeView()->layer(), 2);
+        QCOMPARE(w->rangeView()->step(), 7);
+        QCOMPARE(w->rangeView()->tensor(), HistTensor::grad_output);  // overflow: the gradients that blew up
+        QVERIFY(!w->rangeView()->following());
+
+        // Every view exports a non-empty picture of itself.
+        for (auto v : {MainWindow::View::range, MainWindow::View::where, MainWindow::View::updates}) {
+            w->setView(v);
+            const QString path = dir.filePath(QStringLiteral("view%1.png").arg(static_cast<int>(v)));
+            QVERIFY(w->exportViewPng(path));
+            const QImage img(path);
+            QVERIFY(!img.isNull());
+            QVERIFY(img.width() > 300 && img.height() > 200);
+            // Not blank: more than a handful of colours.
+            QSet<QRgb> colours;
+            for (int y = 0; y < img.height(); y += 7)
+                for (int x = 0; x < img.width(); x += 7) colours.insert(img.pixel(x, y));
+            QVERIFY2(colours.size() > 8, qPrintable(QStringLiteral("view %1: %2 colours").arg(static_cast<int>(v)).arg(colours.size())));
+        }
+    }
+
+    void updates_share_left_of_half_ulp_is_the_count() {
+        auto w = std::make_unique<MainWindow>();
+        w->resize(1500, 950);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        auto cfg = mpx::gui::loadConfig(QStringLiteral("lost-updates")).config;
+        QVERIFY(cfg);
+        cfg->steps = 60;
+        QSignalSpy started(w->store(), &RecordStore::sessionStarted);
+        w->applyConfig(*cfg, QStringLiteral("test"));
+        QVERIFY(started.wait(10'000));
+        w->setView(MainWindow::View::charts);
+        w->run(21);
+        QTRY_COMPARE_WITH_TIMEOUT(w->store()->steps(), 21, 60'000);
+        QTRY_COMPARE_WITH_TIMEOUT(w->engine()->state(), EngineState::paused, 10'000);
+        w->store()->drainNow();
+        QVERIFY(w->updatesView()->lostPlot()->points(0).isEmpty());  // hidden: not refreshed while training
+        w->setView(MainWindow::View::updates);  // shown: catches up at once
+        UpdatesView* u = w->updatesView();
+        for (int run = 0; run < 3; ++run) {
+            const auto& s = w->store()->histograms(run).snapshots().back();
+            QCOMPARE(s.step, 20);
+            unsigned long long below = 0, all = 0;
+            for (int l = 0; l < 3; ++l) {
+                const mpx::Histogram* h = s.find(l, HistTensor::update_ulp);
+                QVERIFY(h);
+                for (int b = mpx::hd::k_bin_min; b <= mpx::hd::k_bin_max; ++b) {
+                    all += s.count(*h, b);
+                    if (b <= -2) below += s.count(*h, b);  // bin −2 holds [¼, ½) of an ulp
+                }
+            }
+            QVERIFY(all > 0);
+            QCOMPARE(u->curve(run).step, 20);
+            QCOMPARE(u->curve(run).nonzero, all);
+            QCOMPARE(u->shareBelowHalfUlp(run), static_cast<double>(below) / static_cast<double>(all));
+        }
+        // pure-fp16 (FP16 weights) loses most updates; fp32 weights lose few (the preset's lesson).
+        QVERIFY(u->shareBelowHalfUlp(2) > 0.5);
+        QVERIFY(u->shareBelowHalfUlp(0) < u->shareBelowHalfUlp(2));
+        // The lost-updates line beneath is the Training tab's metric, one point per recorded step here.
+        QVERIFY(!u->lostPlot()->points(0).isEmpty());
+    }
+};
+
+QTEST_MAIN(TestHistogramViews)
+#include "test_histogram_views.moc"

@@ -1,0 +1,616 @@
+// RangeView: choices (runs, layer, tensor, step), shares from the snapshots, bands, bars, overlay.
+#include "ui/range_view.hpp"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QPainter>
+#include <QPainterPath>
+#include <QSlider>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ui/log2_axis.hpp"
+#include "ui/run_style.hpp"
+
+namespace mpx::ui {
+namespace {
+
+constexpr double k_inf = std::numeric_limits<double>::infinity();
+constexpr mpx::Format k_lineFormats[] = {mpx::Format::fp32, mpx::Format::bf16, mpx::Format::fp16,
+                                         mpx::Format::e4m3, mpx::Format::e5m2};
+
+QColor bandColour(RangeView::Band b) {
+    switch (b) {
+        case RangeView::Band::flushed: return QColor(0xd9, 0xd9, 0xd9);
+        case RangeView::Band::subnormal: return QColor(0xfd, 0xe6, 0xc4);
+        case RangeView::Band::normal: return QColor(0xe3, 0xf2, 0xe6);
+        case RangeView::Band::overflow: return QColor(0xf8, 0xc9, 0xc4);
+    }
+    return Qt::white;
+}
+
+QString upper(mpx::Format f) { return QString::fromLatin1(format_info(f).name).toUpper(); }
+
+QString percent(double share) {
+    if (share == 0) return QStringLiteral("0 %");
+    return QStringLiteral("%1 %").arg(100.0 * share, 0, 'g', share < 0.001 ? 2 : 3);
+}
+
+// What a tensor is, in words a student follows.
+QString tensorText(mpx::HistTensor t) {
+    using T = mpx::HistTensor;
+    switch (t) {
+        case T::input: return QObject::tr("input — what the layer reads");
+        case T::preact: return QObject::tr("preact — x·wᵀ + b, before the activation");
+        case T::normalized: return QObject::tr("normalized — LayerNorm's output");
+        case T::output: return QObject::tr("output — the activation's result");
+        case T::grad_output: return QObject::tr("grad_output — gradient reaching the layer (× loss scale)");
+        case T::grad_weight: return QObject::tr("grad_weight — weight gradient (× loss scale)");
+        case T::grad_weight_unscaled: return QObject::tr("grad_weight_unscaled — weight gradient ÷ loss scale");
+        case T::weight: return QObject::tr("weight — the stored weights");
+        case T::update_ulp: return QObject::tr("update_ulp — update ÷ weight spacing (Updates view)");
+    }
+    return {};
+}
+
+}  // namespace
+
+std::vector<RangeView::BandSpan> RangeView::bands(mpx::Format f) {
+    const FormatInfo d = format_info(f);
+    // Round to nearest: below half the smallest subnormal a value becomes 0 (exactly half: the tie
+    // goes to the even neighbour, 0).
+    const double flush = std::log2(static_cast<double>(d.min_subnormal)) - 1.0;
+    const double normal = std::log2(static_cast<double>(d.min_normal));
+    const double top = std::log2(static_cast<double>(d.max_finite));
+    return {{Band::flushed, -k_inf, flush}, {Band::subnormal, flush, normal},
+            {Band::normal, normal, top}, {Band::overflow, top, k_inf}};
+}
+
+QString RangeView::bandName(Band b) {
+    switch (b) {
+        case Band::flushed: return tr("flushed to zero");
+        case Band::subnormal: return tr("subnormal (precision lost)");
+        case Band::normal: return tr("normal");
+        case Band::overflow: return tr("overflow → ±inf");
+    }
+    return {};
+}
+
+class RangeView::Canvas : public QWidget {
+public:
+    explicit Canvas(RangeView* view) : m_view(view) {
+        setMinimumSize(500, 300);
+        setMouseTracking(true);
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        p.fillRect(rect(), palette().color(QPalette::Base));
+        m_view->paintCanvas(p, rect());
+    }
+    bool event(QEvent* e) override {
+        if (e->type() != QEvent::ToolTip) return QWidget::event(e);
+        auto* help = static_cast<QHelpEvent*>(e);
+        const QString t = m_view->tooltipAt(help->pos());
+        QToolTip::showText(help->globalPos(), t.isEmpty() ? m_view->toolTip() : t, this);
+        return true;
+    }
+
+private:
+    RangeView* m_view;
+};
+
+RangeView::RangeView(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(4, 2, 4, 2);
+    outer->setSpacing(2);
+    auto* bar = new QHBoxLayout;
+    bar->setSpacing(6);
+    m_runA = new QComboBox;
+    m_runB = new QComboBox;
+    m_layer = new QComboBox;
+    m_tensor = new QComboBox;
+    for (const auto& e : mpx::k_hist_tensor_names)
+        if (e.value != mpx::HistTensor::update_ulp)
+            m_tensor->addItem(tensorText(e.value), static_cast<int>(e.value));
+    for (QComboBox* c : {m_runA, m_runB}) {
+        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        c->setMinimumContentsLength(12);
+    }
+    m_tensor->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_tensor->setMinimumContentsLength(18);
+    m_runA->setToolTip(tr("The run drawn on top."));
+    m_runB->setToolTip(tr("A second run drawn underneath on the same axis, at the same step (e.g. FP16 next to BF16)."));
+    m_layer->setToolTip(tr("The layer whose values are shown (fc1 reads the data, the last one gives the outputs)."));
+    m_tensor->setToolTip(tr("Which values of the layer: forward activations, gradients (multiplied by the loss "
+                            "scale while they are stored) or the weights."));
+    bar->addWidget(new QLabel(tr("Run")));
+    bar->addWidget(m_runA);
+    bar->addWidget(new QLabel(tr("beside")));
+    bar->addWidget(m_runB);
+    bar->addWidget(new QLabel(tr("Layer")));
+    bar->addWidget(m_layer);
+    bar->addWidget(new QLabel(tr("Values")));
+    bar->addWidget(m_tensor);
+    bar->addStretch(1);
+    outer->addLayout(bar);
+    bar = new QHBoxLayout;  // the step slider on its own row: the window stays narrow enough for a laptop
+    bar->addWidget(new QLabel(tr("Step")));
+    m_slider = new QSlider(Qt::Horizontal);
+    m_slider->setRange(0, 0);
+    m_slider->setMinimumWidth(100);
+    m_slider->setToolTip(tr("Scrub through the steps at which histograms were collected. At the right end the "
+                            "view follows training; move it to stay at one step."));
+    bar->addWidget(m_slider, 1);
+    m_stepLabel = new QLabel;
+    m_stepLabel->setMinimumWidth(120);
+    bar->addWidget(m_stepLabel);
+    outer->addLayout(bar);
+    m_canvas = new Canvas(this);
+    outer->addWidget(m_canvas, 1);
+    setToolTip(tr("How big the values are, on a scale of powers of two: each bar is the share of this tensor's "
+                  "values between one power of two and the next. The coloured bands are what the run's number "
+                  "format can hold: grey values become 0, orange ones keep fewer digits, green ones are stored "
+                  "normally, red ones become infinity. Thin lines mark where other formats stop."));
+
+    auto changed = [this] { refresh(); };
+    connect(m_runA, &QComboBox::currentIndexChanged, this, &RangeView::stepsChanged);  // its own steps
+    connect(m_runB, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_layer, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_tensor, &QComboBox::currentIndexChanged, this, changed);
+    connect(m_slider, &QSlider::valueChanged, this, [this](int v) {
+        if (!m_settingSlider) m_follow = v == m_slider->maximum();
+        refresh();
+    });
+    connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
+        m_follow = true;
+        rebuildChoices();
+        stepsChanged();
+    });
+    connect(m_store, &gui::RecordStore::stepsRecorded, this, &RangeView::stepsChanged);
+    rebuildChoices();
+}
+
+void RangeView::rebuildChoices() {
+    const QSignalBlocker ba(m_runA), bb(m_runB), bl(m_layer);
+    m_runA->clear();
+    m_runB->clear();
+    m_layer->clear();
+    m_runB->addItem(tr("(none)"), -1);
+    const auto session = m_store->session();
+    if (!session) return;
+    for (int r = 0; r < static_cast<int>(session->runs.size()); ++r) {
+        const QString label = session->runs[static_cast<std::size_t>(r)].label;
+        m_runA->addItem(swatch(runColour(r)), label, r);
+        m_runB->addItem(swatch(runColour(r)), label, r);
+    }
+    const int layers = session->config.model.layers();
+    for (int l = 0; l < layers; ++l) m_layer->addItem(QStringLiteral("fc%1").arg(l + 1), l);
+    // The first low-precision run beside the next one (the underflow preset: amp-fp16+none beside
+    // amp-fp16+pytorch), a middle layer's weight gradients: what a scaler changes.
+    const int runs = static_cast<int>(session->runs.size());
+    int a = 0;
+    while (a + 1 < runs && session->runs[static_cast<std::size_t>(a)].precision == QLatin1String("fp32")) ++a;
+    const int b = runs < 2 ? -1 : a + 1 < runs ? a + 1 : (a == 0 ? 1 : 0);
+    m_runA->setCurrentIndex(a);
+    m_runB->setCurrentIndex(m_runB->findData(b));
+    m_layer->setCurrentIndex(layers > 2 ? layers / 2 : 0);
+    const QSignalBlocker bt(m_tensor);
+    m_tensor->setCurrentIndex(m_tensor->findData(static_cast<int>(mpx::HistTensor::grad_weight)));
+}
+
+const std::vector<mpx::HistogramSnapshot>* RangeView::snapshots(int run) const {
+    if (run < 0 || run >= m_store->runCount()) return nullptr;
+    return &m_store->histograms(run).snapshots();
+}
+
+const mpx::HistogramSnapshot* RangeView::snapshotAt(int run, long long step) const {
+    const auto* s = snapshots(run);
+    if (!s || s->empty() || step < 0) return nullptr;
+    auto it = std::lower_bound(s->begin(), s->end(), step,
+                               [](const mpx::HistogramSnapshot& h, long long x) { return h.step < x; });
+    if (it == s->end()) return &s->back();
+    if (it != s->begin() && step - std::prev(it)->step < it->step - step) --it;
+    return &*it;
+}
+
+void RangeView::stepsChanged() {
+    const auto* s = snapshots(runA());
+    const int n = s ? static_cast<int>(s->size()) : 0;
+    const long long shown = step();
+    m_settingSlider = true;
+    m_slider->setRange(0, std::max(0, n - 1));
+    if (m_follow) m_slider->setValue(std::max(0, n - 1));
+    else if (n > 0) {  // thinning moves indices: stay at the step, not at the index
+        auto it = std::lower_bound(s->begin(), s->end(), shown,
+                                   [](const mpx::HistogramSnapshot& h, long long x) { return h.step < x; });
+        m_slider->setValue(static_cast<int>(std::min<std::ptrdiff_t>(it - s->begin(), n - 1)));
+    }
+    m_settingSlider = false;
+    refresh();
+}
+
+void RangeView::refresh() {
+    const auto* s = snapshots(runA());
+    const long long st = step();
+    if (!s || s->empty()) m_stepLabel->setText(tr("no histogram yet"));
+    else {
+        const long long every = m_store->session() ? m_store->session()->config.instruments.every : 0;
+        const long long stride = every * m_store->histograms(runA()).stride();
+        m_stepLabel->setText(tr("step %1%2").arg(st).arg(m_follow ? tr(" · following") : QString()));
+        m_stepLabel->setToolTip(tr("Histograms are collected every %1 steps.").arg(stride));
+    }
+    m_canvas->update();
+}
+
+void RangeView::setRuns(int a, int b) {
+    const QSignalBlocker ba(m_runA), bb(m_runB);
+    const long long keep = step();
+    m_runA->setCurrentIndex(std::max(0, m_runA->findData(a)));
+    m_runB->setCurrentIndex(std::max(0, m_runB->findData(b)));
+    if (m_follow) stepsChanged();
+    else setStep(keep);
+}
+int RangeView::runA() const { return m_runA->currentIndex() < 0 ? -1 : m_runA->currentData().toInt(); }
+int RangeView::runB() const { return m_runB->currentIndex() < 0 ? -1 : m_runB->currentData().toInt(); }
+void RangeView::setLayer(int layer) { m_layer->setCurrentIndex(m_layer->findData(layer)); }
+int RangeView::layer() const { return m_layer->currentIndex() < 0 ? 0 : m_layer->currentData().toInt(); }
+void RangeView::setTensor(mpx::HistTensor t) { m_tensor->setCurrentIndex(m_tensor->findData(static_cast<int>(t))); }
+mpx::HistTensor RangeView::tensor() const { return static_cast<mpx::HistTensor>(m_tensor->currentData().toInt()); }
+
+void RangeView::setStep(long long step) {
+    const auto* s = snapshots(runA());
+    if (!s || s->empty()) return;
+    const mpx::HistogramSnapshot* h = snapshotAt(runA(), step);
+    m_follow = false;
+    m_settingSlider = true;
+    m_slider->setRange(0, static_cast<int>(s->size()) - 1);
+    m_slider->setValue(static_cast<int>(h - s->data()));
+    m_settingSlider = false;
+    m_follow = false;  // even at the newest: the user asked for this step
+    refresh();
+}
+
+long long RangeView::step() const {
+    const auto* s = snapshots(runA());
+    if (!s || s->empty()) return -1;
+    const int i = std::clamp(m_slider->value(), 0, static_cast<int>(s->size()) - 1);
+    return (*s)[static_cast<std::size_t>(i)].step;
+}
+
+RangeView::Panel RangeView::panel(int side) const {
+    Panel out;
+    const int run = side == 0 ? runA() : runB();
+    const long long st = step();
+    const mpx::HistogramSnapshot* snap = snapshotAt(run, st);
+    if (!snap) return out;
+    out.run = run;
+    out.step = snap->step;
+    out.lossScale = snap->loss_scale;
+    const mpx::HistTensor t = tensor();
+    const mpx::Histogram* h = snap->find(layer(), t);
+    if (!h) return out;
+    out.found = true;
+    out.format = h->format;
+    out.total = snap->total(*h);
+    if (out.total == 0) return out;
+    const double n = static_cast<double>(out.total);
+    for (int b = hd::k_bin_min; b <= hd::k_bin_max; ++b)
+        out.share[static_cast<std::size_t>(b - hd::k_bin_min)] = static_cast<double>(snap->count(*h, b)) / n;
+    out.zero = static_cast<double>(h->zero) / n;
+    out.inf = static_cast<double>(h->inf) / n;
+    out.nan = static_cast<double>(h->nan) / n;
+    out.shift = std::log2(snap->loss_scale);
+    if (!mpx::is_scaled_gradient(t) || snap->loss_scale == 1.0 || !std::isfinite(out.shift)) return out;
+    if (t == mpx::HistTensor::grad_weight) {
+        if (const mpx::Histogram* u = snap->find(layer(), mpx::HistTensor::grad_weight_unscaled)) {
+            const double un = static_cast<double>(snap->total(*u));
+            for (int b = hd::k_bin_min; b <= hd::k_bin_max && un > 0; ++b)
+                if (const auto c = snap->count(*u, b)) out.unscaled.emplace_back(b, static_cast<double>(c) / un);
+        }
+    } else {
+        for (int b = hd::k_bin_min; b <= hd::k_bin_max; ++b)
+            if (const double s = out.share[static_cast<std::size_t>(b - hd::k_bin_min)]; s > 0)
+                out.unscaled.emplace_back(b - out.shift, s);
+    }
+    return out;
+}
+
+void RangeView::setPresentationScale(double s) {
+    m_scale = s;
+    QFont f = font();
+    f.setPointSizeF(QApplication::font().pointSizeF() * s);
+    m_canvas->setFont(f);
+    m_canvas->update();
+}
+
+QString RangeView::message() const {
+    const auto session = m_store->session();
+    if (!session) return tr("No session yet: press Run or Step.");
+    if (session->config.instruments.every <= 0)
+        return tr("Histograms are off for this session (instruments.every = 0). Set it to 10 and reset to see "
+                  "where the values sit.");
+    const auto* s = snapshots(runA());
+    if (!s || s->empty())
+        return tr("No histogram yet: one is collected every %1 steps. Press Run or Step.").arg(session->config.instruments.every);
+    return {};
+}
+
+namespace {
+
+struct Geometry {
+    QRect plot[2];
+    int sides = 1;
+};
+
+constexpr int k_left = 64, k_right = 18;
+
+Geometry panelGeometry(const QRect& area, int sides, const QFontMetrics& fm) {
+    Geometry g;
+    g.sides = sides;
+    const int line = fm.lineSpacing();
+    // Per side: title, band labels, plot, axis labels, caption (two lines).
+    const int above = 2 * line + 8, below = 4 * line + 14, legend = line + 4;
+    const int h = (area.height() - 8 - legend) / sides;
+    for (int s = 0; s < sides; ++s) {
+        const int top = area.top() + 4 + legend + s * h + above;
+        g.plot[s] = QRect(area.left() + k_left, top, area.width() - k_left - k_right, std::max(40, h - above - below));
+    }
+    return g;
+}
+
+}  // namespace
+
+QRect RangeView::plotRect(int side) const {
+    if (!message().isEmpty() || side < 0 || side > 1 || (side == 1 && runB() < 0)) return {};
+    const Geometry g = panelGeometry(m_canvas->rect(), runB() >= 0 ? 2 : 1, QFontMetrics(m_canvas->font()));
+    return g.plot[side].translated(m_canvas->geometry().topLeft());
+}
+
+std::pair<double, double> RangeView::axisRange() const {
+    // Wide enough for the run formats' bands and every value shown; at least 2⁻⁴⁰ … 2²⁰ so that
+    // scrubbing does not rescale the axis at every step.
+    double lo = -40, hi = 20;
+    for (int side = 0; side < 2; ++side) {
+        const Panel pn = panel(side);
+        if (pn.run < 0 || !pn.found) continue;
+        for (const BandSpan& b : bands(pn.format)) {
+            if (b.band == Band::subnormal) lo = std::min(lo, b.lo - 2);
+            if (b.band == Band::overflow) hi = std::max(hi, b.lo + 2);
+        }
+        for (int i = 0; i < hd::k_log2_bins; ++i)
+            if (pn.share[static_cast<std::size_t>(i)] > 0) {
+                lo = std::min(lo, i + hd::k_bin_min - 2.0);
+                hi = std::max(hi, i + hd::k_bin_min + 3.0);
+            }
+        for (const auto& [x, s] : pn.unscaled) {
+            lo = std::min(lo, x - 2);
+            hi = std::max(hi, x + 3);
+        }
+    }
+    return {std::max(lo, double(hd::k_bin_min)), std::min(hi, double(hd::k_bin_max + 1))};
+}
+
+void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
+    const QString msg = message();
+    const QFontMetrics fm(p.font());
+    if (!msg.isEmpty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(area.adjusted(40, 40, -40, -40), Qt::AlignCenter | Qt::TextWordWrap, msg);
+        return;
+    }
+    const auto session = m_store->session();
+    const int sides = runB() >= 0 ? 2 : 1;
+    const Geometry g = panelGeometry(area, sides, fm);
+    {  // The legend first: what the colours mean, in words.
+        int x = area.left() + 8;
+        const int y = area.top() + 4;
+        const int s = fm.height() - 4;
+        auto item = [&](const QColor& c, const QString& what) {
+            p.fillRect(QRect(x, y + 2, s, s), c);
+            p.setPen(palette().color(QPalette::WindowText));
+            p.drawText(x + s + 4, y + fm.ascent(), what);
+            x += s + 4 + fm.horizontalAdvance(what) + 14;
+        };
+        item(bandColour(Band::flushed), tr("becomes 0"));
+        item(bandColour(Band::subnormal), tr("keeps fewer digits"));
+        item(bandColour(Band::normal), tr("stored normally"));
+        item(bandColour(Band::overflow), tr("becomes ±inf"));
+        p.setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
+        p.drawLine(x, y + 2, x, y + fm.height() - 2);
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(x + 6, y + fm.ascent(), tr("where other formats stop"));
+    }
+    const auto [lo, hi] = axisRange();
+    const Panel panels[2] = {panel(0), sides > 1 ? panel(1) : Panel{}};
+    double ymax = 0;  // one y scale for both sides: the heights compare
+    for (const Panel& pn : panels) {
+        for (double s : pn.share) ymax = std::max(ymax, s);
+        for (const auto& u : pn.unscaled) ymax = std::max(ymax, u.second);
+    }
+    ymax = shareAxisTop(ymax);
+    const QColor text = palette().color(QPalette::WindowText);
+    const int line = fm.lineSpacing();
+    QFont bold = p.font();
+    bold.setBold(true);
+    QFont small = p.font();
+    small.setPointSizeF(p.font().pointSizeF() * 0.85);
+    const QFontMetrics fs(small);
+    const QString tensorName = QString::fromLatin1(mpx::to_string(tensor()).data(), static_cast<int>(mpx::to_string(tensor()).size()));
+
+    for (int side = 0; side < sides; ++side) {
+        const Panel& pn = panels[side];
+        const QRect r = g.plot[side];
+        Log2Axis ax{lo, hi, QRectF(r)};
+        const QString label = pn.run >= 0 && session ? session->runs[static_cast<std::size_t>(pn.run)].label : QString();
+        p.setFont(bold);
+        p.setPen(runColour(std::max(0, pn.run)));
+        const int titleY = r.top() - line - 8;
+        p.fillRect(QRect(area.left() + 8, titleY - fm.ascent() + 2, 4, line - 2), runColour(std::max(0, pn.run)));
+        QString title = tr("%1 — fc%2 %3").arg(label).arg(layer() + 1).arg(tensorName);
+        if (pn.found) title += tr(", stored as %1").arg(upper(pn.format));
+        title += tr(", step %1").arg(pn.step);
+        if (mpx::is_scaled_gradient(tensor())) title += tr(", loss scale %1").arg(pow2Text(pn.shift));
+        p.drawText(area.left() + 16, titleY, fm.elidedText(title, Qt::ElideRight, area.width() - 24));
+        p.setFont(small);
+        if (pn.run < 0 || !pn.found) {
+            p.setPen(palette().color(QPalette::PlaceholderText));
+            p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap,
+                       pn.run < 0 ? tr("No histogram at this step for this run.")
+                                  : tr("This layer has no such values (normalized needs a model with LayerNorm)."));
+            continue;
+        }
+        // Bands of the run's format, labelled above the plot.
+        for (const BandSpan& b : bands(pn.format)) {
+            const double x0 = ax.x(std::max(b.lo, lo)), x1 = ax.x(std::min(b.hi, hi));
+            if (x1 <= x0) continue;
+            p.fillRect(QRectF(x0, r.top(), x1 - x0, r.height()), bandColour(b.band));
+            QString name = bandName(b.band);
+            if (b.band == Band::flushed) name = tr("flushed to zero (below %1)").arg(pow2Text(b.hi));
+            if (b.band == Band::overflow) name = tr("overflow (above %1)").arg(QString::number(format_info(pn.format).max_finite, 'g', 6));
+            p.setPen(bandColour(b.band).darker(220));
+            const QString shown = fs.elidedText(name, Qt::ElideRight, static_cast<int>(x1 - x0) - 4);
+            p.drawText(QPointF(x0 + 3, r.top() - 4), shown);
+        }
+        // Other formats' limits: thin dashed lines, labelled inside the plot, each label on the
+        // first row where it does not run into another.
+        struct Limit {
+            double x;
+            QString text;
+            bool smallest;
+        };
+        std::vector<Limit> limits;
+        QStringList offAxis;
+        for (mpx::Format f : k_lineFormats) {
+            const FormatInfo d = format_info(f);
+            const double at[2] = {std::log2(static_cast<double>(d.min_subnormal)), std::log2(static_cast<double>(d.max_finite))};
+            bool off = false;
+            for (int k = 0; k < 2; ++k) {
+                if (at[k] < lo || at[k] > hi) off = true;
+                else limits.push_back({ax.x(at[k]), k == 0 ? tr("%1 smallest").arg(upper(f)) : tr("%1 largest").arg(upper(f)), k == 0});
+            }
+            if (off) offAxis << tr("%1 %2 … %3").arg(upper(f), pow2Text(std::round(at[0] * 10) / 10), pow2Text(std::round(at[1] * 10) / 10));
+        }
+        std::sort(limits.begin(), limits.end(), [](const Limit& a, const Limit& b) { return a.x < b.x; });
+        std::vector<double> rowEnd;
+        for (const Limit& l : limits) {
+            p.setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
+            p.drawLine(QPointF(l.x, r.top()), QPointF(l.x, r.bottom()));
+            const double w = fs.horizontalAdvance(l.text);
+            const double tx = l.smallest ? l.x + 2 : l.x - 2 - w;
+            std::size_t row = 0;
+            while (row < rowEnd.size() && rowEnd[row] > tx - 4) ++row;
+            if (row == rowEnd.size()) rowEnd.push_back(0);
+            rowEnd[row] = tx + w;
+            p.setPen(QColor(70, 70, 70));
+            p.drawText(QPointF(tx, r.top() + fs.ascent() + 2 + static_cast<double>(row) * fs.lineSpacing()), l.text);
+        }
+        drawShareAxis(p, QRectF(r), ymax, text, tr("share of values"), area.left() + 2);
+        // Unscaled overlay first (faint, dashed), then the values as stored.
+        const QColor c = runColour(pn.run);
+        auto barRect = [&](double x0, double s) {
+            const double h = s / ymax * r.height();
+            return QRectF(ax.x(x0) + 0.5, r.bottom() - h, std::max(1.0, ax.x(x0 + 1) - ax.x(x0) - 1), h);
+        };
+        QColor faint = c;
+        faint.setAlpha(45);
+        for (const auto& [x0, s] : pn.unscaled) {
+            if (x0 < lo || x0 + 1 > hi) continue;
+            p.fillRect(barRect(x0, s), faint);
+            p.setPen(QPen(c.lighter(130), 1, Qt::DashLine));
+            p.drawRect(barRect(x0, s));
+        }
+        for (int i = 0; i < hd::k_log2_bins; ++i) {
+            const double s = pn.share[static_cast<std::size_t>(i)];
+            if (s <= 0) continue;
+            p.fillRect(barRect(i + hd::k_bin_min, s), c);
+        }
+        // The shift, as an arrow from the unscaled values' middle to the scaled values' middle.
+        if (!pn.unscaled.empty()) {
+            double mu = 0, mw = 0, ms = 0, sw = 0;
+            for (const auto& [x0, s] : pn.unscaled) mu += (x0 + 0.5) * s, mw += s;
+            for (int i = 0; i < hd::k_log2_bins; ++i) {
+                const double s = pn.share[static_cast<std::size_t>(i)];
+                ms += (i + hd::k_bin_min + 0.5) * s, sw += s;
+            }
+            if (mw > 0 && sw > 0) {
+                const double xa = ax.x(mu / mw), xb = ax.x(ms / sw), y = r.top() + r.height() * 0.42;
+                p.setRenderHint(QPainter::Antialiasing, true);
+                p.setPen(QPen(text, 1.6));
+                p.drawLine(QPointF(xa, y), QPointF(xb, y));
+                const double dir = xb > xa ? -1 : 1;
+                QPainterPath head;
+                head.moveTo(xb, y);
+                head.lineTo(xb + dir * 8, y - 4);
+                head.lineTo(xb + dir * 8, y + 4);
+                head.closeSubpath();
+                p.fillPath(head, text);
+                p.setRenderHint(QPainter::Antialiasing, false);
+                p.setFont(bold);
+                const QString t = tr("×%1 loss scale").arg(pow2Text(pn.shift));
+                p.drawText(QPointF((xa + xb) / 2 - QFontMetrics(bold).horizontalAdvance(t) / 2.0, y - 6), t);
+                p.setFont(small);
+            }
+        }
+        p.setPen(text);
+        ax.draw(p, text);
+        // Caption: the axis, zero/inf/NaN, the legend of the overlay, formats off the axis.
+        QString caption = tr("|value| (log₂ scale)   ·   exactly 0 already before rounding: %1   ·   inf: %2   ·   NaN: %3   ·   %4 values")
+                              .arg(percent(pn.zero), percent(pn.inf), percent(pn.nan))
+                              .arg(QLocale().toString(static_cast<qulonglong>(pn.total)));
+        QString second, third;
+        if (!pn.unscaled.empty())
+            second = tr("Solid bars: the gradients as stored (× loss scale %1). Faint dashed bars: the same gradients "
+                        "÷ loss scale — where they would sit without scaling.").arg(pow2Text(pn.shift));
+        if (!offAxis.isEmpty()) third = tr("Off this axis: %1.").arg(offAxis.join(QStringLiteral(", ")));
+        if (second.isEmpty()) std::swap(second, third);
+        const int cy = r.bottom() + 6 + fs.lineSpacing();
+        int k = 0;
+        for (const QString& t : {caption, second, third})
+            p.drawText(QRect(r.left(), cy + (k++) * fs.lineSpacing(), r.width(), fs.lineSpacing()), Qt::AlignLeft,
+                       fs.elidedText(t, Qt::ElideRight, r.width()));
+    }
+}
+
+QString RangeView::tooltipAt(QPoint pos) const {
+    if (!message().isEmpty()) return {};
+    const QPoint viewPos = pos + m_canvas->geometry().topLeft();
+    for (int side = 0; side < (runB() >= 0 ? 2 : 1); ++side) {
+        const QRect r = plotRect(side);
+        if (!r.contains(viewPos)) continue;
+        const Panel pn = panel(side);
+        if (pn.run < 0 || !pn.found) return {};
+        const auto [lo, hi] = axisRange();
+        const Log2Axis ax{lo, hi, QRectF(r)};
+        const int b = static_cast<int>(std::floor(ax.log2At(viewPos.x())));
+        if (b < hd::k_bin_min || b > hd::k_bin_max) return {};
+        const double s = pn.share[static_cast<std::size_t>(b - hd::k_bin_min)];
+        Band band = Band::normal;
+        for (const BandSpan& sp : bands(pn.format))
+            if (b >= sp.lo && b < sp.hi) band = sp.band;
+        const QString what = band == Band::flushed     ? tr("too small for %1: they are stored as 0 (the gradient is lost)")
+                             : band == Band::subnormal ? tr("so small that %1 keeps fewer significant digits for them")
+                             : band == Band::normal    ? tr("stored by %1 with its full precision")
+                                                       : tr("too large for %1: they become infinity");
+        const auto session = m_store->session();
+        QString t = tr("<b>%1</b>, step %2<br>%3 of the values have |value| between %4 and %5:<br>%6.")
+                        .arg(session->runs[static_cast<std::size_t>(pn.run)].label.toHtmlEscaped())
+                        .arg(pn.step)
+                        .arg(percent(s), pow2Text(b), pow2Text(b + 1), what.arg(upper(pn.format)));
+        if (!pn.unscaled.empty())
+            t += tr("<br>Faint bars: the same gradients without the loss scale (÷%1), where they would sit without scaling.")
+                     .arg(pow2Text(pn.shift));
+        return t;
+    }
+    return {};
+}
+
+}  // namespace mpx::ui

@@ -1,0 +1,299 @@
+// UpdatesView: update-to-ulp bins added over layers, drawn as one outline per run; the lost-updates
+// chart row beneath.
+#include "ui/updates_view.hpp"
+
+#include <QApplication>
+#include <QHelpEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ui/chart_table.hpp"
+#include "ui/concepts.hpp"
+#include "ui/log2_axis.hpp"
+#include "ui/plot_widget.hpp"
+#include "ui/run_style.hpp"
+
+namespace mpx::ui {
+namespace {
+
+constexpr int k_halfUlp = -1;  // log2(½): an update below half the spacing rounds to nothing
+
+QString percent(double share) { return QStringLiteral("%1 %").arg(100.0 * share, 0, 'g', 3); }
+
+}  // namespace
+
+class UpdatesView::Canvas : public QWidget {
+public:
+    explicit Canvas(UpdatesView* view) : m_view(view) { setMinimumSize(500, 220); }
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        p.fillRect(rect(), palette().color(QPalette::Base));
+        m_view->paintCanvas(p, rect());
+    }
+    bool event(QEvent* e) override {
+        if (e->type() != QEvent::ToolTip) return QWidget::event(e);
+        auto* help = static_cast<QHelpEvent*>(e);
+        const QString t = m_view->tooltipAt(help->pos());
+        QToolTip::showText(help->globalPos(), t.isEmpty() ? m_view->toolTip() : t, this);
+        return true;
+    }
+
+private:
+    UpdatesView* m_view;
+};
+
+UpdatesView::UpdatesView(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
+    auto* v = new QVBoxLayout(this);
+    v->setContentsMargins(4, 2, 4, 2);
+    v->setSpacing(4);
+    m_canvas = new Canvas(this);
+    v->addWidget(m_canvas, 3);
+    const ChartSpec& spec = chartSpec(ChartId::lostUpdates);
+    m_plot = new PlotWidget(chartTitle(spec));
+    m_plot->setXTitle(tr("step"));
+    m_plot->setYTitle(chartYTitle(spec));
+    m_plot->setYLabelFormat(QStringLiteral("%.3g%%"));
+    m_plot->setMinimumHeight(180);
+    m_plot->setToolTip(spec.explain());
+    v->addWidget(m_plot, 2);
+    setToolTip(tr("How big each weight's change is compared with the gap between the weight and the next number "
+                  "its format can store. Right of the dashed line the change is at least half a gap, so the stored "
+                  "weight moves; left of it rounding puts the weight back where it was, and the update is lost. "
+                  "Below: the share of weights that did not change, step by step."));
+    connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
+        m_plot->removeAllSeries();
+        m_lines.clear();
+        if (const auto s = m_store->session())
+            for (int r = 0; r < static_cast<int>(s->runs.size()); ++r)
+                m_lines.push_back(m_plot->addLine(s->runs[static_cast<std::size_t>(r)].label, runColour(r)));
+        refresh();
+    });
+    connect(m_store, &gui::RecordStore::stepsRecorded, this, [this] {
+        if (isVisible()) refresh();
+    });
+    connect(m_plot, &PlotWidget::plotResized, this, [this] { refresh(); });
+}
+
+void UpdatesView::showEvent(QShowEvent* e) {
+    QWidget::showEvent(e);
+    refresh();
+}
+
+void UpdatesView::refresh() {
+    // The Training tab's lost-updates row: its metric, reduced per pixel column as it reduces it.
+    const ChartSpec& spec = chartSpec(ChartId::lostUpdates);
+    const double x1 = std::max<double>(10, static_cast<double>(m_store->steps()));
+    const int columns = std::max(16, m_plot->plotWidth() / 2);
+    double hi = 0;
+    QList<QPointF> pts;
+    for (int r = 0; r < static_cast<int>(m_lines.size()) && r < m_store->runCount(); ++r) {
+        pts.clear();
+        m_store->history(r).decimate(spec.metric, gui::Reduce::mean, 0, x1, columns, pts);
+        for (QPointF& q : pts) {
+            q.setY(q.y() * 100);
+            hi = std::max(hi, q.y());
+        }
+        m_plot->setPoints(m_lines[static_cast<std::size_t>(r)], pts);
+    }
+    m_plot->setXRange(0, x1);
+    m_plot->setYRange(0, hi > 0 ? std::min(100.0, hi * 1.1) : 1);
+    m_canvas->update();
+}
+
+UpdatesView::Curve UpdatesView::curve(int run) const {
+    Curve c;
+    if (run < 0 || run >= m_store->runCount()) return c;
+    const auto& snaps = m_store->histograms(run).snapshots();
+    const int layers = m_store->session() ? m_store->session()->config.model.layers() : 0;
+    for (auto it = snaps.rbegin(); it != snaps.rend(); ++it) {
+        for (int l = 0; l < layers; ++l)
+            if (const mpx::Histogram* h = it->find(l, mpx::HistTensor::update_ulp)) {
+                for (int b = hd::k_bin_min; b <= hd::k_bin_max; ++b) {
+                    const auto n = it->count(*h, b);
+                    c.n[static_cast<std::size_t>(b - hd::k_bin_min)] += n;
+                    c.nonzero += n;
+                }
+                c.zero += h->zero;
+            }
+        if (c.nonzero + c.zero > 0) {
+            c.run = run;
+            c.step = it->step;
+            return c;
+        }
+    }
+    return {};
+}
+
+double UpdatesView::shareBelowHalfUlp(int run) const {
+    const Curve c = curve(run);
+    if (c.nonzero == 0) return 0.0;
+    unsigned long long below = 0;
+    for (int b = hd::k_bin_min; b < k_halfUlp; ++b) below += c.n[static_cast<std::size_t>(b - hd::k_bin_min)];
+    return static_cast<double>(below) / static_cast<double>(c.nonzero);
+}
+
+QString UpdatesView::message() const {
+    const auto session = m_store->session();
+    if (!session) return tr("No session yet: press Run or Step.");
+    if (session->config.instruments.every <= 0)
+        return tr("Histograms are off for this session (instruments.every = 0): set it to 10 and reset.");
+    for (int r = 0; r < m_store->runCount(); ++r)
+        if (!m_store->histograms(r).snapshots().empty()) return {};
+    return tr("No collected step yet (one every %1 steps). Press Run or Step.").arg(session->config.instruments.every);
+}
+
+void UpdatesView::setPresentationScale(double s) {
+    QFont f = font();
+    f.setPointSizeF(QApplication::font().pointSizeF() * s);
+    m_canvas->setFont(f);
+    m_plot->setFontScale(s);
+    m_canvas->update();
+}
+
+QRect UpdatesView::histogramRect() const {
+    const QFontMetrics fm(m_canvas->font());
+    const QRect a = m_canvas->rect();
+    const int line = fm.lineSpacing();
+    const int legend = std::max(1, m_store->runCount()) * line;
+    return QRect(a.left() + 64, a.top() + line + 10, a.width() - 64 - 18,
+                 std::max(40, a.height() - line - 10 - 2 * line - 10 - legend - 6))
+        .translated(m_canvas->geometry().topLeft());
+}
+
+std::pair<double, double> UpdatesView::axisRange() const {
+    double lo = -16, hi = 12;
+    for (int r = 0; r < m_store->runCount(); ++r) {
+        const Curve c = curve(r);
+        for (int i = 0; i < hd::k_log2_bins; ++i)
+            if (c.n[static_cast<std::size_t>(i)]) {
+                lo = std::min(lo, i + hd::k_bin_min - 1.0);
+                hi = std::max(hi, i + hd::k_bin_min + 2.0);
+            }
+    }
+    return {std::max<double>(lo, hd::k_bin_min), std::min<double>(hi, hd::k_bin_max + 1)};
+}
+
+void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
+    const QString msg = message();
+    if (!msg.isEmpty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(area.adjusted(40, 40, -40, -40), Qt::AlignCenter | Qt::TextWordWrap, msg);
+        return;
+    }
+    const QFontMetrics fm(p.font());
+    const int line = fm.lineSpacing();
+    const QColor text = palette().color(QPalette::WindowText);
+    const QRect r = histogramRect().translated(-m_canvas->geometry().topLeft());
+    const auto [lo, hi] = axisRange();
+    const Log2Axis ax{lo, hi, QRectF(r)};
+    const auto session = m_store->session();
+    const int runs = m_store->runCount();
+    std::vector<Curve> curves;
+    double ymax = 0;
+    long long step = -1;
+    for (int run = 0; run < runs; ++run) {
+        curves.push_back(curve(run));
+        const Curve& c = curves.back();
+        step = std::max(step, c.step);
+        for (auto n : c.n)
+            if (c.nonzero) ymax = std::max(ymax, static_cast<double>(n) / static_cast<double>(c.nonzero));
+    }
+    ymax = shareAxisTop(ymax, 1.45);  // room above the peaks for the bands' words
+
+    QFont bold = p.font();
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(text);
+    p.drawText(area.left() + 8, area.top() + 4 + fm.ascent(),
+               fm.elidedText(tr("How big each weight update is, measured in gaps between neighbouring stored weights "
+                                "(all layers, step %1)").arg(step), Qt::ElideRight, area.width() - 16));
+    p.setFont(m_canvas->font());
+
+    // Left of the half-ulp line: rounding throws the update away.
+    const double xh = ax.x(k_halfUlp);
+    p.fillRect(QRectF(r.left(), r.top(), xh - r.left(), r.height()), QColor(0xf8, 0xd7, 0xd3));
+    p.fillRect(QRectF(xh, r.top(), r.right() - xh, r.height()), QColor(0xe3, 0xf2, 0xe6));
+    p.setPen(QPen(text, 1.5, Qt::DashLine));
+    p.drawLine(QPointF(xh, r.top() - 4), QPointF(xh, r.bottom()));
+    // The bands' words inside the plot's top, wrapped to their band.
+    const int pad = 8;
+    p.setPen(QColor(0x8e, 0x24, 0x1a));
+    p.drawText(QRectF(r.left() + pad, r.top() + 4, xh - r.left() - 2 * pad, 3 * line), Qt::AlignRight | Qt::AlignTop | Qt::TextWordWrap,
+               tr("← left of this line: the update is less than half the weight's spacing — rounding throws it away"));
+    p.setPen(QColor(0x1e, 0x6b, 0x34));
+    p.drawText(QRectF(xh + pad, r.top() + 4, r.right() - xh - 2 * pad, 3 * line), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+               tr("half a spacing (2⁻¹) or more → the stored weight changes"));
+    // One outline per run (outlines stay readable where runs overlap), lightly filled.
+    p.setRenderHint(QPainter::Antialiasing, true);
+    for (const Curve& c : curves) {
+        if (c.run < 0 || c.nonzero == 0) continue;
+        // Earlier runs thicker, so a run drawn over an identical one (fp32 and amp-fp16 both keep
+        // FP32 weights) still shows both colours.
+        const double width = 1.8 + 1.6 * (runs - 1 - c.run);
+        QPainterPath path;
+        path.moveTo(ax.x(lo), r.bottom());
+        for (int i = 0; i < hd::k_log2_bins; ++i) {
+            const double b = i + hd::k_bin_min;
+            if (b < lo || b + 1 > hi) continue;
+            const double y = r.bottom() - static_cast<double>(c.n[static_cast<std::size_t>(i)]) / static_cast<double>(c.nonzero) / ymax * r.height();
+            path.lineTo(ax.x(b), y);
+            path.lineTo(ax.x(b + 1), y);
+        }
+        path.lineTo(ax.x(hi), r.bottom());
+        QColor fill = runColour(c.run);
+        fill.setAlpha(40);
+        p.fillPath(path, fill);
+        p.setPen(QPen(runColour(c.run), width));
+        p.drawPath(path);
+    }
+    p.setRenderHint(QPainter::Antialiasing, false);
+    drawShareAxis(p, QRectF(r), ymax, text, tr("share of updates"), area.left() + 2);
+    ax.draw(p, text);
+    p.drawText(QRect(r.left(), r.bottom() + 6 + line, r.width(), line), Qt::AlignHCenter,
+               tr("|update| ÷ gap between the weight and its neighbour (log₂ scale; 1 = one gap)"));
+    // Legend with each run's lost share.
+    int y = r.bottom() + 8 + 2 * line;
+    for (const Curve& c : curves) {
+        if (c.run < 0) continue;
+        p.fillRect(QRect(r.left(), y + 3, 12, line - 6), runColour(c.run));
+        p.setPen(text);
+        const double share = shareBelowHalfUlp(c.run);
+        p.drawText(QPointF(r.left() + 18, y + fm.ascent()),
+                   tr("%1: %2 of the non-zero updates are left of the line%3")
+                       .arg(session->runs[static_cast<std::size_t>(c.run)].label, percent(share),
+                            c.zero ? tr(" (and %1 updates were exactly 0)").arg(QLocale().toString(c.zero)) : QString()));
+        y += line;
+    }
+}
+
+QString UpdatesView::tooltipAt(QPoint pos) const {
+    if (!message().isEmpty()) return {};
+    const QRect r = histogramRect();
+    const QPoint vp = pos + m_canvas->geometry().topLeft();
+    if (!r.contains(vp)) return {};
+    const auto [lo, hi] = axisRange();
+    const Log2Axis ax{lo, hi, QRectF(r)};
+    const int b = static_cast<int>(std::floor(ax.log2At(vp.x())));
+    if (b < hd::k_bin_min || b > hd::k_bin_max) return {};
+    QString t = tr("<b>Updates between %1 and %2 of the weight's gap</b> (%3)<br>")
+                    .arg(pow2Text(b), pow2Text(b + 1),
+                         b < k_halfUlp ? tr("lost: rounding puts the weight back") : tr("kept: the stored weight changes"));
+    const auto session = m_store->session();
+    for (int run = 0; run < m_store->runCount(); ++run) {
+        const Curve c = curve(run);
+        if (c.nonzero == 0) continue;
+        t += QStringLiteral("<span style='color:%1'>■</span> %2: %3<br>")
+                 .arg(runColour(run).name(), session->runs[static_cast<std::size_t>(run)].label.toHtmlEscaped(),
+                      percent(static_cast<double>(c.n[static_cast<std::size_t>(b - hd::k_bin_min)]) / static_cast<double>(c.nonzero)));
+    }
+    return t + concepts::lostUpdates();
+}
+
+}  // namespace mpx::ui
