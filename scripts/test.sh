@@ -21,7 +21,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   MPX_BUILD_DIR="$MPX_ROOT/build-asan" mpx_build -DMPX_SANITIZE=address,undefined -DMPX_WITH_CUDA=OFF
   (cd "$MPX_ROOT/build-asan" && ctest --output-on-failure --no-tests=error --timeout 1800 -j "$(nproc)" \
     -LE exhaustive "$@") || mpx_die "tests failed under ASan/UBSan (see ctest's output above)"
-  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
   tsan="$MPX_ROOT/build-tsan"
   if [ ! -f "$tsan/CMakeCache.txt" ]; then
     cmake -S "$MPX_ROOT" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPX_SANITIZE=thread \
