@@ -8,7 +8,7 @@
 # readers for MPX_FUZZ_SECONDS (scripts/fuzz.sh). Any finding fails. Suppressions, in
 # scripts/sanitize/, are for third-party code only, each with its reason. The UI stress test does
 # MPX_STRESS_ACTIONS=2000 random actions there (10,000 in the plain run): under ASan each action
-# costs about six times as much, and 10,000 would take longer than every other phase together.
+# costs five to six times as much, and 10,000 took longer than every other suite together.
 # Each phase prints its wall time (docs/benchmarks.md has the figures).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
