@@ -18,6 +18,7 @@
 
 #include "ui/log2_axis.hpp"
 #include "ui/run_style.hpp"
+#include "ui/view_canvas.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -83,29 +84,9 @@ QString RangeView::bandName(Band b) {
     return {};
 }
 
-class RangeView::Canvas : public QWidget {
+class RangeView::Canvas : public ViewCanvas<RangeView> {
 public:
-    explicit Canvas(RangeView* view) : m_view(view) {
-        setMinimumSize(500, 300);
-        setMouseTracking(true);
-    }
-
-protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        p.fillRect(rect(), palette().color(QPalette::Base));
-        m_view->paintCanvas(p, rect());
-    }
-    bool event(QEvent* e) override {
-        if (e->type() != QEvent::ToolTip) return QWidget::event(e);
-        auto* help = static_cast<QHelpEvent*>(e);
-        const QString t = m_view->tooltipAt(help->pos());
-        QToolTip::showText(help->globalPos(), t.isEmpty() ? m_view->toolTip() : t, this);
-        return true;
-    }
-
-private:
-    RangeView* m_view;
+    explicit Canvas(RangeView* view) : ViewCanvas(view, {500, 300}) {}
 };
 
 RangeView::RangeView(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {

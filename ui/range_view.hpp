@@ -22,6 +22,9 @@ class QSlider;
 
 namespace mpx::ui {
 
+template <class View>
+class ViewCanvas;
+
 class RangeView : public QWidget {
     Q_OBJECT
 public:
@@ -73,6 +76,7 @@ public:
 
 private:
     class Canvas;
+    friend class ViewCanvas<RangeView>;  // draws and explains through paintCanvas and tooltipAt
     void rebuildChoices();
     void refresh();
     void stepsChanged();

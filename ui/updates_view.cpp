@@ -17,6 +17,7 @@
 #include "ui/log2_axis.hpp"
 #include "ui/plot_widget.hpp"
 #include "ui/run_style.hpp"
+#include "ui/view_canvas.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -27,26 +28,9 @@ QString percent(double share) { return QStringLiteral("%1 %").arg(100.0 * share,
 
 }  // namespace
 
-class UpdatesView::Canvas : public QWidget {
+class UpdatesView::Canvas : public ViewCanvas<UpdatesView> {
 public:
-    explicit Canvas(UpdatesView* view) : m_view(view) { setMinimumSize(500, 220); }
-
-protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        p.fillRect(rect(), palette().color(QPalette::Base));
-        m_view->paintCanvas(p, rect());
-    }
-    bool event(QEvent* e) override {
-        if (e->type() != QEvent::ToolTip) return QWidget::event(e);
-        auto* help = static_cast<QHelpEvent*>(e);
-        const QString t = m_view->tooltipAt(help->pos());
-        QToolTip::showText(help->globalPos(), t.isEmpty() ? m_view->toolTip() : t, this);
-        return true;
-    }
-
-private:
-    UpdatesView* m_view;
+    explicit Canvas(UpdatesView* view) : ViewCanvas(view, {500, 220}) { setMouseTracking(false); }
 };
 
 UpdatesView::UpdatesView(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {

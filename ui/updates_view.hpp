@@ -15,6 +15,9 @@
 
 namespace mpx::ui {
 
+template <class View>
+class ViewCanvas;
+
 class PlotWidget;
 
 class UpdatesView : public QWidget {
@@ -44,6 +47,7 @@ protected:
 
 private:
     class Canvas;
+    friend class ViewCanvas<UpdatesView>;  // draws and explains through paintCanvas and tooltipAt
     void paintCanvas(QPainter& p, const QRect& area) const;
     QString tooltipAt(QPoint pos) const;
     std::pair<double, double> axisRange() const;

@@ -17,6 +17,7 @@
 #include "engine/step_stats.hpp"
 #include "ui/concepts.hpp"
 #include "ui/run_style.hpp"
+#include "ui/view_canvas.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -27,19 +28,14 @@ QString percent(double share) { return QStringLiteral("%1 %").arg(100.0 * share,
 
 }  // namespace
 
-class WhereView::Canvas : public QWidget {
+class WhereView::Canvas : public ViewCanvas<WhereView> {
 public:
-    explicit Canvas(WhereView* view) : m_view(view) {
-        setMinimumSize(500, 260);
+    explicit Canvas(WhereView* view) : ViewCanvas(view, {500, 260}, true) {
+        setMouseTracking(false);
         setCursor(Qt::PointingHandCursor);
     }
 
 protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        p.fillRect(rect(), palette().color(QPalette::Base));
-        m_view->paintCanvas(p, rect());
-    }
     void mouseReleaseEvent(QMouseEvent* e) override {
         const QPointF pos = e->position() + geometry().topLeft();
         const QRect r = m_view->heatRect();
@@ -48,16 +44,6 @@ protected:
         const int layer = std::clamp(static_cast<int>((pos.y() - r.top()) * m_view->layers() / r.height()), 0, m_view->layers() - 1);
         emit m_view->cellActivated(m_view->run(), layer, m_view->columnStep(col), m_view->measure());
     }
-    bool event(QEvent* e) override {
-        if (e->type() != QEvent::ToolTip) return QWidget::event(e);
-        auto* help = static_cast<QHelpEvent*>(e);
-        const QString t = m_view->tooltipAt(help->pos() + geometry().topLeft());
-        QToolTip::showText(help->globalPos(), t.isEmpty() ? m_view->toolTip() : t, this);
-        return true;
-    }
-
-private:
-    WhereView* m_view;
 };
 
 WhereView::WhereView(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {

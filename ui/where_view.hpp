@@ -19,6 +19,9 @@ class QLabel;
 
 namespace mpx::ui {
 
+template <class View>
+class ViewCanvas;
+
 class WhereView : public QWidget {
     Q_OBJECT
 public:
@@ -56,6 +59,7 @@ signals:
 
 private:
     class Canvas;
+    friend class ViewCanvas<WhereView>;  // draws and explains through paintCanvas and tooltipAt
     void rebuildChoices();
     void paintCanvas(QPainter& p, const QRect& area);
     QString tooltipAt(QPoint pos) const;
