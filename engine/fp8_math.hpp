@@ -29,7 +29,18 @@ inline constexpr int k_e4m3_emax = 8;  // OCP MX: exponent of E4M3's largest nor
 
 // |x| folded into a running amax the way Transformer Engine's amax kernels do (fmaxf): NaN is
 // ignored, inf is kept (and then keeps the previous scale, see below).
-MPX_HD inline float amax_fold(float amax, float x) { return fmaxf(amax, fabsf(x)); }
+// Written as a compare (amax never NaN: it starts at 0) so the CPU's loop vectorises; equal to
+// fmaxf(amax, fabsf(x)).
+MPX_HD inline float amax_fold(float amax, float x) {
+    const float a = fabsf(x);
+    return a > amax ? a : amax;
+}
+
+// 2^k exactly, for k in [−149, 127] (subnormal below −126), built from bits: multiplying by it is
+// the correctly rounded x·2^k, as ldexpf is.
+MPX_HD inline float exp2i(int k) {
+    return float_of(k >= -126 ? static_cast<std::uint32_t>(k + 127) << 23 : 1u << (k + 149));
+}
 
 // Current scaling (TE Float8CurrentScaling; recipe_common.cuh compute_scale_from_amax with
 // force_pow_2_scales = false, epsilon = 0): 1 when amax is 0, inf or NaN; FP32's max when the
@@ -83,8 +94,8 @@ MPX_HD inline std::uint8_t e8m0_code(int shared_exponent) {
 }
 
 // One MXFP8 element: x / 2^e rounded into E4M3 saturating (OCP MX: conversion to the element
-// type saturates), multiplied back by 2^e. Both power-of-two steps are done on the exponent
-// (make_float-style ldexpf), exact unless the result leaves FP32's range. `q` receives the E4M3
+// type saturates), multiplied back by 2^e. Both power-of-two steps multiply by an exact 2^k
+// (exp2i), exact unless the result leaves FP32's normal range. `q` receives the E4M3
 // value before the multiply (the tally's output) and `scaled` x / 2^e (the tally's input).
 MPX_HD inline float mx_element(float x, int shared_exponent, float& scaled, float& q) {
     if (shared_exponent == 128) {
@@ -92,9 +103,9 @@ MPX_HD inline float mx_element(float x, int shared_exponent, float& scaled, floa
         q = float_of(0x7fc00000u);
         return q;
     }
-    scaled = ldexpf(x, -shared_exponent);
+    scaled = x * exp2i(-shared_exponent);
     q = decode_bits(Format::e4m3, encode_bits(Format::e4m3, scaled, Overflow::saturate));
-    return ldexpf(q, shared_exponent);
+    return q * exp2i(shared_exponent);
 }
 
 // What casting one tensor to FP8 did on a step (summed over micro-batches; the backends add to it
