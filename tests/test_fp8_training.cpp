@@ -113,6 +113,64 @@ private slots:
         }
     }
 
+    // One product per output (in = 1), so the GEMM is exact and the expected value is the rule
+    // itself: round_bf16(q_x · q_w · (1/s_x)(1/s_w)) per tensor, round_bf16(mx(x) · mx(w)) for
+    // MXFP8; the step record holds each operand's amax and scale.
+    void linear_forward_descales_before_rounding_data() {
+        QTest::addColumn<int>("recipe");
+        QTest::newRow("delayed") << int(Fp8Recipe::delayed);
+        QTest::newRow("current") << int(Fp8Recipe::current);
+        QTest::newRow("block") << int(Fp8Recipe::block);
+    }
+    void linear_forward_descales_before_rounding() {
+        QFETCH(int, recipe);
+        auto be = make_cpu_backend();
+        const std::vector<float> xs{0.3f, -2.5f, 1e-3f, 7.0f}, ws{0.7f, -0.01f, 3.0f, 1e-5f, 900.0f};
+        Tensor x = be->alloc(Format::fp32, 4, 1, MemCategory::activations);
+        Tensor w = be->alloc(Format::fp32, 5, 1, MemCategory::weights);
+        Tensor y = be->alloc(Format::bf16, 4, 5, MemCategory::activations);
+        be->upload(xs, x);
+        be->upload(ws, w);
+        Fp8Gemm g;
+        g.recipe = static_cast<Fp8Recipe>(recipe);
+        g.scale[0] = 64.0f;  // delayed: x's scale (7 · 64 = 448)
+        g.scale[1] = 0.25f;  // delayed: w's (900 · 0.25 = 225)
+        be->begin_step();
+        be->set_site(0, TensorKind::output);
+        be->set_fp8(&g);
+        be->linear_forward(x, w, nullptr, Format::e4m3, y);
+        be->set_fp8(nullptr);
+        const StepStats& st = be->read_stats();
+        const hd::Fp8Record rx = st.fp8[fp8_index(0, Fp8Tensor::x)], rw = st.fp8[fp8_index(0, Fp8Tensor::w)];
+        QCOMPARE(rx.amax, 7.0f);
+        QCOMPARE(rw.amax, 900.0f);
+        float sx = 0.0f, sw = 0.0f;
+        switch (g.recipe) {
+            case Fp8Recipe::delayed: sx = 64.0f, sw = 0.25f; break;
+            case Fp8Recipe::current: sx = 448.0f / 7.0f, sw = 448.0f / 900.0f; break;
+            case Fp8Recipe::block: break;
+        }
+        QCOMPARE(rx.scale, sx);
+        QCOMPARE(rw.scale, sw);
+        QCOMPARE(rx.count, 4ull);
+        std::vector<float> out(20);
+        be->download(y, out);
+        for (int r = 0; r < 4; ++r)
+            for (int o = 0; o < 5; ++o) {
+                float want, scaled, q;
+                if (g.recipe == Fp8Recipe::block) {
+                    const float a = hd::mx_element(xs[r], hd::mx_shared_exponent(std::fabs(xs[r])), scaled, q);
+                    const float b = hd::mx_element(ws[o], hd::mx_shared_exponent(std::fabs(ws[o])), scaled, q);
+                    want = hd::round_value(Format::bf16, a * b);
+                } else {
+                    const float qx = hd::scaled_cast(Format::e4m3, xs[r], sx, Overflow::saturate, scaled);
+                    const float qw = hd::scaled_cast(Format::e4m3, ws[o], sw, Overflow::saturate, scaled);
+                    want = hd::round_value(Format::bf16, (qx * qw) * hd::descale_factor(sx, sw));
+                }
+                QCOMPARE(hd::bits_of(out[static_cast<std::size_t>(r * 5 + o)]), hd::bits_of(want));
+            }
+    }
+
     void e4m3_overflow_nan_setting_turns_saturation_into_nan() {
         SessionConfig c;
         c.fp8.e4m3_overflow = E4m3Overflow::nan;
