@@ -100,6 +100,8 @@ struct CudaBackend::Impl {
     DeviceBuffer aux;         // column sums, layernorm sums, staging, losses, chunk sums
     DeviceBuffer aux2;
     DeviceBuffer labels;
+    DeviceBuffer fp8_work{k_fp8_tensors * sizeof(cuda::Fp8Work)};  // by Fp8Tensor
+    DeviceBuffer fp8_op;  // MXFP8: dy blocked down columns for the weight gradient
 
     Impl(int dev, cudaDeviceProp prop)
         : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {}
@@ -139,6 +141,25 @@ struct CudaBackend::Impl {
             cuda::convert(t.data(), t.format(), Format::fp32, dst, stored_as, t.size(), nullptr,
                           s());
         return dst;
+    }
+
+    cuda::Fp8Work* fp8_slot(Fp8Tensor t) {
+        return static_cast<cuda::Fp8Work*>(fp8_work.data()) + static_cast<int>(t);
+    }
+    // An FP8 GEMM operand (engine/fp8_math.hpp) into `scratch` as FP32 values (FP8 products are
+    // exact in FP32: cuBLASLt's FP32 GEMM stands in for the FP8 tensor-core GEMM); its amax and
+    // scale stay in fp8_slot(which) for the descale. `record` of the step's FP8 record or nullptr.
+    float* fp8_operand(const Tensor& t, const Fp8Gemm& g, Fp8Tensor which, bool along_rows,
+                       DeviceBuffer& scratch, Sink counts, hd::Fp8Record* record) {
+        float* dst = scratch.get<float>(t.size());
+        const cuda::Fp8Cast how{g.recipe, g.format(which), g.overflow(which),
+                                g.scale[static_cast<int>(which)], along_rows};
+        cuda::fp8_cast(t.data(), t.format(), t.rows(), t.cols(), how, dst, fp8_slot(which), counts,
+                       record, s());
+        return dst;
+    }
+    hd::Fp8Record* fp8_record(int site, int layer, Fp8Tensor t) {
+        return site < 0 ? nullptr : &rec()->fp8[fp8_index(layer, t)];
     }
 
     std::vector<int> checked_labels(std::span<const int> labels, int rows, int classes) {
@@ -328,10 +349,24 @@ void CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor*
             "linear_forward: shapes do not match");
     require(!b || b->size() == static_cast<std::size_t>(out),
             "linear_forward: bias size is not out");
-    require_format_support(compute);
     m->use();
     const Sink counts = m->sink(site());
     const Sink casts = m->sink(site(TensorKind::operand));
+    if (const Fp8Gemm* g = fp8()) {
+        const float* wa = m->fp8_operand(w, *g, Fp8Tensor::w, true, m->op_a, casts,
+                                         m->fp8_record(site(), layer(), Fp8Tensor::w));
+        const float* xb = m->fp8_operand(x, *g, Fp8Tensor::x, true, m->op_b, casts,
+                                         m->fp8_record(site(), layer(), Fp8Tensor::x));
+        float* acc = m->acc.get<float>(static_cast<std::size_t>(B) * out);
+        m->gemm.run(GemmInput::fp32, true, false, out, B, in, wa, in, xb, in, acc, out);
+        if (g->recipe != Fp8Recipe::block)
+            cuda::fp8_descale(acc, static_cast<std::size_t>(B) * out, m->fp8_slot(Fp8Tensor::x),
+                              m->fp8_slot(Fp8Tensor::w), m->s());
+        cuda::bias_store(acc, b ? b->data() : nullptr, b ? b->format() : Format::fp32, y.data(),
+                         y.format(), B, out, counts, m->s());
+        return;
+    }
+    require_format_support(compute);
     const void* wa = m->operand(w, compute, m->op_a, casts);            // column-major (in, out)
     const void* xb = m->operand(x, compute, m->op_b, casts);            // column-major (in, B)
     float* acc = m->acc.get<float>(static_cast<std::size_t>(B) * out);  // column-major (out, B)
@@ -406,6 +441,7 @@ void CudaBackend::linear_backward_parts(const Tensor& dy, const Tensor* x, const
                                         Tensor* db, Accumulate acc, Tensor* dx) {
     require_own(this, {&dy, x, w, dw, db, dx});
     check_backward_shapes(dy, x, w, dw, db, dx);
+    if (fp8()) return fp8_backward(dy, x, w, round_through, dw, db, acc, dx);
     require_format_support(compute);
     m->use();
     const void* dyb = m->operand(dy, compute, m->op_b, m->sink(site(TensorKind::grad_operand)));
@@ -413,6 +449,52 @@ void CudaBackend::linear_backward_parts(const Tensor& dy, const Tensor* x, const
                                   acc == Accumulate::add, m->sink(site(TensorKind::grad_weight)));
     if (dx) BackwardGemms::input(*m, dyb, *w, compute, dy.rows(), *dx,
                                  m->sink(site(TensorKind::grad_input)));
+}
+
+// The CPU backend's fp8_backward: dy cast and recorded once (MXFP8: blocked along rows for dx and
+// down columns for dw), w and x cast again with the forward pass's scales, uncounted.
+void CudaBackend::fp8_backward(const Tensor& dy, const Tensor* x, const Tensor* w,
+                               Format round_through, Tensor* dw, Tensor* db, Accumulate acc,
+                               Tensor* dx) {
+    m->use();
+    const Fp8Gemm& g = *fp8();
+    const bool block = g.recipe == Fp8Recipe::block;
+    const int B = dy.rows(), out = dy.cols();
+    hd::Fp8Record* dy_record = m->fp8_record(site(), layer(), Fp8Tensor::dy);
+    const Sink dy_counts = m->sink(site(TensorKind::grad_operand));
+    const float* dyb = nullptr;  // column-major (out, B)
+    if (dx) {
+        dyb = m->fp8_operand(dy, g, Fp8Tensor::dy, true, m->op_b, dy_counts, dy_record);
+        const int in = w->cols();
+        const float* wa = m->fp8_operand(*w, g, Fp8Tensor::w, false, m->op_a, nullptr, nullptr);
+        float* c = m->acc.get<float>(static_cast<std::size_t>(B) * in);  // column-major (in, B)
+        m->gemm.run(GemmInput::fp32, false, false, in, B, out, wa, in, dyb, out, c, in);
+        if (!block)
+            cuda::fp8_descale(c, static_cast<std::size_t>(B) * in, m->fp8_slot(Fp8Tensor::dy),
+                              m->fp8_slot(Fp8Tensor::w), m->s());
+        cuda::encode(c, dx->format(), dx->data(), dx->size(), m->sink(site(TensorKind::grad_input)),
+                     m->s());
+    }
+    if (!dw) return;
+    if (!dyb)
+        dyb = m->fp8_operand(dy, g, Fp8Tensor::dy, !block, m->op_b, dy_counts, dy_record);
+    else if (block)
+        dyb = m->fp8_operand(dy, g, Fp8Tensor::dy, false, m->fp8_op, nullptr, nullptr);
+    const int in = x->cols();
+    const float* xa = m->fp8_operand(*x, g, Fp8Tensor::x, false, m->op_a, nullptr, nullptr);
+    float* values = m->acc.get<float>(dw->size());  // column-major (in, out) = dw
+    m->gemm.run(GemmInput::fp32, false, true, in, out, B, xa, in, dyb, out, values, in);
+    if (!block)
+        cuda::fp8_descale(values, dw->size(), m->fp8_slot(Fp8Tensor::dy), m->fp8_slot(Fp8Tensor::x),
+                          m->s());
+    const Sink counts = m->sink(site(TensorKind::grad_weight));
+    const bool add = acc == Accumulate::add;
+    cuda::accumulate(values, round_through, add, dw->data(), dw->format(), dw->size(), counts,
+                     m->s());
+    if (!db) return;
+    float* sums = m->aux.get<float>(static_cast<std::size_t>(out));  // (out)
+    cuda::column_sums(dy.data(), dy.format(), B, out, sums, m->s());
+    cuda::accumulate(sums, round_through, add, db->data(), db->format(), db->size(), counts, m->s());
 }
 
 // ---- element-wise and per-row ops --------------------------------------------------------------

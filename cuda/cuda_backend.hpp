@@ -78,6 +78,8 @@ public:
 
 private:
     // The backward GEMMs that are given (dw with db, dx), on one cast of dy.
+    void fp8_backward(const Tensor& dy, const Tensor* x, const Tensor* w, Format round_through,
+                      Tensor* dw, Tensor* db, Accumulate acc, Tensor* dx);
     void linear_backward_parts(const Tensor& dy, const Tensor* x, const Tensor* w, Format compute,
                                Format round_through, Tensor* dw, Tensor* db, Accumulate acc,
                                Tensor* dx);

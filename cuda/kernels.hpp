@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/fp8_math.hpp"
 #include "engine/op_math.hpp"
 #include "engine/step_stats.hpp"
 
@@ -26,6 +27,32 @@ struct Sink {
     Bins* bins = nullptr;
     Sink(Counts* c = nullptr, Bins* b = nullptr) : counts(c), bins(b) {}  // NOLINT: from Counts*
 };
+
+// ---- FP8 (engine/fp8_math.hpp: the CPU backend's arithmetic) ----
+// One FP8 cast's device scratch: the tensor's amax, the scale used, the cast's counts.
+struct Fp8Work {
+    float amax;
+    float scale;
+    Counts counts;
+};
+// How one operand is cast: per-tensor recipes (delayed: `delayed_scale`; current: from the amax)
+// into `format` with `overflow`; block: MXFP8 blocks of 32 along rows (`along_rows`) or columns.
+struct Fp8Cast {
+    Fp8Recipe recipe;
+    Format format;
+    Overflow overflow;
+    float delayed_scale;
+    bool along_rows;
+};
+// dst (rows, cols) FP32 = src (rows, cols) in sf cast as `how` says (per tensor: round(x·scale),
+// not descaled; block: the MXFP8 values times their block scales). work (one Fp8Work) ends with
+// amax, scale and counts; the counts are added to sink.counts, the pre-cast values binned into
+// sink.bins, and amax, scale and counts added to *record (nullptr: not recorded).
+void fp8_cast(const void* src, Format sf, int rows, int cols, const Fp8Cast& how, float* dst,
+              Fp8Work* work, Sink sink, hd::Fp8Record* record, cudaStream_t stream);
+// acc (n) *= hd::descale_factor(a->scale, b->scale).
+void fp8_descale(float* acc, std::size_t n, const Fp8Work* a, const Fp8Work* b,
+                 cudaStream_t stream);
 
 // Launches a do-nothing kernel and returns the launch status: cudaErrorNoKernelImageForDevice when
 // this build has no code for the device's architecture.

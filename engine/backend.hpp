@@ -33,6 +33,25 @@ struct OptimizerStep {
 // The per-step scalars of the element arithmetic (hd::optimizer_element), computed once on the host.
 hd::OptConsts optimizer_consts(const OptimizerStep& s);
 
+// How the linear ops of one FP8 layer scale their operands on this step (Backend::set_fp8): x and
+// w are cast to `fwd`, dy to `grad`. Per-tensor recipes multiply by a scale (delayed: `scale`, set
+// by the run from its amax histories; current: from the tensor's own amax, hd::current_scale) and
+// descale the FP32 accumulator by 1/(scale_a · scale_b); block scales MXFP8 blocks of 32 along
+// each GEMM's reduction dimension. Every cast of a counted site adds to StepStats::fp8.
+struct Fp8Gemm {
+    Fp8Recipe recipe = Fp8Recipe::delayed;
+    Format fwd = Format::e4m3;
+    Format grad = Format::e5m2;
+    Overflow e4m3_overflow = Overflow::saturate;
+    float scale[k_fp8_tensors] = {1.0f, 1.0f, 1.0f};  // by Fp8Tensor, delayed only
+    Format format(Fp8Tensor t) const { return t == Fp8Tensor::dy ? grad : fwd; }
+    // E4M3 as configured; E5M2 saturates, as Transformer Engine's casts do (__nv_fp8_e5m2's
+    // conversion uses __NV_SATFINITE), so an overflow is a saturated value, never an inf.
+    Overflow overflow(Fp8Tensor t) const {
+        return format(t) == Format::e4m3 ? e4m3_overflow : Overflow::saturate;
+    }
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -66,6 +85,11 @@ public:
         m_site = index;
         m_layer = index < 0 ? 0 : index / k_tensor_kinds;
     }
+    // The FP8 scaling of the linear ops that follow (nullptr: their `compute` format is a plain
+    // cast); `g` must outlive them. The layer is the current site's.
+    void set_fp8(const Fp8Gemm* g) { m_fp8 = g; }
+    const Fp8Gemm* fp8() const { return m_fp8; }
+    int layer() const { return m_layer; }
     // Waits for every queued op and returns the record: the one wait of a training step.
     virtual const StepStats& read_stats() = 0;
     // Bins this step's stores into exponent histograms (engine/histograms.hpp) for a model of
@@ -159,6 +183,7 @@ private:
     MemoryTotals m_memory;
     int m_layer = 0;
     int m_site = -1;
+    const Fp8Gemm* m_fp8 = nullptr;
 };
 
 // Runs one op alone and returns what it counted (tests and the GPU/CPU comparison; a wait on the

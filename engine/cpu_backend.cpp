@@ -80,6 +80,10 @@ CMap operand(const Tensor& t, RowMatrix& scratch, Format compute, Sink sink) {
     return CMap(scratch.data(), t.rows(), t.cols());
 }
 
+// MXFP8 blocks run along the GEMM's reduction dimension: along each row of an operand whose
+// columns are reduced, down each column of one whose rows are.
+enum class MxAxis : std::uint8_t { rows, cols };
+
 class CpuBackend final : public Backend {
 public:
     std::string name() const override { return "CPU (Eigen)"; }
@@ -123,6 +127,19 @@ public:
 
     void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Format compute,
                         Tensor& y) override {
+        if (fp8()) {
+            const float sx = fp8_operand(x, m_a, Fp8Tensor::x, MxAxis::rows, sink(TensorKind::operand), true);
+            const float sw = fp8_operand(w, m_b, Fp8Tensor::w, MxAxis::rows, sink(TensorKind::operand), true);
+            sized(m_c, x.rows(), w.rows());
+            m_c.noalias() = m_a * m_b.transpose();
+            if (fp8()->recipe != Fp8Recipe::block) m_c *= hd::descale_factor(sx, sw);
+            if (b) {
+                CMap bv = view(*b, m_d);  // (1, out)
+                m_c.rowwise() += bv.row(0);
+            }
+            store(m_c.data(), y);
+            return;
+        }
         CMap xv = operand(x, m_a, compute, sink(TensorKind::operand));  // (B, in)
         CMap wv = operand(w, m_b, compute, sink(TensorKind::operand));  // (out, in)
         sized(m_c, x.rows(), w.rows());
@@ -136,17 +153,20 @@ public:
 
     void linear_backward_input(const Tensor& dy, const Tensor& w, Format compute,
                                Tensor& dx) override {
+        if (fp8()) return fp8_backward(dy, nullptr, &w, Format::fp32, nullptr, nullptr, Accumulate::add, &dx);
         backward_input(operand(dy, m_a, compute, sink(TensorKind::grad_operand)), w, compute, dx);
     }
     void linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
                                 Format round_through, Tensor& dw, Tensor* db,
                                 Accumulate acc) override {
+        if (fp8()) return fp8_backward(dy, &x, nullptr, round_through, &dw, db, acc, nullptr);
         backward_weight(operand(dy, m_a, compute, sink(TensorKind::grad_operand)), dy, x, compute,
                         round_through, dw, db, acc);
     }
     void linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Format compute,
                          Format round_through, Tensor& dw, Tensor* db, Accumulate acc,
                          Tensor* dx) override {
+        if (fp8()) return fp8_backward(dy, &x, &w, round_through, &dw, db, acc, dx);
         CMap dyv = operand(dy, m_a, compute, sink(TensorKind::grad_operand));  // (B, out), once
         backward_weight(dyv, dy, x, compute, round_through, dw, db, acc);
         if (dx) backward_input(dyv, w, compute, *dx);
@@ -413,6 +433,113 @@ private:
         c += stored;
     }
 
+    // An FP8 GEMM operand in `scratch` (engine/fp8_math.hpp): per-tensor recipes leave
+    // round(t · scale) there and return the scale; block leaves the MXFP8 values multiplied back by
+    // their block scales and returns 1. Counted into `sink`; `record` adds amax, scale and the
+    // cast's counts to the step's FP8 record (a counted site only).
+    float fp8_operand(const Tensor& t, RowMatrix& scratch, Fp8Tensor which, MxAxis axis, Sink sink,
+                      bool record) {
+        const Fp8Gemm& g = *fp8();
+        const std::size_t n = t.size();
+        sized(scratch, t.rows(), t.cols());
+        decode_buffer(t.format(), t.data(), {scratch.data(), n});
+        bin_values(sink.bins, scratch.data(), n);
+        float* v = scratch.data();
+        // The amax is for the record and for current scaling: a recast for backward under a
+        // delayed or block recipe skips it.
+        float amax = 0.0f;
+        if (record || g.recipe == Fp8Recipe::current)
+            for (std::size_t i = 0; i < n; ++i) amax = hd::amax_fold(amax, v[i]);
+        hd::Counts c;
+        float scale = 1.0f;
+        if (g.recipe == Fp8Recipe::block) {
+            mx_cast(v, t.rows(), t.cols(), axis, c);
+        } else {
+            const Format f = g.format(which);
+            scale = g.recipe == Fp8Recipe::current ? hd::current_scale(amax, format_info(f).max_finite)
+                                                   : g.scale[static_cast<int>(which)];
+            // hd::scaled_cast over the buffer: x · scale in FP32, then the vectorised rounding
+            // (equal to the scalar encoder bit for bit, with the same tally).
+            for (std::size_t i = 0; i < n; ++i) v[i] *= scale;
+            c += round_in_place(f, {v, n}, g.overflow(which));
+        }
+        if (sink.counts) *sink.counts += c;
+        if (record && site() >= 0) {
+            hd::Fp8Record r;
+            r.amax = amax;
+            r.scale = g.recipe == Fp8Recipe::block ? 0.0f : scale;
+            r.saturated = c.overflow;
+            r.underflow = c.underflow;
+            r.nonzero = c.nonzero;
+            r.count = n;
+            m_stats.fp8[fp8_index(layer(), which)].add(r);
+        }
+        return scale;
+    }
+
+    // MXFP8 in place: blocks of hd::k_mx_block along `axis` (the last block of a line may be short).
+    // Each block as hd::mx_element does it: × 2^-e, rounded (vectorised, saturating), × 2^e.
+    static void mx_cast(float* v, int rows, int cols, MxAxis axis, hd::Counts& c) {
+        const hd::TallyEdges edges = hd::tally_edges(Format::e4m3);
+        const int lines = axis == MxAxis::rows ? rows : cols;
+        const int len = axis == MxAxis::rows ? cols : rows;
+        const std::size_t step = axis == MxAxis::rows ? 1 : static_cast<std::size_t>(cols);
+        float block[hd::k_mx_block];
+        for (int l = 0; l < lines; ++l) {
+            float* line = axis == MxAxis::rows ? v + static_cast<std::size_t>(l) * cols : v + l;
+            for (int b0 = 0; b0 < len; b0 += hd::k_mx_block) {
+                const int k_len = std::min(len, b0 + hd::k_mx_block) - b0;
+                float* at = line + static_cast<std::size_t>(b0) * step;
+                for (int k = 0; k < k_len; ++k) block[k] = at[k * step];
+                float amax = 0.0f;
+                for (int k = 0; k < k_len; ++k) amax = hd::amax_fold(amax, block[k]);
+                const int e = hd::mx_shared_exponent(amax);
+                if (e == 128) {  // an inf in the block: E8M0's NaN scale (rare), element by element
+                    for (int k = 0; k < k_len; ++k) {
+                        float scaled, q;
+                        at[k * step] = hd::mx_element(block[k], e, scaled, q);
+                        hd::tally(edges, scaled, q, c);
+                    }
+                    continue;
+                }
+                const float down = hd::exp2i(-e), up = hd::exp2i(e);
+                for (int k = 0; k < k_len; ++k) block[k] *= down;
+                c += round_in_place(Format::e4m3, {block, static_cast<std::size_t>(k_len)}, Overflow::saturate);
+                for (int k = 0; k < k_len; ++k) at[k * step] = block[k] * up;
+            }
+        }
+    }
+
+    // Both backward GEMMs of an FP8 layer. dy is cast once per GEMM that needs it (MXFP8 blocks it
+    // along rows for dx and down columns for dw, as TE keeps row- and column-wise copies) and
+    // recorded once; w and x reuse the forward pass's scales (delayed) or amaxes (current), their
+    // casts counted there.
+    void fp8_backward(const Tensor& dy, const Tensor* x, const Tensor* w, Format round_through,
+                      Tensor* dw, Tensor* db, Accumulate acc, Tensor* dx) {
+        const bool block = fp8()->recipe == Fp8Recipe::block;
+        bool dy_recorded = false;
+        float sdy = 1.0f;
+        if (dx) {
+            sdy = fp8_operand(dy, m_f, Fp8Tensor::dy, MxAxis::rows, sink(TensorKind::grad_operand), true);
+            dy_recorded = true;
+            const float sw = fp8_operand(*w, m_b, Fp8Tensor::w, MxAxis::cols, Sink{}, false);
+            sized(m_c, dy.rows(), w->cols());
+            m_c.noalias() = m_f * m_b;  // (B, out) · (out, in)
+            if (!block) m_c *= hd::descale_factor(sdy, sw);
+            store(m_c.data(), *dx, sink(TensorKind::grad_input));
+        }
+        if (!dw) return;
+        if (block || !dy_recorded)
+            sdy = fp8_operand(dy, m_f, Fp8Tensor::dy, block ? MxAxis::cols : MxAxis::rows,
+                              dy_recorded ? Sink{} : sink(TensorKind::grad_operand), !dy_recorded);
+        const float sx = fp8_operand(*x, m_b, Fp8Tensor::x, MxAxis::cols, Sink{}, false);
+        sized(m_c, dy.cols(), x->cols());
+        m_c.noalias() = m_f.transpose() * m_b;  // (out, B) · (B, in)
+        if (!block) m_c *= hd::descale_factor(sdy, sx);
+        accumulate_into(m_c.data(), dw->size(), round_through, *dw, acc, sink(TensorKind::grad_weight));
+        if (db) bias_backward(view(dy, m_d), *db, round_through, acc);
+    }
+
     // dx (B, in) = dy (B, out, cast) · w (out, in, cast; the forward pass counted this cast).
     void backward_input(CMap dyv, const Tensor& w, Format compute, Tensor& dx) {
         CMap wv = operand(w, m_b, compute, Sink{});
@@ -430,8 +557,12 @@ private:
         accumulate_into(m_c.data(), dw.size(), round_through, dw, acc, sink(TensorKind::grad_weight));
         if (!db) return;
         // Bias gradient: FP32 column sums of dy as stored (not cast to the compute format).
-        CMap dys = narrower(compute, dy.format()) ? view(dy, m_d) : dyv;
-        const int B = dy.rows(), out = dy.cols();
+        bias_backward(narrower(compute, dy.format()) ? view(dy, m_d) : dyv, *db, round_through, acc);
+    }
+
+    // db (+)= round_through(column sums of dy as stored), hd::column_sum's order.
+    void bias_backward(CMap dys, Tensor& db, Format round_through, Accumulate acc) {
+        const int B = static_cast<int>(dys.rows()), out = static_cast<int>(dys.cols());
         // hd::column_sum for all columns at once, row by row: each column adds in the same order.
         sized(m_c, 1, out);
         float* sum = m_c.data();
@@ -440,7 +571,7 @@ private:
             const float* row = dys.data() + static_cast<std::size_t>(r) * out;
             for (int c = 0; c < out; ++c) sum[c] += row[c];
         }
-        accumulate_into(m_c.data(), static_cast<std::size_t>(out), round_through, *db, acc,
+        accumulate_into(m_c.data(), static_cast<std::size_t>(out), round_through, db, acc,
                         sink(TensorKind::grad_weight));
     }
 
@@ -465,7 +596,7 @@ private:
     hd::Counts m_uncounted;
     std::unique_ptr<StepHistograms> m_hist;  // allocated on the first collecting step
     bool m_collecting = false;
-    RowMatrix m_a, m_b, m_c, m_d, m_e, m_e2, m_s1, m_s2;  // scratch, reused between ops
+    RowMatrix m_a, m_b, m_c, m_d, m_e, m_e2, m_f, m_s1, m_s2;  // scratch, reused between ops
     std::vector<std::uint8_t> m_moved;  // optimizer_update: which weights the optimizer moved
 };
 

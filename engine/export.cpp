@@ -15,11 +15,12 @@
 
 namespace mpx {
 
-const char* const k_csv_columns[26] = {
+const char* const k_csv_columns[28] = {
     "run", "precision", "mode", "step", "loss", "loss_scale", "found_inf", "skipped",
     "scale_event", "grad_norm", "underflow_frac", "overflow_count", "lost_update_frac", "lr",
     "mem_weights", "mem_master", "mem_grads", "mem_optimizer", "mem_activations",
-    "mem_workspace", "mem_total", "step_time_us", "wall_time_s", "eval_loss", "eval_accuracy", "first_nonfinite"};
+    "mem_workspace", "mem_total", "step_time_us", "wall_time_s", "eval_loss", "eval_accuracy", "first_nonfinite",
+    "fp8_saturated_frac", "fp8_underflow_frac"};
 
 const char* const k_histogram_columns[6] = {"run", "step", "layer", "tensor", "bin_log2", "count"};
 
@@ -45,6 +46,35 @@ void write_histograms_csv(const std::filesystem::path& path, const std::vector<R
                 for (const auto& [name, c] : special)
                     if (c) text += head + name + "," + std::to_string(c) + "\r\n";
             }
+            if (text.size() > (1u << 20)) {
+                out.write(text);
+                text.clear();
+            }
+        }
+    }
+    out.write(text);
+    out.finish();
+    out.publish();
+}
+
+const char* const k_fp8_scale_columns[7] = {"run", "step", "layer", "tensor", "format", "amax", "scale"};
+
+void write_fp8_scales_csv(const std::filesystem::path& path, const std::vector<RunInfo>& runs,
+                          const std::vector<const std::vector<Fp8ScaleRow>*>& rows) {
+    AtomicFile out(path);
+    std::string text;
+    for (std::size_t i = 0; i < std::size(k_fp8_scale_columns); ++i)
+        text += (i ? "," : "") + std::string(k_fp8_scale_columns[i]);
+    text += "\r\n";
+    for (std::size_t r = 0; r < runs.size() && r < rows.size(); ++r) {
+        if (!rows[r]) continue;
+        const std::string run = csv_field(runs[r].label);
+        for (const Fp8ScaleRow& row : *rows[r]) {
+            text += run + "," + std::to_string(row.step) + ",fc" + std::to_string(row.layer + 1) + "," +
+                    std::string(enum_name(row.tensor)) + "," +
+                    (row.block ? std::string("mxfp8") : std::string(to_string(row.format))) + "," +
+                    format_number(static_cast<double>(row.amax)) + "," +
+                    (row.block ? std::string() : format_number(static_cast<double>(row.scale))) + "\r\n";
             if (text.size() > (1u << 20)) {
                 out.write(text);
                 text.clear();
@@ -90,6 +120,8 @@ std::string csv_row(const StepRecord& r, const RunInfo& run) {
     add(r.eval_loss ? format_number(*r.eval_loss) : "");  // a cell without a value is empty
     add(r.eval_accuracy ? format_number(*r.eval_accuracy) : "");
     add(r.first_nonfinite < 0 ? std::string() : site_name(r.first_nonfinite));
+    add(r.fp8_saturated_frac ? format_number(*r.fp8_saturated_frac) : "");  // empty: not an FP8 run
+    add(r.fp8_underflow_frac ? format_number(*r.fp8_underflow_frac) : "");
     return s + "\r\n";
 }
 

@@ -16,7 +16,7 @@
 
 namespace mpx {
 
-extern const char* const k_csv_columns[26];
+extern const char* const k_csv_columns[28];
 std::string csv_header();
 std::string csv_row(const StepRecord& r, const RunInfo& run);
 
@@ -79,6 +79,14 @@ private:
 extern const char* const k_histogram_columns[6];
 void write_histograms_csv(const std::filesystem::path& path, const std::vector<RunInfo>& runs,
                           const std::vector<const HistogramLog*>& logs);
+
+// The FP8 scales of `mpx-cli run --fp8-scales` (long form): one row per step per FP8 tensor,
+// `run, step, layer, tensor, format, amax, scale`: amax measured on that step, scale the one used
+// on that step (empty for mxfp8, whose scales are per block of 32; its format is `mxfp8`).
+// Written atomically; runs[i]'s rows come from rows[i] (nullptr or empty: not an FP8 run).
+extern const char* const k_fp8_scale_columns[7];
+void write_fp8_scales_csv(const std::filesystem::path& path, const std::vector<RunInfo>& runs,
+                          const std::vector<const std::vector<Fp8ScaleRow>*>& rows);
 
 // The sidecar: full configuration, seed, device, program version, runs, columns.
 nlohmann::json sidecar_json(const SessionConfig& cfg, const std::vector<RunInfo>& runs,

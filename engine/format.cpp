@@ -202,6 +202,31 @@ float ulp(Format f, float x) {
 namespace {
 // Rounds one block of at most k_chunk values through the format: `bits` gets the stored bits
 // (when given) and `out` the decoded values.
+// E4M3/E5M2 values without their codes, branch-free: a result in the normal range rounds to
+// nearest even on the FP32 bits (the carry moves into the exponent by itself); a subnormal result
+// by adding 2^(q+23), q the format's quantum, whose FP32 sum has exactly that spacing. Values that
+// overflow, infinities and NaN (rare) take the scalar path afterwards.
+void fp8_round_block(Format f, Overflow mode, const float* src, std::size_t m, float* out) {
+    const FormatInfo d = format_info(f);
+    const int shift = 23 - d.mantissa_bits;
+    const std::uint32_t half = (1u << (shift - 1)) - 1u, keep = ~((1u << shift) - 1u);
+    const std::uint32_t min_normal = bits_of(d.min_normal);
+    const std::uint32_t over_from = hd::tally_edges(f).over_from;
+    const float magic = float_of(bits_of(d.min_normal) - (static_cast<std::uint32_t>(d.mantissa_bits) << 23) +
+                                 (23u << 23));  // 2^(emin − M + 23)
+    std::uint32_t slow = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const std::uint32_t b = bits_of(src[i]), a = b & 0x7fffffffu;
+        const std::uint32_t normal = (a + half + ((a >> shift) & 1u)) & keep;
+        const std::uint32_t sub = bits_of((float_of(a) + magic) - magic);
+        out[i] = float_of((a >= min_normal ? normal : sub) | (b & 0x80000000u));
+        slow |= static_cast<std::uint32_t>(a >= over_from);
+    }
+    if (slow)
+        for (std::size_t i = 0; i < m; ++i)
+            if ((bits_of(src[i]) & 0x7fffffffu) >= over_from) out[i] = decode(f, encode(f, src[i], mode));
+}
+
 template <typename Store>
 void round_block(Format f, Overflow mode, const float* src, std::size_t m, Store* bits, float* out) {
     switch (f) {
@@ -236,6 +261,13 @@ void round_block(Format f, Overflow mode, const float* src, std::size_t m, Store
                 return;
             }
 #endif
+            break;
+        case Format::e4m3:
+        case Format::e5m2:
+            if (!bits) {  // round_in_place (FP8 GEMM operands): values only
+                fp8_round_block(f, mode, src, m, out);
+                return;
+            }
             break;
         default: break;
     }

@@ -109,6 +109,11 @@ Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, 
     // Reserve so Param pointers held by layers stay valid.
     m_params.reserve(static_cast<std::size_t>(L) * 4);
     m_layers.resize(static_cast<std::size_t>(L));
+    m_fp8.resize(static_cast<std::size_t>(L));
+    for (int i = 0; i < L; ++i) {
+        m_fp8[static_cast<std::size_t>(i)].fwd = m_prec[static_cast<std::size_t>(i)].compute;
+        m_fp8[static_cast<std::size_t>(i)].grad = m_prec[static_cast<std::size_t>(i)].grad_compute;
+    }
     m_input = be.alloc(m_prec[0].weight, batch, cfg.sizes[0], MemCategory::activations);
     // Recomputation rebuilds pre-activations into one shared buffer, which must have the layer's exact
     // shape and format: it serves the hidden layers of the widest hidden width in the first layer's
@@ -174,7 +179,9 @@ void Mlp::forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, 
     const LayerPrecision& p = m_prec[static_cast<std::size_t>(i)];
     Tensor& z = l.z.empty() ? m_recompute_z : l.z;
     at(i, TensorKind::output);
+    m_be.set_fp8(fp8_of(i));
     m_be.linear_forward(x, l.w->working, &l.b->working, p.compute, z);
+    m_be.set_fp8(nullptr);
     if (!l.hidden) return;
     const Tensor* act_in = &z;
     if (l.gamma) {
@@ -227,8 +234,10 @@ void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate
         const Tensor& x = layer_input(i);
         Tensor* dx = i > 0 ? &m_layers[static_cast<std::size_t>(i) - 1].dh : nullptr;
         at(i, TensorKind::grad_weight);  // the op counts dy's cast, dw/db and dx under their kinds
+        m_be.set_fp8(fp8_of(i));
         m_be.linear_backward(*dz, x, l.w->working, p.compute, p.grad_through, l.w->grad,
                                    &l.b->grad, acc, dx);
+        m_be.set_fp8(nullptr);
     }
 }
 

@@ -61,6 +61,9 @@ public:
     Tensor& target() { return m_target; }
     std::vector<Param>& params() { return m_params; }
     const std::vector<LayerPrecision>& precisions() const { return m_prec; }
+    // Per layer, the FP8 scaling its linear ops use (read only where precisions()[i].fp8): the run
+    // sets recipe and, for delayed scaling, each step's scales.
+    std::vector<Fp8Gemm>& fp8_gemms() { return m_fp8; }
     // The format a histogram tensor's values are rounded into at `layer`, the first narrow one where
     // they pass through two (grad_weight: the GEMM's write format); update_ulp: the format of the
     // weight its updates are applied to, the FP32 master where there is one.
@@ -96,6 +99,10 @@ private:
     Tensor m_input, m_target;
     Tensor m_recompute_z, m_recompute_y;  // shared workspace when recomputing
     bool m_counting = true;               // false while recomputing or evaluating
+    std::vector<Fp8Gemm> m_fp8;           // by layer
+    const Fp8Gemm* fp8_of(int i) const {
+        return m_prec[static_cast<std::size_t>(i)].fp8 ? &m_fp8[static_cast<std::size_t>(i)] : nullptr;
+    }
 };
 
 }  // namespace mpx

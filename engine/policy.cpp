@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/error.hpp"
+#include "engine/fp8_scaling.hpp"
 
 namespace mpx {
 
@@ -11,6 +12,8 @@ bool uses_low_precision(Mode m) {
     return m == Mode::amp || m == Mode::half || m == Mode::pure || m == Mode::selective ||
            m == Mode::adaptive;
 }
+
+bool is_fp8(Mode m) { return m == Mode::fp8_hybrid || m == Mode::fp8_e4m3 || m == Mode::mxfp8; }
 
 std::string_view mode_help(Mode m) {
     switch (m) {
@@ -24,6 +27,11 @@ std::string_view mode_help(Mode m) {
         case Mode::selective: return "Low precision only for the chosen layers.";
         case Mode::adaptive: return "Autocast while memory is over the threshold, FP32 otherwise.";
         case Mode::scaling_only: return "FP32 with a loss scaler: shows that scaling alone is harmless but useless.";
+        case Mode::fp8_hybrid:
+            return "Matrix products in FP8: E4M3 activations and weights, E5M2 gradients, each tensor scaled (Transformer Engine's HYBRID); the rest as amp-bf16.";
+        case Mode::fp8_e4m3: return "Matrix products in FP8 E4M3 for every operand, each tensor scaled; the rest as amp-bf16.";
+        case Mode::mxfp8:
+            return "Matrix products in MXFP8: E4M3 elements in blocks of 32, each block with a power-of-two scale; the rest as amp-bf16.";
     }
     return "";
 }
@@ -44,9 +52,23 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
             throw ConfigError(field, "run '" + std::string(label) + "' has an empty scaler after '+'");
         spec.scaler_preset = std::string(preset);
     }
+    if (const auto m = enum_parse<Mode>(base); m && is_fp8(*m) && spec.scaler_preset) {
+        // An FP8 label names its scaling recipe where AMP labels name their scaler.
+        const auto r = enum_parse<Fp8Recipe>(*spec.scaler_preset);
+        if (r && *m == Mode::mxfp8)
+            throw ConfigError(field, "run '" + std::string(label) +
+                                         "': mxfp8 scales blocks by powers of two; it takes no delayed or current recipe");
+        if (r && *r == Fp8Recipe::block)
+            throw ConfigError(field, "run '" + std::string(label) + "': block scaling is the mxfp8 run; write mxfp8");
+        if (r) {
+            spec.fp8_recipe = *r;
+            spec.scaler_preset.reset();
+        }
+    }
     const std::string known =
         "fp32, tf32, amp-fp16, amp-bf16, half-fp16, half-bf16, pure-fp16, pure-bf16, "
-        "selective-fp16, adaptive-fp16, scaling-only (optionally +scaler, e.g. amp-fp16+pytorch)";
+        "selective-fp16, adaptive-fp16, scaling-only (optionally +scaler, e.g. amp-fp16+pytorch), "
+        "fp8-hybrid, fp8-e4m3 (optionally +delayed or +current), mxfp8";
     // A mode without a low format is its own label ("fp32"); the others are "<mode>-<format>".
     if (const auto m = enum_parse<Mode>(base); m && !uses_low_precision(*m)) spec.mode = *m;
     else {
@@ -71,6 +93,11 @@ DefaultScaler default_scaler(const RunSpec& spec) {
         case Mode::tf32: return DefaultScaler::none;
         case Mode::scaling_only: return DefaultScaler::dynamic;
         case Mode::pure: return DefaultScaler::fixed_one;
+        // Per-tensor scaling keeps E5M2 gradients in range; Transformer Engine trains FP8 with a
+        // BF16 base and no loss scaler. A scaler can still be named ("fp8-hybrid+pytorch").
+        case Mode::fp8_hybrid:
+        case Mode::fp8_e4m3:
+        case Mode::mxfp8: return DefaultScaler::none;
         default: return spec.low == Format::fp16 ? DefaultScaler::dynamic : DefaultScaler::none;
     }
 }
@@ -90,6 +117,10 @@ std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
     // Plain .half()/.bfloat16() training with a standard optimizer: everything in the low format,
     // gradients unscaled in place, optimizer state in the low format.
     LayerPrecision pure{X, X, X, X, X, false, X, X};
+    // FP8: autocast with BF16, GEMM operands in FP8 (TE: only the GEMMs of te.Linear are FP8).
+    const Format B = Format::bf16;
+    LayerPrecision fp8{Format::e4m3, B, F, B, F, false, F, F, true,
+                       spec.mode == Mode::fp8_hybrid ? Format::e5m2 : Format::e4m3};
     std::vector<LayerPrecision> out(static_cast<std::size_t>(layers));
     for (int i = 0; i < layers; ++i) {
         const std::string name = "fc" + std::to_string(i + 1);
@@ -102,6 +133,9 @@ std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
             case Mode::half: p = half; break;
             case Mode::pure: p = pure; break;
             case Mode::adaptive: p = adaptive_low ? amp : fp32; break;
+            case Mode::fp8_hybrid:
+            case Mode::fp8_e4m3:
+            case Mode::mxfp8: p = fp8; break;
             case Mode::selective: {
                 const auto& l = opt.selective_layers;
                 p = std::find(l.begin(), l.end(), name) != l.end() ? half : fp32;

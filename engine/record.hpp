@@ -35,6 +35,12 @@ struct StepRecord {
     // site_index (engine/step_stats.hpp; site_name gives "fc2.grad_input"), -1 when none was.
     // An index, not text: records stay trivially copyable (the app spools them as bytes).
     std::int16_t first_nonfinite = -1;
+    // FP8 runs: of the values cast to FP8 for this step's GEMMs (every scaled tensor, counted
+    // once), the fraction that overflowed the format after scaling (saturated, or NaN/inf where
+    // the format's overflow gives that), and of the non-zero ones the fraction flushed to zero.
+    // Empty for other runs.
+    std::optional<double> fp8_saturated_frac;
+    std::optional<double> fp8_underflow_frac;
 };
 
 }  // namespace mpx

@@ -50,6 +50,69 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
     m_model = std::make_unique<Mlp>(*m_backend, cfg.model,
                                     layer_precisions(m_info.spec, cfg.model.layers(), opt, m_adaptive_low),
                                     cfg.train.batch, init, cfg.train.optimizer);
+    if (is_fp8(m_info.spec.mode)) {
+        const Fp8Recipe recipe = m_info.spec.mode == Mode::mxfp8
+                                     ? Fp8Recipe::block
+                                     : m_info.spec.fp8_recipe.value_or(cfg.fp8.recipe);
+        const int L = cfg.model.layers();
+        for (int l = 0; l < L; ++l) {
+            Fp8Gemm& g = m_model->fp8_gemms()[static_cast<std::size_t>(l)];
+            g.recipe = recipe;
+            g.e4m3_overflow = cfg.fp8.e4m3_overflow == E4m3Overflow::nan ? Overflow::infinity
+                                                                        : Overflow::saturate;
+            for (int t = 0; t < k_fp8_tensors; ++t)
+                m_amax.emplace_back(cfg.fp8.amax_history_len, cfg.fp8.amax_compute_algo, cfg.fp8.margin,
+                                    format_info(g.format(static_cast<Fp8Tensor>(t))).max_finite);
+        }
+    }
+}
+
+// Delayed scaling: the scales of this step come from the histories of the steps before it.
+void Run::fp8_before_step() {
+    if (m_amax.empty()) return;
+    auto& gemms = m_model->fp8_gemms();
+    for (std::size_t l = 0; l < gemms.size(); ++l)
+        for (int t = 0; t < k_fp8_tensors; ++t)
+            gemms[l].scale[t] = m_amax[l * k_fp8_tensors + static_cast<std::size_t>(t)].scale();
+}
+
+// The step's FP8 record: its fractions into the StepRecord, each tensor's amax and scale into the
+// log, and (delayed) each amax into its history, skipped steps included (TE updates the history in
+// every forward pass, whether or not the optimizer steps).
+void Run::fp8_after_step(long long step_index, const StepStats& st, StepRecord& rec) {
+    if (m_amax.empty()) return;
+    const auto& prec = m_model->precisions();
+    const auto& gemms = m_model->fp8_gemms();
+    unsigned long long sat = 0, under = 0, nonzero = 0, count = 0;
+    if (m_fp8_scales.size() > k_max_fp8_scale_rows)
+        m_fp8_scales.erase(m_fp8_scales.begin(), m_fp8_scales.begin() + static_cast<std::ptrdiff_t>(m_fp8_scales.size() / 2));
+    for (std::size_t l = 0; l < gemms.size(); ++l) {
+        if (!prec[l].fp8) continue;
+        for (int t = 0; t < k_fp8_tensors; ++t) {
+            const auto tensor = static_cast<Fp8Tensor>(t);
+            const hd::Fp8Record& r = st.fp8[fp8_index(static_cast<int>(l), tensor)];
+            sat += r.saturated;
+            under += r.underflow;
+            nonzero += r.nonzero;
+            count += r.count;
+            Fp8ScaleRow row;
+            row.step = step_index;
+            row.layer = static_cast<int>(l);
+            row.tensor = tensor;
+            row.block = gemms[l].recipe == Fp8Recipe::block;
+            row.format = row.block ? Format::e4m3 : gemms[l].format(tensor);
+            row.amax = r.amax;
+            row.scale = r.scale;
+            row.saturated = r.saturated;
+            row.underflow = r.underflow;
+            row.count = r.count;
+            if (r.count) m_fp8_scales.push_back(row);  // dy of a layer without backward: none
+            if (gemms[l].recipe == Fp8Recipe::delayed)
+                m_amax[l * k_fp8_tensors + static_cast<std::size_t>(t)].push(r.amax);
+        }
+    }
+    rec.fp8_saturated_frac = count ? static_cast<double>(sat) / static_cast<double>(count) : 0.0;
+    rec.fp8_underflow_frac = nonzero ? static_cast<double>(under) / static_cast<double>(nonzero) : 0.0;
 }
 
 StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, LossKind loss) {
@@ -70,6 +133,7 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     Backend& be = *m_backend;
     Mlp& model = *m_model;
     be.begin_step();
+    fp8_before_step();
     const bool collect = m_histograms.wants(step_index, m_cfg->instruments.every);
     const int model_layers = m_cfg->model.layers();
     be.collect_histograms(collect ? model_layers : 0);
@@ -130,6 +194,7 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     const hd::Counts bwd = st.of(Pass::backward, model_layers);
     const hd::Counts upd = st.of(Pass::update, model_layers);
     rec.first_nonfinite = first_nonfinite(st, model_layers);
+    fp8_after_step(step_index, st, rec);
     if (const StepHistograms* h = collect ? be.read_histograms() : nullptr)
         m_histograms.add(HistogramSnapshot::from(step_index, S, st, *h, model_layers, m_cfg->model.layernorm,
                                                  [&](int l, HistTensor t) { return model.stored_format(l, t); }),
@@ -221,6 +286,17 @@ nlohmann::json Run::save_state() const {
     to_json(ss, m_scaler.state());
     j["scaler_state"] = ss;
     j["params"] = params_to_json(m_model->export_state());
+    if (!m_amax.empty()) {
+        // Delayed scaling's state, one list per tensor: scale, next slot, then the history (as
+        // params: an inf or NaN amax of a diverged step travels as text).
+        std::vector<std::vector<float>> fp8;
+        for (const AmaxHistory& h : m_amax) {
+            std::vector<float> v{h.scale(), static_cast<float>(h.next())};
+            v.insert(v.end(), h.history().begin(), h.history().end());
+            fp8.push_back(std::move(v));
+        }
+        j["fp8_amax"] = params_to_json(fp8);
+    }
     return j;
 }
 
@@ -228,7 +304,7 @@ void Run::load_state(const nlohmann::json& j) {
     // As strict as a configuration: every key known, values finite where they must be.
     if (!j.is_object()) throw ConfigError("", "a run's saved state must be a JSON object");
     static const std::set<std::string> keys = {"label", "applied_steps", "schedule_steps", "failure",
-                                               "scaler_config", "scaler_state", "params"};
+                                               "scaler_config", "scaler_state", "params", "fp8_amax"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!keys.count(it.key())) throw ConfigError(it.key(), "unknown key in a run's saved state");
     if (j.at("label").get<std::string>() != m_info.label)
@@ -243,6 +319,20 @@ void Run::load_state(const nlohmann::json& j) {
         throw ConfigError("scaler.state.scale", "must be a finite number, got " + format_number(st.scale));
     m_scaler.restore(st);
     m_model->import_state(params_from_json(j.at("params")));
+    if (j.contains("fp8_amax") != !m_amax.empty())
+        throw ConfigError("fp8_amax", "the saved state's FP8 scaling does not match run '" + m_info.label + "'");
+    if (!m_amax.empty()) {
+        const auto fp8 = params_from_json(j.at("fp8_amax"));
+        if (fp8.size() != m_amax.size())
+            throw ConfigError("fp8_amax", "the saved state has a different number of FP8 tensors");
+        for (std::size_t i = 0; i < fp8.size(); ++i) {
+            const auto& v = fp8[i];
+            const std::size_t len = m_amax[i].history().size();
+            if (v.size() != len + 2 || !(v[1] >= 0.0f) || v[1] >= static_cast<float>(len))
+                throw ConfigError("fp8_amax", "an amax history does not match fp8.amax_history_len");
+            m_amax[i].restore(std::vector<float>(v.begin() + 2, v.end()), static_cast<std::size_t>(v[1]), v[0]);
+        }
+    }
 }
 
 }  // namespace mpx

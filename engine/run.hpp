@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/fp8_scaling.hpp"
 #include "engine/model.hpp"
 #include "engine/record.hpp"
 #include "engine/run_plan.hpp"
@@ -37,6 +38,8 @@ struct Evaluation {
     std::optional<double> loss, accuracy;
 };
 
+inline constexpr std::size_t k_max_fp8_scale_rows = 4'000'000;  // then the oldest half is dropped
+
 class Run {
 public:
     // `info` from resolve_run (run_plan.hpp): the run trains with info.scaler.
@@ -61,6 +64,8 @@ public:
     bool adaptive_low() const { return m_adaptive_low; }
     // The exponent histograms collected so far (every instruments.every-th step, bounded).
     const HistogramLog& histograms() const { return m_histograms; }
+    // FP8 runs: every step's scaled tensors (bounded by k_max_fp8_scale_rows), in step order.
+    const std::vector<Fp8ScaleRow>& fp8_scales() const { return m_fp8_scales; }
     // The format a histogram tensor's values are stored in at `layer` (Mlp::stored_format).
     Format stored_format(int layer, HistTensor t) const { return m_model->stored_format(layer, t); }
 
@@ -85,6 +90,10 @@ private:
     std::string m_failure;
     bool m_adaptive_low = true;
     HistogramLog m_histograms;
+    std::vector<AmaxHistory> m_amax;  // delayed scaling: fp8_index(layer, tensor)
+    std::vector<Fp8ScaleRow> m_fp8_scales;
+    void fp8_before_step();
+    void fp8_after_step(long long step_index, const StepStats& st, StepRecord& rec);
 };
 
 }  // namespace mpx

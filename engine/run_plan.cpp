@@ -3,6 +3,7 @@
 
 #include "engine/error.hpp"
 #include "engine/field_table.hpp"
+#include "engine/fp8_scaling.hpp"
 
 namespace mpx {
 
@@ -28,6 +29,9 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
         case Mode::fp32:
         case Mode::scaling_only: info.precision = "fp32"; break;
         case Mode::tf32: info.precision = "tf32"; break;
+        case Mode::fp8_hybrid: info.precision = "e4m3/e5m2"; break;
+        case Mode::fp8_e4m3: info.precision = "e4m3"; break;
+        case Mode::mxfp8: info.precision = "mxfp8"; break;
         default: info.precision = std::string(to_string(info.spec.low));
     }
     const DefaultScaler def = default_scaler(info.spec);
@@ -51,6 +55,7 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
         s = scaler_preset("none");
     }
     info.label = info.spec.base_label();
+    if (info.spec.fp8_recipe) info.label += "+" + std::string(enum_name(*info.spec.fp8_recipe));
     if (info.spec.scaler_preset || def == DefaultScaler::dynamic) info.label += "+" + s.preset;
     try {
         info.scaler = with_overrides(s, overrides);

@@ -38,6 +38,7 @@ void validate(const SessionConfig& c) {
     validate(c.data);
     validate(c.train);
     validate(c.scaler);
+    validate(c.fp8);
     std::set<std::string> labels;
     for (const auto& r : c.runs) {  // every label resolves, its scaler (overrides applied) is valid
         const RunInfo info = resolve_run(r, c.scaler, c.scaler_overrides);
@@ -74,6 +75,16 @@ void validate(const SessionConfig& c) {
     validate_live_changes(c);
 }
 
+namespace {
+nlohmann::json fp8_to_json(const Fp8Config& f) {
+    return {{"recipe", std::string(enum_name(f.recipe))},
+            {"amax_history_len", f.amax_history_len},
+            {"amax_compute_algo", std::string(enum_name(f.amax_compute_algo))},
+            {"margin", f.margin},
+            {"e4m3_overflow", std::string(enum_name(f.e4m3_overflow))}};
+}
+}  // namespace
+
 nlohmann::json to_json(const SessionConfig& c) {
     nlohmann::json j;
     j["name"] = c.name;
@@ -97,6 +108,13 @@ nlohmann::json to_json(const SessionConfig& c) {
     j["train"] = c.train;
     j["scaler"] = c.scaler;
     j["scaler_overrides"] = c.scaler_overrides;
+    // The fp8 section only where it matters: presets and sidecars without FP8 runs stay as they were.
+    const Fp8Config d8;
+    bool any_fp8 = c.fp8.recipe != d8.recipe || c.fp8.amax_history_len != d8.amax_history_len ||
+                   c.fp8.amax_compute_algo != d8.amax_compute_algo || c.fp8.margin != d8.margin ||
+                   c.fp8.e4m3_overflow != d8.e4m3_overflow;
+    for (const auto& r : c.runs) any_fp8 = any_fp8 || r.rfind("fp8-", 0) == 0 || r.rfind("mxfp8", 0) == 0;
+    if (any_fp8) j["fp8"] = fp8_to_json(c.fp8);
     j["selective_layers"] = c.selective_layers;
     j["adaptive_threshold"] = c.adaptive_threshold;
     j["memory_budget"] = c.memory_budget;
@@ -178,6 +196,15 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
             throw ConfigError("scaler_overrides", "cannot change preset or kind; name the preset in the run label");
         c.scaler_overrides = o;
     }
+    if (r.has("fp8")) {
+        JsonReader f(r.at("fp8"), "fp8");
+        f.get_enum("recipe", c.fp8.recipe);
+        f.get("amax_history_len", c.fp8.amax_history_len);
+        f.get_enum("amax_compute_algo", c.fp8.amax_compute_algo);
+        f.get("margin", c.fp8.margin);
+        f.get_enum("e4m3_overflow", c.fp8.e4m3_overflow);
+        f.finish();
+    }
     if (r.has("selective_layers")) c.selective_layers = string_list(r, "selective_layers");
     if (r.has("classroom")) c.classroom = string_list(r, "classroom");
     r.get("adaptive_threshold", c.adaptive_threshold);
@@ -253,6 +280,7 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
     // not matter; a later assignment to the same key wins.
     nlohmann::json known = to_json(c);  // the keys that exist
     if (!known.contains("live_changes")) known["live_changes"] = nlohmann::json::array();
+    if (!known.contains("fp8")) known["fp8"] = fp8_to_json(c.fp8);  // to_json leaves it out without FP8 runs
     nlohmann::json j = known;
     for (const auto& assignment : assignments) {
         // Checked first: JSON carries only UTF-8, and every message below quotes the assignment.

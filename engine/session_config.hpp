@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/dataset.hpp"
+#include "engine/fp8_scaling.hpp"
 #include "engine/live_change.hpp"
 #include "engine/model.hpp"
 #include "engine/policy.hpp"
@@ -52,6 +53,7 @@ struct SessionConfig {
     // Scaler fields laid over every dynamic run's scaler, named presets included (e.g. a shorter
     // growth_interval so several frameworks show their events within a short demo).
     nlohmann::json scaler_overrides = nlohmann::json::object();
+    Fp8Config fp8;  // FP8 runs' scaling recipe (engine/fp8_scaling.hpp)
     std::vector<std::string> selective_layers{"fc1"};
     double adaptive_threshold = 0.8;  // adaptive: amp while FP32 memory > threshold × budget
     std::int64_t memory_budget = 1 << 20;

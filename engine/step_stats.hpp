@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/format_core.hpp"
+#include "engine/fp8_math.hpp"
 #include "engine/hd.hpp"
 
 namespace mpx {
@@ -65,6 +66,10 @@ void for_each_site_in_step_order(int layers, F&& f) {
         for (K k : {K::unscaled, K::optimizer}) f(l, k);
 }
 
+MPX_HD constexpr int fp8_index(int layer, Fp8Tensor t) {
+    return layer * k_fp8_tensors + static_cast<int>(t);
+}
+
 // "fc2.grad_input" for a site_index (layers are named fc1, fc2, ... as in selective_layers).
 std::string site_name(int index);
 
@@ -77,6 +82,8 @@ struct StepStats {
     unsigned long long found_bad = 0;  // inf/NaN unscaled gradients (also in their sites' `bad`)
     double loss_sum = 0.0;     // Σ of each loss op's mean loss (hd::mean_loss), in call order
     double sum_squares = 0.0;  // of the unscaled gradients, in hd::k_sum_chunk order
+    // FP8 runs: what each layer's scaled casts did, fp8_index(layer, tensor); zero elsewhere.
+    hd::Fp8Record fp8[k_max_layers * k_fp8_tensors];
 
     // A pass's counts: its sites in the first `layers` layers added up.
     MPX_HD hd::Counts of(Pass p, int layers = k_max_layers) const {

@@ -71,15 +71,18 @@ private slots:
         QVERIFY2(r.code == 0, qPrintable(describe(r)));
         const auto rows = read_csv(csv);
         QCOMPARE(rows.size(), 1 + 20 * 3);
-        QCOMPARE(rows[0].size(), 26);
+        QCOMPARE(rows[0].size(), 28);
         QCOMPARE(rows[0].first(), QStringLiteral("run"));
-        QCOMPARE(rows[0].mid(23), (QStringList{"eval_loss", "eval_accuracy", "first_nonfinite"}));
+        QCOMPARE(rows[0].mid(23), (QStringList{"eval_loss", "eval_accuracy", "first_nonfinite",
+                                               "fp8_saturated_frac", "fp8_underflow_frac"}));
         const QStringList labels{"fp32", "amp-fp16+pytorch", "amp-bf16"};
         const QStringList precisions{"fp32", "fp16", "bf16"};
         for (int i = 1; i < rows.size(); ++i) {
             const QStringList& f = rows[i];
-            QCOMPARE(f.size(), 26);
+            QCOMPARE(f.size(), 28);
             QCOMPARE(f[25], QString());  // nothing overflowed in the default preset
+            QCOMPARE(f[26], QString());  // no FP8 run: the FP8 columns are empty
+            QCOMPARE(f[27], QString());
             QCOMPARE(f[0], labels[(i - 1) % 3]);
             QCOMPARE(f[1], precisions[(i - 1) % 3]);
             const int step = (i - 1) / 3;
@@ -130,6 +133,69 @@ private slots:
         }
         QCOMPARE(grow_steps, (QStringList{"4", "9"}));
         QCOMPARE(rows[2 * 5 + 2][5], QStringLiteral("131072"));  // step 5 runs at the grown scale
+    }
+
+    // --fp8-scales writes exactly the engine's record: the same comparison trained in-process and
+    // written with write_fp8_scales_csv gives the same bytes; one row per step, layer and tensor.
+    void fp8_scales_file_equals_the_engine_record() {
+        using namespace mpx;
+        QTemporaryDir tmp;
+        const QString path = tmp.filePath("scales.csv");
+        const Result r = cli({"run", "--precision", "fp8-hybrid+delayed,mxfp8,amp-bf16", "--steps", "6",
+                              "--fp8-scales", path, "--quiet"});
+        QVERIFY2(r.code == 0, qPrintable(describe(r)));
+        SessionConfig cfg = load_config("default");
+        cfg.runs = {"fp8-hybrid+delayed", "mxfp8", "amp-bf16"};
+        cfg.steps = 6;
+        Session s(cfg);
+        while (!s.finished()) s.step();
+        std::vector<RunInfo> infos;
+        std::vector<const std::vector<Fp8ScaleRow>*> rows;
+        for (std::size_t i = 0; i < s.run_count(); ++i) {
+            infos.push_back(s.run(i).info());
+            rows.push_back(&s.run(i).fp8_scales());
+        }
+        const QString want = tmp.filePath("want.csv");
+        write_fp8_scales_csv(want.toStdString(), infos, rows);
+        QFile a(path), b(want);
+        QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+        const QByteArray got = a.readAll();
+        QCOMPARE(got, b.readAll());
+        const auto csv = read_csv(path);
+        QCOMPARE(csv[0], (QStringList{"run", "step", "layer", "tensor", "format", "amax", "scale"}));
+        QCOMPARE(csv.size(), 1 + 6 * 3 * 3 * 2);  // steps × layers × {x, w, dy} × FP8 runs
+        QCOMPARE(csv[1], (QStringList{"fp8-hybrid+delayed", "0", "fc1", "x", "e4m3", csv[1][5], "1"}));
+        QCOMPARE(csv[3][3], QStringLiteral("dy"));
+        QCOMPARE(csv[3][4], QStringLiteral("e5m2"));
+        QCOMPARE(csv.last()[4], QStringLiteral("mxfp8"));
+        QCOMPARE(csv.last()[6], QString());  // per-block scales: no per-tensor scale
+    }
+
+    // The Transformer Engine recipe of the first FP8 run, from its resolved settings.
+    void snippet_transformer_engine_prints_the_fp8_recipe() {
+        Result r = cli({"run", "--precision", "amp-bf16,fp8-hybrid+delayed", "--set", "fp8.margin=1", "--set",
+                        "fp8.amax_history_len=16", "--snippet", "transformer-engine"});
+        QVERIFY2(r.code == 0, qPrintable(describe(r)));
+        QVERIFY2(r.out.contains(QStringLiteral("recipe = DelayedScaling(margin=1, fp8_format=Format.HYBRID, "
+                                               "amax_history_len=16, amax_compute_algo=\"max\")")),
+                 qPrintable(r.out));
+        r = cli({"run", "--precision", "fp8-e4m3+current", "--snippet", "transformer-engine"});
+        QVERIFY2(r.out.contains(QStringLiteral("recipe = Float8CurrentScaling(fp8_format=Format.E4M3)")),
+                 qPrintable(describe(r)));
+        r = cli({"run", "--precision", "mxfp8", "--snippet", "transformer-engine"});
+        QVERIFY2(r.out.contains(QStringLiteral("recipe = MXFP8BlockScaling(fp8_format=Format.E4M3)")),
+                 qPrintable(describe(r)));
+        r = cli({"run", "--precision", "fp32", "--snippet", "transformer-engine"});
+        QVERIFY2(r.code == 2 && r.err.contains(QStringLiteral("--snippet")), qPrintable(describe(r)));
+    }
+
+    void fp8_scales_refused_without_an_fp8_run() {
+        QTemporaryDir tmp;
+        const QString path = tmp.filePath("scales.csv");
+        const Result r = cli({"run", "--precision", "fp32,amp-bf16", "--steps", "2", "--fp8-scales", path, "--quiet"});
+        QVERIFY2(r.code != 0 && r.err.contains("--fp8-scales") && r.err.contains("no run trains in FP8"),
+                 qPrintable(describe(r)));
+        QVERIFY(!QFile::exists(path));
     }
 
     void bad_lr_exits_2_names_field_writes_nothing() {

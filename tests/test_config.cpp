@@ -449,7 +449,7 @@ private slots:
                  std::string("run,precision,mode,step,loss,loss_scale,found_inf,skipped,scale_event,grad_norm,"
                              "underflow_frac,overflow_count,lost_update_frac,lr,mem_weights,mem_master,mem_grads,"
                              "mem_optimizer,mem_activations,mem_workspace,mem_total,step_time_us,wall_time_s,eval_loss,"
-                             "eval_accuracy,first_nonfinite\r\n"));
+                             "eval_accuracy,first_nonfinite,fp8_saturated_frac,fp8_underflow_frac\r\n"));
     }
 
     void csv_rows_parse_back_exactly() {
@@ -484,6 +484,10 @@ private slots:
                 r.wall_time_s = 0.001 * i;
                 if (i % 3 == 1) r.eval_loss = losses[i];      // evaluated on some steps only
                 if (i % 3 == 1 && i != 7) r.eval_accuracy = 0.125 * i;  // and without accuracy (regression)
+                if (i % 2 == 0) {  // an FP8 run's fractions on some rows, empty cells on the others
+                    r.fp8_saturated_frac = 1.0 / (i + 3);
+                    r.fp8_underflow_frac = i == 4 ? 0.0 : 1.0 / (i + 11);
+                }
                 w.write(r, info);
                 recs.push_back(r);
             }
@@ -496,7 +500,7 @@ private slots:
         for (std::size_t i = 0; i < recs.size(); ++i) {
             const auto& f = rows[i + 1];
             const StepRecord& r = recs[i];
-            QCOMPARE(f.size(), std::size_t(26));
+            QCOMPARE(f.size(), std::size_t(28));
             QCOMPARE(f[0], info.label);
             QCOMPARE(f[1], std::string("fp16"));
             QCOMPARE(f[2], std::string("amp"));
@@ -517,6 +521,10 @@ private slots:
             if (r.eval_loss) QVERIFY2(same_bits(num(f[23]), *r.eval_loss), f[23].c_str());
             QCOMPARE(f[24].empty(), !r.eval_accuracy.has_value());
             if (r.eval_accuracy) QVERIFY2(same_bits(num(f[24]), *r.eval_accuracy), f[24].c_str());
+            QCOMPARE(f[26].empty(), !r.fp8_saturated_frac.has_value());
+            QCOMPARE(f[27].empty(), !r.fp8_underflow_frac.has_value());
+            if (r.fp8_saturated_frac) QVERIFY2(same_bits(num(f[26]), *r.fp8_saturated_frac), f[26].c_str());
+            if (r.fp8_underflow_frac) QVERIFY2(same_bits(num(f[27]), *r.fp8_underflow_frac), f[27].c_str());
         }
         QCOMPARE(rows[6][4], std::string("nan"));
         QCOMPARE(rows[7][4], std::string("inf"));
@@ -588,7 +596,7 @@ private slots:
         QCOMPARE(side.at("seed").get<std::uint64_t>(), std::uint64_t(9));
         QCOMPARE(side.at("runs").size(), std::size_t(3));
         QCOMPARE(side.at("runs")[1].at("label").get<std::string>(), std::string("amp-fp16+deepspeed"));
-        QCOMPARE(side.at("columns").size(), std::size_t(26));
+        QCOMPARE(side.at("columns").size(), std::size_t(28));
         QVERIFY(side.contains("version") && side.contains("device"));
         write_file_atomic(sidecar_path(csv), side.dump(2));
         const SessionConfig back = config_from_sidecar(sidecar_path(csv));

@@ -147,6 +147,7 @@ private:
     // The wrapped backend, counting into the pass this one is set to.
     Backend& cpu() {
         m_cpu->set_site_index(site());
+        m_cpu->set_fp8(fp8());
         return *m_cpu;
     }
     Fault m_fault;

@@ -2,6 +2,7 @@
 // progress on stderr and a summary per run.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "engine/device_choice.hpp"
+#include "engine/fp8_snippet.hpp"
 #include "engine/error.hpp"
 #include "engine/export.hpp"
 #include "engine/input_file.hpp"
@@ -24,6 +26,7 @@ struct RunOptions {
     ConfigFlags flags;
     std::string csv;
     std::string histograms;
+    std::string fp8_scales;
     std::string snippet;
     std::string save_state, resume;
     bool print_config = false;
@@ -80,9 +83,10 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
 // receive a file, and no output replaces an input or another output.
 void check_outputs(const RunOptions& o) {
     const auto given = [&](const char* flag) { return o.given.count(flag) > 0; };
-    for (const char* flag : {"--csv", "--histograms", "--save-state", "--resume", "--snippet", "--config"}) {
+    for (const char* flag : {"--csv", "--histograms", "--fp8-scales", "--save-state", "--resume", "--snippet", "--config"}) {
         const std::string& v = std::string(flag) == "--csv"          ? o.csv
                                : std::string(flag) == "--histograms" ? o.histograms
+                               : std::string(flag) == "--fp8-scales" ? o.fp8_scales
                                : std::string(flag) == "--save-state" ? o.save_state
                                : std::string(flag) == "--resume"     ? o.resume
                                : std::string(flag) == "--snippet"    ? o.snippet
@@ -95,6 +99,7 @@ void check_outputs(const RunOptions& o) {
         outputs.emplace_back("the sidecar of --csv", sidecar_path(o.csv));
     }
     if (!o.histograms.empty()) outputs.emplace_back("--histograms", o.histograms);
+    if (!o.fp8_scales.empty()) outputs.emplace_back("--fp8-scales", o.fp8_scales);
     if (!o.save_state.empty()) outputs.emplace_back("--save-state", o.save_state);
     for (const auto& [what, path] : outputs) check_output_path(path, what);
     for (std::size_t i = 0; i < outputs.size(); ++i)
@@ -120,7 +125,7 @@ int run_run(const RunOptions& o) {
                                  "--print-config", "--snippet"})
             if (o.given.count(flag))
                 throw ConfigError(flag, "cannot apply to a resumed run (its configuration is the saved state's); "
-                                        "only --steps, --device, --csv, --histograms, --save-state and --quiet go with --resume");
+                                        "only --steps, --device, --csv, --histograms, --fp8-scales, --save-state and --quiet go with --resume");
     }
     check_outputs(o);
     SessionConfig cfg = build_config(o.flags);
@@ -130,6 +135,15 @@ int run_run(const RunOptions& o) {
     if (o.print_config) {
         std::cout << to_json(cfg).dump(2) << "\n";
         return 0;
+    }
+    if (o.snippet == "transformer-engine") {  // the FP8 recipe of the first FP8 run
+        for (const auto& label : cfg.runs) {
+            const RunInfo info = resolve_run(label, cfg.scaler, cfg.scaler_overrides);
+            if (!is_fp8(info.spec.mode)) continue;
+            std::cout << fp8_recipe_snippet(cfg.fp8, info.spec.mode, info.spec.fp8_recipe);
+            return 0;
+        }
+        throw ConfigError("--snippet", "transformer-engine describes an FP8 run; add fp8-hybrid, fp8-e4m3 or mxfp8 to the runs");
     }
     if (!o.snippet.empty()) {
         const auto fw = parse_framework(o.snippet);
@@ -167,6 +181,10 @@ int run_run(const RunOptions& o) {
     Session& session = *owned;
     std::vector<RunInfo> infos;
     for (std::size_t i = 0; i < session.run_count(); ++i) infos.push_back(session.run(i).info());
+    if (!o.fp8_scales.empty() &&
+        std::none_of(infos.begin(), infos.end(), [](const RunInfo& i) { return is_fp8(i.spec.mode); }))
+        throw ConfigError("--fp8-scales", "no run trains in FP8, so there are no FP8 scales to write; "
+                                          "add fp8-hybrid, fp8-e4m3 or mxfp8 to the runs (--precision)");
 
     std::unique_ptr<CsvWriter> csv;
     if (!o.csv.empty()) csv = std::make_unique<CsvWriter>(o.csv);
@@ -224,6 +242,12 @@ int run_run(const RunOptions& o) {
         std::cerr << "mpx-cli: wrote " << o.histograms << " (histograms every "
                   << cfg.instruments.every * (logs.empty() ? 1 : logs.front()->stride()) << " steps)\n";
     }
+    if (!o.fp8_scales.empty()) {
+        std::vector<const std::vector<Fp8ScaleRow>*> rows;
+        for (std::size_t i = 0; i < session.run_count(); ++i) rows.push_back(&session.run(i).fp8_scales());
+        write_fp8_scales_csv(o.fp8_scales, infos, rows);
+        std::cerr << "mpx-cli: wrote " << o.fp8_scales << "\n";
+    }
     if (!o.save_state.empty()) {  // after the CSV: a bad state path must not cost the export
         write_file_atomic(o.save_state, session.save_state().dump() + "\n");
         std::cerr << "mpx-cli: saved the session state to " << o.save_state << "\n";
@@ -266,9 +290,12 @@ void add_run_command(CLI::App& app) {
     add_config_flags(cmd, o->flags);
     cmd->add_option("--csv", o->csv, "Write every recorded step to this CSV (sidecar beside it)");
     cmd->add_option("--snippet", o->snippet,
-                    "Print the scaler settings for a framework (" + enum_choices<Framework>() + ") and exit");
+                    "Print the scaler settings for a framework (" + enum_choices<Framework>() +
+                        "), or transformer-engine for the FP8 recipe, and exit");
     cmd->add_option("--histograms", o->histograms,
                     "Write the exponent histograms (every instruments.every steps) to this CSV, long form");
+    cmd->add_option("--fp8-scales", o->fp8_scales,
+                    "Write every FP8 tensor's amax and scale per step to this CSV, long form (FP8 runs only)");
     cmd->add_option("--save-state", o->save_state, "After the last step, save everything needed to resume (JSON)");
     cmd->add_option("--resume", o->resume, "Continue a saved state up to its step count (--steps raises it)");
     cmd->add_flag("--print-config", o->print_config, "Print the resolved configuration as JSON and exit");

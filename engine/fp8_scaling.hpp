@@ -1,0 +1,87 @@
+// FP8 recipe settings and the host side of delayed scaling: one amax history per scaled tensor.
+// Rule: the scale a tensor uses on step t comes from the amaxes of steps t−len … t−1 only (TE's
+// DelayedScaling, common/recipe/delayed_scaling.cu); the arithmetic is hd::delayed_scale.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/enum_names.hpp"
+#include "engine/fp8_math.hpp"
+
+namespace mpx {
+
+constexpr EnumName<Fp8Recipe> fp8_recipe_names[] = {
+    {Fp8Recipe::delayed, "delayed"}, {Fp8Recipe::current, "current"}, {Fp8Recipe::block, "block"}};
+constexpr std::span<const EnumName<Fp8Recipe>> names_of(Fp8Recipe) { return fp8_recipe_names; }
+constexpr EnumName<AmaxAlgo> amax_algo_names[] = {{AmaxAlgo::max, "max"},
+                                                   {AmaxAlgo::most_recent, "most_recent"}};
+constexpr std::span<const EnumName<AmaxAlgo>> names_of(AmaxAlgo) { return amax_algo_names; }
+enum class E4m3Overflow : std::uint8_t { saturate, nan };
+constexpr EnumName<E4m3Overflow> e4m3_overflow_names[] = {{E4m3Overflow::saturate, "saturate"},
+                                                           {E4m3Overflow::nan, "nan"}};
+constexpr std::span<const EnumName<E4m3Overflow>> names_of(E4m3Overflow) { return e4m3_overflow_names; }
+constexpr EnumName<Fp8Tensor> fp8_tensor_names[] = {
+    {Fp8Tensor::x, "x"}, {Fp8Tensor::w, "w"}, {Fp8Tensor::dy, "dy"}};
+constexpr std::span<const EnumName<Fp8Tensor>> names_of(Fp8Tensor) { return fp8_tensor_names; }
+
+// The session's `fp8` section. Defaults are Transformer Engine's DelayedScaling defaults
+// (margin 0, amax_history_len 1024, amax_compute_algo "max"); TE casts E4M3 with saturation.
+struct Fp8Config {
+    Fp8Recipe recipe = Fp8Recipe::delayed;  // for FP8 runs whose label names none (block: mxfp8 only)
+    int amax_history_len = 1024;
+    AmaxAlgo amax_compute_algo = AmaxAlgo::max;
+    int margin = 0;
+    E4m3Overflow e4m3_overflow = E4m3Overflow::saturate;
+};
+inline constexpr int k_max_amax_history = 1 << 16;
+// ConfigError naming "fp8.<field>" for a value out of range.
+void validate(const Fp8Config& c);
+
+// One FP8 tensor's scaling on one step: amax measured on that step, the scale used on it (MXFP8:
+// 0, its scales are per block of 32), in the format it was cast to.
+struct Fp8ScaleRow {
+    long long step = 0;
+    int layer = 0;
+    Fp8Tensor tensor = Fp8Tensor::x;
+    Format format = Format::e4m3;
+    bool block = false;
+    float amax = 0.0f, scale = 0.0f;
+    unsigned long long saturated = 0, underflow = 0, count = 0;  // what the cast did (hd::Fp8Record)
+};
+// One tensor's delayed scaling state. TE starts every scale at 1 with a zero history.
+class AmaxHistory {
+public:
+    AmaxHistory(int len, AmaxAlgo algo, int margin, float fp8_max)
+        : m_hist(static_cast<std::size_t>(len), 0.0f), m_algo(algo),
+          m_scaled_max(hd::delayed_scaled_max(fp8_max, margin)) {}
+    float scale() const { return m_scale; }  // the scale the next step uses
+    // Records the amax measured on the step that just ran and computes the next step's scale.
+    void push(float amax) {
+        m_hist[m_next] = amax;
+        m_next = (m_next + 1) % m_hist.size();
+        float a = amax;  // most_recent
+        if (m_algo == AmaxAlgo::max) {
+            a = 0.0f;
+            for (float h : m_hist) a = fmaxf(a, h);  // fmaxf: a NaN entry is skipped, as in TE
+        }
+        m_scale = hd::delayed_scale(a, m_scaled_max, m_scale);
+    }
+    const std::vector<float>& history() const { return m_hist; }
+    void restore(std::vector<float> hist, std::size_t next, float scale) {
+        m_hist = std::move(hist);
+        m_next = next % m_hist.size();
+        m_scale = scale;
+    }
+    std::size_t next() const { return m_next; }
+
+private:
+    std::vector<float> m_hist;
+    std::size_t m_next = 0;
+    AmaxAlgo m_algo;
+    float m_scaled_max;
+    float m_scale = 1.0f;
+};
+
+}  // namespace mpx
