@@ -86,7 +86,7 @@ struct BlockTally {
     RoundStats stats;
     explicit BlockTally(Format f) : edges(hd::tally_edges(f)) {}
     void add_block(const float* in, const float* out, std::size_t n) {
-        std::uint32_t z = 0, o = 0, u = 0, s = 0, f = 0;
+        std::uint32_t z = 0, o = 0, u = 0, s = 0, f = 0, m = 0;
         for (std::size_t i = 0; i < n; ++i) {
             const hd::TallyFlags t = hd::tally_flags(edges, bits_of(in[i]), bits_of(out[i]));
             z += t.nonzero;
@@ -94,7 +94,9 @@ struct BlockTally {
             u += t.underflow;
             s += t.subnormal;
             f += t.nonfinite;
+            m = m > t.overflow_bits ? m : t.overflow_bits;
         }
+        if (m > stats.overflow_max) stats.overflow_max = m;
         stats.nonzero += z;
         stats.overflow += o;
         stats.underflow += u;

@@ -282,7 +282,11 @@ MPX_HD inline float store_value(Format f, void* p, std::size_t i, float x) {
 struct Counts {
     unsigned long long overflow = 0, underflow = 0, subnormal = 0, nonzero = 0;
     unsigned long long changed = 0, lost = 0, bad = 0, hits = 0, nonfinite = 0;
+    // The largest finite |x| that overflowed, as its FP32 bits (0: none): what a value was before
+    // rounding made it inf/NaN (or saturated it). Combined by max, not summed; the last field.
+    unsigned long long overflow_max = 0;
     MPX_HD Counts& operator+=(const Counts& o) {
+        overflow_max = overflow_max > o.overflow_max ? overflow_max : o.overflow_max;
         overflow += o.overflow;
         underflow += o.underflow;
         subnormal += o.subnormal;
@@ -317,15 +321,19 @@ MPX_HD inline TallyEdges tally_edges(Format f) {
 // One value rounded, as 0/1 flags (branch-free: the CPU's block loops vectorise it).
 struct TallyFlags {
     std::uint32_t nonzero, overflow, underflow, subnormal, nonfinite;
+    std::uint32_t overflow_bits;  // |x|'s bits where it overflowed, else 0 (for Counts::overflow_max)
 };
 MPX_HD inline TallyFlags tally_flags(const TallyEdges& t, std::uint32_t in_bits,
                                      std::uint32_t out_bits) {
     const std::uint32_t a = in_bits & 0x7fffffffu, b = out_bits & 0x7fffffffu;
+    const std::uint32_t over =
+        static_cast<std::uint32_t>(a >= t.over_from) & static_cast<std::uint32_t>(a < 0x7f800000u);
     return {static_cast<std::uint32_t>(a != 0u),
-            static_cast<std::uint32_t>(a >= t.over_from) & static_cast<std::uint32_t>(a < 0x7f800000u),
+            over,
             static_cast<std::uint32_t>(a != 0u) & static_cast<std::uint32_t>(b == 0u),
             static_cast<std::uint32_t>(b != 0u) & static_cast<std::uint32_t>(b < t.min_normal),
-            static_cast<std::uint32_t>(b >= 0x7f800000u)};
+            static_cast<std::uint32_t>(b >= 0x7f800000u),
+            (0u - over) & a};
 }
 
 enum class CountInputs : std::uint8_t { yes, no };
@@ -340,6 +348,7 @@ MPX_HD inline void tally(const TallyEdges& t, float in, float out, Counts& c,
     c.underflow += f.underflow;
     c.subnormal += f.subnormal;
     c.nonfinite += f.nonfinite;
+    c.overflow_max = c.overflow_max > f.overflow_bits ? c.overflow_max : f.overflow_bits;
 }
 
 // Whether rounding a finite x overflows (becomes ±inf, NaN for E4M3, or saturates).

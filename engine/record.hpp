@@ -35,6 +35,10 @@ struct StepRecord {
     // site_index (engine/step_stats.hpp; site_name gives "fc2.grad_input"), -1 when none was.
     // An index, not text: records stay trivially copyable (the app spools them as bytes).
     std::int16_t first_nonfinite = -1;
+    // The magnitude, before rounding, of the largest finite value that overflowed at that site
+    // (FP32, exact): what became inf/NaN there. Empty when the site's inf/NaN arrived with its
+    // inputs (nothing overflowed there) and when first_nonfinite is -1.
+    std::optional<double> first_nonfinite_magnitude;
     // FP8 runs: of the values cast to FP8 for this step's GEMMs (every scaled tensor, counted
     // once), the fraction that overflowed the format after scaling (saturated, or NaN/inf where
     // the format's overflow gives that), and of the non-zero ones the fraction flushed to zero.

@@ -194,6 +194,9 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     const hd::Counts bwd = st.of(Pass::backward, model_layers);
     const hd::Counts upd = st.of(Pass::update, model_layers);
     rec.first_nonfinite = first_nonfinite(st, model_layers);
+    if (rec.first_nonfinite >= 0)
+        if (const auto bits = st.site[rec.first_nonfinite].overflow_max)
+            rec.first_nonfinite_magnitude = hd::float_of(static_cast<std::uint32_t>(bits));
     fp8_after_step(step_index, st, rec);
     if (const StepHistograms* h = collect ? be.read_histograms() : nullptr)
         m_histograms.add(HistogramSnapshot::from(step_index, S, st, *h, model_layers, m_cfg->model.layernorm,

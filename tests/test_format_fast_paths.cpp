@@ -74,6 +74,8 @@ void TestFormatFastPaths::buffer_paths_match_scalar_path() {
                               !std::isfinite(decode(format, encode(format, x, Overflow::infinity)));
         const bool underflow = x != 0.0f && !std::isnan(x) && r == 0.0f;
         want.overflow += overflow;
+        // the largest finite |x| that overflowed, as bits (Counts::overflow_max)
+        if (overflow) want.overflow_max = std::max<unsigned long long>(want.overflow_max, bits_of(std::fabs(x)));
         want.underflow += underflow;
         want.subnormal += classify(format, want_bits[i]) == FpClass::subnormal;
         if (rounding_overflows(format, x) != overflow)
@@ -105,6 +107,7 @@ void TestFormatFastPaths::buffer_paths_match_scalar_path() {
     QCOMPARE(enc_stats.overflow, want.overflow);
     QCOMPARE(enc_stats.underflow, want.underflow);
     QCOMPARE(enc_stats.subnormal, want.subnormal);
+    QCOMPARE(enc_stats.overflow_max, want.overflow_max);
 
     // decode_buffer unpacks to exactly the scalar decode (NaN payloads included).
     std::vector<float> unpacked(n);
@@ -130,6 +133,7 @@ void TestFormatFastPaths::buffer_paths_match_scalar_path() {
     QCOMPARE(rip_stats.overflow, want.overflow);
     QCOMPARE(rip_stats.underflow, want.underflow);
     QCOMPARE(rip_stats.subnormal, want.subnormal);
+    QCOMPARE(rip_stats.overflow_max, want.overflow_max);
 }
 
 // Short buffers at odd offsets, so every length of a vector path's tail meets NaN payloads, ties

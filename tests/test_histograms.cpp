@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "engine/dataset.hpp"
 #include "engine/format.hpp"
 #include "engine/histograms.hpp"
 #include "engine/session.hpp"
@@ -352,8 +353,76 @@ private slots:
                 ++skipped;
                 QVERIFY(r.first_nonfinite >= 0);
                 QVERIFY(!site_name(r.first_nonfinite).empty());
+                // Every inf there came from a finite FP32 value too large for FP16 (nothing is
+                // inf before the step), so the magnitude is known and past FP16's rounding edge.
+                QVERIFY2(r.first_nonfinite_magnitude, site_name(r.first_nonfinite).c_str());
+                QVERIFY(*r.first_nonfinite_magnitude >= 65520.0);
+                QVERIFY(*r.first_nonfinite_magnitude <= std::numeric_limits<float>::max());
             }
         QVERIFY(skipped >= 3);
+    }
+
+    // The magnitude before overflow: the largest finite |x| that rounding made inf/NaN (or
+    // saturated), per site, combined by max; an inf that arrives as an inf is not an overflow.
+    void a_site_keeps_the_largest_value_that_overflowed_before_rounding() {
+        auto be = make_cpu_backend();
+        const float inf = std::numeric_limits<float>::infinity();
+        Tensor h = be->alloc(Format::fp16, 1, 6, MemCategory::activations);
+        const std::vector<float> v = {1.0f, 70000.0f, -90000.5f, inf, 65519.0f, 3.0f};
+        hd::Counts c = counted(*be, [&] { be->upload(v, h); });
+        QCOMPARE(c.overflow, 2ull);  // 65519 rounds down to 65504; inf was inf already
+        QCOMPARE(hd::float_of(static_cast<std::uint32_t>(c.overflow_max)), 90000.5f);
+        // E4M3 saturates at 448: 500 and −1e4 saturate, the larger is kept; 300 is stored.
+        Tensor e = be->alloc(Format::e4m3, 1, 3, MemCategory::activations);
+        c = counted(*be, [&] { be->upload(std::vector<float>{500.0f, -1e4f, 300.0f}, e); });
+        QCOMPARE(c.overflow, 2ull);
+        QCOMPARE(hd::float_of(static_cast<std::uint32_t>(c.overflow_max)), 1e4f);
+        // Nothing overflowed: 0.
+        c = counted(*be, [&] { be->upload(std::vector<float>{1.0f, inf, 2.0f}, e); });
+        QCOMPARE(c.overflow_max, 0ull);
+        // A GEMM's FP32 result overflowing its FP16 output: 300 · 300 = 90000 exactly.
+        Tensor x = be->alloc(Format::fp32, 1, 1, MemCategory::activations);
+        Tensor w = be->alloc(Format::fp32, 1, 1, MemCategory::weights);
+        Tensor y = be->alloc(Format::fp16, 1, 1, MemCategory::activations);
+        be->upload(std::vector<float>{300.0f}, x);
+        be->upload(std::vector<float>{300.0f}, w);
+        c = counted(*be, [&] { be->linear_forward(x, w, nullptr, Format::fp32, y); });
+        QCOMPARE(hd::float_of(static_cast<std::uint32_t>(c.overflow_max)), 90000.0f);
+        // Sums add, the maximum stays a maximum.
+        hd::Counts a, b;
+        a.overflow = 1, a.overflow_max = hd::bits_of(7e4f);
+        b.overflow = 2, b.overflow_max = hd::bits_of(1e5f);
+        a += b;
+        QCOMPARE(a.overflow, 3ull);
+        QCOMPARE(a.overflow_max, static_cast<unsigned long long>(hd::bits_of(1e5f)));
+    }
+
+    // A step's record carries the magnitude of its first inf/NaN: inputs ×1e5 overflow autocast's
+    // FP16 cast of fc1's operands, and the value named is one of the (scaled) inputs, exactly.
+    void a_step_names_the_magnitude_that_overflowed_first() {
+        SessionConfig c = load_config("default");
+        c.runs = {"amp-fp16"};
+        c.steps = 1;
+        c.data.input_scale = 1e5;
+        Session s(c);
+        const StepRecord r = s.step().front();
+        QCOMPARE(QString::fromStdString(site_name(r.first_nonfinite)), QString("fc1.operand"));
+        QVERIFY(r.first_nonfinite_magnitude);
+        QVERIFY(*r.first_nonfinite_magnitude >= 65520.0);  // past FP16's rounding edge
+        const Dataset d = make_dataset(c.data);
+        bool an_input = false;
+        for (Eigen::Index i = 0; i < d.x_train.size(); ++i)
+            an_input |= std::fabs(d.x_train.data()[i]) == static_cast<float>(*r.first_nonfinite_magnitude);
+        QVERIFY(an_input);
+        QCOMPARE(first_nonfinite_text(r.first_nonfinite, r.first_nonfinite_magnitude),
+                 "fc1.operand, where " + [&] {
+                     char b[32];
+                     std::snprintf(b, sizeof b, "%.6g", *r.first_nonfinite_magnitude);
+                     return std::string(b);
+                 }() + " overflowed");
+        QCOMPARE(first_nonfinite_text(-1, std::nullopt), std::string());
+        QCOMPARE(first_nonfinite_text(site_index(1, TensorKind::grad_input), std::nullopt),
+                 std::string("fc2.grad_input"));
     }
 
     // lost-updates: pure FP16 adds its updates to FP16 weights, and most are below half an ulp;

@@ -91,7 +91,7 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
                 // Where the step's first inf/NaN was stored, first: the column is often cut.
                 const QString what = r.firstNonfinite < 0
                     ? tr("inf/NaN in the gradients")
-                    : tr("inf/NaN first at %1").arg(gui::siteName(r.firstNonfinite));
+                    : tr("inf/NaN first at %1").arg(gui::firstNonfiniteText(r.firstNonfinite, r.firstNonfiniteMagnitude));
                 switch (r.kind) {
                     case LogKind::grow: return tr("enough clean steps in a row: scale grew");
                     case LogKind::backoff: return tr("%1: step skipped, scale backed off").arg(what);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/gui/config_bridge.hpp"
 #include "engine/step_stats.hpp"
 #include "ui/concepts.hpp"
 #include "ui/run_style.hpp"
@@ -133,7 +134,8 @@ std::vector<WhereView::Skip> WhereView::skips() const {
     const int r = run();
     for (const gui::LogRow& row : m_store->log())
         if (row.skipped && row.run == r)
-            out.push_back({row.step, row.firstNonfinite >= 0 ? row.firstNonfinite / mpx::k_tensor_kinds : -1, row.firstNonfinite});
+            out.push_back({row.step, row.firstNonfinite >= 0 ? row.firstNonfinite / mpx::k_tensor_kinds : -1,
+                           row.firstNonfinite, row.firstNonfiniteMagnitude});
     return out;
 }
 
@@ -336,11 +338,17 @@ QString WhereView::tooltipAt(QPoint pos) const {
     t += tr("%1 of the %2 non-zero gradient values of this layer became 0 when stored (underflow: %3 of that "
             "signal is lost).<br>").arg(QLocale().toString(b.underflow), QLocale().toString(b.nonzero),
                                         percent(b.nonzero ? static_cast<double>(b.underflow) / static_cast<double>(b.nonzero) : 0.0));
-    t += over ? tr("%1 values became ±inf (overflow).").arg(QLocale().toString(over)) : tr("No value became ±inf.");
+    unsigned long long largest = 0;  // hd::Counts::overflow_max: bits of the largest value that overflowed
+    for (mpx::Pass p : {mpx::Pass::forward, mpx::Pass::backward, mpx::Pass::update})
+        largest = std::max(largest, s.layer(layer, p).overflow_max);
+    t += over ? tr("%1 values became ±inf (overflow); the largest was %2 before rounding.")
+                    .arg(QLocale().toString(over))
+                    .arg(QLocale().toString(hd::float_of(static_cast<std::uint32_t>(largest)), 'g', 6))
+              : tr("No value became ±inf.");
     for (const Skip& k : skips())
         if (k.layer == layer && columnAt(skipPos(k).x()) == col)
             t += tr("<br><span style='color:#c0392b'>Step %1 was skipped: its first inf/NaN was stored at %2.</span>")
-                     .arg(k.step).arg(QString::fromStdString(mpx::site_name(k.site)));
+                     .arg(k.step).arg(gui::firstNonfiniteText(k.site, k.magnitude));
     t += tr("<br><i>Click to see this layer's values in the Range view.</i>");
     return t;
 }

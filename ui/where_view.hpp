@@ -10,6 +10,7 @@
 #include <QImage>
 #include <QWidget>
 
+#include <optional>
 #include <vector>
 
 #include "app/gui/record_store.hpp"
@@ -43,6 +44,7 @@ public:
         long long step = 0;
         int layer = -1;
         int site = -1;  // StepRecord::first_nonfinite
+        std::optional<double> magnitude;  // StepRecord::first_nonfinite_magnitude
     };
     std::vector<Skip> skips() const;
     // Where things are drawn, in this widget's coordinates (tests, clicks).

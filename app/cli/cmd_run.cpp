@@ -40,6 +40,10 @@ struct Summary {
     double scale = 1;
     double underflow_max = 0;
     std::optional<double> eval_loss, eval_accuracy;  // the last evaluation's
+    // The first step that stored an inf/NaN: where, and what overflowed there.
+    long long first_nonfinite_step = -1;
+    int first_nonfinite = -1;
+    std::optional<double> first_nonfinite_magnitude;
 };
 
 // The scaler the snippet describes, as a run trains with it (scaler_overrides applied): the run
@@ -211,6 +215,11 @@ int run_run(const RunOptions& o) {
             s.scale = r.new_scale;
             s.underflow_max = std::max(s.underflow_max, r.underflow_frac);
             if (r.eval_loss) s.eval_loss = r.eval_loss, s.eval_accuracy = r.eval_accuracy;
+            if (s.first_nonfinite_step < 0 && r.first_nonfinite >= 0) {
+                s.first_nonfinite_step = r.step;
+                s.first_nonfinite = r.first_nonfinite;
+                s.first_nonfinite_magnitude = r.first_nonfinite_magnitude;
+            }
             if (step >= tail_from) {
                 s.tail_loss += r.loss;
                 ++s.tail_n;
@@ -267,6 +276,10 @@ int run_run(const RunOptions& o) {
                     s.skipped, s.scale, s.overflow, cell(s.eval_loss, "%.6g").c_str(),
                     cell(s.eval_accuracy, "%.4f").c_str());
     }
+    for (std::size_t i = 0; i < infos.size(); ++i)
+        if (const Summary& s = sum[i]; s.first_nonfinite_step >= 0)
+            std::printf("%s: first inf/NaN on step %lld at %s\n", infos[i].label.c_str(), s.first_nonfinite_step,
+                        first_nonfinite_text(s.first_nonfinite, s.first_nonfinite_magnitude).c_str());
     return 0;
 }
 

@@ -297,6 +297,9 @@ std::optional<std::vector<int>> parseModelSizes(const QString& text, QString* er
 QString scaleEventText(int event) { return q(mpx::to_string(static_cast<mpx::ScaleEvent>(event))); }
 
 QString siteName(int site) { return site < 0 ? QString() : q(mpx::site_name(site)); }
+QString firstNonfiniteText(int site, std::optional<double> magnitude) {
+    return q(mpx::first_nonfinite_text(site, magnitude));
+}
 
 QString memoryCategoryName(int category) {
     return q(mpx::to_string(static_cast<mpx::MemCategory>(category)));

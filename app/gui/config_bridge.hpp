@@ -107,6 +107,8 @@ QString scaleEventText(int event);
 QString memoryCategoryName(int category);  // "weights", "master", ...
 // "fc3.grad_weight" for a StepRecord::first_nonfinite site (engine/step_stats.hpp); empty for -1.
 QString siteName(int site);
+// "fc3.output, where 83456 overflowed" (mpx::first_nonfinite_text); empty for -1.
+QString firstNonfiniteText(int site, std::optional<double> magnitude);
 inline constexpr int k_memory_categories = 6;
 
 // The backend for a device setting ("cpu", "cuda", "auto") and its name; throws DeviceError when

@@ -86,6 +86,7 @@ void RecordStore::appendRecords(std::span<const mpx::StepRecord> records) {
         row.run = r.run;
         row.skipped = r.skipped;
         row.firstNonfinite = r.first_nonfinite;
+        row.firstNonfiniteMagnitude = r.first_nonfinite_magnitude;
         switch (ev) {
             case mpx::ScaleEvent::grow: row.kind = LogKind::grow; break;
             case mpx::ScaleEvent::backoff: row.kind = LogKind::backoff; break;

@@ -10,6 +10,7 @@
 #include <QObject>
 #include <QTimer>
 #include <deque>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct LogRow {
     bool skipped = false;
     int note = -1;  // index into notes() for setting, scalerEdited and runStopped rows
     int firstNonfinite = -1;  // StepRecord::first_nonfinite: where the step's first inf/NaN was stored
+    std::optional<double> firstNonfiniteMagnitude;  // StepRecord::first_nonfinite_magnitude
 };
 
 struct MarkerPoint {
