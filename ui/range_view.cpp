@@ -8,7 +8,6 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPainterPath>
-#include <QSlider>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -18,6 +17,7 @@
 
 #include "ui/log2_axis.hpp"
 #include "ui/run_style.hpp"
+#include "ui/step_scrubber.hpp"
 #include "ui/view_canvas.hpp"
 
 namespace mpx::ui {
@@ -123,18 +123,8 @@ RangeView::RangeView(gui::RecordStore* store, QWidget* parent) : QWidget(parent)
     bar->addWidget(m_tensor);
     bar->addStretch(1);
     outer->addLayout(bar);
-    bar = new QHBoxLayout;  // the step slider on its own row: the window stays narrow enough for a laptop
-    bar->addWidget(new QLabel(tr("Step")));
-    m_slider = new QSlider(Qt::Horizontal);
-    m_slider->setRange(0, 0);
-    m_slider->setMinimumWidth(100);
-    m_slider->setToolTip(tr("Scrub through the steps at which histograms were collected. At the right end the "
-                            "view follows training; move it to stay at one step."));
-    bar->addWidget(m_slider, 1);
-    m_stepLabel = new QLabel;
-    m_stepLabel->setMinimumWidth(120);
-    bar->addWidget(m_stepLabel);
-    outer->addLayout(bar);
+    m_scrub = new StepScrubber;  // on its own row: the window stays narrow enough for a laptop
+    outer->addWidget(m_scrub);
     m_canvas = new Canvas(this);
     outer->addWidget(m_canvas, 1);
     setToolTip(tr("How big the values are, on a scale of powers of two: each bar is the share of this tensor's "
@@ -147,17 +137,15 @@ RangeView::RangeView(gui::RecordStore* store, QWidget* parent) : QWidget(parent)
     connect(m_runB, &QComboBox::currentIndexChanged, this, changed);
     connect(m_layer, &QComboBox::currentIndexChanged, this, changed);
     connect(m_tensor, &QComboBox::currentIndexChanged, this, changed);
-    connect(m_slider, &QSlider::valueChanged, this, [this](int v) {
-        if (!m_settingSlider) m_follow = v == m_slider->maximum();
-        refresh();
-    });
+    connect(m_scrub, &StepScrubber::stepChanged, this, changed);
     connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
-        m_follow = true;
         rebuildChoices();
+        m_scrub->follow();
         stepsChanged();
     });
     connect(m_store, &gui::RecordStore::stepsRecorded, this, &RangeView::stepsChanged);
     rebuildChoices();
+    stepsChanged();
 }
 
 void RangeView::rebuildChoices() {
@@ -194,51 +182,25 @@ const std::vector<mpx::HistogramSnapshot>* RangeView::snapshots(int run) const {
 }
 
 const mpx::HistogramSnapshot* RangeView::snapshotAt(int run, long long step) const {
-    const auto* s = snapshots(run);
-    if (!s || s->empty() || step < 0) return nullptr;
-    auto it = std::lower_bound(s->begin(), s->end(), step,
-                               [](const mpx::HistogramSnapshot& h, long long x) { return h.step < x; });
-    if (it == s->end()) return &s->back();
-    if (it != s->begin() && step - std::prev(it)->step < it->step - step) --it;
-    return &*it;
+    return nearestSnapshot(snapshots(run), step);
 }
 
 void RangeView::stepsChanged() {
-    const auto* s = snapshots(runA());
-    const int n = s ? static_cast<int>(s->size()) : 0;
-    const long long shown = step();
-    m_settingSlider = true;
-    m_slider->setRange(0, std::max(0, n - 1));
-    if (m_follow) m_slider->setValue(std::max(0, n - 1));
-    else if (n > 0) {  // thinning moves indices: stay at the step, not at the index
-        auto it = std::lower_bound(s->begin(), s->end(), shown,
-                                   [](const mpx::HistogramSnapshot& h, long long x) { return h.step < x; });
-        m_slider->setValue(static_cast<int>(std::min<std::ptrdiff_t>(it - s->begin(), n - 1)));
-    }
-    m_settingSlider = false;
+    const long long every = m_store->session() ? m_store->session()->config.instruments.every : 0;
+    const int a = runA();
+    m_scrub->setSnapshots(snapshots(a), a < 0 || a >= m_store->runCount() ? every : every * m_store->histograms(a).stride());
     refresh();
 }
 
-void RangeView::refresh() {
-    const auto* s = snapshots(runA());
-    const long long st = step();
-    if (!s || s->empty()) m_stepLabel->setText(tr("no histogram yet"));
-    else {
-        const long long every = m_store->session() ? m_store->session()->config.instruments.every : 0;
-        const long long stride = every * m_store->histograms(runA()).stride();
-        m_stepLabel->setText(tr("step %1%2").arg(st).arg(m_follow ? tr(" · following") : QString()));
-        m_stepLabel->setToolTip(tr("Histograms are collected every %1 steps.").arg(stride));
-    }
-    m_canvas->update();
-}
+void RangeView::refresh() { m_canvas->update(); }
 
 void RangeView::setRuns(int a, int b) {
     const QSignalBlocker ba(m_runA), bb(m_runB);
     const long long keep = step();
     m_runA->setCurrentIndex(std::max(0, m_runA->findData(a)));
     m_runB->setCurrentIndex(std::max(0, m_runB->findData(b)));
-    if (m_follow) stepsChanged();
-    else setStep(keep);
+    stepsChanged();
+    if (!m_scrub->following()) setStep(keep);
 }
 int RangeView::runA() const { return m_runA->currentIndex() < 0 ? -1 : m_runA->currentData().toInt(); }
 int RangeView::runB() const { return m_runB->currentIndex() < 0 ? -1 : m_runB->currentData().toInt(); }
@@ -247,25 +209,9 @@ int RangeView::layer() const { return m_layer->currentIndex() < 0 ? 0 : m_layer-
 void RangeView::setTensor(mpx::HistTensor t) { m_tensor->setCurrentIndex(m_tensor->findData(static_cast<int>(t))); }
 mpx::HistTensor RangeView::tensor() const { return static_cast<mpx::HistTensor>(m_tensor->currentData().toInt()); }
 
-void RangeView::setStep(long long step) {
-    const auto* s = snapshots(runA());
-    if (!s || s->empty()) return;
-    const mpx::HistogramSnapshot* h = snapshotAt(runA(), step);
-    m_follow = false;
-    m_settingSlider = true;
-    m_slider->setRange(0, static_cast<int>(s->size()) - 1);
-    m_slider->setValue(static_cast<int>(h - s->data()));
-    m_settingSlider = false;
-    m_follow = false;  // even at the newest: the user asked for this step
-    refresh();
-}
-
-long long RangeView::step() const {
-    const auto* s = snapshots(runA());
-    if (!s || s->empty()) return -1;
-    const int i = std::clamp(m_slider->value(), 0, static_cast<int>(s->size()) - 1);
-    return (*s)[static_cast<std::size_t>(i)].step;
-}
+void RangeView::setStep(long long step) { m_scrub->setStep(step); }
+long long RangeView::step() const { return m_scrub->step(); }
+bool RangeView::following() const { return m_scrub->following(); }
 
 RangeView::Panel RangeView::panel(int side) const {
     Panel out;

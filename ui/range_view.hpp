@@ -17,13 +17,12 @@
 #include "engine/histograms.hpp"
 
 class QComboBox;
-class QLabel;
-class QSlider;
 
 namespace mpx::ui {
 
 template <class View>
 class ViewCanvas;
+class StepScrubber;
 
 class RangeView : public QWidget {
     Q_OBJECT
@@ -68,7 +67,7 @@ public:
     // Shows the collected step nearest `step` and stops following the newest.
     void setStep(long long step);
     long long step() const;  // the collected step shown, -1 when none
-    bool following() const { return m_follow; }
+    bool following() const;
     QString message() const;  // what the view says instead of histograms, or empty
     QRect plotRect(int side) const;  // where a side's bars are drawn, in this widget's coordinates
     std::pair<double, double> axisRange() const;  // log2 at the plots' left and right edge
@@ -88,10 +87,7 @@ private:
     gui::RecordStore* m_store;
     Canvas* m_canvas = nullptr;
     QComboBox *m_runA = nullptr, *m_runB = nullptr, *m_layer = nullptr, *m_tensor = nullptr;
-    QSlider* m_slider = nullptr;
-    QLabel* m_stepLabel = nullptr;
-    bool m_follow = true;
-    bool m_settingSlider = false;
+    StepScrubber* m_scrub = nullptr;
     double m_scale = 1.0;
 };
 

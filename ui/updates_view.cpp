@@ -3,7 +3,10 @@
 #include "ui/updates_view.hpp"
 
 #include <QApplication>
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QHelpEvent>
+#include <QLabel>
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
@@ -17,6 +20,7 @@
 #include "ui/log2_axis.hpp"
 #include "ui/plot_widget.hpp"
 #include "ui/run_style.hpp"
+#include "ui/step_scrubber.hpp"
 #include "ui/view_canvas.hpp"
 
 namespace mpx::ui {
@@ -37,6 +41,14 @@ UpdatesView::UpdatesView(gui::RecordStore* store, QWidget* parent) : QWidget(par
     auto* v = new QVBoxLayout(this);
     v->setContentsMargins(4, 2, 4, 2);
     v->setSpacing(4);
+    auto* bar = new QHBoxLayout;
+    m_layer = new QComboBox;
+    m_layer->setToolTip(tr("Whose updates: one layer's weights and biases, or every layer's together."));
+    bar->addWidget(new QLabel(tr("Layer")));
+    bar->addWidget(m_layer);
+    m_scrub = new StepScrubber;
+    bar->addWidget(m_scrub, 1);
+    v->addLayout(bar);
     m_canvas = new Canvas(this);
     v->addWidget(m_canvas, 3);
     const ChartSpec& spec = chartSpec(ChartId::lostUpdates);
@@ -57,11 +69,18 @@ UpdatesView::UpdatesView(gui::RecordStore* store, QWidget* parent) : QWidget(par
         if (const auto s = m_store->session())
             for (int r = 0; r < static_cast<int>(s->runs.size()); ++r)
                 m_lines.push_back(m_plot->addLine(s->runs[static_cast<std::size_t>(r)].label, runColour(r)));
-        refresh();
+        rebuildChoices();
+        m_scrub->follow();
+        stepsChanged();
     });
-    connect(m_store, &gui::RecordStore::stepsRecorded, this, [this] {
-        if (isVisible()) refresh();
+    connect(m_store, &gui::RecordStore::stepsRecorded, this, &UpdatesView::stepsChanged);
+    connect(m_layer, &QComboBox::currentIndexChanged, this, [this] { m_canvas->update(); });
+    connect(m_scrub, &StepScrubber::stepChanged, this, [this] {
+        m_plot->setCursorStep(m_scrub->following() || step() < 0 ? std::nan("") : static_cast<double>(step()));
+        m_canvas->update();
     });
+    rebuildChoices();
+    stepsChanged();
     connect(m_plot, &PlotWidget::plotResized, this, [this] { refresh(); });
 }
 
@@ -69,6 +88,31 @@ void UpdatesView::showEvent(QShowEvent* e) {
     QWidget::showEvent(e);
     refresh();
 }
+
+void UpdatesView::rebuildChoices() {
+    const QSignalBlocker block(m_layer);
+    m_layer->clear();
+    m_layer->addItem(tr("all layers"), -1);
+    if (const auto s = m_store->session())
+        for (int l = 0; l < s->config.model.layers(); ++l) m_layer->addItem(QStringLiteral("fc%1").arg(l + 1), l);
+    m_layer->setCurrentIndex(0);
+}
+
+// The first run's collected steps drive the slider; the other runs show their nearest.
+void UpdatesView::stepsChanged() {
+    const long long every = m_store->session() ? m_store->session()->config.instruments.every : 0;
+    if (m_store->runCount() > 0)
+        m_scrub->setSnapshots(&m_store->histograms(0).snapshots(), every * m_store->histograms(0).stride());
+    else
+        m_scrub->setSnapshots(nullptr, every);
+    if (isVisible()) refresh();  // the chart only while shown (showEvent catches up)
+}
+
+void UpdatesView::setLayer(int layer) { m_layer->setCurrentIndex(std::max(0, m_layer->findData(layer))); }
+int UpdatesView::layer() const { return m_layer->currentIndex() < 0 ? -1 : m_layer->currentData().toInt(); }
+void UpdatesView::setStep(long long step) { m_scrub->setStep(step); }
+long long UpdatesView::step() const { return m_scrub->step(); }
+bool UpdatesView::following() const { return m_scrub->following(); }
 
 void UpdatesView::refresh() {
     // The Training tab's lost-updates row: its metric, reduced per pixel column as it reduces it.
@@ -94,25 +138,23 @@ void UpdatesView::refresh() {
 UpdatesView::Curve UpdatesView::curve(int run) const {
     Curve c;
     if (run < 0 || run >= m_store->runCount()) return c;
-    const auto& snaps = m_store->histograms(run).snapshots();
+    const mpx::HistogramSnapshot* snap = nearestSnapshot(&m_store->histograms(run).snapshots(), step());
+    if (!snap) return c;
+    c.run = run;
+    c.step = snap->step;
     const int layers = m_store->session() ? m_store->session()->config.model.layers() : 0;
-    for (auto it = snaps.rbegin(); it != snaps.rend(); ++it) {
-        for (int l = 0; l < layers; ++l)
-            if (const mpx::Histogram* h = it->find(l, mpx::HistTensor::update_ulp)) {
+    const int only = layer();
+    for (int l = 0; l < layers; ++l)
+        if (only < 0 || l == only)
+            if (const mpx::Histogram* h = snap->find(l, mpx::HistTensor::update_ulp)) {
                 for (int b = hd::k_bin_min; b <= hd::k_bin_max; ++b) {
-                    const auto n = it->count(*h, b);
+                    const auto n = snap->count(*h, b);
                     c.n[static_cast<std::size_t>(b - hd::k_bin_min)] += n;
                     c.nonzero += n;
                 }
                 c.zero += h->zero;
             }
-        if (c.nonzero + c.zero > 0) {
-            c.run = run;
-            c.step = it->step;
-            return c;
-        }
-    }
-    return {};
+    return c;
 }
 
 double UpdatesView::shareBelowHalfUlp(int run) const {
@@ -197,7 +239,7 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
     p.setPen(text);
     p.drawText(area.left() + 8, area.top() + 4 + fm.ascent(),
                fm.elidedText(tr("How big each weight update is, measured in gaps between neighbouring stored weights "
-                                "(all layers, step %1)").arg(step), Qt::ElideRight, area.width() - 16));
+                                "(%1, step %2)").arg(m_layer->currentText()).arg(step), Qt::ElideRight, area.width() - 16));
     p.setFont(m_canvas->font());
 
     // Left of the half-ulp line: rounding throws the update away.
@@ -249,10 +291,13 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
         p.fillRect(QRect(r.left(), y + 3, 12, line - 6), runColour(c.run));
         p.setPen(text);
         const double share = shareBelowHalfUlp(c.run);
+        const QString& label = session->runs[static_cast<std::size_t>(c.run)].label;
         p.drawText(QPointF(r.left() + 18, y + fm.ascent()),
-                   tr("%1: %2 of the non-zero updates are left of the line%3")
-                       .arg(session->runs[static_cast<std::size_t>(c.run)].label, percent(share),
-                            c.zero ? tr(" (and %1 updates were exactly 0)").arg(QLocale().toString(c.zero)) : QString()));
+                   c.nonzero + c.zero == 0
+                       ? tr("%1: no update at step %2 (the step was skipped)").arg(label).arg(c.step)
+                       : tr("%1: %2 of the non-zero updates are left of the line%3")
+                             .arg(label, percent(share),
+                                  c.zero ? tr(" (and %1 updates were exactly 0)").arg(QLocale().toString(c.zero)) : QString()));
         y += line;
     }
 }

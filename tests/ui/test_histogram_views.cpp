@@ -254,6 +254,50 @@ private slots:
         }
     }
 
+    // The Updates view's layer choice and step slider: one layer's bins or all layers added, at the
+    // collected step chosen; a step a run skipped shows no update for it.
+    void updates_view_shows_the_chosen_layer_at_the_chosen_step() {
+        Fed f;
+        // update_ulp of layer l at step s: 10·(l+1) values at bin −5 − l and s values at bin 3.
+        const auto snap = [](long long step, bool skipped) {
+            mpx::HistogramSnapshot s = snapshot(step, 1.0);
+            if (!skipped)
+                for (int l = 0; l < k_layers; ++l)
+                    s.add(l, HistTensor::update_ulp, mpx::Format::fp32,
+                          bins({{-5 - l, 10 * (l + 1)}, {3, static_cast<unsigned long long>(step)}}));
+            return s;
+        };
+        UpdatesView u(&f.store);
+        for (long long step : {10, 20, 30}) {
+            f.buffer.appendHistogram(0, snap(step, false));
+            f.buffer.appendHistogram(1, snap(step, step == 20));  // run 1 skipped step 20
+            f.store.drainNow();
+        }
+        QVERIFY(u.following());
+        QCOMPARE(u.step(), 30);
+        QCOMPARE(u.layer(), -1);  // all layers
+        UpdatesView::Curve c = u.curve(0);
+        QCOMPARE(c.step, 30);
+        QCOMPARE(c.nonzero, 10ull + 20 + 30 + 3 * 30);
+        QCOMPARE(c.n[static_cast<std::size_t>(-6 - mpx::hd::k_bin_min)], 20ull);
+        QCOMPARE(u.shareBelowHalfUlp(0), 60.0 / 150);
+        u.setLayer(1);  // fc2 only
+        c = u.curve(0);
+        QCOMPARE(c.nonzero, 20ull + 30);
+        QCOMPARE(c.n[static_cast<std::size_t>(-6 - mpx::hd::k_bin_min)], 20ull);
+        QCOMPARE(c.n[static_cast<std::size_t>(-5 - mpx::hd::k_bin_min)], 0ull);
+        QCOMPARE(u.shareBelowHalfUlp(0), 20.0 / 50);
+        u.setStep(19);  // the nearest collected step
+        QCOMPARE(u.step(), 20);
+        QVERIFY(!u.following());
+        QCOMPARE(u.curve(0).nonzero, 20ull + 20);
+        QCOMPARE(u.curve(1).step, 20);  // skipped: the step, no updates
+        QCOMPARE(u.curve(1).nonzero, 0ull);
+        QCOMPARE(u.shareBelowHalfUlp(1), 0.0);
+        f.add(40, 1.0);  // training goes on; the view stays at its step
+        QCOMPARE(u.step(), 20);
+    }
+
     void updates_share_left_of_half_ulp_is_the_count() {
         auto w = std::make_unique<MainWindow>();
         w->resize(1500, 950);
