@@ -16,19 +16,16 @@
 #include "engine/export.hpp"
 #include "engine/format.hpp"
 #include "engine/session.hpp"
+#include "session_test_support.hpp"
 
 using namespace mpx;
 using nlohmann::json;
 
 namespace {
 
-// 2-32-32-2 on 512 spiral points, batch 64.
+// 2-32-32-2 on 512 spiral points, batch 64, a test split of 100; runs as "fp32,amp-fp16".
 SessionConfig small_config(const std::string& runs, long long steps) {
-    SessionConfig c;
-    c.model.sizes = {2, 32, 32, 2};
-    c.data.n_train = 512, c.data.n_test = 100;
-    c.train.batch = 64, c.train.lr = 0.01;
-    c.steps = steps;
+    SessionConfig c = test::small_config({}, steps, 512, 100);
     apply_override(c, "runs=" + runs);
     return c;
 }

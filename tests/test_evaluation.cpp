@@ -10,6 +10,7 @@
 
 #include "engine/export.hpp"
 #include "engine/session.hpp"
+#include "session_test_support.hpp"
 
 using namespace mpx;
 using nlohmann::json;
@@ -18,12 +19,7 @@ namespace {
 
 // 2-32-32-2 on 512 spiral points, batch 64, a test split of 100: the last chunk holds 36 rows.
 SessionConfig small_config(std::vector<std::string> runs, long long steps) {
-    SessionConfig c;
-    c.model.sizes = {2, 32, 32, 2};
-    c.data.n_train = 512, c.data.n_test = 100;
-    c.train.batch = 64, c.train.lr = 0.01;
-    c.steps = steps, c.runs = std::move(runs);
-    return c;
+    return test::small_config(std::move(runs), steps, 512, 100);
 }
 
 void use_sine(SessionConfig& c) {

@@ -6,6 +6,7 @@
 #include "engine/export.hpp"
 #include "engine/field_table.hpp"
 #include "engine/session.hpp"
+#include "session_test_support.hpp"
 
 #include <QtTest>
 
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 using namespace mpx;
+using namespace mpx::test;
 using nlohmann::json;
 
 Q_DECLARE_METATYPE(std::vector<std::string>)
@@ -29,43 +31,6 @@ SessionConfig hysteresis(long long steps = 600) {
     SessionConfig c = load_config("hysteresis");
     c.steps = steps;
     return c;
-}
-
-// records[step][run]
-std::vector<std::vector<StepRecord>> train(Session& s, long long n) {
-    std::vector<std::vector<StepRecord>> out;
-    for (long long i = 0; i < n && !s.finished(); ++i) out.push_back(s.step());
-    return out;
-}
-
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-// Every deterministic field of one record, bit for bit (not the timings).
-QString differs(const StepRecord& a, const StepRecord& b) {
-    const std::pair<const char*, std::pair<double, double>> fields[] = {
-        {"loss", {a.loss, b.loss}}, {"loss_scale", {a.loss_scale, b.loss_scale}},
-        {"new_scale", {a.new_scale, b.new_scale}}, {"grad_norm", {a.grad_norm, b.grad_norm}},
-        {"underflow_frac", {a.underflow_frac, b.underflow_frac}},
-        {"lost_update_frac", {a.lost_update_frac, b.lost_update_frac}}, {"lr", {a.lr, b.lr}}};
-    for (const auto& [name, v] : fields)
-        if (!same_bits(v.first, v.second))
-            return QStringLiteral("step %1 run %2: %3 %4 vs %5").arg(a.step).arg(a.run).arg(name)
-                .arg(v.first, 0, 'g', 17).arg(v.second, 0, 'g', 17);
-    if (a.step != b.step || a.run != b.run || a.found_inf != b.found_inf || a.skipped != b.skipped ||
-        a.scale_event != b.scale_event || a.overflow_count != b.overflow_count || a.mem.bytes != b.mem.bytes)
-        return QStringLiteral("step %1 run %2: flags, counts or memory differ").arg(a.step).arg(a.run);
-    return {};
-}
-
-// The first difference of run `run` (all runs: -1) between two record sets, or an empty string.
-QString differs(const std::vector<std::vector<StepRecord>>& a, const std::vector<std::vector<StepRecord>>& b,
-                int run = -1) {
-    if (a.size() != b.size()) return QStringLiteral("step counts differ: %1 vs %2").arg(a.size()).arg(b.size());
-    for (std::size_t i = 0; i < a.size(); ++i)
-        for (std::size_t r = 0; r < a[i].size(); ++r)
-            if (run < 0 || static_cast<int>(r) == run)
-                if (auto d = differs(a[i][r], b[i][r]); !d.isEmpty()) return d;
-    return {};
 }
 
 ScalerConfig with_hysteresis(const Session& s, std::size_t run, int h) {

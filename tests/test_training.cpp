@@ -3,6 +3,7 @@
 // records report skipped steps, clipping, accumulation and memory as DESIGN.md describes.
 #include "engine/error.hpp"
 #include "engine/session.hpp"
+#include "session_test_support.hpp"
 
 #include <QtTest>
 
@@ -12,56 +13,10 @@
 #include <nlohmann/json.hpp>
 
 using namespace mpx;
+using namespace mpx::test;
 using nlohmann::json;
 
 namespace {
-
-// A small comparison that trains in well under a second: 2-32-32-2 on 1024 spiral points, batch 64.
-SessionConfig small_config(std::vector<std::string> runs, long long steps) {
-    SessionConfig c;
-    c.model.sizes = {2, 32, 32, 2};
-    c.data.n_train = 1024, c.data.n_test = 0;
-    c.train.batch = 64, c.train.lr = 0.01;
-    c.steps = steps, c.runs = std::move(runs);
-    return c;
-}
-
-// records[step][run]
-std::vector<std::vector<StepRecord>> train(Session& s, long long n) {
-    std::vector<std::vector<StepRecord>> out;
-    for (long long i = 0; i < n; ++i) out.push_back(s.step());
-    return out;
-}
-
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-// Every deterministic field, bit for bit (not the timings).
-QString differs(const StepRecord& a, const StepRecord& b, bool memory = true) {
-    const std::pair<const char*, std::pair<double, double>> fields[] = {
-        {"loss", {a.loss, b.loss}}, {"loss_scale", {a.loss_scale, b.loss_scale}},
-        {"new_scale", {a.new_scale, b.new_scale}}, {"grad_norm", {a.grad_norm, b.grad_norm}},
-        {"underflow_frac", {a.underflow_frac, b.underflow_frac}},
-        {"lost_update_frac", {a.lost_update_frac, b.lost_update_frac}}, {"lr", {a.lr, b.lr}}};
-    for (const auto& [name, v] : fields)
-        if (!same_bits(v.first, v.second))
-            return QStringLiteral("step %1 run %2: %3 %4 vs %5").arg(a.step).arg(a.run).arg(name)
-                .arg(v.first, 0, 'g', 17).arg(v.second, 0, 'g', 17);
-    if (a.step != b.step || a.run != b.run || a.found_inf != b.found_inf || a.skipped != b.skipped ||
-        a.scale_event != b.scale_event || a.overflow_count != b.overflow_count ||
-        (memory && a.mem.bytes != b.mem.bytes))
-        return QStringLiteral("step %1 run %2: flags, counts or memory differ").arg(a.step).arg(a.run);
-    return {};
-}
-
-QString differs(const std::vector<std::vector<StepRecord>>& a, const std::vector<std::vector<StepRecord>>& b) {
-    if (a.size() != b.size()) return QStringLiteral("step counts differ");
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (a[i].size() != b[i].size()) return QStringLiteral("run counts differ");
-        for (std::size_t k = 0; k < a[i].size(); ++k)
-            if (auto d = differs(a[i][k], b[i][k]); !d.isEmpty()) return d;
-    }
-    return {};
-}
 
 // Every parameter's working copy of run i, as exact floats.
 std::vector<std::vector<float>> working_weights(const Session& s, std::size_t i) {
