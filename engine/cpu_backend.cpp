@@ -12,6 +12,7 @@
 
 #include "engine/backend.hpp"
 #include "engine/error.hpp"
+#include "engine/mx_cast.hpp"
 
 namespace mpx {
 namespace {
@@ -80,9 +81,6 @@ CMap operand(const Tensor& t, RowMatrix& scratch, Format compute, Sink sink) {
     return CMap(scratch.data(), t.rows(), t.cols());
 }
 
-// MXFP8 blocks run along the GEMM's reduction dimension: along each row of an operand whose
-// columns are reduced, down each column of one whose rows are.
-enum class MxAxis : std::uint8_t { rows, cols };
 
 class CpuBackend final : public Backend {
 public:
@@ -453,7 +451,7 @@ private:
         hd::Counts c;
         float scale = 1.0f;
         if (g.recipe == Fp8Recipe::block) {
-            mx_cast(v, t.rows(), t.cols(), axis, c);
+            mx_cast_in_place(v, t.rows(), t.cols(), axis, c);
         } else {
             const Format f = g.format(which);
             scale = g.recipe == Fp8Recipe::current ? hd::current_scale(amax, format_info(f).max_finite)
@@ -475,39 +473,6 @@ private:
             m_stats.fp8[fp8_index(layer(), which)].add(r);
         }
         return scale;
-    }
-
-    // MXFP8 in place: blocks of hd::k_mx_block along `axis` (the last block of a line may be short).
-    // Each block as hd::mx_element does it: × 2^-e, rounded (vectorised, saturating), × 2^e.
-    static void mx_cast(float* v, int rows, int cols, MxAxis axis, hd::Counts& c) {
-        const hd::TallyEdges edges = hd::tally_edges(Format::e4m3);
-        const int lines = axis == MxAxis::rows ? rows : cols;
-        const int len = axis == MxAxis::rows ? cols : rows;
-        const std::size_t step = axis == MxAxis::rows ? 1 : static_cast<std::size_t>(cols);
-        float block[hd::k_mx_block];
-        for (int l = 0; l < lines; ++l) {
-            float* line = axis == MxAxis::rows ? v + static_cast<std::size_t>(l) * cols : v + l;
-            for (int b0 = 0; b0 < len; b0 += hd::k_mx_block) {
-                const int k_len = std::min(len, b0 + hd::k_mx_block) - b0;
-                float* at = line + static_cast<std::size_t>(b0) * step;
-                for (int k = 0; k < k_len; ++k) block[k] = at[k * step];
-                float amax = 0.0f;
-                for (int k = 0; k < k_len; ++k) amax = hd::amax_fold(amax, block[k]);
-                const int e = hd::mx_shared_exponent(amax);
-                if (e == 128) {  // an inf in the block: E8M0's NaN scale (rare), element by element
-                    for (int k = 0; k < k_len; ++k) {
-                        float scaled, q;
-                        at[k * step] = hd::mx_element(block[k], e, scaled, q);
-                        hd::tally(edges, scaled, q, c);
-                    }
-                    continue;
-                }
-                const float down = hd::exp2i(-e), up = hd::exp2i(e);
-                for (int k = 0; k < k_len; ++k) block[k] *= down;
-                c += round_in_place(Format::e4m3, {block, static_cast<std::size_t>(k_len)}, Overflow::saturate);
-                for (int k = 0; k < k_len; ++k) at[k * step] = block[k] * up;
-            }
-        }
     }
 
     // Both backward GEMMs of an FP8 layer. dy is cast once per GEMM that needs it (MXFP8 blocks it

@@ -3,10 +3,12 @@
 // position, and Transformer Engine's delayed-scaling sequence (history max vs most_recent, margin).
 #include "engine/fp8_math.hpp"
 #include "engine/fp8_scaling.hpp"
+#include "engine/mx_cast.hpp"
 #include "engine/rng.hpp"
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -97,6 +99,72 @@ private slots:
                 }
             }
         }
+    }
+
+    // The CPU's whole-matrix MXFP8 cast equals hd::mx_element block by block: along rows and down
+    // columns, with short last blocks (37 = 32 + 5), zeros, subnormal and huge magnitudes, a block
+    // with an inf (E8M0's NaN scale: the whole block NaN) and the counts hd::tally gives.
+    void mx_cast_in_place_equals_mx_element_block_by_block_data() {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("cols");
+        QTest::addColumn<bool>("alongRows");
+        QTest::addColumn<bool>("withInf");
+        for (bool along : {true, false})
+            for (bool inf : {false, true}) {
+                const QByteArray tag = QByteArray(along ? "rows" : "cols") + (inf ? "_inf" : "");
+                QTest::newRow(tag + "_37x70") << 37 << 70 << along << inf;
+                QTest::newRow(tag + "_64x32") << 64 << 32 << along << inf;
+                QTest::newRow(tag + "_1x1") << 1 << 1 << along << inf;
+            }
+    }
+    void mx_cast_in_place_equals_mx_element_block_by_block() {
+        QFETCH(int, rows);
+        QFETCH(int, cols);
+        QFETCH(bool, alongRows);
+        QFETCH(bool, withInf);
+        Rng rng(static_cast<std::uint64_t>(rows * 1000 + cols));
+        std::vector<float> v(static_cast<std::size_t>(rows) * cols);
+        for (float& x : v) {
+            const double u = rng.uniform(0.0, 1.0);
+            x = u < 0.05 ? 0.0f
+                         : std::ldexp(static_cast<float>(rng.uniform(-2.0, 2.0)), static_cast<int>(rng.uniform(-140.0, 120.0)));
+        }
+        if (withInf) v[v.size() / 2] = -INFINITY;
+        const auto at = [&](int line, int k) -> std::size_t {
+            return alongRows ? static_cast<std::size_t>(line) * cols + k : static_cast<std::size_t>(k) * cols + line;
+        };
+        std::vector<float> want = v;
+        hd::Counts want_counts;
+        const hd::TallyEdges edges = hd::tally_edges(Format::e4m3);
+        const int lines = alongRows ? rows : cols, len = alongRows ? cols : rows;
+        for (int l = 0; l < lines; ++l)
+            for (int b0 = 0; b0 < len; b0 += hd::k_mx_block) {
+                const int b1 = std::min(len, b0 + hd::k_mx_block);
+                float amax = 0.0f;
+                for (int k = b0; k < b1; ++k) amax = std::max(amax, std::fabs(v[at(l, k)]));
+                const int e = hd::mx_shared_exponent(amax);
+                for (int k = b0; k < b1; ++k) {
+                    float scaled, q;
+                    want[at(l, k)] = hd::mx_element(v[at(l, k)], e, scaled, q);
+                    hd::tally(edges, scaled, q, want_counts);
+                }
+            }
+        hd::Counts got_counts;
+        mx_cast_in_place(v.data(), rows, cols, alongRows ? MxAxis::rows : MxAxis::cols, got_counts);
+        int nan_blocks = 0;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            QVERIFY2(hd::bits_of(v[i]) == hd::bits_of(want[i]),
+                     qPrintable(QStringLiteral("element %1: %2 vs %3").arg(i).arg(v[i]).arg(want[i])));
+            nan_blocks += std::isnan(want[i]);
+        }
+        QCOMPARE(nan_blocks > 0, withInf);  // the inf's block is all NaN
+        QCOMPARE(got_counts.overflow, want_counts.overflow);
+        QCOMPARE(got_counts.underflow, want_counts.underflow);
+        QCOMPARE(got_counts.subnormal, want_counts.subnormal);
+        QCOMPARE(got_counts.nonzero, want_counts.nonzero);
+        QCOMPARE(got_counts.nonfinite, want_counts.nonfinite);
+        QCOMPARE(got_counts.overflow_max, want_counts.overflow_max);
+        QVERIFY(want_counts.underflow > 0 || rows * cols < 64);  // the spread reaches below E4M3's range
     }
 
     void current_scale_follows_transformer_engine() {
