@@ -268,9 +268,10 @@ void Fp8View::fillTensors() {
         const auto t = static_cast<mpx::Fp8Tensor>(m_tensor->itemData(i).toInt());
         const gui::Fp8Series* s = r >= 0 && r < m_store->runCount() ? m_store->fp8(r).series(layer(), t) : nullptr;
         const QString name = QStringLiteral("%1 — %2").arg(tensorName(t), tensorWords(t));
-        m_tensor->setItemText(i, s ? QStringLiteral("%1 (%2)").arg(name, s->block() ? tr("MXFP8: E4M3 + block scales")
-                                                                                   : formatName(s->format()))
-                                   : name);
+        const QString text = s ? QStringLiteral("%1 (%2)").arg(name, s->block() ? tr("MXFP8: E4M3 + block scales")
+                                                                                 : formatName(s->format()))
+                               : name;
+        if (m_tensor->itemText(i) != text) m_tensor->setItemText(i, text);  // unchanged: no relayout
     }
 }
 

@@ -272,7 +272,9 @@ void PlotWidget::setSeriesVisible(int id, bool visible) {
     if (id >= 0 && id < d->series.size()) d->series[id]->setVisible(visible);
 }
 
-void PlotWidget::setTitle(const QString& title) { d->chart->setTitle(title); }
+void PlotWidget::setTitle(const QString& title) {
+    if (d->chart->title() != title) d->chart->setTitle(title);  // a new title lays the chart out again
+}
 void PlotWidget::setXTitle(const QString& title) { d->x->setTitleText(title); }
 void PlotWidget::setYTitle(const QString& title) { d->y->setTitleText(title); }
 
