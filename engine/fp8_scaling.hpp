@@ -9,6 +9,7 @@
 
 #include "engine/enum_names.hpp"
 #include "engine/fp8_math.hpp"
+#include "engine/policy.hpp"
 
 namespace mpx {
 
@@ -38,6 +39,11 @@ struct Fp8Config {
 inline constexpr int k_max_amax_history = 1 << 16;
 // ConfigError naming "fp8.<field>" for a value out of range.
 void validate(const Fp8Config& c);
+// The recipe an FP8 run scales with: mxfp8 its blocks, else the one its label names ("+current"),
+// else the session's fp8.recipe. The one place Run and the app's FP8 view read it from.
+inline Fp8Recipe fp8_recipe_of(const RunSpec& spec, const Fp8Config& c) {
+    return spec.mode == Mode::mxfp8 ? Fp8Recipe::block : spec.fp8_recipe.value_or(c.recipe);
+}
 
 // One FP8 tensor's scaling on one step: amax measured on that step, the scale used on it (MXFP8:
 // 0, its scales are per block of 32), in the format it was cast to.
@@ -49,6 +55,7 @@ struct Fp8ScaleRow {
     bool block = false;
     float amax = 0.0f, scale = 0.0f;
     unsigned long long saturated = 0, underflow = 0, count = 0;  // what the cast did (hd::Fp8Record)
+    unsigned long long nonzero = 0;  // of `count`, the non-zero values: underflow's denominator
 };
 // One tensor's delayed scaling state. TE starts every scale at 1 with a zero history.
 class AmaxHistory {

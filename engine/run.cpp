@@ -51,9 +51,7 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
                                     layer_precisions(m_info.spec, cfg.model.layers(), opt, m_adaptive_low),
                                     cfg.train.batch, init, cfg.train.optimizer);
     if (is_fp8(m_info.spec.mode)) {
-        const Fp8Recipe recipe = m_info.spec.mode == Mode::mxfp8
-                                     ? Fp8Recipe::block
-                                     : m_info.spec.fp8_recipe.value_or(cfg.fp8.recipe);
+        const Fp8Recipe recipe = fp8_recipe_of(m_info.spec, cfg.fp8);
         const int L = cfg.model.layers();
         for (int l = 0; l < L; ++l) {
             Fp8Gemm& g = m_model->fp8_gemms()[static_cast<std::size_t>(l)];
@@ -106,6 +104,7 @@ void Run::fp8_after_step(long long step_index, const StepStats& st, StepRecord& 
             row.saturated = r.saturated;
             row.underflow = r.underflow;
             row.count = r.count;
+            row.nonzero = r.nonzero;
             if (r.count) m_fp8_scales.push_back(row);  // dy of a layer without backward: none
             if (gemms[l].recipe == Fp8Recipe::delayed)
                 m_amax[l * k_fp8_tensors + static_cast<std::size_t>(t)].push(r.amax);

@@ -34,6 +34,7 @@
 #include "ui/setup_panel.hpp"
 #include "ui/status_line.hpp"
 #include "ui/sweep_panel.hpp"
+#include "ui/fp8_view.hpp"
 #include "ui/updates_view.hpp"
 #include "ui/where_view.hpp"
 
@@ -127,6 +128,10 @@ void MainWindow::buildLayout() {
     m_views->setTabToolTip(m_views->addTab(m_updates, tr("Updates")),
                            tr("How big weight updates are against the spacing of the stored weights: updates under "
                               "half a spacing are rounded away."));
+    m_fp8 = new Fp8View(m_store);
+    m_views->setTabToolTip(m_views->addTab(m_fp8, tr("FP8 scaling")),
+                           tr("FP8 runs: how each tensor's scale follows its largest value (amax), the steps delayed "
+                              "scaling takes it from, and the share of values that saturate or flush to zero."));
     connect(m_where, &WhereView::cellActivated, this, [this](int run, int layer, qint64 step, WhereView::Measure m) {
         m_range->setRuns(run, m_range->runB() == run ? -1 : m_range->runB());
         m_range->setLayer(layer);
@@ -191,9 +196,9 @@ void MainWindow::buildActions() {
         if (!path.isEmpty()) exportCsv(path);
     });
     auto* png = new QAction(tr("Export the view as PNG…"), this);
-    png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where or updates) as a PNG picture"));
+    png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where, updates or FP8 scaling) as a PNG picture"));
     connect(png, &QAction::triggered, this, [this] {
-        static const char* names[] = {"charts", "boundaries", "range", "where", "updates"};
+        static const char* names[] = {"charts", "boundaries", "range", "where", "updates", "fp8"};
         const QString name = QString::fromLatin1(names[static_cast<int>(view())]);
         const QString path = QFileDialog::getSaveFileName(this, tr("Save the view shown"), QStringLiteral("mpx-%1.png").arg(name),
                                                           tr("PNG (*.png)"));
@@ -264,6 +269,7 @@ void MainWindow::buildActions() {
         m_range->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_where->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_updates->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_fp8->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_classroomAction->setChecked(m_classroom->isOn());
     });
     bar->insertAction(presetLabel, m_classroomAction);

@@ -20,6 +20,7 @@ class BoundaryView;
 class ChartsPanel;
 class EventLogPanel;
 class FormatExplorer;
+class Fp8View;
 class Classroom;
 class LessonPanel;
 class LivePanel;
@@ -53,8 +54,8 @@ public:
     void exportCsv(const QString& path);
     bool exportChartsPng(const QString& path);
     // The view the central tabs show, in tab order: the training charts, the decision boundaries,
-    // and the histogram views (Range, Where, Updates).
-    enum class View { charts, boundaries, range, where, updates };
+    // the histogram views (Range, Where, Updates) and the FP8 scaling view.
+    enum class View { charts, boundaries, range, where, updates, fp8 };
     void setView(View v);
     View view() const;
     bool exportViewPng(const QString& path);  // the view shown, as File ▸ Export the view as PNG saves it
@@ -69,6 +70,7 @@ public:
     RangeView* rangeView() const { return m_range; }
     WhereView* whereView() const { return m_where; }
     UpdatesView* updatesView() const { return m_updates; }
+    Fp8View* fp8View() const { return m_fp8; }
     EventLogPanel* eventLog() const { return m_log; }
     SetupPanel* setupPanel() const { return m_setup; }
     LivePanel* livePanel() const { return m_live; }
@@ -100,6 +102,7 @@ private:
     RangeView* m_range = nullptr;
     WhereView* m_where = nullptr;
     UpdatesView* m_updates = nullptr;
+    Fp8View* m_fp8 = nullptr;
     QTabWidget* m_views = nullptr;  // in View's order
     EventLogPanel* m_log = nullptr;
     SetupPanel* m_setup = nullptr;

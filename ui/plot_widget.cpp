@@ -6,6 +6,8 @@
 #include <QChart>
 #include <QChartView>
 #include <QGraphicsLineItem>
+#include <QGraphicsRectItem>
+#include <QGraphicsSimpleTextItem>
 #include <QHorizontalStackedBarSeries>
 #include <QLegendMarker>
 #include <QLineSeries>
@@ -14,6 +16,7 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <QWheelEvent>
+#include <algorithm>
 #include <cmath>
 
 namespace mpx::ui {
@@ -121,6 +124,9 @@ public:
     QList<QList<QPointF>> given;  // per series, in real units
     QGraphicsLineItem* cursor = nullptr;
     double cursorX = std::nan("");
+    QGraphicsRectItem* band = nullptr;
+    QGraphicsSimpleTextItem* bandLabel = nullptr;
+    double bandX0 = std::nan(""), bandX1 = std::nan("");
     // bar mode
     QHorizontalStackedBarSeries* bars = nullptr;
     QBarCategoryAxis* barCategories = nullptr;
@@ -165,7 +171,20 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent),
     d->cursor->setPen(QPen(QColor(60, 60, 60, 150), 1, Qt::DashLine));
     d->cursor->setZValue(100);
     d->cursor->hide();
-    connect(d->chart, &QChart::plotAreaChanged, this, [this] { setCursorStep(d->cursorX); });
+    d->band = new QGraphicsRectItem(d->chart);
+    d->band->setPen(QPen(QColor(0xb0, 0x80, 0x00, 160), 1, Qt::DashLine));
+    d->band->setBrush(QColor(0xf0, 0xc0, 0x30, 55));
+    d->band->setZValue(90);
+    d->band->hide();
+    d->bandLabel = new QGraphicsSimpleTextItem(d->chart);
+    d->bandLabel->setFont(axisFont());
+    d->bandLabel->setBrush(QColor(0x7a, 0x55, 0x00));
+    d->bandLabel->setZValue(91);
+    d->bandLabel->hide();
+    connect(d->chart, &QChart::plotAreaChanged, this, [this] {
+        setCursorStep(d->cursorX);
+        placeBand();
+    });
     setXRange(0, 100);
     setYRange(0, 1);
 }
@@ -253,7 +272,9 @@ void PlotWidget::setSeriesVisible(int id, bool visible) {
     if (id >= 0 && id < d->series.size()) d->series[id]->setVisible(visible);
 }
 
-void PlotWidget::setTitle(const QString& title) { d->chart->setTitle(title); }
+void PlotWidget::setTitle(const QString& title) {
+    if (d->chart->title() != title) d->chart->setTitle(title);  // a new title lays the chart out again
+}
 void PlotWidget::setXTitle(const QString& title) { d->x->setTitleText(title); }
 void PlotWidget::setYTitle(const QString& title) { d->y->setTitleText(title); }
 
@@ -279,6 +300,7 @@ void PlotWidget::setXRange(double x0, double x1) {
     if (d->x->min() == x0 && d->x->max() == x1) return;
     applyAxis(d->x, x0, x1, niceStep(x1 - x0, std::max(2, plotWidth() / 90)));
     setCursorStep(d->cursorX);
+    placeBand();
 }
 
 void PlotWidget::setYRange(double lo, double hi) {
@@ -324,6 +346,47 @@ void PlotWidget::setCursorStep(double x) {
     const double px = area.left() + (x - x0) / (x1 - x0) * area.width();
     d->cursor->setLine(px, area.top(), px, area.bottom());
     d->cursor->show();
+}
+
+void PlotWidget::setXBand(double x0, double x1, const QString& label) {
+    d->bandX0 = x0;
+    d->bandX1 = x1;
+    d->bandLabel->setText(label);
+    placeBand();
+}
+
+QPair<double, double> PlotWidget::xBand() const { return {d->bandX0, d->bandX1}; }
+
+void PlotWidget::placeBand() {
+    const QRectF area = d->chart->plotArea();
+    const double x0 = xMin(), x1 = xMax();
+    if (!std::isfinite(d->bandX0) || !std::isfinite(d->bandX1) || d->bandX1 < x0 || d->bandX0 > x1 || d->bars) {
+        d->band->hide();
+        d->bandLabel->hide();
+        return;
+    }
+    auto px = [&](double x) { return area.left() + (std::clamp(x, x0, x1) - x0) / (x1 - x0) * area.width(); };
+    const double a = px(d->bandX0), b = std::max(px(d->bandX1), a + 2);  // a one-step window stays visible
+    d->band->setRect(a, area.top(), b - a, area.height());
+    d->band->show();
+    if (d->bandLabel->text().isEmpty()) {
+        d->bandLabel->hide();
+        return;
+    }
+    // At the band's top, inside the plot: right of the band, or left of it where the right has no room.
+    const double w = d->bandLabel->boundingRect().width();
+    const double lx = b + 4 + w <= area.right() ? b + 4 : std::max(area.left() + 2, a - 4 - w);
+    d->bandLabel->setPos(lx, area.top() + 3);
+    d->bandLabel->show();
+}
+
+void PlotWidget::setLegendVisible(bool visible) {
+    QLegend* l = d->chart->legend();
+    l->setAlignment(Qt::AlignBottom);
+    QFont lf = axisFont();
+    lf.setPointSizeF(8.5 * m_fontScale);
+    l->setFont(lf);
+    l->setVisible(visible);
 }
 
 void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& sets, const QString& valueTitle) {
@@ -405,6 +468,8 @@ void PlotWidget::setFontScale(double s) {
         a->setTitleFont(grow(a->titleFont()));
     }
     d->chart->legend()->setFont(grow(d->chart->legend()->font()));
+    d->bandLabel->setFont(grow(d->bandLabel->font()));
+    placeBand();
 }
 
 }  // namespace mpx::ui

@@ -7,6 +7,7 @@
 
 #include <QColor>
 #include <QList>
+#include <QPair>
 #include <QPointF>
 #include <QStringList>
 #include <QWidget>
@@ -51,6 +52,10 @@ public:
     double xMax() const;
     int plotWidth() const;  // pixels of the plot area: the column count for decimation
     void setCursorStep(double x);  // a vertical line at x; NaN hides it
+    // A shaded span of steps [x0, x1] with a label at its top (NaN hides it): a window of steps.
+    void setXBand(double x0, double x1, const QString& label = {});
+    QPair<double, double> xBand() const;  // NaN, NaN while hidden
+    void setLegendVisible(bool visible);  // the series' names under the plot
     // Title, axis and legend fonts × s against their normal size (the classroom view: a projector).
     void setFontScale(double s);
 
@@ -64,6 +69,7 @@ signals:
     void plotResized();
 
 private:
+    void placeBand();
     void applyPoints(int id);  // the given points, through the y transform, into the series
     class View;
     class Private;

@@ -9,7 +9,7 @@
 namespace mpx::gui {
 
 const QStringList k_views = {QStringLiteral("charts"), QStringLiteral("boundaries"), QStringLiteral("range"),
-                             QStringLiteral("where"), QStringLiteral("updates")};
+                             QStringLiteral("where"), QStringLiteral("updates"), QStringLiteral("fp8")};
 
 CommandLineResult parseCommandLine(const QStringList& arguments) {
     QCommandLineParser p;
@@ -32,9 +32,10 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption view(QStringLiteral("view"),
                                   QStringLiteral("The central view: training charts, decision boundaries (2-D data sets), "
                                                  "range (where one layer's values sit against the format), where "
-                                                 "(underflow/overflow per layer and step) or updates (update size "
-                                                 "against the weights' spacing)."),
-                                  QStringLiteral("charts|boundaries|range|where|updates"));
+                                                 "(underflow/overflow per layer and step), updates (update size "
+                                                 "against the weights' spacing) or fp8 (FP8 runs' scales, amax "
+                                                 "history, saturated and flushed shares)."),
+                                  QStringLiteral("charts|boundaries|range|where|updates|fp8"));
     p.addOptions({help, config, set, start, after, shot, explorer, classroom, view});
     CommandLineResult r;
     r.help = p.helpText();

@@ -1,5 +1,5 @@
 // The desktop app's command line: mpx [--config NAME|FILE] [--set key=value]... [--start]
-// [--classroom] [--explorer VALUE] [--view charts|boundaries|range|where|updates] [--after-steps N --screenshot FILE.png]. Rule: a bad configuration is reported here, before any
+// [--classroom] [--explorer VALUE] [--view charts|boundaries|range|where|updates|fp8] [--after-steps N --screenshot FILE.png]. Rule: a bad configuration is reported here, before any
 // window opens, so scripts get a message and a non-zero exit code.
 #pragma once
 

@@ -3,6 +3,7 @@
 
 #include <QMetaObject>
 #include <chrono>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "app/gui/config_bridge.hpp"
@@ -75,6 +76,7 @@ void EngineWorker::publishSession(const QString& device, const QString& note) {
     m_spool.clear();
     m_spooledSteps = 0;
     m_pending.clear();
+    m_fp8.clear();
     m_boundaryRefusal = mpx::boundary_refusal(m_session->config().data);
     m_boundariesFailed = false;
     m_boundaryStep = -1;
@@ -203,6 +205,11 @@ void EngineWorker::stepInto(std::vector<mpx::StepRecord>& out) {
         const auto& snaps = run.histograms().snapshots();
         if (!snaps.empty() && snaps.back().step == step)
             m_buffer->appendHistogram(static_cast<int>(i), snaps.back());
+        // So do this step's FP8 scale rows (the newest at the log's end, one per scaled tensor).
+        const auto& scales = run.fp8_scales();
+        auto first = scales.end();
+        while (first != scales.begin() && std::prev(first)->step == step) --first;
+        for (auto it = first; it != scales.end(); ++it) m_fp8.emplace_back(static_cast<int>(i), *it);
         if (m_stopped[i] || !run.failed()) continue;
         m_stopped[i] = true;
         Note n;
@@ -216,6 +223,7 @@ void EngineWorker::stepInto(std::vector<mpx::StepRecord>& out) {
 }
 
 void EngineWorker::flush(std::vector<mpx::StepRecord>& out) {
+    if (!m_fp8.empty()) m_buffer->appendFp8(m_fp8);
     if (!out.empty()) m_buffer->append(out);
 }
 

@@ -73,6 +73,7 @@ private:
     long long m_spooledSteps = 0;
     std::vector<bool> m_stopped;  // runs already reported as stopped
     std::vector<mpx::StepRecord> m_pending;
+    std::vector<std::pair<int, mpx::Fp8ScaleRow>> m_fp8;  // FP8 scale rows not yet in the buffer
     bool m_boundariesWanted = false;
     std::string m_boundaryRefusal;  // why this session's data set has no plane, or empty
     bool m_boundariesFailed = false;  // an evaluation threw: no more tries in this session

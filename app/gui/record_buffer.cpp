@@ -21,6 +21,7 @@ void RecordBuffer::beginSession(SessionInfoPtr info) {
     m_notes.clear();
     m_histograms.clear();
     m_boundaries.reset();
+    m_fp8.clear();
 }
 
 void RecordBuffer::append(std::vector<mpx::StepRecord>& records) {
@@ -43,6 +44,13 @@ void RecordBuffer::appendHistogram(int run, mpx::HistogramSnapshot snapshot) {
     m_histograms.emplace_back(run, std::move(snapshot));
 }
 
+void RecordBuffer::appendFp8(std::vector<std::pair<int, mpx::Fp8ScaleRow>>& rows) {
+    std::lock_guard lock(m_mutex);
+    if (m_fp8.empty()) m_fp8.swap(rows);
+    else m_fp8.insert(m_fp8.end(), rows.begin(), rows.end());
+    rows.clear();
+}
+
 void RecordBuffer::setBoundaries(std::shared_ptr<const mpx::Boundaries> b) {
     std::lock_guard lock(m_mutex);
     m_boundaries = std::move(b);
@@ -56,6 +64,7 @@ Drained RecordBuffer::drain() {
     d.notes.swap(m_notes);
     d.histograms.swap(m_histograms);
     d.boundaries.swap(m_boundaries);
+    d.fp8.swap(m_fp8);
     return d;
 }
 

@@ -12,6 +12,7 @@
 #include "app/gui/session_info.hpp"
 #include "engine/histograms.hpp"
 #include "engine/boundary.hpp"
+#include "engine/fp8_scaling.hpp"
 #include "engine/record.hpp"
 
 namespace mpx::gui {
@@ -22,6 +23,7 @@ struct Drained {
     std::vector<Note> notes;
     std::vector<std::pair<int, mpx::HistogramSnapshot>> histograms;  // (run, snapshot) in step order
     std::shared_ptr<const mpx::Boundaries> boundaries;  // the newest grids since the last drain, or null
+    std::vector<std::pair<int, mpx::Fp8ScaleRow>> fp8;  // (run, row) in step order: FP8 runs' scaled tensors
 };
 
 class RecordBuffer {
@@ -31,6 +33,8 @@ public:
     void append(std::vector<mpx::StepRecord>& records);  // moves the elements out
     void appendNote(Note note);
     void appendHistogram(int run, mpx::HistogramSnapshot snapshot);
+    // One step's FP8 scale rows of every run (Run::fp8_scales() of that step); moves them out.
+    void appendFp8(std::vector<std::pair<int, mpx::Fp8ScaleRow>>& rows);
     // The newest grids replace any not yet drained: the window only ever draws the latest.
     void setBoundaries(std::shared_ptr<const mpx::Boundaries> b);
     // Everything pending, with the session it belongs to; leaves the buffer empty.
@@ -44,6 +48,7 @@ private:
     std::vector<Note> m_notes;
     std::vector<std::pair<int, mpx::HistogramSnapshot>> m_histograms;
     std::shared_ptr<const mpx::Boundaries> m_boundaries;
+    std::vector<std::pair<int, mpx::Fp8ScaleRow>> m_fp8;
 };
 
 }  // namespace mpx::gui

@@ -28,6 +28,7 @@ void RecordStore::startSession(SessionInfoPtr info) {
     m_histories.assign(runs, RunHistory(capacity));
     m_memory.assign(runs, mpx::MemoryTotals{});
     m_histogramLogs.assign(runs, mpx::HistogramLog{});
+    m_fp8.assign(runs, Fp8History{});
     m_skips.assign(runs, {});
     m_grows.assign(runs, {});
     m_skipCount.assign(runs, 0);
@@ -137,9 +138,11 @@ void RecordStore::drainNow() {
     for (auto& [run, snap] : d.histograms)
         if (run >= 0 && run < static_cast<int>(m_histogramLogs.size()))
             m_histogramLogs[static_cast<std::size_t>(run)].add(std::move(snap), m_session->config.instruments.every);
+    for (const auto& [run, row] : d.fp8)
+        if (run >= 0 && run < static_cast<int>(m_fp8.size())) m_fp8[static_cast<std::size_t>(run)].add(row);
     measureRate();
     if (std::exchange(m_scalersEdited, false)) emit scalersEdited();
-    if (!d.records.empty() || !d.notes.empty() || !d.histograms.empty()) emit stepsRecorded(m_steps);
+    if (!d.records.empty() || !d.notes.empty() || !d.histograms.empty() || !d.fp8.empty()) emit stepsRecorded(m_steps);
     if (d.boundaries) {
         m_boundaries = std::move(d.boundaries);
         emit boundariesUpdated();

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "app/gui/fp8_history.hpp"
 #include "app/gui/record_buffer.hpp"
 #include "app/gui/run_history.hpp"
 
@@ -62,6 +63,8 @@ public:
     double stepsPerSecond() const { return m_stepsPerSecond; }
     // The run's exponent histograms so far (bounded as the engine's log: thinned, whole run).
     const mpx::HistogramLog& histograms(int run) const { return m_histogramLogs[static_cast<std::size_t>(run)]; }
+    // FP8 runs: every scaled tensor's amax, scale and cast counts so far (bounded: Fp8History).
+    const Fp8History& fp8(int run) const { return m_fp8[static_cast<std::size_t>(run)]; }
     // Every scaler in force (as the session started, then after each live edit), and the live scaler
     // edits that reached a run ("step 412: scaler edited: hysteresis 2 → 4"), oldest first.
     LiveScalersPtr liveScalers() const { return m_scalers; }
@@ -89,6 +92,7 @@ private:
     SessionInfoPtr m_session;
     std::vector<RunHistory> m_histories;
     std::vector<mpx::HistogramLog> m_histogramLogs;
+    std::vector<Fp8History> m_fp8;
     std::vector<mpx::MemoryTotals> m_memory;
     std::vector<std::vector<MarkerPoint>> m_skips, m_grows;
     std::vector<qint64> m_skipCount;
