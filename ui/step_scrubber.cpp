@@ -79,8 +79,8 @@ void StepScrubber::setStep(long long step) {
 
 void StepScrubber::follow() {
     m_follow = true;
-    setSnapshots(m_snaps, m_every);
-    emit stepChanged();
+    m_snaps = nullptr;  // a new session's log replaces the old one: never read the old pointer
+    showLabel();
 }
 
 void StepScrubber::showLabel() {

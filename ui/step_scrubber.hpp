@@ -28,7 +28,9 @@ public:
     // Shows the collected step nearest `step` and stops following, even at the newest: the user
     // asked for this step.
     void setStep(long long step);
-    void follow();  // back to the newest step, and following
+    // A new session: forget the snapshots (their log is replaced) and follow the newest step once
+    // setSnapshots gives the new ones.
+    void follow();
     bool following() const { return m_follow; }
     QSlider* slider() const { return m_slider; }
 
