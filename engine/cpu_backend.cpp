@@ -446,8 +446,7 @@ private:
         // The amax is for the record and for current scaling: a recast for backward under a
         // delayed or block recipe skips it.
         float amax = 0.0f;
-        if (record || g.recipe == Fp8Recipe::current)
-            for (std::size_t i = 0; i < n; ++i) amax = hd::amax_fold(amax, v[i]);
+        if (record || g.recipe == Fp8Recipe::current) amax = hd::amax_of(v, n);
         hd::Counts c;
         float scale = 1.0f;
         if (g.recipe == Fp8Recipe::block) {

@@ -29,11 +29,23 @@ inline constexpr int k_e4m3_emax = 8;  // OCP MX: exponent of E4M3's largest nor
 
 // |x| folded into a running amax the way Transformer Engine's amax kernels do (fmaxf): NaN is
 // ignored, inf is kept (and then keeps the previous scale, see below).
-// Written as a compare (amax never NaN: it starts at 0) so the CPU's loop vectorises; equal to
-// fmaxf(amax, fabsf(x)).
+// Written as a compare (amax never NaN: it starts at 0); equal to fmaxf(amax, fabsf(x)).
 MPX_HD inline float amax_fold(float amax, float x) {
     const float a = fabsf(x);
     return a > amax ? a : amax;
+}
+
+// amax_fold over n values from 0, on the bits: |x|'s bits order as |x| does, and a NaN's bits
+// (above inf's) count as 0. An integer max, so the CPU's loop vectorises (a float max reduction
+// does not without fast-math); equal to folding amax_fold value by value.
+MPX_HD inline float amax_of(const float* v, std::size_t n) {
+    std::uint32_t m = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t a = bits_of(v[i]) & 0x7fffffffu;
+        const std::uint32_t k = a & (0u - static_cast<std::uint32_t>(a <= 0x7f800000u));  // NaN → 0
+        m = m > k ? m : k;
+    }
+    return float_of(m);
 }
 
 // 2^k exactly, for k in [−149, 127] (subnormal below −126), built from bits: multiplying by it is

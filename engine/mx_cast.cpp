@@ -57,10 +57,8 @@ void mx_cast_in_place(float* v, int rows, int cols, MxAxis axis, hd::Counts& cou
     if (axis == MxAxis::rows) {
         for (int r = 0; r < rows; ++r)
             for (int g = 0; g < groups; ++g) {
-                const float* line = v + static_cast<std::size_t>(r) * C;
-                float amax = 0.0f;
-                for (int k = g * k_block, end = std::min(cols, k + k_block); k < end; ++k)
-                    amax = hd::amax_fold(amax, line[k]);
+                const int k = g * k_block, end = std::min(cols, k + k_block);
+                const float amax = hd::amax_of(v + static_cast<std::size_t>(r) * C + k, static_cast<std::size_t>(end - k));
                 set(static_cast<std::size_t>(r) * groups + g, hd::mx_shared_exponent(amax));
             }
     } else {

@@ -167,6 +167,32 @@ private slots:
         QVERIFY(want_counts.underflow > 0 || rows * cols < 64);  // the spread reaches below E4M3's range
     }
 
+    // The vectorised amax (integer max on the bits) against amax_fold value by value: random bit
+    // patterns (NaNs of every payload, infinities, zeros of both signs, subnormals) in runs of
+    // every length up to 70, and the all-NaN run, whose amax is 0.
+    void amax_of_equals_amax_fold() {
+        Rng rng(11);
+        std::vector<float> v(70);
+        for (int trial = 0; trial < 20000; ++trial) {
+            const std::size_t n = static_cast<std::size_t>(trial % 71);
+            for (std::size_t i = 0; i < n; ++i) {
+                std::uint32_t b = static_cast<std::uint32_t>(rng.next_u64());
+                switch (rng.below(6)) {
+                    case 0: b |= 0x7f800000u; break;                 // inf or NaN
+                    case 1: b &= 0x807fffffu; break;                 // zero or subnormal
+                    case 2: b = (b & 0x80000000u) | 0x7f800000u; break;  // ±inf
+                    default: break;
+                }
+                v[i] = hd::float_of(b);
+            }
+            float want = 0.0f;
+            for (std::size_t i = 0; i < n; ++i) want = hd::amax_fold(want, v[i]);
+            QCOMPARE(hd::bits_of(hd::amax_of(v.data(), n)), hd::bits_of(want));
+        }
+        const std::vector<float> nans(5, hd::float_of(0xffc00001u));
+        QCOMPARE(hd::bits_of(hd::amax_of(nans.data(), nans.size())), 0u);
+    }
+
     void current_scale_follows_transformer_engine() {
         QCOMPARE(hd::current_scale(2.0f, 448.0f), 224.0f);
         QCOMPARE(hd::current_scale(0.0f, 448.0f), 1.0f);
