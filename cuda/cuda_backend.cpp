@@ -87,6 +87,7 @@ struct CudaBackend::Impl {
     int cc = 0;  // compute capability, 90 for 9.0
     Gemm gemm;
     DeviceBuffer record{sizeof(StepStats)};  // the step record, on the device
+    DeviceBuffer scaler{sizeof(cuda::DeviceScaler)};  // the loss scaler (set_scaler, scaler_update)
     Pinned<StepStats> host_record;
     DeviceBuffer hist;  // StepHistograms on the device, allocated on the first collecting step
     std::unique_ptr<StepHistograms> host_hist;
@@ -108,6 +109,7 @@ struct CudaBackend::Impl {
 
     cudaStream_t s() const { return stream.s; }
     StepStats* rec() { return static_cast<StepStats*>(record.data()); }
+    cuda::DeviceScaler* scale_state() { return static_cast<cuda::DeviceScaler*>(scaler.data()); }
     // A site of the device record (Backend::site(); -1: uncounted work, nullptr).
     Counts* counters(int site) { return site < 0 ? nullptr : &rec()->site[site]; }
     StepHistograms* hists() { return static_cast<StepHistograms*>(hist.data()); }
@@ -198,6 +200,7 @@ CudaBackend::CudaBackend(int device) {
                           "; rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(m->cc) +
                           " or train on the CPU backend (--device cpu)");
     }
+    set_scaler(ScalerRule{}, ScalerState{});  // as the CPU backend starts: kind none, scale 1
 }
 
 CudaBackend::~CudaBackend() {
@@ -567,7 +570,7 @@ void CudaBackend::dropout(Tensor& h, float p, std::uint64_t seed) {
 // ---- losses ------------------------------------------------------------------------------------
 
 void CudaBackend::softmax_cross_entropy(const Tensor& logits, std::span<const int> labels,
-                                        float scale, Tensor& dlogits) {
+                                        ScaleBy scale, Tensor& dlogits) {
     require_own(this, {&logits, &dlogits});
     const int B = logits.rows(), C = logits.cols();
     require(dlogits.rows() == B && dlogits.cols() == C, "softmax_cross_entropy: shapes differ");
@@ -577,18 +580,20 @@ void CudaBackend::softmax_cross_entropy(const Tensor& logits, std::span<const in
     const int* dl = m->upload_labels(l);
     float* row_loss = m->aux.get<float>(static_cast<std::size_t>(B));  // (B)
     const float inv_b = 1.0f / static_cast<float>(B);
-    cuda::softmax_xent(logits.data(), logits.format(), dl, B, C, inv_b, scale, row_loss,
-                       dlogits.data(), dlogits.format(), m->sink(site()), m->rec(), m->s());
+    cuda::softmax_xent(logits.data(), logits.format(), dl, B, C, inv_b, scale,
+                       &m->scale_state()->state, row_loss, dlogits.data(), dlogits.format(),
+                       m->sink(site()), m->rec(), m->s());
 }
 
-void CudaBackend::mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) {
+void CudaBackend::mse(const Tensor& pred, const Tensor& target, ScaleBy scale, Tensor& dpred) {
     require_own(this, {&pred, &target, &dpred});
     require(pred.size() == target.size() && pred.size() == dpred.size(), "mse: shapes differ");
     m->use();
     const std::size_t n = pred.size();
     float* squared = m->aux.get<float>(n);  // (n)
-    cuda::mse(pred.data(), pred.format(), target.data(), target.format(), n, scale, squared,
-              dpred.data(), dpred.format(), m->sink(site()), m->rec(), m->s());
+    cuda::mse(pred.data(), pred.format(), target.data(), target.format(), n, scale,
+              &m->scale_state()->state, squared, dpred.data(), dpred.format(), m->sink(site()),
+              m->rec(), m->s());
 }
 
 double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) {
@@ -613,14 +618,27 @@ double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) 
 
 // ---- gradients and the optimizer ---------------------------------------------------------------
 
-void CudaBackend::unscale_and_check(const Tensor& grad, float inv_scale, Tensor& unscaled) {
+// ---- the loss scaler: on the device, updated there (scaler_kernels.cu) ------------------------
+
+void CudaBackend::set_scaler(const ScalerRule& rule, const ScalerState& state) {
+    m->use();
+    cuda::set_scaler(m->scale_state(), rule, state, m->s());
+}
+
+void CudaBackend::scaler_update() {
+    m->use();
+    cuda::scaler_update(m->scale_state(), m->rec(), m->s());
+}
+
+void CudaBackend::unscale_and_check(const Tensor& grad, ScaleBy inv_scale, Tensor& unscaled) {
     require_own(this, {&grad, &unscaled});
     require(unscaled.size() == grad.size(), "unscale_and_check: the unscaled gradient's shape differs");
     m->use();
     const std::size_t n = grad.size();
     double* chunk_sums = m->aux.get<double>(unscale_chunks(n));  // (chunks)
-    cuda::unscale_check(grad.data(), grad.format(), inv_scale, unscaled.data(), unscaled.format(), n,
-                        chunk_sums, m->sink(site()), m->rec(), m->s());
+    cuda::unscale_check(grad.data(), grad.format(), inv_scale, &m->scale_state()->state,
+                        unscaled.data(), unscaled.format(), n, chunk_sums, m->sink(site()), m->rec(),
+                        m->s());
 }
 
 void CudaBackend::scale(Tensor& t, float factor) {

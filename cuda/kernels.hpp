@@ -108,25 +108,26 @@ void dropout(void* h, Format f, float p, float keep, std::uint64_t seed, std::si
              Counts* counts, cudaStream_t stream);
 
 // logits, dlogits (rows, C); labels (rows) on the device; row_loss (rows) FP32 scratch. The mean
-// loss is added to record->loss_sum (hd::mean_loss of the row losses in row order).
+// loss is added to record->loss_sum (hd::mean_loss of the row losses in row order). The gradient's
+// factor is scale.resolve(scaler) (scaler: the backend's device state, read on the device).
 void softmax_xent(const void* logits, Format lf, const int* labels, int rows, int C, float inv_b,
-                  float scale, float* row_loss, void* dlogits, Format df, Sink sink,
-                  StepStats* record, cudaStream_t stream);
+                  ScaleBy scale, const ScalerState* scaler, float* row_loss, void* dlogits,
+                  Format df, Sink sink, StepStats* record, cudaStream_t stream);
 // pred, target, dpred (n); squared (n) FP32 scratch; the mean loss is added to record->loss_sum.
-void mse(const void* pred, Format pf, const void* target, Format tf, std::size_t n, float scale,
-         float* squared, void* dpred, Format df, Sink sink, StepStats* record,
-         cudaStream_t stream);
+void mse(const void* pred, Format pf, const void* target, Format tf, std::size_t n, ScaleBy scale,
+         const ScalerState* scaler, float* squared, void* dpred, Format df, Sink sink,
+         StepStats* record, cudaStream_t stream);
 // counts->hits += rows whose argmax equals the label.
 void accuracy(const void* logits, Format lf, const int* labels, int rows, int C, Counts* counts,
               cudaStream_t stream);
 
-// out (n) in of = grad (n) · inv_scale (counted); counts->bad += non-finite values;
-// record->sum_squares += the sum of squares in hd::k_sum_chunk order; chunk_sums
+// out (n) in of = grad (n) · inv_scale.resolve(scaler) (counted); counts->bad += non-finite
+// values; record->sum_squares += the sum of squares in hd::k_sum_chunk order; chunk_sums
 // (unscale_chunks(n)) double scratch. out may be grad itself.
 std::size_t unscale_chunks(std::size_t n);
-void unscale_check(const void* grad, Format gf, float inv_scale, void* out, Format of,
-                   std::size_t n, double* chunk_sums, Sink sink, StepStats* record,
-                   cudaStream_t stream);
+void unscale_check(const void* grad, Format gf, ScaleBy inv_scale, const ScalerState* scaler,
+                   void* out, Format of, std::size_t n, double* chunk_sums, Sink sink,
+                   StepStats* record, cudaStream_t stream);
 // t (n) *= hd::clip_factor(record's sum of squares, max_norm), unless the record found inf/NaN.
 void clip_to_norm(void* t, Format f, std::size_t n, double max_norm, const StepStats* record,
                   cudaStream_t stream);
@@ -138,5 +139,17 @@ void optimizer_update(const OptConsts& s, const void* grad, Format gf, float* ma
                       Format wf, void* state1, void* state2, Format sf, std::size_t n,
                       Sink sink, Bins* update_bins, const StepStats* record, OnInf on_inf,
                       cudaStream_t stream);
+
+// ---- the loss scaler (scaler_kernels.cu; engine/scaler_rule.hpp) ----
+// The backend's scaler on the device: its rule and state, read by the loss and unscale kernels.
+struct DeviceScaler {
+    ScalerRule rule;
+    ScalerState state;
+};
+// *scaler = {rule, state}, queued (a one-thread kernel: no host memory to keep alive).
+void set_scaler(DeviceScaler* scaler, const ScalerRule& rule, const ScalerState& state,
+                cudaStream_t stream);
+// One thread: hd::scaler_step on scaler->state with record->found_inf(), into record->scaler.
+void scaler_update(DeviceScaler* scaler, StepStats* record, cudaStream_t stream);
 
 }  // namespace mpx::cuda

@@ -13,6 +13,7 @@
 
 #include "engine/histograms.hpp"
 #include "engine/op_math.hpp"
+#include "engine/scaler_rule.hpp"
 #include "engine/step_stats.hpp"
 #include "engine/tensor.hpp"
 
@@ -149,19 +150,31 @@ public:
     virtual void dropout(Tensor& h, float p, std::uint64_t seed) = 0;
 
     // ---- losses: the mean loss goes into the record's loss_sum ----
+    // `scale` is a host value, or ScaleBy::loss(weight, parts): hd::loss_factor of the backend's
+    // own loss scale (set_scaler), resolved where the op runs.
     // Mean softmax cross-entropy of logits (B, C) against labels, in FP32; dlogits = scale ·
     // ∂loss/∂logits, rounded into dlogits' format. Labels outside 0..C−1 are a ConfigError.
     virtual void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels,
-                                       float scale, Tensor& dlogits) = 0;
+                                       ScaleBy scale, Tensor& dlogits) = 0;
     // Mean over all elements of (pred − target)², target in FP32.
-    virtual void mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) = 0;
+    virtual void mse(const Tensor& pred, const Tensor& target, ScaleBy scale, Tensor& dpred) = 0;
     // Classification accuracy of logits against labels (evaluation only: waits for the result).
     virtual double accuracy(const Tensor& logits, std::span<const int> labels) = 0;
+
+    // ---- the loss scaler (engine/scaler_rule.hpp), held by the backend ----
+    // The scaler's rule and state (a run's start, a live change, a resume), queued like any op: the
+    // ops after it read this state. Until it is first called: kind none, scale 1.
+    virtual void set_scaler(const ScalerRule& rule, const ScalerState& state) = 0;
+    // One update of the held state by hd::update_scaler with this step's found-inf (the record's
+    // found_bad); the state before and after, the event and the at-minimum refusal go into the
+    // record (StepStats::scaler), which is how the host learns the new scale.
+    virtual void scaler_update() = 0;
 
     // ---- gradients and the optimizer ----
     // unscaled = grad · inv_scale, multiplied in FP32 and stored in unscaled's format; counts every
     // inf/NaN (bad) and adds the sum of squares. unscaled may be grad itself (in place).
-    virtual void unscale_and_check(const Tensor& grad, float inv_scale, Tensor& unscaled) = 0;
+    // inv_scale is a host value, or ScaleBy::unscale(): hd::inverse_scale of the backend's scale.
+    virtual void unscale_and_check(const Tensor& grad, ScaleBy inv_scale, Tensor& unscaled) = 0;
     // t *= factor in place (rounded back into t's format, uncounted).
     virtual void scale(Tensor& t, float factor) = 0;
     // Gradient clipping by the global norm in the record (hd::clip_factor), in place; nothing on a

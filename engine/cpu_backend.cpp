@@ -254,8 +254,9 @@ public:
         store(out, h, Sink{&counts(), nullptr});  // the values were binned when first stored
     }
 
-    void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, float scale,
+    void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, ScaleBy by,
                                Tensor& dlogits) override {
+        const float scale = by.resolve(m_scaler.scale);
         const int B = logits.rows(), C = logits.cols();
         check_labels(labels, B, C);
         CMap lv = view(logits, m_a);
@@ -272,7 +273,8 @@ public:
         store(m_c.data(), dlogits);
     }
 
-    void mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) override {
+    void mse(const Tensor& pred, const Tensor& target, ScaleBy by, Tensor& dpred) override {
+        const float scale = by.resolve(m_scaler.scale);
         CMap pv = view(pred, m_a);
         CMap tv = view(target, m_b);
         sized(m_c, pred.rows(), pred.cols());
@@ -297,7 +299,12 @@ public:
         return static_cast<double>(correct) / B;
     }
 
-    void unscale_and_check(const Tensor& grad, float inv_scale, Tensor& unscaled) override {
+    void set_scaler(const ScalerRule& r, const ScalerState& s) override { m_rule = r; m_scaler = s; }
+
+    void scaler_update() override { hd::scaler_step(m_rule, m_scaler, m_stats.found_inf(), m_stats.scaler); }
+
+    void unscale_and_check(const Tensor& grad, ScaleBy by, Tensor& unscaled) override {
+        const float inv_scale = by.resolve(m_scaler.scale);
         if (unscaled.size() != grad.size())
             throw ConfigError("", "unscale_and_check: the unscaled gradient's shape differs");
         CMap gv = view(grad, m_a);
@@ -557,6 +564,8 @@ private:
     }
 
     StepStats m_stats;
+    ScalerRule m_rule;      // the loss scaler's settings and state (set_scaler, scaler_update)
+    ScalerState m_scaler;
     hd::Counts m_uncounted;
     std::unique_ptr<StepHistograms> m_hist;  // allocated on the first collecting step
     bool m_collecting = false;

@@ -63,6 +63,14 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
                                     format_info(g.format(static_cast<Fp8Tensor>(t))).max_finite);
         }
     }
+    m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
+}
+
+void Run::set_scaler(const ScalerConfig& c) {
+    // Between steps the mirror holds what the last read_stats returned, the backend's own state:
+    // the change is computed from it here and handed back whole.
+    m_scaler.reconfigure(c);
+    m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
 }
 
 // Delayed scaling: the scales of this step come from the histories of the steps before it.
@@ -120,9 +128,9 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     rec.run = m_index;
     rec.step = step_index;
     rec.lr = lr_at(m_train, m_schedule_steps, m_cfg->steps);
-    const double S = m_scaler.scale();
-    rec.loss_scale = S;
-    rec.new_scale = S;
+    // A stopped run records the scale it stopped at; a step's own scale comes from the record.
+    rec.loss_scale = m_scaler.scale();
+    rec.new_scale = rec.loss_scale;
     if (failed()) {
         rec.loss = std::nan("");
         rec.skipped = true;
@@ -137,9 +145,9 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     const int model_layers = m_cfg->model.layers();
     be.collect_histograms(collect ? model_layers : 0);
     const int accum = static_cast<int>(micro.size());
-    // The factor the loss gradient carries: scale × loss weight / micro-batches (a double product
-    // rounded once to FP32, as PyTorch multiplies a float loss by a float scale).
-    const float loss_factor = static_cast<float>(S * m_train.loss_weight / accum);
+    // The factor the loss gradient carries: the backend's own loss scale × loss weight /
+    // micro-batches (hd::loss_factor), taken where the loss op runs: the host never reads the scale.
+    const ScaleBy loss_factor = ScaleBy::loss(m_train.loss_weight, accum);
     for (int k = 0; k < accum; ++k) {
         const Batch& b = micro[static_cast<std::size_t>(k)];
         model.set_input(b.x);
@@ -162,13 +170,12 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
         model.backward(model.dlogits(), drop_seed, k == 0 ? Accumulate::overwrite : Accumulate::add);
     }
 
-    // Unscale: reciprocal in double, multiply in FP32 (PyTorch's unscale_), check every gradient;
-    // then clipping and the optimizer, which skip on the backend's own found-inf count, so the step
-    // waits for the device only once, at its end.
-    const float inv_scale = static_cast<float>(1.0 / S);
+    // Unscale by the backend's scale: reciprocal in double, multiply in FP32 (PyTorch's unscale_),
+    // check every gradient; then clipping, the optimizer and the scaler's update, which read the
+    // backend's own found-inf count, so the step waits for the device only once, at its end.
     for (Param& p : model.params()) {
         be.set_site(p.layer, TensorKind::unscaled);
-        be.unscale_and_check(p.grad, inv_scale, p.unscaled());
+        be.unscale_and_check(p.grad, ScaleBy::unscale(), p.unscaled());
     }
     if (m_train.clip_norm > 0.0)
         for (Param& p : model.params()) be.clip_to_norm(p.unscaled(), m_train.clip_norm);
@@ -188,7 +195,11 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
                             p.state1, p.state2.empty() ? nullptr : &p.state2, on_inf);
     }
 
+    be.scaler_update();
+
     const StepStats& st = be.read_stats();
+    const double S = st.scaler.before.scale;  // the scale this step's loss was multiplied by
+    rec.loss_scale = S;
     const hd::Counts fwd = st.of(Pass::forward, model_layers);
     const hd::Counts bwd = st.of(Pass::backward, model_layers);
     const hd::Counts upd = st.of(Pass::update, model_layers);
@@ -212,13 +223,15 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     }
     if (!rec.skipped || m_train.advance_on_skip) ++m_schedule_steps;
 
-    try {
-        const ScalerUpdate u = m_scaler.update(rec.found_inf);
-        rec.scale_event = static_cast<std::uint8_t>(u.event);
-        rec.new_scale = u.new_scale;
-    } catch (const ScalerAtMinimumError& e) {
-        m_failure = e.what();
+    // The backend updated its scaler with the one rule; the host only mirrors the result. An update
+    // refused at the minimum (at_min = error) left the state as it was and stops the run.
+    if (st.scaler.at_minimum) {
+        m_failure = ScalerAtMinimumError(st.scaler.before.scale).what();
+    } else {
+        rec.scale_event = static_cast<std::uint8_t>(st.scaler.event);
+        rec.new_scale = st.scaler.after.scale;
     }
+    m_scaler.mirror(st.scaler.after);
     // Of the gradient values that were non-zero before a rounding, the fraction it flushed to zero.
     rec.underflow_frac = bwd.nonzero ? static_cast<double>(bwd.underflow) /
                                            static_cast<double>(bwd.nonzero)
@@ -320,6 +333,7 @@ void Run::load_state(const nlohmann::json& j) {
     if (!std::isfinite(st.scale))
         throw ConfigError("scaler.state.scale", "must be a finite number, got " + format_number(st.scale));
     m_scaler.restore(st);
+    m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
     m_model->import_state(params_from_json(j.at("params")));
     if (j.contains("fp8_amax") != !m_amax.empty())
         throw ConfigError("fp8_amax", "the saved state's FP8 scaling does not match run '" + m_info.label + "'");

@@ -59,6 +59,8 @@ public:
     const RunInfo& info() const { return m_info; }
     bool failed() const { return !m_failure.empty(); }
     const std::string& failure() const { return m_failure; }
+    // The loss scaler lives in the backend (Backend::set_scaler, scaler_update); this is the host's
+    // mirror of it, as of the last step's read_stats.
     const LossScaler& scaler() const { return m_scaler; }
     const Backend& backend() const { return *m_backend; }
     bool adaptive_low() const { return m_adaptive_low; }
@@ -71,7 +73,7 @@ public:
 
     // Live changes, applied before the next step. The session hands a scaler change only to runs
     // that follow its scaler (info().follows_session_scaler), resolved as resolve_run does.
-    void set_scaler(const ScalerConfig& c) { m_scaler.reconfigure(c); }
+    void set_scaler(const ScalerConfig& c);
     void set_train(const TrainConfig& t) { m_train = t; }
 
     nlohmann::json save_state() const;
@@ -84,7 +86,7 @@ private:
     TrainConfig m_train;
     std::unique_ptr<Backend> m_backend;
     std::unique_ptr<Mlp> m_model;
-    LossScaler m_scaler;
+    LossScaler m_scaler;  // the mirror: config, and the state the backend's last update left
     long long m_applied_steps = 0;   // optimizer steps taken (Adam's t)
     long long m_schedule_steps = 0;  // schedule steps taken
     std::string m_failure;

@@ -207,6 +207,8 @@ struct ScaleBy {
         if (from == From::inverse_scale) return hd::inverse_scale(scale);
         return value;
     }
+    // The same, reading the state (device memory on the GPU) only when the factor needs it.
+    MPX_HD float resolve(const ScalerState* scaler) const { return uses_scaler() ? resolve(scaler->scale) : value; }
 };
 
 }  // namespace mpx
