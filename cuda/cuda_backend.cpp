@@ -87,7 +87,9 @@ struct CudaBackend::Impl {
     int cc = 0;  // compute capability, 90 for 9.0
     Gemm gemm;
     DeviceBuffer record{sizeof(StepStats)};  // the step record, on the device
-    DeviceBuffer scaler{sizeof(cuda::DeviceScaler)};  // the loss scaler (set_scaler, scaler_update)
+    DeviceBuffer state{sizeof(cuda::DeviceStepState)};  // the loss scaler, Adam's applied steps
+    DeviceBuffer bias;  // Adam's bias corrections by t − 1 (set_bias_corrections)
+    long long bias_size = 0;
     Pinned<StepStats> host_record;
     DeviceBuffer hist;  // StepHistograms on the device, allocated on the first collecting step
     std::unique_ptr<StepHistograms> host_hist;
@@ -109,7 +111,7 @@ struct CudaBackend::Impl {
 
     cudaStream_t s() const { return stream.s; }
     StepStats* rec() { return static_cast<StepStats*>(record.data()); }
-    cuda::DeviceScaler* scale_state() { return static_cast<cuda::DeviceScaler*>(scaler.data()); }
+    cuda::DeviceStepState* steps() { return static_cast<cuda::DeviceStepState*>(state.data()); }
     // A site of the device record (Backend::site(); -1: uncounted work, nullptr).
     Counts* counters(int site) { return site < 0 ? nullptr : &rec()->site[site]; }
     StepHistograms* hists() { return static_cast<StepHistograms*>(hist.data()); }
@@ -201,6 +203,7 @@ CudaBackend::CudaBackend(int device) {
                           " or train on the CPU backend (--device cpu)");
     }
     set_scaler(ScalerRule{}, ScalerState{});  // as the CPU backend starts: kind none, scale 1
+    set_applied_steps(0);
 }
 
 CudaBackend::~CudaBackend() {
@@ -581,7 +584,7 @@ void CudaBackend::softmax_cross_entropy(const Tensor& logits, std::span<const in
     float* row_loss = m->aux.get<float>(static_cast<std::size_t>(B));  // (B)
     const float inv_b = 1.0f / static_cast<float>(B);
     cuda::softmax_xent(logits.data(), logits.format(), dl, B, C, inv_b, scale,
-                       &m->scale_state()->state, row_loss, dlogits.data(), dlogits.format(),
+                       &m->steps()->scaler, row_loss, dlogits.data(), dlogits.format(),
                        m->sink(site()), m->rec(), m->s());
 }
 
@@ -592,7 +595,7 @@ void CudaBackend::mse(const Tensor& pred, const Tensor& target, ScaleBy scale, T
     const std::size_t n = pred.size();
     float* squared = m->aux.get<float>(n);  // (n)
     cuda::mse(pred.data(), pred.format(), target.data(), target.format(), n, scale,
-              &m->scale_state()->state, squared, dpred.data(), dpred.format(), m->sink(site()),
+              &m->steps()->scaler, squared, dpred.data(), dpred.format(), m->sink(site()),
               m->rec(), m->s());
 }
 
@@ -618,16 +621,37 @@ double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) 
 
 // ---- gradients and the optimizer ---------------------------------------------------------------
 
-// ---- the loss scaler: on the device, updated there (scaler_kernels.cu) ------------------------
+// ---- the loss scaler and Adam's step count: on the device, updated there (step_state.cu) ------
 
 void CudaBackend::set_scaler(const ScalerRule& rule, const ScalerState& state) {
     m->use();
-    cuda::set_scaler(m->scale_state(), rule, state, m->s());
+    cuda::set_scaler(m->steps(), rule, state, m->s());
 }
 
 void CudaBackend::scaler_update() {
     m->use();
-    cuda::scaler_update(m->scale_state(), m->rec(), m->s());
+    cuda::scaler_update(m->steps(), m->rec(), m->s());
+}
+
+void CudaBackend::set_bias_corrections(std::span<const hd::BiasCorrection> table) {
+    m->use();
+    // A larger table reallocates: cudaFree waits for queued work that may read the old one (rare:
+    // the table doubles when a run outgrows it). From pageable memory the copy returns once the
+    // table has been taken.
+    hd::BiasCorrection* d = m->bias.get<hd::BiasCorrection>(std::max<std::size_t>(1, table.size()));
+    if (!table.empty())
+        CUDA_CHECK(cudaMemcpyAsync(d, table.data(), table.size_bytes(), cudaMemcpyHostToDevice, m->s()));
+    m->bias_size = static_cast<long long>(table.size());
+}
+
+void CudaBackend::set_applied_steps(long long n) {
+    m->use();
+    cuda::set_applied_steps(m->steps(), n, m->s());
+}
+
+void CudaBackend::count_applied_step(OnInf on_inf) {
+    m->use();
+    cuda::count_applied_step(m->steps(), m->rec(), on_inf, m->s());
 }
 
 void CudaBackend::unscale_and_check(const Tensor& grad, ScaleBy inv_scale, Tensor& unscaled) {
@@ -636,7 +660,7 @@ void CudaBackend::unscale_and_check(const Tensor& grad, ScaleBy inv_scale, Tenso
     m->use();
     const std::size_t n = grad.size();
     double* chunk_sums = m->aux.get<double>(unscale_chunks(n));  // (chunks)
-    cuda::unscale_check(grad.data(), grad.format(), inv_scale, &m->scale_state()->state,
+    cuda::unscale_check(grad.data(), grad.format(), inv_scale, &m->steps()->scaler,
                         unscaled.data(), unscaled.format(), n, chunk_sums, m->sink(site()), m->rec(),
                         m->s());
 }
@@ -672,7 +696,8 @@ void CudaBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, T
                            state1.format(), n, m->sink(site()),
                            m->collecting && site() >= 0 ? &m->hists()->update_ulp[site() / k_tensor_kinds]
                                                         : nullptr,
-                           m->rec(), on_inf, m->s());
+                           m->rec(), on_inf, s.count, static_cast<hd::BiasCorrection*>(m->bias.data()),
+                           m->bias_size, &m->steps()->applied_steps, m->s());
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {

@@ -65,6 +65,9 @@ public:
     double accuracy(const Tensor& logits, std::span<const int> labels) override;
     void set_scaler(const ScalerRule& rule, const ScalerState& state) override;
     void scaler_update() override;
+    void set_bias_corrections(std::span<const hd::BiasCorrection> table) override;
+    void set_applied_steps(long long n) override;
+    void count_applied_step(OnInf on_inf) override;
     void unscale_and_check(const Tensor& grad, ScaleBy inv_scale, Tensor& unscaled) override;
     void scale(Tensor& t, float factor) override;
     void clip_to_norm(Tensor& t, double max_norm) override;

@@ -300,8 +300,15 @@ __global__ void k_clip(void* t, Format f, std::size_t n, double max_norm, const 
 __global__ void k_optimizer(OptConsts s, const void* grad, Format gf, float* master, void* working,
                             Format wf, void* state1, void* state2, Format sf, std::size_t n,
                             Counts* counts, Bins* weight_bins, Bins* update_bins,
-                            const StepStats* record, OnInf on_inf) {
-    if (on_inf == OnInf::skip && record->found_inf()) return;  // uniform: every thread returns
+                            const StepStats* record, OnInf on_inf, StepCount count,
+                            const BiasCorrection* table, long long table_size,
+                            const long long* applied) {
+    if (!step_applied(on_inf, record->found_inf())) return;  // uniform: every thread returns
+    if (count == StepCount::backend && s.kind != OptimizerKind::sgd) {  // t = *applied + 1
+        const long long k = *applied;
+        if (k < 0 || k >= table_size) return;  // the run keeps the table ahead: never here
+        apply_bias_correction(s, table[k]);
+    }
     const TallyEdges wedges = tally_edges(wf), sedges = tally_edges(sf);
     MPX_BLOCK_BINS(weights, weight_bins);  // the working copy's write-back, not the states
     MPX_BLOCK_BINS(updates, update_bins);
@@ -495,11 +502,12 @@ void clip_to_norm(void* t, Format f, std::size_t n, double max_norm, const StepS
 void optimizer_update(const OptConsts& s, const void* grad, Format gf, float* master, void* working,
                       Format wf, void* state1, void* state2, Format sf, std::size_t n,
                       Sink sink, Bins* update_bins, const StepStats* record, OnInf on_inf,
-                      cudaStream_t stream) {
+                      StepCount count, const hd::BiasCorrection* table, long long table_size,
+                      const long long* applied, cudaStream_t stream) {
     if (n == 0) return;
-    k_optimizer<<<blocks_for(n), k_threads, 0, stream>>>(s, grad, gf, master, working, wf, state1,
-                                                         state2, sf, n, sink.counts, sink.bins,
-                                                         update_bins, record, on_inf);
+    k_optimizer<<<blocks_for(n), k_threads, 0, stream>>>(
+        s, grad, gf, master, working, wf, state1, state2, sf, n, sink.counts, sink.bins,
+        update_bins, record, on_inf, count, table, table_size, applied);
     check_launch();
 }
 

@@ -134,22 +134,32 @@ void clip_to_norm(void* t, Format f, std::size_t n, double max_norm, const StepS
 
 // One optimizer step over n weights: master (FP32, nullable), working copy in wf, states in sf
 // (state2 nullable for SGD), grad in gf. Nothing when on_inf is skip and the record found inf/NaN.
+// count backend: Adam's bias corrections are table[*applied] (t = *applied + 1; table (table_size),
+// nothing done when t is beyond it), applied to s's lr on the device (hd::apply_bias_correction).
 // sink.bins takes the working copy's write-back values, update_bins the update-to-ulp slots.
 void optimizer_update(const OptConsts& s, const void* grad, Format gf, float* master, void* working,
                       Format wf, void* state1, void* state2, Format sf, std::size_t n,
                       Sink sink, Bins* update_bins, const StepStats* record, OnInf on_inf,
-                      cudaStream_t stream);
+                      StepCount count, const hd::BiasCorrection* table, long long table_size,
+                      const long long* applied, cudaStream_t stream);
 
-// ---- the loss scaler (scaler_kernels.cu; engine/scaler_rule.hpp) ----
-// The backend's scaler on the device: its rule and state, read by the loss and unscale kernels.
-struct DeviceScaler {
+// ---- what a run carries from step to step on the device (step_state.cu) ----
+// The loss scaler's rule and state (engine/scaler_rule.hpp), read by the loss and unscale kernels,
+// and Adam's applied-step count, read by the optimizer kernel.
+struct DeviceStepState {
     ScalerRule rule;
-    ScalerState state;
+    ScalerState scaler;
+    long long applied_steps;
 };
-// *scaler = {rule, state}, queued (a one-thread kernel: no host memory to keep alive).
-void set_scaler(DeviceScaler* scaler, const ScalerRule& rule, const ScalerState& state,
+// d->rule, d->scaler = rule, state; queued (a one-thread kernel: no host memory to keep alive).
+void set_scaler(DeviceStepState* d, const ScalerRule& rule, const ScalerState& state,
                 cudaStream_t stream);
-// One thread: hd::scaler_step on scaler->state with record->found_inf(), into record->scaler.
-void scaler_update(DeviceScaler* scaler, StepStats* record, cudaStream_t stream);
+// One thread: hd::scaler_step on d->scaler with record->found_inf(), into record->scaler.
+void scaler_update(DeviceStepState* d, StepStats* record, cudaStream_t stream);
+// d->applied_steps = n, queued.
+void set_applied_steps(DeviceStepState* d, long long n, cudaStream_t stream);
+// One thread: d->applied_steps += step_applied(on_inf, record->found_inf()); the count into
+// record->applied_steps.
+void count_applied_step(DeviceStepState* d, StepStats* record, OnInf on_inf, cudaStream_t stream);
 
 }  // namespace mpx::cuda

@@ -30,8 +30,12 @@ struct OptimizerStep {
     float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
     float weight_decay = 0.0f;   // SGD/Adam: L2 added to the gradient; AdamW: decoupled
     long long t = 1;             // Adam step number (bias correction), counts applied steps only
+    StepCount count = StepCount::given;  // backend: t is the backend's applied steps + 1
 };
-// The per-step scalars of the element arithmetic (hd::optimizer_element), computed once on the host.
+// Adam's bias corrections for step t (std::pow in float: one value on both backends).
+hd::BiasCorrection bias_correction(float beta1, float beta2, long long t);
+// The per-step scalars of the element arithmetic (hd::optimizer_element), computed once on the
+// host; Adam's from bias_correction(β1, β2, s.t).
 hd::OptConsts optimizer_consts(const OptimizerStep& s);
 
 // How the linear ops of one FP8 layer scale their operands on this step (Backend::set_fp8): x and
@@ -169,6 +173,17 @@ public:
     // found_bad); the state before and after, the event and the at-minimum refusal go into the
     // record (StepStats::scaler), which is how the host learns the new scale.
     virtual void scaler_update() = 0;
+
+    // ---- Adam's step count, held by the backend ----
+    // table (t = 1..table.size()): bias_correction(β1, β2, t), which optimizer_update with
+    // StepCount::backend reads at t = applied steps + 1 (a t beyond the table is a ConfigError, on
+    // the GPU a step that changes nothing: the run keeps the table ahead of its step count).
+    virtual void set_bias_corrections(std::span<const hd::BiasCorrection> table) = 0;
+    virtual void set_applied_steps(long long n) = 0;  // a run's start (0) and a resume
+    // After a step's optimizer_update calls: the count += 1 unless the step was skipped (on_inf
+    // skip and the record found inf/NaN: step_applied); the count after it goes into the record
+    // (StepStats::applied_steps).
+    virtual void count_applied_step(OnInf on_inf) = 0;
 
     // ---- gradients and the optimizer ----
     // unscaled = grad · inv_scale, multiplied in FP32 and stored in unscaled's format; counts every

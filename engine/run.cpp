@@ -1,6 +1,7 @@
 // One run's training step, following DESIGN.md "Data flow of one step" point by point.
 #include "engine/run.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -64,6 +65,23 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
         }
     }
     m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
+    m_backend->set_applied_steps(0);
+    cover_adam_steps(std::clamp(cfg.steps, 1LL, 4096LL));  // grown by step() as needed
+}
+
+// Adam's bias corrections for t = 1..n, computed once here with the expressions optimizer_consts
+// uses (bit-equal), for the backend to index by its own applied-step count. The table grows (to at
+// least twice its size) when a session is extended past it; a step's t is at most its index + 1.
+void Run::cover_adam_steps(long long t) {
+    const float b1 = static_cast<float>(m_train.beta1), b2 = static_cast<float>(m_train.beta2);
+    const bool same_betas = b1 == m_bias_betas[0] && b2 == m_bias_betas[1];
+    if (same_betas && t <= static_cast<long long>(m_bias.size())) return;
+    if (!same_betas) m_bias.clear();
+    const long long n = std::max(t, 2 * static_cast<long long>(m_bias.size()));
+    for (long long k = static_cast<long long>(m_bias.size()) + 1; k <= n; ++k) m_bias.push_back(bias_correction(b1, b2, k));
+    m_bias_betas[0] = b1;
+    m_bias_betas[1] = b2;
+    m_backend->set_bias_corrections(m_bias);
 }
 
 void Run::set_scaler(const ScalerConfig& c) {
@@ -188,12 +206,16 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     os.beta2 = static_cast<float>(m_train.beta2);
     os.eps = static_cast<float>(m_train.eps);
     os.weight_decay = static_cast<float>(m_train.weight_decay);
-    os.t = m_applied_steps + 1;  // the count this step would be, if applied
+    // Adam's t is the backend's own count of applied steps + 1 (this step's, if it is applied),
+    // its bias corrections from the table: a skipped step leaves the count where it was.
+    os.count = StepCount::backend;
+    cover_adam_steps(step_index + 1);
     for (Param& p : model.params()) {
         be.set_site(p.layer, TensorKind::optimizer);
         be.optimizer_update(os, p.unscaled(), p.has_master() ? &p.master : nullptr, p.working,
                             p.state1, p.state2.empty() ? nullptr : &p.state2, on_inf);
     }
+    be.count_applied_step(on_inf);
 
     be.scaler_update();
 
@@ -216,8 +238,8 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     rec.found_inf = st.found_inf();
     rec.grad_norm = rec.found_inf ? std::numeric_limits<double>::infinity() : std::sqrt(st.sum_squares);
     rec.skipped = rec.found_inf && on_inf == OnInf::skip;
+    m_applied_steps = st.applied_steps;
     if (!rec.skipped) {
-        ++m_applied_steps;
         rec.lost_update_frac =
             upd.changed ? static_cast<double>(upd.lost) / static_cast<double>(upd.changed) : 0.0;
     }
@@ -326,6 +348,8 @@ void Run::load_state(const nlohmann::json& j) {
         throw ConfigError("", "saved run '" + j.at("label").get<std::string>() +
                                   "' does not match run '" + m_info.label + "'");
     m_applied_steps = j.at("applied_steps").get<long long>();
+    if (m_applied_steps < 0) throw ConfigError("applied_steps", "must be >= 0");
+    m_backend->set_applied_steps(m_applied_steps);
     m_schedule_steps = j.at("schedule_steps").get<long long>();
     m_failure = j.at("failure").get<std::string>();
     m_scaler = LossScaler(scaler_config_from_json(j.at("scaler_config")));

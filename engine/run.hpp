@@ -87,13 +87,16 @@ private:
     std::unique_ptr<Backend> m_backend;
     std::unique_ptr<Mlp> m_model;
     LossScaler m_scaler;  // the mirror: config, and the state the backend's last update left
-    long long m_applied_steps = 0;   // optimizer steps taken (Adam's t)
+    long long m_applied_steps = 0;   // optimizer steps taken (Adam's t): the backend's, mirrored
+    std::vector<hd::BiasCorrection> m_bias;  // Adam's bias corrections for t = 1..size, on the backend
+    float m_bias_betas[2] = {0.0f, 0.0f};    // the betas m_bias was computed with
     long long m_schedule_steps = 0;  // schedule steps taken
     std::string m_failure;
     bool m_adaptive_low = true;
     HistogramLog m_histograms;
     std::vector<AmaxHistory> m_amax;  // delayed scaling: fp8_index(layer, tensor)
     std::vector<Fp8ScaleRow> m_fp8_scales;
+    void cover_adam_steps(long long t);  // m_bias reaches step t (on the backend too)
     void fp8_before_step();
     void fp8_after_step(long long step_index, const StepStats& st, StepRecord& rec);
 };

@@ -102,6 +102,9 @@ MPX_HD inline void scaler_step(const ScalerRule& rule, ScalerState& state, bool 
 }
 }  // namespace hd
 
+// Whether a step's optimizer update was applied: not when a skipping run found inf/NaN.
+MPX_HD inline bool step_applied(OnInf on_inf, bool found_inf) { return !(on_inf == OnInf::skip && found_inf); }
+
 struct StepStats {
     hd::Counts site[k_sites];  // site_index(layer, kind)
     unsigned long long found_bad = 0;  // inf/NaN unscaled gradients (also in their sites' `bad`)
@@ -110,6 +113,7 @@ struct StepStats {
     // FP8 runs: what each layer's scaled casts did, fp8_index(layer, tensor); zero elsewhere.
     hd::Fp8Record fp8[k_max_layers * k_fp8_tensors];
     ScalerStep scaler;  // Backend::scaler_update
+    long long applied_steps = 0;  // Backend::count_applied_step: the optimizer steps taken so far
 
     // A pass's counts: its sites in the first `layers` layers added up.
     MPX_HD hd::Counts of(Pass p, int layers = k_max_layers) const {

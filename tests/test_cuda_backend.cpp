@@ -127,6 +127,9 @@ public:
     }
     void set_scaler(const ScalerRule& r, const ScalerState& s) override { cpu().set_scaler(r, s); }
     void scaler_update() override { cpu().scaler_update(); }
+    void set_bias_corrections(std::span<const hd::BiasCorrection> t) override { cpu().set_bias_corrections(t); }
+    void set_applied_steps(long long n) override { cpu().set_applied_steps(n); }
+    void count_applied_step(OnInf on_inf) override { cpu().count_applied_step(on_inf); }
     void unscale_and_check(const Tensor& g, ScaleBy inv, Tensor& u) override {
         cpu().unscale_and_check(g, inv, u);
     }

@@ -235,8 +235,77 @@ private slots:
         QVERIFY(applied >= 10);
     }
 
-    // Adam's step count counts applied steps only: after a run with overflows it equals the number
-    // of records that were not skipped, and a run without a scaler (NaN updates applied) counts all.
+    // Adam's t from the backend: the applied-step count + 1 indexes the host's table of bias
+    // corrections, giving the bits optimizer_consts gives for that t; count_applied_step counts a
+    // step unless it was skipped, and a t beyond the table is refused.
+    void adam_takes_t_from_the_backends_count_data() {
+        QTest::addColumn<int>("kind");
+        QTest::addRow("adam") << int(OptimizerKind::adam);
+        QTest::addRow("adamw") << int(OptimizerKind::adamw);
+    }
+    void adam_takes_t_from_the_backends_count() {
+        QFETCH(int, kind);
+        auto be = make_cpu_backend();
+        std::vector<hd::BiasCorrection> table;
+        for (long long t = 1; t <= 5; ++t) table.push_back(bias_correction(0.9f, 0.999f, t));
+        be->set_bias_corrections(table);
+        const std::vector<float> w0 = {0.5f, -0.25f, 1e-3f, 2.0f}, g0 = {0.1f, -0.2f, 0.3f, 1e-4f};
+        Tensor g = be->alloc(Format::fp32, 1, 4, MemCategory::grads);
+        be->set_uncounted();
+        be->upload(g0, g);
+        std::vector<float> by_count, by_t;
+        for (StepCount count : {StepCount::backend, StepCount::given}) {
+            Tensor w = be->alloc(Format::fp16, 1, 4, MemCategory::weights);
+            Tensor master = be->alloc(Format::fp32, 1, 4, MemCategory::master);
+            Tensor m1 = be->alloc(Format::fp32, 1, 4, MemCategory::optimizer);
+            Tensor m2 = be->alloc(Format::fp32, 1, 4, MemCategory::optimizer);
+            for (Tensor* t : {&w, &master}) be->upload(w0, *t);
+            be->fill(m1, 0.0f);
+            be->fill(m2, 0.0f);
+            OptimizerStep st;
+            st.kind = static_cast<OptimizerKind>(kind);
+            st.lr = 0.01f;
+            st.weight_decay = 0.01f;
+            st.count = count;
+            st.t = 4;  // StepCount::given
+            be->set_applied_steps(3);  // StepCount::backend: t = 4
+            be->begin_step();
+            be->optimizer_update(st, g, &master, w, m1, &m2, OnInf::skip);
+            std::vector<float> v(4);
+            be->download(master, v);
+            (count == StepCount::backend ? by_count : by_t) = v;
+        }
+        QCOMPARE(by_count, by_t);
+        QVERIFY(by_count != w0);
+
+        be->set_applied_steps(7);
+        be->begin_step();
+        be->count_applied_step(OnInf::skip);
+        QCOMPARE(be->read_stats().applied_steps, 8LL);  // a clean step counts
+        Tensor bad = be->alloc(Format::fp32, 1, 4, MemCategory::grads);
+        const auto found_inf = [&](OnInf on_inf) {
+            be->begin_step();
+            be->set_uncounted();
+            be->upload(std::vector<float>{1.0f, INFINITY, 0.0f, 0.0f}, bad);
+            be->unscale_and_check(bad, 1.0f, bad);
+            be->count_applied_step(on_inf);
+            return be->read_stats().applied_steps;
+        };
+        QCOMPARE(found_inf(OnInf::skip), 8LL);   // skipped: not counted
+        QCOMPARE(found_inf(OnInf::apply), 9LL);  // no scaler: the NaN update is applied, and counted
+
+        Tensor w = be->alloc(Format::fp32, 1, 4, MemCategory::weights);
+        Tensor m1 = be->alloc(Format::fp32, 1, 4, MemCategory::optimizer);
+        Tensor m2 = be->alloc(Format::fp32, 1, 4, MemCategory::optimizer);
+        OptimizerStep st;
+        st.count = StepCount::backend;
+        be->set_applied_steps(5);  // t = 6: beyond the table of 5
+        be->begin_step();
+        QVERIFY_THROWS_EXCEPTION(ConfigError, be->optimizer_update(st, g, nullptr, w, m1, &m2, OnInf::skip));
+    }
+
+    // Adam's step count (the backend's, mirrored by the run) counts applied steps only: after a run
+    // with overflows it equals the number of records that were not skipped.
     void adam_counts_applied_steps_through_overflows() {
         Session s(load_config("hysteresis"));
         const auto recs = train_preset(s);
@@ -266,6 +335,21 @@ private slots:
         QVERIFY(overflows > 0);  // the second half has overflows for the restored state to act on
         for (std::size_t r = 0; r < whole.run_count(); ++r)
             QVERIFY(same_state(resumed->run(r).scaler().state(), whole.run(r).scaler().state()));
+    }
+
+    // A session trained past the step count it was built for grows Adam's table on the fly: the
+    // same records as a session built for the whole length.
+    void adam_table_grows_when_a_session_is_extended() {
+        const SessionConfig whole_cfg = small_config({"amp-fp16", "fp32"}, 30);
+        SessionConfig short_cfg = whole_cfg;
+        short_cfg.steps = 3;  // a table of 3 bias corrections
+        Session whole(whole_cfg), extended(short_cfg);
+        const auto all = train(whole, 30);
+        auto got = train(extended, 3);
+        extended.extend_to(30);
+        const auto rest = train(extended, 27);
+        got.insert(got.end(), rest.begin(), rest.end());
+        QVERIFY2(differs(got, all).isEmpty(), qPrintable(differs(got, all)));
     }
 
     // DeepSpeed's at_min = error: a run whose gradients overflow at every scale stops with
