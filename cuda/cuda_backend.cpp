@@ -1,33 +1,17 @@
 // CudaBackend: each op checks its tensors and queues kernels and GEMMs on the backend's stream; the
 // counts go into the device step record, read back by read_stats() with one copy into pinned
 // memory. Rule: the same operands, formulas and rounding points as engine/cpu_backend.cpp, op for
-// op; no op waits for the device except download, accuracy and read_stats.
-#include "cuda/cuda_backend.hpp"
-
-#include <cuda_runtime_api.h>
-
+// op; no op waits for the device except download, accuracy and read_stats. Impl is in
+// backend_impl.hpp; the step-state ops (scaler, Adam's count) in cuda_step_state.cpp.
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
-#include <vector>
 
-#include "cuda/check.hpp"
+#include "cuda/backend_impl.hpp"
 #include "cuda/device.hpp"
-#include "cuda/device_buffer.hpp"
-#include "cuda/gemm.hpp"
-#include "cuda/kernels.hpp"
-#include "engine/error.hpp"
 
 namespace mpx::cuda {
 namespace {
-
-bool narrower(Format compute, Format storage) {  // as the CPU backend's view()
-    return compute != Format::fp32 && compute != storage;
-}
-
-void require(bool ok, const char* what) {
-    if (!ok) throw ConfigError("", std::string("CUDA backend: ") + what);
-}
 
 // A tensor of another backend holds host (or another device's) memory: a kernel would fault and
 // leave the context unusable, so refuse it up front. nullptr entries (absent bias, master) pass.
@@ -38,32 +22,6 @@ void require_own(const Backend* be, std::initializer_list<const Tensor*> ts) {
                 "a tensor of another backend was passed to the CUDA backend; tensors "
                 "cannot be shared between backends");
 }
-
-// Owns the backend's stream; destroyed last (declared first in Impl).
-struct Stream {
-    cudaStream_t s = nullptr;
-    Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-    Stream(const Stream&) = delete;
-    Stream& operator=(const Stream&) = delete;
-    ~Stream() {
-        if (s) {
-            cudaStreamSynchronize(s);
-            cudaStreamDestroy(s);
-        }
-    }
-};
-
-// Pinned host memory for one T: the target of the step record's asynchronous copy.
-template <typename T>
-struct Pinned {
-    T* p = nullptr;
-    Pinned() { CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), sizeof(T))); }
-    Pinned(const Pinned&) = delete;
-    Pinned& operator=(const Pinned&) = delete;
-    ~Pinned() {
-        if (p) cudaFreeHost(p);
-    }
-};
 
 std::string device_unusable(int device) {
     int count = 0;
@@ -80,105 +38,6 @@ std::string device_unusable(int device) {
 
 }  // namespace
 
-struct CudaBackend::Impl {
-    int device;
-    Stream stream;  // first: destroyed after every buffer that work on it may use
-    std::string name;
-    int cc = 0;  // compute capability, 90 for 9.0
-    Gemm gemm;
-    DeviceBuffer record{sizeof(StepStats)};  // the step record, on the device
-    Pinned<StepStats> host_record;
-    DeviceBuffer hist;  // StepHistograms on the device, allocated on the first collecting step
-    std::unique_ptr<StepHistograms> host_hist;
-    bool collecting = false;
-    int hist_layers = 0;  // the layers the current step's histograms cover
-    DeviceBuffer eval_counts{sizeof(Counts)};  // accuracy's hits, outside the step record
-    Pinned<Counts> host_eval_counts;
-    // Scratch, grown on demand (outside the memory accounting, like the CPU's Eigen scratch).
-    DeviceBuffer op_a, op_b;  // GEMM operands cast to the compute format
-    DeviceBuffer acc;         // GEMM output (FP32) before rounding into the destination
-    DeviceBuffer aux;         // column sums, layernorm sums, staging, losses, chunk sums
-    DeviceBuffer aux2;
-    DeviceBuffer labels;
-    DeviceBuffer fp8_work{k_fp8_tensors * sizeof(cuda::Fp8Work)};  // by Fp8Tensor
-    DeviceBuffer fp8_op;  // MXFP8: dy blocked down columns for the weight gradient
-
-    Impl(int dev, cudaDeviceProp prop)
-        : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {}
-
-    cudaStream_t s() const { return stream.s; }
-    StepStats* rec() { return static_cast<StepStats*>(record.data()); }
-    // A site of the device record (Backend::site(); -1: uncounted work, nullptr).
-    Counts* counters(int site) { return site < 0 ? nullptr : &rec()->site[site]; }
-    StepHistograms* hists() { return static_cast<StepHistograms*>(hist.data()); }
-    // A site's counts and, on a collecting step, its bins.
-    Sink sink(int site) {
-        return {counters(site), collecting && site >= 0 ? &hists()->site[site] : nullptr};
-    }
-
-    // Start of an op: this backend's device current (the worker thread may not have chosen it).
-    void use() { CUDA_CHECK(cudaSetDevice(device)); }
-    // The host waits for the stream: the only place it does (counted).
-    void wait() {
-        ++syncs;
-        CUDA_CHECK(cudaStreamSynchronize(s()));
-    }
-    long long syncs = 0;
-
-    // A GEMM operand in the layout cuBLAS is given: the tensor itself where its storage already is
-    // the compute format's, else a cast into `scratch` (rounded to the compute format as the CPU's
-    // operand(); the cast counted into `counts` where given, as there).
-    const void* operand(const Tensor& t, Format compute, DeviceBuffer& scratch, Sink counts) {
-        const Format stored_as = gemm_storage(gemm_input(compute));
-        const bool round = narrower(compute, t.format());
-        const bool same_container =
-            t.format() == stored_as || (t.format() == Format::tf32 && stored_as == Format::fp32);
-        if (same_container && !round) return t.data();
-        void* dst = scratch.get<char>(t.size() * info(stored_as).storage_bytes);
-        if (round)
-            cuda::cast(t.data(), t.format(), compute, dst, stored_as, t.size(), counts, s());
-        else
-            cuda::convert(t.data(), t.format(), Format::fp32, dst, stored_as, t.size(), nullptr,
-                          s());
-        return dst;
-    }
-
-    cuda::Fp8Work* fp8_slot(Fp8Tensor t) {
-        return static_cast<cuda::Fp8Work*>(fp8_work.data()) + static_cast<int>(t);
-    }
-    // An FP8 GEMM operand (engine/fp8_math.hpp) into `scratch` as FP32 values (FP8 products are
-    // exact in FP32: cuBLASLt's FP32 GEMM stands in for the FP8 tensor-core GEMM); its amax and
-    // scale stay in fp8_slot(which) for the descale. `record` of the step's FP8 record or nullptr.
-    float* fp8_operand(const Tensor& t, const Fp8Gemm& g, Fp8Tensor which, bool along_rows,
-                       DeviceBuffer& scratch, Sink counts, hd::Fp8Record* record) {
-        float* dst = scratch.get<float>(t.size());
-        const cuda::Fp8Cast how{g.recipe, g.format(which), g.overflow(which),
-                                g.scale[static_cast<int>(which)], along_rows};
-        cuda::fp8_cast(t.data(), t.format(), t.rows(), t.cols(), how, dst, fp8_slot(which), counts,
-                       record, s());
-        return dst;
-    }
-    hd::Fp8Record* fp8_record(int site, int layer, Fp8Tensor t) {
-        return site < 0 ? nullptr : &rec()->fp8[fp8_index(layer, t)];
-    }
-
-    std::vector<int> checked_labels(std::span<const int> labels, int rows, int classes) {
-        require(labels.size() >= static_cast<std::size_t>(rows), "fewer labels than rows");
-        std::vector<int> l(labels.begin(), labels.begin() + rows);
-        for (int v : l)
-            if (v < 0 || v >= classes)
-                throw ConfigError("labels", "label " + std::to_string(v) + " is outside 0.." +
-                                                std::to_string(classes - 1));
-        return l;
-    }
-    const int* upload_labels(const std::vector<int>& l) {
-        int* d = labels.get<int>(l.size());
-        if (!l.empty())
-            CUDA_CHECK(
-                cudaMemcpyAsync(d, l.data(), l.size() * sizeof(int), cudaMemcpyHostToDevice, s()));
-        return d;
-    }
-};
 
 CudaBackend::CudaBackend(int device) {
     const std::string why = device_unusable(device);
@@ -198,6 +57,8 @@ CudaBackend::CudaBackend(int device) {
                           "; rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(m->cc) +
                           " or train on the CPU backend (--device cpu)");
     }
+    set_scaler(ScalerRule{}, ScalerState{});  // as the CPU backend starts: kind none, scale 1
+    set_applied_steps(0);
 }
 
 CudaBackend::~CudaBackend() {
@@ -567,7 +428,7 @@ void CudaBackend::dropout(Tensor& h, float p, std::uint64_t seed) {
 // ---- losses ------------------------------------------------------------------------------------
 
 void CudaBackend::softmax_cross_entropy(const Tensor& logits, std::span<const int> labels,
-                                        float scale, Tensor& dlogits) {
+                                        ScaleBy scale, Tensor& dlogits) {
     require_own(this, {&logits, &dlogits});
     const int B = logits.rows(), C = logits.cols();
     require(dlogits.rows() == B && dlogits.cols() == C, "softmax_cross_entropy: shapes differ");
@@ -577,18 +438,20 @@ void CudaBackend::softmax_cross_entropy(const Tensor& logits, std::span<const in
     const int* dl = m->upload_labels(l);
     float* row_loss = m->aux.get<float>(static_cast<std::size_t>(B));  // (B)
     const float inv_b = 1.0f / static_cast<float>(B);
-    cuda::softmax_xent(logits.data(), logits.format(), dl, B, C, inv_b, scale, row_loss,
-                       dlogits.data(), dlogits.format(), m->sink(site()), m->rec(), m->s());
+    cuda::softmax_xent(logits.data(), logits.format(), dl, B, C, inv_b, scale,
+                       &m->steps()->scaler, row_loss, dlogits.data(), dlogits.format(),
+                       m->sink(site()), m->rec(), m->s());
 }
 
-void CudaBackend::mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) {
+void CudaBackend::mse(const Tensor& pred, const Tensor& target, ScaleBy scale, Tensor& dpred) {
     require_own(this, {&pred, &target, &dpred});
     require(pred.size() == target.size() && pred.size() == dpred.size(), "mse: shapes differ");
     m->use();
     const std::size_t n = pred.size();
     float* squared = m->aux.get<float>(n);  // (n)
-    cuda::mse(pred.data(), pred.format(), target.data(), target.format(), n, scale, squared,
-              dpred.data(), dpred.format(), m->sink(site()), m->rec(), m->s());
+    cuda::mse(pred.data(), pred.format(), target.data(), target.format(), n, scale,
+              &m->steps()->scaler, squared, dpred.data(), dpred.format(), m->sink(site()),
+              m->rec(), m->s());
 }
 
 double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) {
@@ -613,14 +476,15 @@ double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) 
 
 // ---- gradients and the optimizer ---------------------------------------------------------------
 
-void CudaBackend::unscale_and_check(const Tensor& grad, float inv_scale, Tensor& unscaled) {
+void CudaBackend::unscale_and_check(const Tensor& grad, ScaleBy inv_scale, Tensor& unscaled) {
     require_own(this, {&grad, &unscaled});
     require(unscaled.size() == grad.size(), "unscale_and_check: the unscaled gradient's shape differs");
     m->use();
     const std::size_t n = grad.size();
     double* chunk_sums = m->aux.get<double>(unscale_chunks(n));  // (chunks)
-    cuda::unscale_check(grad.data(), grad.format(), inv_scale, unscaled.data(), unscaled.format(), n,
-                        chunk_sums, m->sink(site()), m->rec(), m->s());
+    cuda::unscale_check(grad.data(), grad.format(), inv_scale, &m->steps()->scaler,
+                        unscaled.data(), unscaled.format(), n, chunk_sums, m->sink(site()), m->rec(),
+                        m->s());
 }
 
 void CudaBackend::scale(Tensor& t, float factor) {
@@ -654,7 +518,8 @@ void CudaBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, T
                            state1.format(), n, m->sink(site()),
                            m->collecting && site() >= 0 ? &m->hists()->update_ulp[site() / k_tensor_kinds]
                                                         : nullptr,
-                           m->rec(), on_inf, m->s());
+                           m->rec(), on_inf, s.count, static_cast<hd::BiasCorrection*>(m->bias.data()),
+                           m->bias_size, &m->steps()->applied_steps, m->s());
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {

@@ -59,11 +59,16 @@ public:
                             const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
                             Tensor& dbeta, Accumulate acc) override;
     void dropout(Tensor& h, float p, std::uint64_t seed) override;
-    void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, float scale,
+    void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, ScaleBy scale,
                                Tensor& dlogits) override;
-    void mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) override;
+    void mse(const Tensor& pred, const Tensor& target, ScaleBy scale, Tensor& dpred) override;
     double accuracy(const Tensor& logits, std::span<const int> labels) override;
-    void unscale_and_check(const Tensor& grad, float inv_scale, Tensor& unscaled) override;
+    void set_scaler(const ScalerRule& rule, const ScalerState& state) override;
+    void scaler_update() override;
+    void set_bias_corrections(std::span<const hd::BiasCorrection> table) override;
+    void set_applied_steps(long long n) override;
+    void count_applied_step(OnInf on_inf) override;
+    void unscale_and_check(const Tensor& grad, ScaleBy inv_scale, Tensor& unscaled) override;
     void scale(Tensor& t, float factor) override;
     void clip_to_norm(Tensor& t, double max_norm) override;
     void optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,

@@ -132,10 +132,13 @@ struct MseGrad {  // side output: the squared error of element i
     Format pf;
     const void* target;
     Format tf;
-    float n, scale;
+    float n;
+    ScaleBy by;
+    const ScalerState* scaler;  // by's scale, when it is the backend's
     float* squared;
     __device__ float operator()(std::size_t i) const {
-        return mse_grad(load_value(pf, pred, i), load_value(tf, target, i), n, scale, squared[i]);
+        return mse_grad(load_value(pf, pred, i), load_value(tf, target, i), n, by.resolve(scaler),
+                        squared[i]);
     }
 };
 
@@ -215,8 +218,9 @@ __global__ void k_layernorm_columns(const void* x, Format xf, const void* dy, Fo
 }
 
 __global__ void k_softmax_xent(const void* logits, Format lf, const int* labels, int rows, int C,
-                               float inv_b, float scale, float* row_loss, void* dlogits, Format df,
-                               Counts* counts, Bins* bins) {
+                               float inv_b, ScaleBy by, const ScalerState* scaler, float* row_loss,
+                               void* dlogits, Format df, Counts* counts, Bins* bins) {
+    const float scale = by.resolve(scaler);
     const TallyEdges edges = tally_edges(df);
     MPX_BLOCK_BINS(hist, bins);
     Counts c;
@@ -255,9 +259,10 @@ __global__ void k_accuracy(const void* logits, Format lf, const int* labels, int
 
 // One thread per chunk of hd::k_sum_chunk elements: unscale, store (counted), flag inf/NaN, and the
 // chunk's sum of squares in double in element order.
-__global__ void k_unscale_check(const void* grad, Format gf, float inv_scale, void* out, Format of,
-                                std::size_t n, double* chunk_sums, Counts* counts, Bins* bins,
-                                StepStats* record) {
+__global__ void k_unscale_check(const void* grad, Format gf, ScaleBy by, const ScalerState* scaler,
+                                void* out, Format of, std::size_t n, double* chunk_sums,
+                                Counts* counts, Bins* bins, StepStats* record) {
+    const float inv_scale = by.resolve(scaler);
     const TallyEdges edges = tally_edges(of);
     const std::size_t chunks = (n + k_sum_chunk - 1) / k_sum_chunk;
     MPX_BLOCK_BINS(hist, bins);
@@ -295,8 +300,15 @@ __global__ void k_clip(void* t, Format f, std::size_t n, double max_norm, const 
 __global__ void k_optimizer(OptConsts s, const void* grad, Format gf, float* master, void* working,
                             Format wf, void* state1, void* state2, Format sf, std::size_t n,
                             Counts* counts, Bins* weight_bins, Bins* update_bins,
-                            const StepStats* record, OnInf on_inf) {
-    if (on_inf == OnInf::skip && record->found_inf()) return;  // uniform: every thread returns
+                            const StepStats* record, OnInf on_inf, StepCount count,
+                            const BiasCorrection* table, long long table_size,
+                            const long long* applied) {
+    if (!step_applied(on_inf, record->found_inf())) return;  // uniform: every thread returns
+    if (count == StepCount::backend && s.kind != OptimizerKind::sgd) {  // t = *applied + 1
+        const long long k = *applied;
+        if (k < 0 || k >= table_size) return;  // the run keeps the table ahead: never here
+        apply_bias_correction(s, table[k]);
+    }
     const TallyEdges wedges = tally_edges(wf), sedges = tally_edges(sf);
     MPX_BLOCK_BINS(weights, weight_bins);  // the working copy's write-back, not the states
     MPX_BLOCK_BINS(updates, update_bins);
@@ -437,21 +449,23 @@ void dropout(void* h, Format f, float p, float keep, std::uint64_t seed, std::si
 }
 
 void softmax_xent(const void* logits, Format lf, const int* labels, int rows, int C, float inv_b,
-                  float scale, float* row_loss, void* dlogits, Format df, Sink sink,
-                  StepStats* record, cudaStream_t stream) {
+                  ScaleBy scale, const ScalerState* scaler, float* row_loss, void* dlogits,
+                  Format df, Sink sink, StepStats* record, cudaStream_t stream) {
     if (rows == 0) return;
     k_softmax_xent<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
-        logits, lf, labels, rows, C, inv_b, scale, row_loss, dlogits, df, sink.counts, sink.bins);
+        logits, lf, labels, rows, C, inv_b, scale, scaler, row_loss, dlogits, df, sink.counts,
+        sink.bins);
     check_launch();
     k_add_mean_loss<<<1, 1, 0, stream>>>(row_loss, static_cast<std::size_t>(rows), rows, record);
     check_launch();
 }
 
-void mse(const void* pred, Format pf, const void* target, Format tf, std::size_t n, float scale,
-         float* squared, void* dpred, Format df, Sink sink, StepStats* record,
-         cudaStream_t stream) {
+void mse(const void* pred, Format pf, const void* target, Format tf, std::size_t n, ScaleBy scale,
+         const ScalerState* scaler, float* squared, void* dpred, Format df, Sink sink,
+         StepStats* record, cudaStream_t stream) {
     const float count = static_cast<float>(n);  // the CPU's float n
-    launch_store(MseGrad{pred, pf, target, tf, count, scale, squared}, df, dpred, n, sink, stream);
+    launch_store(MseGrad{pred, pf, target, tf, count, scale, scaler, squared}, df, dpred, n, sink,
+                 stream);
     k_add_mean_loss<<<1, 1, 0, stream>>>(squared, n, count, record);
     check_launch();
 }
@@ -466,13 +480,13 @@ void accuracy(const void* logits, Format lf, const int* labels, int rows, int C,
 
 std::size_t unscale_chunks(std::size_t n) { return std::max<std::size_t>(1, (n + k_sum_chunk - 1) / k_sum_chunk); }
 
-void unscale_check(const void* grad, Format gf, float inv_scale, void* out, Format of,
-                   std::size_t n, double* chunk_sums, Sink sink, StepStats* record,
-                   cudaStream_t stream) {
+void unscale_check(const void* grad, Format gf, ScaleBy inv_scale, const ScalerState* scaler,
+                   void* out, Format of, std::size_t n, double* chunk_sums, Sink sink,
+                   StepStats* record, cudaStream_t stream) {
     if (n == 0) return;
     const std::size_t chunks = unscale_chunks(n);
     k_unscale_check<<<blocks_for(chunks), k_threads, 0, stream>>>(
-        grad, gf, inv_scale, out, of, n, chunk_sums, sink.counts, sink.bins, record);
+        grad, gf, inv_scale, scaler, out, of, n, chunk_sums, sink.counts, sink.bins, record);
     check_launch();
     k_add_chunk_sums<<<1, 1, 0, stream>>>(chunk_sums, chunks, record);
     check_launch();
@@ -488,11 +502,12 @@ void clip_to_norm(void* t, Format f, std::size_t n, double max_norm, const StepS
 void optimizer_update(const OptConsts& s, const void* grad, Format gf, float* master, void* working,
                       Format wf, void* state1, void* state2, Format sf, std::size_t n,
                       Sink sink, Bins* update_bins, const StepStats* record, OnInf on_inf,
-                      cudaStream_t stream) {
+                      StepCount count, const hd::BiasCorrection* table, long long table_size,
+                      const long long* applied, cudaStream_t stream) {
     if (n == 0) return;
-    k_optimizer<<<blocks_for(n), k_threads, 0, stream>>>(s, grad, gf, master, working, wf, state1,
-                                                         state2, sf, n, sink.counts, sink.bins,
-                                                         update_bins, record, on_inf);
+    k_optimizer<<<blocks_for(n), k_threads, 0, stream>>>(
+        s, grad, gf, master, working, wf, state1, state2, sf, n, sink.counts, sink.bins,
+        update_bins, record, on_inf, count, table, table_size, applied);
     check_launch();
 }
 

@@ -108,35 +108,58 @@ void dropout(void* h, Format f, float p, float keep, std::uint64_t seed, std::si
              Counts* counts, cudaStream_t stream);
 
 // logits, dlogits (rows, C); labels (rows) on the device; row_loss (rows) FP32 scratch. The mean
-// loss is added to record->loss_sum (hd::mean_loss of the row losses in row order).
+// loss is added to record->loss_sum (hd::mean_loss of the row losses in row order). The gradient's
+// factor is scale.resolve(scaler) (scaler: the backend's device state, read on the device).
 void softmax_xent(const void* logits, Format lf, const int* labels, int rows, int C, float inv_b,
-                  float scale, float* row_loss, void* dlogits, Format df, Sink sink,
-                  StepStats* record, cudaStream_t stream);
+                  ScaleBy scale, const ScalerState* scaler, float* row_loss, void* dlogits,
+                  Format df, Sink sink, StepStats* record, cudaStream_t stream);
 // pred, target, dpred (n); squared (n) FP32 scratch; the mean loss is added to record->loss_sum.
-void mse(const void* pred, Format pf, const void* target, Format tf, std::size_t n, float scale,
-         float* squared, void* dpred, Format df, Sink sink, StepStats* record,
-         cudaStream_t stream);
+void mse(const void* pred, Format pf, const void* target, Format tf, std::size_t n, ScaleBy scale,
+         const ScalerState* scaler, float* squared, void* dpred, Format df, Sink sink,
+         StepStats* record, cudaStream_t stream);
 // counts->hits += rows whose argmax equals the label.
 void accuracy(const void* logits, Format lf, const int* labels, int rows, int C, Counts* counts,
               cudaStream_t stream);
 
-// out (n) in of = grad (n) · inv_scale (counted); counts->bad += non-finite values;
-// record->sum_squares += the sum of squares in hd::k_sum_chunk order; chunk_sums
+// out (n) in of = grad (n) · inv_scale.resolve(scaler) (counted); counts->bad += non-finite
+// values; record->sum_squares += the sum of squares in hd::k_sum_chunk order; chunk_sums
 // (unscale_chunks(n)) double scratch. out may be grad itself.
 std::size_t unscale_chunks(std::size_t n);
-void unscale_check(const void* grad, Format gf, float inv_scale, void* out, Format of,
-                   std::size_t n, double* chunk_sums, Sink sink, StepStats* record,
-                   cudaStream_t stream);
+void unscale_check(const void* grad, Format gf, ScaleBy inv_scale, const ScalerState* scaler,
+                   void* out, Format of, std::size_t n, double* chunk_sums, Sink sink,
+                   StepStats* record, cudaStream_t stream);
 // t (n) *= hd::clip_factor(record's sum of squares, max_norm), unless the record found inf/NaN.
 void clip_to_norm(void* t, Format f, std::size_t n, double max_norm, const StepStats* record,
                   cudaStream_t stream);
 
 // One optimizer step over n weights: master (FP32, nullable), working copy in wf, states in sf
 // (state2 nullable for SGD), grad in gf. Nothing when on_inf is skip and the record found inf/NaN.
+// count backend: Adam's bias corrections are table[*applied] (t = *applied + 1; table (table_size),
+// nothing done when t is beyond it), applied to s's lr on the device (hd::apply_bias_correction).
 // sink.bins takes the working copy's write-back values, update_bins the update-to-ulp slots.
 void optimizer_update(const OptConsts& s, const void* grad, Format gf, float* master, void* working,
                       Format wf, void* state1, void* state2, Format sf, std::size_t n,
                       Sink sink, Bins* update_bins, const StepStats* record, OnInf on_inf,
-                      cudaStream_t stream);
+                      StepCount count, const hd::BiasCorrection* table, long long table_size,
+                      const long long* applied, cudaStream_t stream);
+
+// ---- what a run carries from step to step on the device (step_state.cu) ----
+// The loss scaler's rule and state (engine/scaler_rule.hpp), read by the loss and unscale kernels,
+// and Adam's applied-step count, read by the optimizer kernel.
+struct DeviceStepState {
+    ScalerRule rule;
+    ScalerState scaler;
+    long long applied_steps;
+};
+// d->rule, d->scaler = rule, state; queued (a one-thread kernel: no host memory to keep alive).
+void set_scaler(DeviceStepState* d, const ScalerRule& rule, const ScalerState& state,
+                cudaStream_t stream);
+// One thread: hd::scaler_step on d->scaler with record->found_inf(), into record->scaler.
+void scaler_update(DeviceStepState* d, StepStats* record, cudaStream_t stream);
+// d->applied_steps = n, queued.
+void set_applied_steps(DeviceStepState* d, long long n, cudaStream_t stream);
+// One thread: d->applied_steps += step_applied(on_inf, record->found_inf()); the count into
+// record->applied_steps.
+void count_applied_step(DeviceStepState* d, StepStats* record, OnInf on_inf, cudaStream_t stream);
 
 }  // namespace mpx::cuda

@@ -13,6 +13,7 @@
 
 #include "engine/histograms.hpp"
 #include "engine/op_math.hpp"
+#include "engine/scaler_rule.hpp"
 #include "engine/step_stats.hpp"
 #include "engine/tensor.hpp"
 
@@ -29,8 +30,12 @@ struct OptimizerStep {
     float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
     float weight_decay = 0.0f;   // SGD/Adam: L2 added to the gradient; AdamW: decoupled
     long long t = 1;             // Adam step number (bias correction), counts applied steps only
+    StepCount count = StepCount::given;  // backend: t is the backend's applied steps + 1
 };
-// The per-step scalars of the element arithmetic (hd::optimizer_element), computed once on the host.
+// Adam's bias corrections for step t (std::pow in float: one value on both backends).
+hd::BiasCorrection bias_correction(float beta1, float beta2, long long t);
+// The per-step scalars of the element arithmetic (hd::optimizer_element), computed once on the
+// host; Adam's from bias_correction(β1, β2, s.t).
 hd::OptConsts optimizer_consts(const OptimizerStep& s);
 
 // How the linear ops of one FP8 layer scale their operands on this step (Backend::set_fp8): x and
@@ -149,19 +154,42 @@ public:
     virtual void dropout(Tensor& h, float p, std::uint64_t seed) = 0;
 
     // ---- losses: the mean loss goes into the record's loss_sum ----
+    // `scale` is a host value, or ScaleBy::loss(weight, parts): hd::loss_factor of the backend's
+    // own loss scale (set_scaler), resolved where the op runs.
     // Mean softmax cross-entropy of logits (B, C) against labels, in FP32; dlogits = scale ·
     // ∂loss/∂logits, rounded into dlogits' format. Labels outside 0..C−1 are a ConfigError.
     virtual void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels,
-                                       float scale, Tensor& dlogits) = 0;
+                                       ScaleBy scale, Tensor& dlogits) = 0;
     // Mean over all elements of (pred − target)², target in FP32.
-    virtual void mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) = 0;
+    virtual void mse(const Tensor& pred, const Tensor& target, ScaleBy scale, Tensor& dpred) = 0;
     // Classification accuracy of logits against labels (evaluation only: waits for the result).
     virtual double accuracy(const Tensor& logits, std::span<const int> labels) = 0;
+
+    // ---- the loss scaler (engine/scaler_rule.hpp), held by the backend ----
+    // The scaler's rule and state (a run's start, a live change, a resume), queued like any op: the
+    // ops after it read this state. Until it is first called: kind none, scale 1.
+    virtual void set_scaler(const ScalerRule& rule, const ScalerState& state) = 0;
+    // One update of the held state by hd::update_scaler with this step's found-inf (the record's
+    // found_bad); the state before and after, the event and the at-minimum refusal go into the
+    // record (StepStats::scaler), which is how the host learns the new scale.
+    virtual void scaler_update() = 0;
+
+    // ---- Adam's step count, held by the backend ----
+    // table (t = 1..table.size()): bias_correction(β1, β2, t), which optimizer_update with
+    // StepCount::backend reads at t = applied steps + 1 (a t beyond the table is a ConfigError, on
+    // the GPU a step that changes nothing: the run keeps the table ahead of its step count).
+    virtual void set_bias_corrections(std::span<const hd::BiasCorrection> table) = 0;
+    virtual void set_applied_steps(long long n) = 0;  // a run's start (0) and a resume
+    // After a step's optimizer_update calls: the count += 1 unless the step was skipped (on_inf
+    // skip and the record found inf/NaN: step_applied); the count after it goes into the record
+    // (StepStats::applied_steps).
+    virtual void count_applied_step(OnInf on_inf) = 0;
 
     // ---- gradients and the optimizer ----
     // unscaled = grad · inv_scale, multiplied in FP32 and stored in unscaled's format; counts every
     // inf/NaN (bad) and adds the sum of squares. unscaled may be grad itself (in place).
-    virtual void unscale_and_check(const Tensor& grad, float inv_scale, Tensor& unscaled) = 0;
+    // inv_scale is a host value, or ScaleBy::unscale(): hd::inverse_scale of the backend's scale.
+    virtual void unscale_and_check(const Tensor& grad, ScaleBy inv_scale, Tensor& unscaled) = 0;
     // t *= factor in place (rounded back into t's format, uncounted).
     virtual void scale(Tensor& t, float factor) = 0;
     // Gradient clipping by the global norm in the record (hd::clip_factor), in place; nothing on a

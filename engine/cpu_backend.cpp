@@ -254,8 +254,9 @@ public:
         store(out, h, Sink{&counts(), nullptr});  // the values were binned when first stored
     }
 
-    void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, float scale,
+    void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, ScaleBy by,
                                Tensor& dlogits) override {
+        const float scale = by.resolve(m_scaler.scale);
         const int B = logits.rows(), C = logits.cols();
         check_labels(labels, B, C);
         CMap lv = view(logits, m_a);
@@ -272,7 +273,8 @@ public:
         store(m_c.data(), dlogits);
     }
 
-    void mse(const Tensor& pred, const Tensor& target, float scale, Tensor& dpred) override {
+    void mse(const Tensor& pred, const Tensor& target, ScaleBy by, Tensor& dpred) override {
+        const float scale = by.resolve(m_scaler.scale);
         CMap pv = view(pred, m_a);
         CMap tv = view(target, m_b);
         sized(m_c, pred.rows(), pred.cols());
@@ -297,7 +299,19 @@ public:
         return static_cast<double>(correct) / B;
     }
 
-    void unscale_and_check(const Tensor& grad, float inv_scale, Tensor& unscaled) override {
+    void set_scaler(const ScalerRule& r, const ScalerState& s) override { m_rule = r; m_scaler = s; }
+
+    void scaler_update() override { hd::scaler_step(m_rule, m_scaler, m_stats.found_inf(), m_stats.scaler); }
+
+    void set_bias_corrections(std::span<const hd::BiasCorrection> t) override { m_bias.assign(t.begin(), t.end()); }
+    void set_applied_steps(long long n) override { m_applied = n; }
+    void count_applied_step(OnInf on_inf) override {
+        m_applied += step_applied(on_inf, m_stats.found_inf()) ? 1 : 0;
+        m_stats.applied_steps = m_applied;
+    }
+
+    void unscale_and_check(const Tensor& grad, ScaleBy by, Tensor& unscaled) override {
+        const float inv_scale = by.resolve(m_scaler.scale);
         if (unscaled.size() != grad.size())
             throw ConfigError("", "unscale_and_check: the unscaled gradient's shape differs");
         CMap gv = view(grad, m_a);
@@ -337,12 +351,18 @@ public:
 
     void optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
                           Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) override {
-        if (on_inf == OnInf::skip && m_stats.found_inf()) return;
+        if (!step_applied(on_inf, m_stats.found_inf())) return;
         const std::size_t n = grad.size();
         if (working.size() != n || state1.size() != n || (state2 && state2->size() != n) ||
             (master && (master->size() != n || master->format() != Format::fp32)))
             throw ConfigError("", "optimizer_update: shapes or master format do not match");
-        const hd::OptConsts k = optimizer_consts(s);
+        hd::OptConsts k = optimizer_consts(s);
+        if (s.count == StepCount::backend && k.kind != OptimizerKind::sgd) {  // t = m_applied + 1
+            if (m_applied >= static_cast<long long>(m_bias.size()))
+                throw ConfigError("", "optimizer_update: Adam's step " + std::to_string(m_applied + 1) +
+                                          " is beyond the bias-correction table");
+            hd::apply_bias_correction(k, m_bias[static_cast<std::size_t>(m_applied)]);
+        }
         const float* g = view(grad, m_a).data();
         // The weights the optimizer reads: the FP32 master, else the working copy's values.
         sized(m_c, working.rows(), working.cols());
@@ -557,6 +577,10 @@ private:
     }
 
     StepStats m_stats;
+    ScalerRule m_rule;      // the loss scaler's settings and state (set_scaler, scaler_update)
+    ScalerState m_scaler;
+    long long m_applied = 0;                 // Adam's applied steps (count_applied_step)
+    std::vector<hd::BiasCorrection> m_bias;  // by t − 1 (set_bias_corrections)
     hd::Counts m_uncounted;
     std::unique_ptr<StepHistograms> m_hist;  // allocated on the first collecting step
     bool m_collecting = false;

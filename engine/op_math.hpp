@@ -21,6 +21,10 @@ namespace mpx {
 
 enum class Activation : std::uint8_t { relu, gelu, tanh, none };
 enum class OptimizerKind : std::uint8_t { sgd, adam, adamw };
+// Where optimizer_update takes Adam's step number t from (engine/backend.hpp): OptimizerStep::t,
+// or the backend's own count of applied steps (set_applied_steps, count_applied_step) + 1, with
+// that t's bias corrections from the table the host gave (set_bias_corrections).
+enum class StepCount : std::uint8_t { given, backend };
 
 namespace hd {
 
@@ -236,6 +240,16 @@ struct OptConsts {
     float step_size = 0.0f;  // Adam: lr / (1 − β1^t)
     float bc2_sqrt = 0.0f;   // Adam: √(1 − β2^t)
 };
+
+// Adam's bias corrections for one step number t: 1 − β1^t and √(1 − β2^t), computed on the host
+// (bias_correction in backend.hpp, std::pow) and applied where the optimizer runs.
+struct BiasCorrection {
+    float bc1 = 1.0f, bc2_sqrt = 1.0f;
+};
+MPX_HD inline void apply_bias_correction(OptConsts& k, BiasCorrection b) {
+    k.step_size = k.lr / b.bc1;
+    k.bc2_sqrt = b.bc2_sqrt;
+}
 
 // Updates w, m1 (and m2 for Adam) in place from the gradient g. Returns whether the optimizer
 // computed a non-zero change for this weight (NaN counts), whatever rounding later made of it, and

@@ -1,6 +1,7 @@
 // One run's training step, following DESIGN.md "Data flow of one step" point by point.
 #include "engine/run.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -63,6 +64,31 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
                                     format_info(g.format(static_cast<Fp8Tensor>(t))).max_finite);
         }
     }
+    m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
+    m_backend->set_applied_steps(0);
+    cover_adam_steps(std::clamp(cfg.steps, 1LL, 4096LL));  // grown by step() as needed
+}
+
+// Adam's bias corrections for t = 1..n, computed once here with the expressions optimizer_consts
+// uses (bit-equal), for the backend to index by its own applied-step count. The table grows (to at
+// least twice its size) when a session is extended past it; a step's t is at most its index + 1.
+void Run::cover_adam_steps(long long t) {
+    const float b1 = static_cast<float>(m_train.beta1), b2 = static_cast<float>(m_train.beta2);
+    const bool same_betas = b1 == m_bias_betas[0] && b2 == m_bias_betas[1];
+    if (same_betas && t <= static_cast<long long>(m_bias.size())) return;
+    if (!same_betas) m_bias.clear();
+    const long long n = std::max(t, 2 * static_cast<long long>(m_bias.size()));
+    for (long long k = static_cast<long long>(m_bias.size()) + 1; k <= n; ++k) m_bias.push_back(bias_correction(b1, b2, k));
+    m_bias_betas[0] = b1;
+    m_bias_betas[1] = b2;
+    m_backend->set_bias_corrections(m_bias);
+}
+
+void Run::set_scaler(const ScalerConfig& c) {
+    // Between steps the mirror holds what the last read_stats returned, the backend's own state:
+    // the change is computed from it here and handed back whole.
+    m_scaler.reconfigure(c);
+    m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
 }
 
 // Delayed scaling: the scales of this step come from the histories of the steps before it.
@@ -120,9 +146,9 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     rec.run = m_index;
     rec.step = step_index;
     rec.lr = lr_at(m_train, m_schedule_steps, m_cfg->steps);
-    const double S = m_scaler.scale();
-    rec.loss_scale = S;
-    rec.new_scale = S;
+    // A stopped run records the scale it stopped at; a step's own scale comes from the record.
+    rec.loss_scale = m_scaler.scale();
+    rec.new_scale = rec.loss_scale;
     if (failed()) {
         rec.loss = std::nan("");
         rec.skipped = true;
@@ -137,9 +163,9 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     const int model_layers = m_cfg->model.layers();
     be.collect_histograms(collect ? model_layers : 0);
     const int accum = static_cast<int>(micro.size());
-    // The factor the loss gradient carries: scale × loss weight / micro-batches (a double product
-    // rounded once to FP32, as PyTorch multiplies a float loss by a float scale).
-    const float loss_factor = static_cast<float>(S * m_train.loss_weight / accum);
+    // The factor the loss gradient carries: the backend's own loss scale × loss weight /
+    // micro-batches (hd::loss_factor), taken where the loss op runs: the host never reads the scale.
+    const ScaleBy loss_factor = ScaleBy::loss(m_train.loss_weight, accum);
     for (int k = 0; k < accum; ++k) {
         const Batch& b = micro[static_cast<std::size_t>(k)];
         model.set_input(b.x);
@@ -162,13 +188,12 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
         model.backward(model.dlogits(), drop_seed, k == 0 ? Accumulate::overwrite : Accumulate::add);
     }
 
-    // Unscale: reciprocal in double, multiply in FP32 (PyTorch's unscale_), check every gradient;
-    // then clipping and the optimizer, which skip on the backend's own found-inf count, so the step
-    // waits for the device only once, at its end.
-    const float inv_scale = static_cast<float>(1.0 / S);
+    // Unscale by the backend's scale: reciprocal in double, multiply in FP32 (PyTorch's unscale_),
+    // check every gradient; then clipping, the optimizer and the scaler's update, which read the
+    // backend's own found-inf count, so the step waits for the device only once, at its end.
     for (Param& p : model.params()) {
         be.set_site(p.layer, TensorKind::unscaled);
-        be.unscale_and_check(p.grad, inv_scale, p.unscaled());
+        be.unscale_and_check(p.grad, ScaleBy::unscale(), p.unscaled());
     }
     if (m_train.clip_norm > 0.0)
         for (Param& p : model.params()) be.clip_to_norm(p.unscaled(), m_train.clip_norm);
@@ -181,14 +206,22 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     os.beta2 = static_cast<float>(m_train.beta2);
     os.eps = static_cast<float>(m_train.eps);
     os.weight_decay = static_cast<float>(m_train.weight_decay);
-    os.t = m_applied_steps + 1;  // the count this step would be, if applied
+    // Adam's t is the backend's own count of applied steps + 1 (this step's, if it is applied),
+    // its bias corrections from the table: a skipped step leaves the count where it was.
+    os.count = StepCount::backend;
+    cover_adam_steps(step_index + 1);
     for (Param& p : model.params()) {
         be.set_site(p.layer, TensorKind::optimizer);
         be.optimizer_update(os, p.unscaled(), p.has_master() ? &p.master : nullptr, p.working,
                             p.state1, p.state2.empty() ? nullptr : &p.state2, on_inf);
     }
+    be.count_applied_step(on_inf);
+
+    be.scaler_update();
 
     const StepStats& st = be.read_stats();
+    const double S = st.scaler.before.scale;  // the scale this step's loss was multiplied by
+    rec.loss_scale = S;
     const hd::Counts fwd = st.of(Pass::forward, model_layers);
     const hd::Counts bwd = st.of(Pass::backward, model_layers);
     const hd::Counts upd = st.of(Pass::update, model_layers);
@@ -205,20 +238,22 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     rec.found_inf = st.found_inf();
     rec.grad_norm = rec.found_inf ? std::numeric_limits<double>::infinity() : std::sqrt(st.sum_squares);
     rec.skipped = rec.found_inf && on_inf == OnInf::skip;
+    m_applied_steps = st.applied_steps;
     if (!rec.skipped) {
-        ++m_applied_steps;
         rec.lost_update_frac =
             upd.changed ? static_cast<double>(upd.lost) / static_cast<double>(upd.changed) : 0.0;
     }
     if (!rec.skipped || m_train.advance_on_skip) ++m_schedule_steps;
 
-    try {
-        const ScalerUpdate u = m_scaler.update(rec.found_inf);
-        rec.scale_event = static_cast<std::uint8_t>(u.event);
-        rec.new_scale = u.new_scale;
-    } catch (const ScalerAtMinimumError& e) {
-        m_failure = e.what();
+    // The backend updated its scaler with the one rule; the host only mirrors the result. An update
+    // refused at the minimum (at_min = error) left the state as it was and stops the run.
+    if (st.scaler.at_minimum) {
+        m_failure = ScalerAtMinimumError(st.scaler.before.scale).what();
+    } else {
+        rec.scale_event = static_cast<std::uint8_t>(st.scaler.event);
+        rec.new_scale = st.scaler.after.scale;
     }
+    m_scaler.mirror(st.scaler.after);
     // Of the gradient values that were non-zero before a rounding, the fraction it flushed to zero.
     rec.underflow_frac = bwd.nonzero ? static_cast<double>(bwd.underflow) /
                                            static_cast<double>(bwd.nonzero)
@@ -313,6 +348,8 @@ void Run::load_state(const nlohmann::json& j) {
         throw ConfigError("", "saved run '" + j.at("label").get<std::string>() +
                                   "' does not match run '" + m_info.label + "'");
     m_applied_steps = j.at("applied_steps").get<long long>();
+    if (m_applied_steps < 0) throw ConfigError("applied_steps", "must be >= 0");
+    m_backend->set_applied_steps(m_applied_steps);
     m_schedule_steps = j.at("schedule_steps").get<long long>();
     m_failure = j.at("failure").get<std::string>();
     m_scaler = LossScaler(scaler_config_from_json(j.at("scaler_config")));
@@ -320,6 +357,7 @@ void Run::load_state(const nlohmann::json& j) {
     if (!std::isfinite(st.scale))
         throw ConfigError("scaler.state.scale", "must be a finite number, got " + format_number(st.scale));
     m_scaler.restore(st);
+    m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
     m_model->import_state(params_from_json(j.at("params")));
     if (j.contains("fp8_amax") != !m_amax.empty())
         throw ConfigError("fp8_amax", "the saved state's FP8 scaling does not match run '" + m_info.label + "'");

@@ -59,6 +59,8 @@ public:
     const RunInfo& info() const { return m_info; }
     bool failed() const { return !m_failure.empty(); }
     const std::string& failure() const { return m_failure; }
+    // The loss scaler lives in the backend (Backend::set_scaler, scaler_update); this is the host's
+    // mirror of it, as of the last step's read_stats.
     const LossScaler& scaler() const { return m_scaler; }
     const Backend& backend() const { return *m_backend; }
     bool adaptive_low() const { return m_adaptive_low; }
@@ -71,7 +73,7 @@ public:
 
     // Live changes, applied before the next step. The session hands a scaler change only to runs
     // that follow its scaler (info().follows_session_scaler), resolved as resolve_run does.
-    void set_scaler(const ScalerConfig& c) { m_scaler.reconfigure(c); }
+    void set_scaler(const ScalerConfig& c);
     void set_train(const TrainConfig& t) { m_train = t; }
 
     nlohmann::json save_state() const;
@@ -84,14 +86,17 @@ private:
     TrainConfig m_train;
     std::unique_ptr<Backend> m_backend;
     std::unique_ptr<Mlp> m_model;
-    LossScaler m_scaler;
-    long long m_applied_steps = 0;   // optimizer steps taken (Adam's t)
+    LossScaler m_scaler;  // the mirror: config, and the state the backend's last update left
+    long long m_applied_steps = 0;   // optimizer steps taken (Adam's t): the backend's, mirrored
+    std::vector<hd::BiasCorrection> m_bias;  // Adam's bias corrections for t = 1..size, on the backend
+    float m_bias_betas[2] = {0.0f, 0.0f};    // the betas m_bias was computed with
     long long m_schedule_steps = 0;  // schedule steps taken
     std::string m_failure;
     bool m_adaptive_low = true;
     HistogramLog m_histograms;
     std::vector<AmaxHistory> m_amax;  // delayed scaling: fp8_index(layer, tensor)
     std::vector<Fp8ScaleRow> m_fp8_scales;
+    void cover_adam_steps(long long t);  // m_bias reaches step t (on the backend too)
     void fp8_before_step();
     void fp8_after_step(long long step_index, const StepStats& st, StepRecord& rec);
 };

@@ -1,10 +1,10 @@
-// Loss-scaler presets, validation, JSON and the one update rule. Rule: every preset is a set of
-// settings copied from its framework's source (cited per preset); update() never asks which preset
-// it runs, so a "custom" mix of settings behaves as predictably as a preset.
+// Loss-scaler presets, validation, JSON, and LossScaler around the one update rule
+// (engine/scaler_rule.hpp). Rule: every preset is a set of settings copied from its framework's
+// source (cited per preset); the rule never asks which preset it runs, so a "custom" mix of
+// settings behaves as predictably as a preset.
 #include "engine/scaler.hpp"
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -17,20 +17,7 @@ namespace {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
 
-// Rounds a double to float32 the way a float tensor stores it (nearest, ties to even), without the
-// undefined behaviour of casting an out-of-range double: at or beyond FLT_MAX + half an ulp the
-// tie goes to infinity (FLT_MAX's mantissa is odd).
-double round_fp32(double x) {
-    constexpr double to_inf = 0x1.ffffffp127;
-    if (std::isnan(x)) return x;
-    if (std::fabs(x) >= to_inf) return std::copysign(inf, x);
-    if (std::fabs(x) > FLT_MAX) return std::copysign(static_cast<double>(FLT_MAX), x);
-    return static_cast<double>(static_cast<float>(x));
-}
-
-double stored(const ScalerConfig& c, double x) {
-    return c.scale_storage == ScaleStorage::fp32 ? round_fp32(x) : x;
-}
+double stored(const ScalerConfig& c, double x) { return hd::stored_scale(c.scale_storage, x); }
 
 // What each preset reproduces, checked against the framework's source (the versions named here;
 // the closing note of issue 13 lists the commits). The order is the order of scaler_preset_names().
@@ -249,6 +236,25 @@ void validate(const ScalerConfig& c) {
                           "set scaler.min_scale or use at_min 'clamp'");
 }
 
+ScalerRule scaler_rule(const ScalerConfig& c) {
+    ScalerRule r;
+    r.kind = c.kind;
+    r.init_scale = c.init_scale;
+    r.growth_factor = c.growth_factor;
+    r.backoff_factor = c.backoff_factor;
+    r.growth_interval = c.growth_interval;
+    r.min_scale = c.min_scale;
+    r.max_scale = c.max_scale;
+    r.hysteresis = c.hysteresis;
+    r.hysteresis_reset = c.hysteresis_reset;
+    r.growth_count = c.growth_count;
+    r.at_min = c.at_min;
+    r.scale_storage = c.scale_storage;
+    r.non_finite_growth = c.non_finite_growth;
+    r.hysteresis_decrement = c.hysteresis_decrement;
+    return r;
+}
+
 // --- JSON --------------------------------------------------------------------------------------------
 
 void to_json(nlohmann::json& j, const ScalerConfig& c) {
@@ -327,66 +333,16 @@ ScalerAtMinimumError::ScalerAtMinimumError(double scale)
 
 LossScaler::LossScaler(const ScalerConfig& config) : m_config(config) {
     validate(m_config);
+    m_rule = scaler_rule(m_config);
     m_state.scale = m_config.kind == ScalerKind::none ? 1.0 : stored(m_config, m_config.init_scale);
     m_state.hysteresis_left = m_config.hysteresis;
 }
 
 ScalerUpdate LossScaler::update(bool found_inf) {
-    const ScalerConfig& c = m_config;
-    ScalerState s = m_state;  // committed at the end, so a throw leaves the scaler untouched
-    ScalerUpdate u{ScaleEvent::none, s.scale, s.scale};
-
-    if (c.kind == ScalerKind::dynamic && found_inf) {
-        bool back_off = false;
-        if (c.hysteresis_decrement == HysteresisDecrement::always) {
-            // Megatron / NeMo: spend H first, back off once it is used up.
-            s.hysteresis_left -= 1;
-            back_off = s.hysteresis_left <= 0;
-        } else {
-            // DeepSpeed: `if delayed_shift == 1 or cur_hysteresis == 1` backs off, H stays at 1.
-            back_off = c.hysteresis == 1 || s.hysteresis_left <= 1;
-            if (!back_off) s.hysteresis_left -= 1;
-        }
-        if (back_off) {
-            const double min = stored(c, c.min_scale);
-            if (c.at_min == AtMin::error && s.scale == min) throw ScalerAtMinimumError(s.scale);
-            s.scale = std::max(stored(c, s.scale * c.backoff_factor), min);
-            u.event = ScaleEvent::backoff;
-        } else {
-            u.event = ScaleEvent::hysteresis;
-        }
-        s.growth_tracker = 0;
-        s.last_overflow_iteration = s.iteration;
-    } else if (c.kind == ScalerKind::dynamic) {
-        if (c.hysteresis_reset == HysteresisReset::on_clean_step) s.hysteresis_left = c.hysteresis;
-        bool grow = false;
-        if (c.growth_count == GrowthCount::since_last_overflow) {
-            // DeepSpeed <= 0.17.0: `(cur_iter - last_overflow_iter) % scale_window == 0`, before
-            // cur_iter += 1.
-            const long long since = s.iteration - s.last_overflow_iteration;
-            grow = since % c.growth_interval == 0;
-            s.growth_tracker = static_cast<int>(since % c.growth_interval);
-        } else if (c.growth_count == GrowthCount::stable_interval) {
-            // DeepSpeed >= 0.17.1: `stable_interval = (cur_iter - last_overflow_iter) - 1` and
-            // `stable_interval > 0 and stable_interval % scale_window == 0`, before cur_iter += 1.
-            // stable >= 0 here: a clean step comes after the last overflow.
-            const long long stable = s.iteration - s.last_overflow_iteration - 1;
-            grow = stable > 0 && stable % c.growth_interval == 0;
-            s.growth_tracker = static_cast<int>(stable % c.growth_interval);
-        } else {
-            s.growth_tracker += 1;
-            grow = s.growth_tracker == c.growth_interval;
-            if (grow) s.growth_tracker = 0;
-        }
-        if (grow) {
-            if (c.hysteresis_reset == HysteresisReset::on_growth) s.hysteresis_left = c.hysteresis;
-            const double grown = std::min(stored(c, s.scale * c.growth_factor), stored(c, c.max_scale));
-            if (std::isfinite(grown) || c.non_finite_growth == NonFiniteGrowth::apply) s.scale = grown;
-            if (s.scale > u.old_scale) u.event = ScaleEvent::grow;
-        }
-    }
-    s.iteration += 1;
-    u.new_scale = s.scale;
+    ScalerState s = m_state;
+    const ScalerOutcome out = hd::update_scaler(m_rule, s, found_inf);
+    if (out.at_minimum) throw ScalerAtMinimumError(m_state.scale);  // m_state untouched
+    const ScalerUpdate u{out.event, m_state.scale, s.scale};
     m_state = s;
     return u;
 }
@@ -431,6 +387,7 @@ void LossScaler::reconfigure(const ScalerConfig& config) {
     validate(config);
     const bool kind_changed = config.kind != m_config.kind;
     m_config = config;
+    m_rule = scaler_rule(config);
     ScalerState& s = m_state;
     if (kind_changed) {
         s.scale = config.kind == ScalerKind::none ? 1.0 : stored(config, config.init_scale);

@@ -16,33 +16,11 @@
 
 #include "engine/enum_names.hpp"
 #include "engine/fields.hpp"
+#include "engine/scaler_rule.hpp"
 
 namespace mpx {
 
-enum class ScalerKind { none, fixed, dynamic };  // text: "none", "static", "dynamic"
-// When a spent hysteresis counter is refilled: on every clean step (NeMo, DeepSpeed with
-// consecutive_hysteresis) or only when the scale grows (DeepSpeed default, Megatron).
-enum class HysteresisReset { on_clean_step, on_growth };
-// How clean steps are counted towards growth. consecutive: a tracker reset by every overflow and
-// growth (PyTorch, Megatron, ...). since_last_overflow: DeepSpeed <= 0.17.0's
-// (iteration - last_overflow_iteration) % interval == 0, the same scale as consecutive (it differs in
-// what is stored, and so in what a restored or reconfigured run does). stable_interval: DeepSpeed
-// >= 0.17.1's stable = iteration - last_overflow_iteration - 1, growth when stable > 0 and
-// stable % interval == 0: after an overflow, and from the first step, the first growth waits
-// interval + 1 clean steps; later ones come every interval steps.
-enum class GrowthCount { consecutive, since_last_overflow, stable_interval };
-enum class AtMin { clamp, error };  // backing off at min_scale: stay there, or throw (DeepSpeed)
-// Whether the scale is a float32 tensor (PyTorch, Megatron, Keras, NeMo: every result is rounded to
-// FP32) or a Python float (Apex, DeepSpeed: double).
-enum class ScaleStorage { fp32, fp64 };
-// A growth whose result is not finite: applied (Keras 3, Megatron grow to inf) or refused, with the
-// tracker still reset (PyTorch's kernel, NeMo, legacy tf.keras).
-enum class NonFiniteGrowth { apply, refuse };
-// How an overflow spends the hysteresis counter H. stop_at_one (DeepSpeed): back off when H == 1,
-// otherwise H -= 1, so H never drops below 1. always (Megatron, NeMo): H -= 1, back off when H <= 0,
-// so H keeps falling on repeated overflows until it is refilled. The scale is the same either way.
-enum class HysteresisDecrement { stop_at_one, always };
-enum class ScaleEvent { none, grow, backoff, hysteresis };
+// The enums and ScalerState are in engine/scaler_rule.hpp, beside the rule that reads them.
 
 // The names of each enum (JSON, --set, the app's choices, messages): one row per value.
 constexpr EnumName<ScalerKind> scaler_kind_names[] = {
@@ -117,6 +95,8 @@ std::string setting_text(const ScalerConfig& config, std::string_view field);
 
 // Throws ConfigError naming the offending field ("scaler.growth_factor", ...) and the fix.
 void validate(const ScalerConfig& config);
+// The settings the update rule reads (engine/scaler_rule.hpp), as plain data for both backends.
+ScalerRule scaler_rule(const ScalerConfig& config);
 
 // JSON: "preset", then every field of scaler_fields(), enums as text, max_scale +inf as null.
 void to_json(nlohmann::json& j, const ScalerConfig& config);
@@ -124,16 +104,6 @@ void to_json(nlohmann::json& j, const ScalerConfig& config);
 // values), then applies the given fields; unknown keys and wrong types throw ConfigError naming
 // "scaler.<key>"; the result is validated.
 ScalerConfig scaler_config_from_json(const nlohmann::json& j);
-
-struct ScalerState {
-    double scale = 1.0;
-    int growth_tracker = 0;               // clean steps counted towards the next growth
-    int hysteresis_left = 1;              // H; may be <= 0 with HysteresisDecrement::always
-    long long iteration = 0;              // updates so far
-    long long last_overflow_iteration = -1;  // DeepSpeed's last_overflow_iter (dynamic kind); -1: none
-
-    bool operator==(const ScalerState&) const = default;
-};
 
 // scale is written as a number, or as the string "inf" once an FP32 scale has grown to infinity.
 void to_json(nlohmann::json& j, const ScalerState& state);
@@ -164,16 +134,18 @@ public:
     // Frameworks without a scaler apply the NaN update; every scaler skips the step.
     bool skips_on_inf() const { return m_config.kind != ScalerKind::none; }
 
-    // One step of the configured rule, after the step's gradients were checked. Events: "backoff"
-    // whenever the backoff rule runs, also when min_scale holds the scale where it was; "hysteresis"
-    // when an overflow only spent H; "grow" only when the scale really rose (a growth refused as
-    // non-finite or held at max_scale reports "none"); kind none and static always report "none".
-    // Throws ScalerAtMinimumError (state untouched, as DeepSpeed raises before updating) when
-    // at_min is error and the scale is already at min_scale.
+    // One step of the configured rule (hd::update_scaler, engine/scaler_rule.hpp, which says what
+    // each event means), after the step's gradients were checked. Throws ScalerAtMinimumError
+    // (state untouched, as DeepSpeed raises before updating) when at_min is error and the scale is
+    // already at min_scale.
     ScalerUpdate update(bool found_inf);
 
     const ScalerConfig& config() const { return m_config; }
+    const ScalerRule& rule() const { return m_rule; }
     const ScalerState& state() const { return m_state; }
+    // Takes the state a backend's scaler_update left (a Run mirrors its backend's scaler, which is
+    // the one that updates); unchecked: the rule produced it from a state this scaler held.
+    void mirror(const ScalerState& state) { m_state = state; }
     // Resume from a saved state; throws ConfigError("scaler.state.<field>") if it cannot belong to
     // this configuration.
     void restore(const ScalerState& state);
@@ -188,6 +160,7 @@ public:
 
 private:
     ScalerConfig m_config;
+    ScalerRule m_rule;
     ScalerState m_state;
 };
 

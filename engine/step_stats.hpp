@@ -12,6 +12,7 @@
 #include "engine/format_core.hpp"
 #include "engine/fp8_math.hpp"
 #include "engine/hd.hpp"
+#include "engine/scaler_rule.hpp"
 
 namespace mpx {
 
@@ -81,6 +82,29 @@ std::string first_nonfinite_text(int site, std::optional<double> magnitude);
 // skip (every loss scaler) or apply the NaN update anyway (no scaler, as plain PyTorch does).
 enum class OnInf : std::uint8_t { skip, apply };
 
+// What the step's Backend::scaler_update did to the backend's loss scaler. updated: an update ran
+// this step (else the rest is as begin_step left it); at_minimum: the rule refused to back off a
+// scale already at min_scale (at_min = error), `after` equals `before` and event is none.
+struct ScalerStep {
+    ScalerState before, after;
+    ScaleEvent event = ScaleEvent::none;
+    std::uint8_t updated = 0, at_minimum = 0;
+};
+namespace hd {
+// The body of Backend::scaler_update, one thread on the GPU: `state` updated in place, `out` written.
+MPX_HD inline void scaler_step(const ScalerRule& rule, ScalerState& state, bool found_inf, ScalerStep& out) {
+    out.before = state;
+    const ScalerOutcome o = update_scaler(rule, state, found_inf);
+    out.after = state;
+    out.event = o.event;
+    out.updated = 1;
+    out.at_minimum = o.at_minimum ? 1 : 0;
+}
+}  // namespace hd
+
+// Whether a step's optimizer update was applied: not when a skipping run found inf/NaN.
+MPX_HD inline bool step_applied(OnInf on_inf, bool found_inf) { return !(on_inf == OnInf::skip && found_inf); }
+
 struct StepStats {
     hd::Counts site[k_sites];  // site_index(layer, kind)
     unsigned long long found_bad = 0;  // inf/NaN unscaled gradients (also in their sites' `bad`)
@@ -88,6 +112,8 @@ struct StepStats {
     double sum_squares = 0.0;  // of the unscaled gradients, in hd::k_sum_chunk order
     // FP8 runs: what each layer's scaled casts did, fp8_index(layer, tensor); zero elsewhere.
     hd::Fp8Record fp8[k_max_layers * k_fp8_tensors];
+    ScalerStep scaler;  // Backend::scaler_update
+    long long applied_steps = 0;  // Backend::count_applied_step: the optimizer steps taken so far
 
     // A pass's counts: its sites in the first `layers` layers added up.
     MPX_HD hd::Counts of(Pass p, int layers = k_max_layers) const {

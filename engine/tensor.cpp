@@ -56,13 +56,14 @@ hd::OptConsts optimizer_consts(const OptimizerStep& s) {
     k.beta2 = s.beta2;
     k.eps = s.eps;
     k.weight_decay = s.weight_decay;
-    if (s.kind != OptimizerKind::sgd) {
-        const float bc1 = 1.0f - std::pow(s.beta1, static_cast<float>(s.t));
-        const float bc2 = 1.0f - std::pow(s.beta2, static_cast<float>(s.t));
-        k.step_size = s.lr / bc1;
-        k.bc2_sqrt = std::sqrt(bc2);
-    }
+    if (s.kind != OptimizerKind::sgd) hd::apply_bias_correction(k, bias_correction(s.beta1, s.beta2, s.t));
     return k;
+}
+
+hd::BiasCorrection bias_correction(float beta1, float beta2, long long t) {
+    const float bc1 = 1.0f - std::pow(beta1, static_cast<float>(t));
+    const float bc2 = 1.0f - std::pow(beta2, static_cast<float>(t));
+    return {bc1, std::sqrt(bc2)};
 }
 
 Tensor::~Tensor() {

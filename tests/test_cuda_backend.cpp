@@ -116,16 +116,21 @@ public:
     void dropout(Tensor& h, float p, std::uint64_t seed) override {
         cpu().dropout(h, p, seed + (m_fault == Fault::dropout_seed ? 1 : 0));
     }
-    void softmax_cross_entropy(const Tensor& l, std::span<const int> y, float s,
+    void softmax_cross_entropy(const Tensor& l, std::span<const int> y, ScaleBy s,
                                Tensor& d) override {
         cpu().softmax_cross_entropy(l, y, s, d);
     }
-    void mse(const Tensor& p, const Tensor& t, float s, Tensor& d) override { cpu().mse(p, t, s, d); }
+    void mse(const Tensor& p, const Tensor& t, ScaleBy s, Tensor& d) override { cpu().mse(p, t, s, d); }
     double accuracy(const Tensor& l, std::span<const int> y) override {
         if (m_waits) ++m_waits->accuracy;
         return cpu().accuracy(l, y);
     }
-    void unscale_and_check(const Tensor& g, float inv, Tensor& u) override {
+    void set_scaler(const ScalerRule& r, const ScalerState& s) override { cpu().set_scaler(r, s); }
+    void scaler_update() override { cpu().scaler_update(); }
+    void set_bias_corrections(std::span<const hd::BiasCorrection> t) override { cpu().set_bias_corrections(t); }
+    void set_applied_steps(long long n) override { cpu().set_applied_steps(n); }
+    void count_applied_step(OnInf on_inf) override { cpu().count_applied_step(on_inf); }
+    void unscale_and_check(const Tensor& g, ScaleBy inv, Tensor& u) override {
         cpu().unscale_and_check(g, inv, u);
     }
     void scale(Tensor& t, float f) override { cpu().scale(t, f); }

@@ -468,6 +468,33 @@ Report unscale_and_optimizer(Backend& ref, Backend& dut, const Policy& p) {
                 step + ": lost " + std::to_string(ud.lost) + " vs " + std::to_string(ur.lost));
         }
     }
+    {  // Adam's t from the backend's own applied-step count and the host's bias-correction table.
+        std::vector<hd::BiasCorrection> table;
+        for (long long t = 1; t <= 4; ++t) table.push_back(bias_correction(0.9f, 0.999f, t));
+        const auto w0 = normal(n, 34, 0.5);
+        Twin wk = rig.make(Format::fp32, rows, cols, w0);
+        Twin s1 = rig.zeros(Format::fp32, rows, cols), s2 = rig.zeros(Format::fp32, rows, cols);
+        const Twin g = rig.make(Format::fp32, rows, cols, normal(n, 45, 1e-2));
+        OptimizerStep st;
+        st.count = StepCount::backend;
+        for (Backend* be : {&ref, &dut}) {
+            be->set_bias_corrections(table);
+            be->set_applied_steps(2);  // t = 3
+        }
+        const StepStats cr = stats_of(ref, [&] {
+            ref.optimizer_update(st, g.ref, nullptr, wk.ref, s1.ref, &s2.ref, OnInf::skip);
+            ref.count_applied_step(OnInf::skip);
+        });
+        const StepStats cd = stats_of(dut, [&] {
+            dut.optimizer_update(st, g.dut, nullptr, wk.dut, s1.dut, &s2.dut, OnInf::skip);
+            dut.count_applied_step(OnInf::skip);
+        });
+        const auto rw = rig.ref_values(wk);
+        rep.close("adam t from the backend's count: working copy", rw, rig.dut_values(wk), exact_bounds(rw));
+        rep.expect(cr.applied_steps == 3 && cd.applied_steps == 3,
+                   "adam: the applied-step count after the step is " + std::to_string(cd.applied_steps) +
+                       " (reference " + std::to_string(cr.applied_steps) + "), expected 3");
+    }
     return rep;
 }
 

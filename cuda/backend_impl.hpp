@@ -1,0 +1,160 @@
+// CudaBackend::Impl: the backend's stream, device buffers and helpers, shared by the translation
+// units that implement CudaBackend (cuda_backend.cpp: the ops; cuda_step_state.cpp: what a run
+// carries from step to step). Rule: g++ only (no kernels here), and only these files include it:
+// everything else sees CudaBackend through cuda_backend.hpp.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cuda/check.hpp"
+#include "cuda/cuda_backend.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/gemm.hpp"
+#include "cuda/kernels.hpp"
+#include "engine/error.hpp"
+
+namespace mpx::cuda {
+
+inline bool narrower(Format compute, Format storage) {  // as the CPU backend's view()
+    return compute != Format::fp32 && compute != storage;
+}
+
+inline void require(bool ok, const char* what) {
+    if (!ok) throw ConfigError("", std::string("CUDA backend: ") + what);
+}
+
+// Owns the backend's stream; destroyed last (declared first in Impl).
+struct Stream {
+    cudaStream_t s = nullptr;
+    Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    ~Stream() {
+        if (s) {
+            cudaStreamSynchronize(s);
+            cudaStreamDestroy(s);
+        }
+    }
+};
+
+// Pinned host memory for one T: the target of the step record's asynchronous copy.
+template <typename T>
+struct Pinned {
+    T* p = nullptr;
+    Pinned() { CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), sizeof(T))); }
+    Pinned(const Pinned&) = delete;
+    Pinned& operator=(const Pinned&) = delete;
+    ~Pinned() {
+        if (p) cudaFreeHost(p);
+    }
+};
+
+struct CudaBackend::Impl {
+    int device;
+    Stream stream;  // first: destroyed after every buffer that work on it may use
+    std::string name;
+    int cc = 0;  // compute capability, 90 for 9.0
+    Gemm gemm;
+    DeviceBuffer record{sizeof(StepStats)};  // the step record, on the device
+    DeviceBuffer state{sizeof(cuda::DeviceStepState)};  // the loss scaler, Adam's applied steps
+    DeviceBuffer bias;  // Adam's bias corrections by t − 1 (set_bias_corrections)
+    long long bias_size = 0;
+    Pinned<StepStats> host_record;
+    DeviceBuffer hist;  // StepHistograms on the device, allocated on the first collecting step
+    std::unique_ptr<StepHistograms> host_hist;
+    bool collecting = false;
+    int hist_layers = 0;  // the layers the current step's histograms cover
+    DeviceBuffer eval_counts{sizeof(Counts)};  // accuracy's hits, outside the step record
+    Pinned<Counts> host_eval_counts;
+    // Scratch, grown on demand (outside the memory accounting, like the CPU's Eigen scratch).
+    DeviceBuffer op_a, op_b;  // GEMM operands cast to the compute format
+    DeviceBuffer acc;         // GEMM output (FP32) before rounding into the destination
+    DeviceBuffer aux;         // column sums, layernorm sums, staging, losses, chunk sums
+    DeviceBuffer aux2;
+    DeviceBuffer labels;
+    DeviceBuffer fp8_work{k_fp8_tensors * sizeof(cuda::Fp8Work)};  // by Fp8Tensor
+    DeviceBuffer fp8_op;  // MXFP8: dy blocked down columns for the weight gradient
+
+    Impl(int dev, cudaDeviceProp prop)
+        : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {}
+
+    cudaStream_t s() const { return stream.s; }
+    StepStats* rec() { return static_cast<StepStats*>(record.data()); }
+    cuda::DeviceStepState* steps() { return static_cast<cuda::DeviceStepState*>(state.data()); }
+    // A site of the device record (Backend::site(); -1: uncounted work, nullptr).
+    Counts* counters(int site) { return site < 0 ? nullptr : &rec()->site[site]; }
+    StepHistograms* hists() { return static_cast<StepHistograms*>(hist.data()); }
+    // A site's counts and, on a collecting step, its bins.
+    Sink sink(int site) {
+        return {counters(site), collecting && site >= 0 ? &hists()->site[site] : nullptr};
+    }
+
+    // Start of an op: this backend's device current (the worker thread may not have chosen it).
+    void use() { CUDA_CHECK(cudaSetDevice(device)); }
+    // The host waits for the stream: the only place it does (counted).
+    void wait() {
+        ++syncs;
+        CUDA_CHECK(cudaStreamSynchronize(s()));
+    }
+    long long syncs = 0;
+
+    // A GEMM operand in the layout cuBLAS is given: the tensor itself where its storage already is
+    // the compute format's, else a cast into `scratch` (rounded to the compute format as the CPU's
+    // operand(); the cast counted into `counts` where given, as there).
+    const void* operand(const Tensor& t, Format compute, DeviceBuffer& scratch, Sink counts) {
+        const Format stored_as = gemm_storage(gemm_input(compute));
+        const bool round = narrower(compute, t.format());
+        const bool same_container =
+            t.format() == stored_as || (t.format() == Format::tf32 && stored_as == Format::fp32);
+        if (same_container && !round) return t.data();
+        void* dst = scratch.get<char>(t.size() * info(stored_as).storage_bytes);
+        if (round)
+            cuda::cast(t.data(), t.format(), compute, dst, stored_as, t.size(), counts, s());
+        else
+            cuda::convert(t.data(), t.format(), Format::fp32, dst, stored_as, t.size(), nullptr,
+                          s());
+        return dst;
+    }
+
+    cuda::Fp8Work* fp8_slot(Fp8Tensor t) {
+        return static_cast<cuda::Fp8Work*>(fp8_work.data()) + static_cast<int>(t);
+    }
+    // An FP8 GEMM operand (engine/fp8_math.hpp) into `scratch` as FP32 values (FP8 products are
+    // exact in FP32: cuBLASLt's FP32 GEMM stands in for the FP8 tensor-core GEMM); its amax and
+    // scale stay in fp8_slot(which) for the descale. `record` of the step's FP8 record or nullptr.
+    float* fp8_operand(const Tensor& t, const Fp8Gemm& g, Fp8Tensor which, bool along_rows,
+                       DeviceBuffer& scratch, Sink counts, hd::Fp8Record* record) {
+        float* dst = scratch.get<float>(t.size());
+        const cuda::Fp8Cast how{g.recipe, g.format(which), g.overflow(which),
+                                g.scale[static_cast<int>(which)], along_rows};
+        cuda::fp8_cast(t.data(), t.format(), t.rows(), t.cols(), how, dst, fp8_slot(which), counts,
+                       record, s());
+        return dst;
+    }
+    hd::Fp8Record* fp8_record(int site, int layer, Fp8Tensor t) {
+        return site < 0 ? nullptr : &rec()->fp8[fp8_index(layer, t)];
+    }
+
+    std::vector<int> checked_labels(std::span<const int> labels, int rows, int classes) {
+        require(labels.size() >= static_cast<std::size_t>(rows), "fewer labels than rows");
+        std::vector<int> l(labels.begin(), labels.begin() + rows);
+        for (int v : l)
+            if (v < 0 || v >= classes)
+                throw ConfigError("labels", "label " + std::to_string(v) + " is outside 0.." +
+                                                std::to_string(classes - 1));
+        return l;
+    }
+    const int* upload_labels(const std::vector<int>& l) {
+        int* d = labels.get<int>(l.size());
+        if (!l.empty())
+            CUDA_CHECK(
+                cudaMemcpyAsync(d, l.data(), l.size() * sizeof(int), cudaMemcpyHostToDevice, s()));
+        return d;
+    }
+};
+
+}  // namespace mpx::cuda

@@ -1,0 +1,42 @@
+// CudaBackend's ops for what a run carries from one step to the next on the device: the loss
+// scaler (set_scaler, scaler_update) and Adam's applied-step count with its bias-correction table.
+// Rule: every op is queued on the backend's stream; none waits, the record carries the results to
+// read_stats() (kernels in step_state.cu).
+#include <algorithm>
+
+#include "cuda/backend_impl.hpp"
+
+namespace mpx::cuda {
+
+void CudaBackend::set_scaler(const ScalerRule& rule, const ScalerState& state) {
+    m->use();
+    cuda::set_scaler(m->steps(), rule, state, m->s());
+}
+
+void CudaBackend::scaler_update() {
+    m->use();
+    cuda::scaler_update(m->steps(), m->rec(), m->s());
+}
+
+void CudaBackend::set_bias_corrections(std::span<const hd::BiasCorrection> table) {
+    m->use();
+    // A larger table reallocates: cudaFree waits for queued work that may read the old one (rare:
+    // the table doubles when a run outgrows it). From pageable memory the copy returns once the
+    // table has been taken.
+    hd::BiasCorrection* d = m->bias.get<hd::BiasCorrection>(std::max<std::size_t>(1, table.size()));
+    if (!table.empty())
+        CUDA_CHECK(cudaMemcpyAsync(d, table.data(), table.size_bytes(), cudaMemcpyHostToDevice, m->s()));
+    m->bias_size = static_cast<long long>(table.size());
+}
+
+void CudaBackend::set_applied_steps(long long n) {
+    m->use();
+    cuda::set_applied_steps(m->steps(), n, m->s());
+}
+
+void CudaBackend::count_applied_step(OnInf on_inf) {
+    m->use();
+    cuda::count_applied_step(m->steps(), m->rec(), on_inf, m->s());
+}
+
+}  // namespace mpx::cuda

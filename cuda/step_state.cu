@@ -1,0 +1,57 @@
+// What a run carries from one step to the next on the device: the loss scaler's rule and state, and
+// Adam's applied-step count. scaler_update runs the one rule (hd::update_scaler,
+// engine/scaler_rule.hpp, the function LossScaler and the CPU backend run) in a single thread
+// after the optimizer, reading the step's own found-inf count; count_applied_step counts the step
+// when it was applied. Rule: nothing here returns a value to the host; the record carries the
+// results to the step's one read_stats(). Compiled with --fmad=false like kernels.cu.
+#include "cuda/kernel_common.cuh"
+
+namespace mpx::cuda {
+namespace {
+
+__global__ void k_set_scaler(DeviceStepState* d, ScalerRule rule, ScalerState state) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    d->rule = rule;
+    d->scaler = state;
+}
+
+__global__ void k_scaler_update(DeviceStepState* d, StepStats* record) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    hd::scaler_step(d->rule, d->scaler, record->found_inf(), record->scaler);
+}
+
+__global__ void k_set_applied_steps(DeviceStepState* d, long long n) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    d->applied_steps = n;
+}
+
+__global__ void k_count_applied_step(DeviceStepState* d, StepStats* record, OnInf on_inf) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    d->applied_steps += step_applied(on_inf, record->found_inf()) ? 1 : 0;
+    record->applied_steps = d->applied_steps;
+}
+
+}  // namespace
+
+void set_scaler(DeviceStepState* d, const ScalerRule& rule, const ScalerState& state,
+                cudaStream_t stream) {
+    k_set_scaler<<<1, 1, 0, stream>>>(d, rule, state);
+    check_launch();
+}
+
+void scaler_update(DeviceStepState* d, StepStats* record, cudaStream_t stream) {
+    k_scaler_update<<<1, 1, 0, stream>>>(d, record);
+    check_launch();
+}
+
+void set_applied_steps(DeviceStepState* d, long long n, cudaStream_t stream) {
+    k_set_applied_steps<<<1, 1, 0, stream>>>(d, n);
+    check_launch();
+}
+
+void count_applied_step(DeviceStepState* d, StepStats* record, OnInf on_inf, cudaStream_t stream) {
+    k_count_applied_step<<<1, 1, 0, stream>>>(d, record, on_inf);
+    check_launch();
+}
+
+}  // namespace mpx::cuda
