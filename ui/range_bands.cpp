@@ -28,6 +28,11 @@ QString valueText(double log2v) {
     if (log2v < -9.5 || log2v > 19.5) return pow2Text(std::round(log2v * 10) / 10);
     return QString::number(std::exp2(log2v), 'g', log2v < 0 ? 3 : 4);
 }
+// A scale as a student reads it: 74.28, 8247; far from 1 as a power of two (2^25.7).
+QString scaleText(double scale) {
+    if (scale >= 0.01 && scale < 1e5) return QString::number(scale, 'g', 4);
+    return pow2Text(std::round(std::log2(scale) * 10) / 10);
+}
 QString percent(double share) {
     if (share == 0) return QStringLiteral("0 %");
     return QStringLiteral("%1 %").arg(100.0 * share, 0, 'g', share < 0.001 ? 2 : 3);
@@ -45,7 +50,7 @@ const gui::Fp8Point* nearestRow(const gui::Fp8Series& s, long long step) {
 }
 
 QString overflowFate(const Fp8Cast& c) {
-    if (c.overflow == mpx::Overflow::saturate) return tr("saturate at %1 (are clipped to it)").arg(maxText(c.format));
+    if (c.overflow == mpx::Overflow::saturate) return tr("saturate at %1 (clipped)").arg(maxText(c.format));
     return format_info(c.format).has_inf ? tr("become ±inf") : tr("become NaN (fp8.e4m3_overflow = nan)");
 }
 
@@ -134,8 +139,8 @@ Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTens
         const double relative = formatBands(c.format)[0].hi - mpx::hd::k_e4m3_emax;
         c.title = tr("cast to MXFP8 (%1, a scale per block of 32)").arg(upper(c.format));
         c.note = why + QLatin1Char('\n') +
-                 tr("Strip above: %1 in the block holding the largest value (amax %2, ×%3)%4; in any block, values under "
-                    "about %5 × its largest become 0.")
+                 tr("Strip above: %1's window in the block holding the amax (%2, ×%3)%4. In any block, values under "
+                    "~%5 × its largest become 0.")
                      .arg(upper(c.format), QString::number(row->amax, 'g', 3), pow2Text(-c.shift), atStep, pow2Text(relative)) +
                  QLatin1Char('\n') + counted;
         return c;
@@ -153,13 +158,15 @@ Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTens
     c.active = true;
     c.shift = shift;
     c.bands = formatBands(c.format, shift);
-    const QString scale = QString::number(c.scale, 'g', 4);
+    const QString scale = scaleText(c.scale);
     c.title = tr("cast to %1 ×%2").arg(upper(c.format), scale);
     const QString how = c.recipe == mpx::Fp8Recipe::current ? tr("current scaling")
                         : row->step == 0                    ? tr("delayed scaling, no history yet")
                                                             : tr("delayed scaling");
-    c.note = tr("Shaded: %1 as the matrix product reads these values, each ×%2 (%3, %4)%5 and rounded.")
-                 .arg(upper(c.format), scale, pow2Text(std::round(-shift * 10) / 10), how, atStep) +
+    const QString power = pow2Text(std::round(-shift * 10) / 10);
+    c.note = tr("Shaded: %1's range as the matrix product casts these values: it multiplies each by %2 (%3)%4, then "
+                "rounds to %1.")
+                 .arg(upper(c.format), scale, power == scale ? how : power + QStringLiteral(", ") + how, atStep) +
              QLatin1Char('\n') +
              tr("Below %1 values become 0; above %2 (= %3 ÷ %4) they %5.")
                  .arg(valueText(c.bands[0].hi), valueText(c.bands[3].lo), maxText(c.format), scale, overflowFate(c)) +
@@ -199,7 +206,7 @@ QString bandFate(Band b, const Fp8Cast* cast) {
         }
         return {};
     }
-    const QString scale = QString::number(cast->scale, 'g', 4);
+    const QString scale = scaleText(cast->scale);
     switch (b) {
         case Band::flushed: return tr("too small for %1 even after the scale ×%2: the matrix product reads them as 0").arg(QStringLiteral("%1"), scale);
         case Band::subnormal:

@@ -133,8 +133,8 @@ void RangeView::rebuildChoices() {
     for (int l = 0; l < layers; ++l) m_layer->addItem(QStringLiteral("fc%1").arg(l + 1), l);
     // The first low-precision run beside the next one (the underflow preset: amp-fp16+none beside
     // amp-fp16+pytorch), a middle layer's weight gradients: what a scaler changes.
-    // A session with FP8 runs (the fp8 preset): its first FP8 run beside its last, their first layer's
-    // input: where the cast's scale puts E4M3's range.
+    // A session with FP8 runs (the fp8 preset): its first FP8 run beside its last, a hidden layer's
+    // input (the activations below it): where the cast's scale puts E4M3's range.
     const int runs = static_cast<int>(session->runs.size());
     std::vector<int> fp8;
     for (int r = 0; r < runs; ++r)
@@ -145,7 +145,7 @@ void RangeView::rebuildChoices() {
     if (!fp8.empty()) a = fp8.front(), b = fp8.size() > 1 ? fp8.back() : -1;
     m_runA->setCurrentIndex(a);
     m_runB->setCurrentIndex(m_runB->findData(b));
-    m_layer->setCurrentIndex(fp8.empty() && layers > 2 ? layers / 2 : 0);
+    m_layer->setCurrentIndex(layers > 2 || !fp8.empty() ? layers / 2 : 0);
     const QSignalBlocker bt(m_tensor);
     m_tensor->setCurrentIndex(m_tensor->findData(static_cast<int>(fp8.empty() ? mpx::HistTensor::grad_weight : mpx::HistTensor::input)));
 }
@@ -509,14 +509,19 @@ QString RangeView::tooltipAt(QPoint pos) const {
                         .arg(pn.step)
                         .arg(percent(s), pow2Text(b), pow2Text(b + 1), what);
         if (cast)
-            t += tr("<br>(Stored as %1; the matrix product multiplies them by ×%2 and rounds to %3 — the shaded bands.)")
-                     .arg(upper(pn.format), QString::number(pn.fp8.scale, 'g', 4), upper(pn.fp8.format));
-        if (cast && tensor() == mpx::HistTensor::weight)
-            t += tr("<br>These are the weights written back at the end of this step; this step's matrix products read "
-                    "them one update earlier.");
+            t += tr("<br>(Stored as %1; the matrix product multiplies them by the scale and rounds to %2 — the shaded bands.)")
+                     .arg(upper(pn.format), upper(pn.fp8.format));
+        if (pn.fp8.active && tensor() == mpx::HistTensor::weight)
+            t += tr("<br>The bars are the weights and biases written back at the end of this step; this step's matrix "
+                    "products cast the weights (not the biases) one update earlier.");
         if (pn.fp8.active && pn.fp8.block)
             t += tr("<br>MXFP8: each block of 32 values has its own power-of-two scale; the strip above is the %1 window "
-                    "of the block holding the largest value.").arg(upper(pn.fp8.format));
+                    "of the block holding the largest value. A block whose largest value lies between %2·2<sup>k</sup> "
+                    "and 2·2<sup>k</sup> saturates it: the block's power-of-two scale puts it above %3, where %1 stops "
+                    "(OCP MX v1.0).")
+                     .arg(upper(pn.fp8.format))
+                     .arg(format_info(pn.fp8.format).max_finite / std::exp2(hd::k_e4m3_emax))
+                     .arg(format_info(pn.fp8.format).max_finite);
         if (!pn.unscaled.empty())
             t += tr("<br>Faint bars: the same gradients without the loss scale (÷%1), where they would sit without scaling.")
                      .arg(pow2Text(pn.shift));

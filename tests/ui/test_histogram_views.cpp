@@ -370,10 +370,10 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(w->engine()->state(), EngineState::paused, 10'000);
         w->store()->drainNow();
         RangeView* v = w->rangeView();
-        // An FP8 session opens on its first FP8 run beside its last, fc1's input.
+        // An FP8 session opens on its first FP8 run beside its last, fc2's input (fc1's activations).
         QCOMPARE(v->runA(), 2);
         QCOMPARE(v->runB(), 4);
-        QCOMPARE(v->layer(), 0);
+        QCOMPARE(v->layer(), 1);
         QCOMPARE(v->tensor(), HistTensor::input);
         QCOMPARE(v->step(), 20);
 
@@ -429,7 +429,7 @@ private slots:
             if (c.run == 3)
                 QVERIFY(std::abs(std::exp2(p.fp8.bands[3].lo) / static_cast<double>(row.amax) - 1) < 1e-6);
             QVERIFY2(p.fp8.title.contains(QString::fromLatin1(mpx::format_info(c.format).name).toUpper()), qPrintable(p.fp8.title));
-            QVERIFY2(p.fp8.note.startsWith(QStringLiteral("Shaded: %1 as the matrix product reads these values")
+            QVERIFY2(p.fp8.note.startsWith(QStringLiteral("Shaded: %1's range as the matrix product casts these values")
                                                .arg(QString::fromLatin1(mpx::format_info(c.format).name).toUpper())),
                      qPrintable(p.fp8.note));
             // The axis shows the cast's bands, not BF16's whole range.
@@ -505,6 +505,7 @@ private slots:
         store.drainNow();
         RangeView v(&store);
         QCOMPARE(v.tensor(), HistTensor::input);
+        v.setLayer(0);
         v.setTensor(HistTensor::grad_output);
         const RangeView::Panel p = v.panel(0);
         QCOMPARE(p.step, 10);
