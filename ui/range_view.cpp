@@ -98,7 +98,9 @@ RangeView::RangeView(gui::RecordStore* store, QWidget* parent) : QWidget(parent)
     setToolTip(tr("How big the values are, on a scale of powers of two: each bar is the share of this tensor's "
                   "values between one power of two and the next. The coloured bands are what the run's number "
                   "format can hold: grey values become 0, orange ones keep fewer digits, green ones are stored "
-                  "normally, red ones become infinity. Thin lines mark where other formats stop."));
+                  "normally, red ones become infinity. Thin lines mark where other formats stop. On an FP8 run, the "
+                  "inputs of a matrix product (input, weight, grad_output) show the FP8 format's bands where the "
+                  "product's scale puts them: each value is multiplied by the scale before it is rounded to FP8."));
 
     auto changed = [this] { refresh(); };
     connect(m_runA, &QComboBox::currentIndexChanged, this, &RangeView::stepsChanged);  // its own steps
