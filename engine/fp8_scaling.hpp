@@ -36,6 +36,11 @@ struct Fp8Config {
     int margin = 0;
     E4m3Overflow e4m3_overflow = E4m3Overflow::saturate;
 };
+// The Overflow an E4M3 cast uses under fp8.e4m3_overflow (E4M3 has no infinity: Overflow::infinity
+// gives NaN). E5M2 casts saturate whatever the setting (Fp8Gemm::overflow).
+constexpr Overflow e4m3_overflow_mode(E4m3Overflow o) {
+    return o == E4m3Overflow::nan ? Overflow::infinity : Overflow::saturate;
+}
 inline constexpr int k_max_amax_history = 1 << 16;
 // ConfigError naming "fp8.<field>" for a value out of range.
 void validate(const Fp8Config& c);

@@ -57,8 +57,7 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
         for (int l = 0; l < L; ++l) {
             Fp8Gemm& g = m_model->fp8_gemms()[static_cast<std::size_t>(l)];
             g.recipe = recipe;
-            g.e4m3_overflow = cfg.fp8.e4m3_overflow == E4m3Overflow::nan ? Overflow::infinity
-                                                                        : Overflow::saturate;
+            g.e4m3_overflow = e4m3_overflow_mode(cfg.fp8.e4m3_overflow);
             for (int t = 0; t < k_fp8_tensors; ++t)
                 m_amax.emplace_back(cfg.fp8.amax_history_len, cfg.fp8.amax_compute_algo, cfg.fp8.margin,
                                     format_info(g.format(static_cast<Fp8Tensor>(t))).max_finite);

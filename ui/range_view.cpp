@@ -23,19 +23,8 @@
 namespace mpx::ui {
 namespace {
 
-constexpr double k_inf = std::numeric_limits<double>::infinity();
 constexpr mpx::Format k_lineFormats[] = {mpx::Format::fp32, mpx::Format::bf16, mpx::Format::fp16,
                                          mpx::Format::e4m3, mpx::Format::e5m2};
-
-QColor bandColour(RangeView::Band b) {
-    switch (b) {
-        case RangeView::Band::flushed: return QColor(0xd9, 0xd9, 0xd9);
-        case RangeView::Band::subnormal: return QColor(0xfd, 0xe6, 0xc4);
-        case RangeView::Band::normal: return QColor(0xe3, 0xf2, 0xe6);
-        case RangeView::Band::overflow: return QColor(0xf8, 0xc9, 0xc4);
-    }
-    return Qt::white;
-}
 
 QString upper(mpx::Format f) { return QString::fromLatin1(format_info(f).name).toUpper(); }
 
@@ -62,27 +51,6 @@ QString tensorText(mpx::HistTensor t) {
 }
 
 }  // namespace
-
-std::vector<RangeView::BandSpan> RangeView::bands(mpx::Format f) {
-    const FormatInfo d = format_info(f);
-    // Round to nearest: below half the smallest subnormal a value becomes 0 (exactly half: the tie
-    // goes to the even neighbour, 0).
-    const double flush = std::log2(static_cast<double>(d.min_subnormal)) - 1.0;
-    const double normal = std::log2(static_cast<double>(d.min_normal));
-    const double top = std::log2(static_cast<double>(d.max_finite));
-    return {{Band::flushed, -k_inf, flush}, {Band::subnormal, flush, normal},
-            {Band::normal, normal, top}, {Band::overflow, top, k_inf}};
-}
-
-QString RangeView::bandName(Band b) {
-    switch (b) {
-        case Band::flushed: return tr("flushed to zero");
-        case Band::subnormal: return tr("subnormal (precision lost)");
-        case Band::normal: return tr("normal");
-        case Band::overflow: return tr("overflow → ±inf");
-    }
-    return {};
-}
 
 class RangeView::Canvas : public ViewCanvas<RangeView> {
 public:
@@ -130,7 +98,9 @@ RangeView::RangeView(gui::RecordStore* store, QWidget* parent) : QWidget(parent)
     setToolTip(tr("How big the values are, on a scale of powers of two: each bar is the share of this tensor's "
                   "values between one power of two and the next. The coloured bands are what the run's number "
                   "format can hold: grey values become 0, orange ones keep fewer digits, green ones are stored "
-                  "normally, red ones become infinity. Thin lines mark where other formats stop."));
+                  "normally, red ones become infinity. Thin lines mark where other formats stop. On an FP8 run, the "
+                  "inputs of a matrix product (input, weight, grad_output) show the FP8 format's bands where the "
+                  "product's scale puts them: each value is multiplied by the scale before it is rounded to FP8."));
 
     auto changed = [this] { refresh(); };
     connect(m_runA, &QComboBox::currentIndexChanged, this, &RangeView::stepsChanged);  // its own steps
@@ -165,15 +135,21 @@ void RangeView::rebuildChoices() {
     for (int l = 0; l < layers; ++l) m_layer->addItem(QStringLiteral("fc%1").arg(l + 1), l);
     // The first low-precision run beside the next one (the underflow preset: amp-fp16+none beside
     // amp-fp16+pytorch), a middle layer's weight gradients: what a scaler changes.
+    // A session with FP8 runs (the fp8 preset): its first FP8 run beside its last, a hidden layer's
+    // input (the activations below it): where the cast's scale puts E4M3's range.
     const int runs = static_cast<int>(session->runs.size());
+    std::vector<int> fp8;
+    for (int r = 0; r < runs; ++r)
+        if (fp8Cast(*m_store, r, 0, mpx::HistTensor::input, 0).fp8Run) fp8.push_back(r);
     int a = 0;
     while (a + 1 < runs && session->runs[static_cast<std::size_t>(a)].precision == QLatin1String("fp32")) ++a;
-    const int b = runs < 2 ? -1 : a + 1 < runs ? a + 1 : (a == 0 ? 1 : 0);
+    int b = runs < 2 ? -1 : a + 1 < runs ? a + 1 : (a == 0 ? 1 : 0);
+    if (!fp8.empty()) a = fp8.front(), b = fp8.size() > 1 ? fp8.back() : -1;
     m_runA->setCurrentIndex(a);
     m_runB->setCurrentIndex(m_runB->findData(b));
-    m_layer->setCurrentIndex(layers > 2 ? layers / 2 : 0);
+    m_layer->setCurrentIndex(layers > 2 || !fp8.empty() ? layers / 2 : 0);
     const QSignalBlocker bt(m_tensor);
-    m_tensor->setCurrentIndex(m_tensor->findData(static_cast<int>(mpx::HistTensor::grad_weight)));
+    m_tensor->setCurrentIndex(m_tensor->findData(static_cast<int>(fp8.empty() ? mpx::HistTensor::grad_weight : mpx::HistTensor::input)));
 }
 
 const std::vector<mpx::HistogramSnapshot>* RangeView::snapshots(int run) const {
@@ -227,6 +203,8 @@ RangeView::Panel RangeView::panel(int side) const {
     if (!h) return out;
     out.found = true;
     out.format = h->format;
+    out.fp8 = fp8Cast(*m_store, run, layer(), t, snap->step);
+    out.shaded = out.fp8.active && !out.fp8.block ? out.fp8.bands : formatBands(h->format);
     out.total = snap->total(*h);
     if (out.total == 0) return out;
     const double n = static_cast<double>(out.total);
@@ -284,8 +262,9 @@ Geometry panelGeometry(const QRect& area, int sides, const QFontMetrics& fm) {
     Geometry g;
     g.sides = sides;
     const int line = fm.lineSpacing();
-    // Per side: title, band labels, plot, axis labels, caption (two lines).
-    const int above = 2 * line + 8, below = 4 * line + 14, legend = line + 4;
+    // Per side: title, band labels, plot, axis labels, caption (up to five lines, small font).
+    const int small = static_cast<int>(std::ceil(line * 0.85));  // the caption's font (paintCanvas)
+    const int above = 2 * line + 8, below = 6 * small + 14, legend = line + 4;
     const int h = (area.height() - 8 - legend) / sides;
     for (int s = 0; s < sides; ++s) {
         const int top = area.top() + 4 + legend + s * h + above;
@@ -309,7 +288,10 @@ std::pair<double, double> RangeView::axisRange() const {
     for (int side = 0; side < 2; ++side) {
         const Panel pn = panel(side);
         if (pn.run < 0 || !pn.found) continue;
-        for (const BandSpan& b : bands(pn.format)) {
+        // MXFP8: the amax block's window decides the view, not the storage format (BF16's range
+        // would squeeze every bar into a few pixels).
+        const bool window = pn.fp8.active && pn.fp8.block;
+        for (const BandSpan& b : window ? pn.fp8.bands : pn.shaded) {
             if (b.band == Band::subnormal) lo = std::min(lo, b.lo - 2);
             if (b.band == Band::overflow) hi = std::max(hi, b.lo + 2);
         }
@@ -337,6 +319,7 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
     const auto session = m_store->session();
     const int sides = runB() >= 0 ? 2 : 1;
     const Geometry g = panelGeometry(area, sides, fm);
+    const Panel panels[2] = {panel(0), sides > 1 ? panel(1) : Panel{}};
     {  // The legend first: what the colours mean, in words.
         int x = area.left() + 8;
         const int y = area.top() + 4;
@@ -350,14 +333,14 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         item(bandColour(Band::flushed), tr("becomes 0"));
         item(bandColour(Band::subnormal), tr("keeps fewer digits"));
         item(bandColour(Band::normal), tr("stored normally"));
-        item(bandColour(Band::overflow), tr("becomes ±inf"));
+        const bool cast = panels[0].fp8.active || panels[1].fp8.active;
+        item(bandColour(Band::overflow), cast ? tr("becomes ±inf (FP8: saturates)") : tr("becomes ±inf"));
         p.setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
         p.drawLine(x, y + 2, x, y + fm.height() - 2);
         p.setPen(palette().color(QPalette::WindowText));
         p.drawText(x + 6, y + fm.ascent(), tr("where other formats stop"));
     }
     const auto [lo, hi] = axisRange();
-    const Panel panels[2] = {panel(0), sides > 1 ? panel(1) : Panel{}};
     double ymax = 0;  // one y scale for both sides: the heights compare
     for (const Panel& pn : panels) {
         for (double s : pn.share) ymax = std::max(ymax, s);
@@ -386,6 +369,7 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         if (pn.found) title += tr(", stored as %1").arg(upper(pn.format));
         title += tr(", step %1").arg(pn.step);
         if (mpx::is_scaled_gradient(tensor())) title += tr(", loss scale %1").arg(pow2Text(pn.shift));
+        if (!pn.fp8.title.isEmpty()) title += QStringLiteral(", ") + pn.fp8.title;
         p.drawText(area.left() + 16, titleY, fm.elidedText(title, Qt::ElideRight, area.width() - 24));
         p.setFont(small);
         if (pn.run < 0 || !pn.found) {
@@ -395,18 +379,12 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
                                   : tr("This layer has no such values (normalized needs a model with LayerNorm)."));
             continue;
         }
-        // Bands of the run's format, labelled above the plot.
-        for (const BandSpan& b : bands(pn.format)) {
-            const double x0 = ax.x(std::max(b.lo, lo)), x1 = ax.x(std::min(b.hi, hi));
-            if (x1 <= x0) continue;
-            p.fillRect(QRectF(x0, r.top(), x1 - x0, r.height()), bandColour(b.band));
-            QString name = bandName(b.band);
-            if (b.band == Band::flushed) name = tr("flushed to zero (below %1)").arg(pow2Text(b.hi));
-            if (b.band == Band::overflow) name = tr("overflow (above %1)").arg(QString::number(format_info(pn.format).max_finite, 'g', 6));
-            p.setPen(bandColour(b.band).darker(220));
-            const QString shown = fs.elidedText(name, Qt::ElideRight, static_cast<int>(x1 - x0) - 4);
-            p.drawText(QPointF(x0 + 3, r.top() - 4), shown);
-        }
+        // The shaded bands (an FP8 cast's, placed by its scale, or the storage format's), labelled
+        // above the plot; for MXFP8 that row holds the window of the block with the amax instead.
+        const bool window = pn.fp8.active && pn.fp8.block;
+        drawBands(p, ax, QRectF(r), pn.shaded, pn.format, pn.fp8.active && !window ? &pn.fp8 : nullptr,
+                  window ? std::nan("") : r.top() - 4.0);
+        if (window) drawBlockWindow(p, ax, QRectF(r.left(), r.top() - fs.lineSpacing() - 3, r.width(), fs.lineSpacing() + 1), pn.fp8);
         // Other formats' limits: thin dashed lines, labelled inside the plot, each label on the
         // first row where it does not run into another.
         struct Limit {
@@ -417,6 +395,8 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         std::vector<Limit> limits;
         QStringList offAxis;
         for (mpx::Format f : k_lineFormats) {
+            // An FP8 cast is always scaled: its unscaled limits would mislead.
+            if (pn.fp8.active && (f == mpx::Format::e4m3 || f == mpx::Format::e5m2)) continue;
             const FormatInfo d = format_info(f);
             const double at[2] = {std::log2(static_cast<double>(d.min_subnormal)), std::log2(static_cast<double>(d.max_finite))};
             bool off = false;
@@ -493,17 +473,16 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         QString caption = tr("|value| (log₂ scale)   ·   exactly 0 already before rounding: %1   ·   inf: %2   ·   NaN: %3   ·   %4 values")
                               .arg(percent(pn.zero), percent(pn.inf), percent(pn.nan))
                               .arg(QLocale().toString(static_cast<qulonglong>(pn.total)));
-        QString second, third;
+        QStringList lines{caption};
         if (!pn.unscaled.empty())
-            second = tr("Solid bars: the gradients as stored (× loss scale %1). Faint dashed bars: the same gradients "
+            lines << tr("Solid bars: the gradients as stored (× loss scale %1). Faint dashed bars: the same gradients "
                         "÷ loss scale — where they would sit without scaling.").arg(pow2Text(pn.shift));
-        if (!offAxis.isEmpty()) third = tr("Off this axis: %1.").arg(offAxis.join(QStringLiteral(", ")));
-        if (second.isEmpty()) std::swap(second, third);
+        if (!pn.fp8.note.isEmpty()) lines << pn.fp8.note.split(QLatin1Char('\n'));
+        if (!offAxis.isEmpty()) lines << tr("Off this axis: %1.").arg(offAxis.join(QStringLiteral(", ")));
         const int cy = r.bottom() + 6 + fs.lineSpacing();
-        int k = 0;
-        for (const QString& t : {caption, second, third})
-            p.drawText(QRect(r.left(), cy + (k++) * fs.lineSpacing(), r.width(), fs.lineSpacing()), Qt::AlignLeft,
-                       fs.elidedText(t, Qt::ElideRight, r.width()));
+        for (int k = 0; k < std::min<int>(5, static_cast<int>(lines.size())); ++k)
+            p.drawText(QRect(r.left(), cy + k * fs.lineSpacing(), r.width(), fs.lineSpacing()), Qt::AlignLeft,
+                       fs.elidedText(lines[k], Qt::ElideRight, r.width()));
     }
 }
 
@@ -520,18 +499,31 @@ QString RangeView::tooltipAt(QPoint pos) const {
         const int b = static_cast<int>(std::floor(ax.log2At(viewPos.x())));
         if (b < hd::k_bin_min || b > hd::k_bin_max) return {};
         const double s = pn.share[static_cast<std::size_t>(b - hd::k_bin_min)];
+        // The band at the bin's middle: an FP8 cast's edges need not be whole powers of two.
+        const bool cast = pn.fp8.active && !pn.fp8.block;
         Band band = Band::normal;
-        for (const BandSpan& sp : bands(pn.format))
-            if (b >= sp.lo && b < sp.hi) band = sp.band;
-        const QString what = band == Band::flushed     ? tr("too small for %1: they are stored as 0 (the gradient is lost)")
-                             : band == Band::subnormal ? tr("so small that %1 keeps fewer significant digits for them")
-                             : band == Band::normal    ? tr("stored by %1 with its full precision")
-                                                       : tr("too large for %1: they become infinity");
+        for (const BandSpan& sp : pn.shaded)
+            if (b + 0.5 >= sp.lo && b + 0.5 < sp.hi) band = sp.band;
+        const QString what = bandFate(band, cast ? &pn.fp8 : nullptr).arg(upper(cast ? pn.fp8.format : pn.format));
         const auto session = m_store->session();
         QString t = tr("<b>%1</b>, step %2<br>%3 of the values have |value| between %4 and %5:<br>%6.")
                         .arg(session->runs[static_cast<std::size_t>(pn.run)].label.toHtmlEscaped())
                         .arg(pn.step)
-                        .arg(percent(s), pow2Text(b), pow2Text(b + 1), what.arg(upper(pn.format)));
+                        .arg(percent(s), pow2Text(b), pow2Text(b + 1), what);
+        if (cast)
+            t += tr("<br>(Stored as %1; the matrix product multiplies them by the scale and rounds to %2 — the shaded bands.)")
+                     .arg(upper(pn.format), upper(pn.fp8.format));
+        if (pn.fp8.active && tensor() == mpx::HistTensor::weight)
+            t += tr("<br>The bars are the weights and biases written back at the end of this step; this step's matrix "
+                    "products cast the weights (not the biases) one update earlier.");
+        if (pn.fp8.active && pn.fp8.block)
+            t += tr("<br>MXFP8: each block of 32 values has its own power-of-two scale; the strip above is the %1 window "
+                    "of the block holding the largest value. A block whose largest value lies between %2·2<sup>k</sup> "
+                    "and 2·2<sup>k</sup> saturates it: the block's power-of-two scale puts it above %3, where %1 stops "
+                    "(OCP MX v1.0).")
+                     .arg(upper(pn.fp8.format))
+                     .arg(format_info(pn.fp8.format).max_finite / std::exp2(hd::k_e4m3_emax))
+                     .arg(format_info(pn.fp8.format).max_finite);
         if (!pn.unscaled.empty())
             t += tr("<br>Faint bars: the same gradients without the loss scale (÷%1), where they would sit without scaling.")
                      .arg(pow2Text(pn.shift));

@@ -2,9 +2,12 @@
 // log2|value| (bars: the share of the tensor's values in each power-of-two bin) over the format's
 // bands (flushed to zero, subnormal, normal, overflow) and thin lines at the other formats' limits.
 // For a scaled gradient the unscaled values are drawn faintly beside it, so the shift by
-// log2(loss scale) shows. Two runs (A above B, one shared axis) at the same collected step.
+// log2(loss scale) shows. For an FP8 GEMM operand (input, weight, grad_output of an FP8 layer) the
+// bands are the FP8 format's where the cast puts them in these values: moved by −log2(scale).
+// Two runs (A above B, one shared axis) at the same collected step.
 // Rule: it draws what RecordStore::histograms() holds (counts binned by the engine before
-// rounding) and computes nothing but shares; the bands come from format_info(), nowhere else.
+// rounding) and computes nothing but shares; the bands come from format_info(), nowhere else, and
+// FP8 scales from the engine's rows in RecordStore::fp8() (ui/range_bands.hpp).
 #pragma once
 
 #include <QWidget>
@@ -15,6 +18,7 @@
 
 #include "app/gui/record_store.hpp"
 #include "engine/histograms.hpp"
+#include "ui/range_bands.hpp"
 
 class QComboBox;
 
@@ -29,16 +33,10 @@ class RangeView : public QWidget {
 public:
     explicit RangeView(gui::RecordStore* store, QWidget* parent = nullptr);
 
-    // A format's bands on the log2|value| axis: [lo, hi), ±infinity at the open ends. A value below
-    // half the smallest subnormal rounds to 0 (flushed), below the smallest normal it keeps fewer
-    // significant bits (subnormal), above the largest finite value it becomes ±inf (overflow).
-    enum class Band { flushed, subnormal, normal, overflow };
-    struct BandSpan {
-        Band band;
-        double lo, hi;
-    };
-    static std::vector<BandSpan> bands(mpx::Format f);
-    static QString bandName(Band b);
+    // A format's bands on the log2|value| axis (ui/range_bands.hpp).
+    using Band = mpx::ui::Band;
+    using BandSpan = mpx::ui::BandSpan;
+    static std::vector<BandSpan> bands(mpx::Format f) { return formatBands(f); }
 
     // What one side (0: run A, 1: run B) shows at the selected layer, tensor and step.
     struct Panel {
@@ -54,6 +52,10 @@ public:
         // share); grad_weight: grad_weight_unscaled's bins, grad_output: its own bins − log2(scale).
         std::vector<std::pair<double, double>> unscaled;
         double shift = 0;  // log2(loss scale)
+        // FP8 runs: how the matrix product cast these values at this step. Active: the shaded bands
+        // are fp8.bands (MXFP8: the storage format's, with the amax block's window as a strip).
+        Fp8Cast fp8;
+        std::vector<BandSpan> shaded;  // the bands shaded over the plot
     };
     Panel panel(int side) const;
 

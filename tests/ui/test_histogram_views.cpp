@@ -3,7 +3,10 @@
 // by log2(loss scale), the slider follows the newest step until moved; the Where view's cells are
 // the per-layer underflow shares of a real overflow-storm run and each skipped step's ring sits in
 // the layer of its first inf/NaN; clicking a cell opens Range at that layer and step; the Updates
-// view's share left of the half-ulp line is the count of those bins; every view exports a PNG.
+// view's share left of the half-ulp line is the count of those bins; every view exports a PNG. On
+// FP8 runs the Range view shades the FP8 cast's bands where the engine's scale for that step, layer
+// and tensor puts them (E4M3 for input and weight, E5M2 for grad_output under fp8-hybrid), explains
+// MXFP8's per-block scales instead, and names the step whose scale it used when the store thinned.
 #include <QImage>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -13,13 +16,17 @@
 #include <memory>
 
 #include "app/gui/config_bridge.hpp"
+#include "engine/fp8_math.hpp"
 #include "engine/histograms.hpp"
+#include "engine/session.hpp"
 #include "ui/main_window.hpp"
 #include "ui/plot_widget.hpp"
 #include "ui/range_view.hpp"
 #include "ui/updates_view.hpp"
 #include "ui/where_view.hpp"
 
+using mpx::Fp8ScaleRow;
+using mpx::Fp8Tensor;
 using mpx::HistTensor;
 using mpx::gui::EngineState;
 using mpx::gui::RecordBuffer;
@@ -339,6 +346,177 @@ private slots:
         QVERIFY(u->shareBelowHalfUlp(0) < u->shareBelowHalfUlp(2));
         // The lost-updates line beneath is the Training tab's metric, one point per recorded step here.
         QVERIFY(!u->lostPlot()->points(0).isEmpty());
+    }
+
+    // The window trains the fp8 preset (fp32, amp-bf16, fp8-hybrid+delayed, fp8-hybrid+current,
+    // mxfp8; 784-128-10) for 21 steps; an engine session of the same configuration in this thread
+    // gives the rows whose scales must place the bands at the collected step 20.
+    void range_fp8_bands_sit_where_the_engines_scale_puts_them() {
+        auto w = std::make_unique<MainWindow>();
+        w->resize(1500, 950);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        auto cfg = mpx::gui::loadConfig(QStringLiteral("fp8")).config;
+        QVERIFY(cfg);
+        QCOMPARE(cfg->instruments.every, 10);
+        constexpr int steps = 21;
+        cfg->steps = 40;
+        QSignalSpy started(w->store(), &RecordStore::sessionStarted);
+        w->applyConfig(*cfg, QStringLiteral("test"));
+        QVERIFY(started.wait(10'000));
+        w->setView(MainWindow::View::range);
+        w->run(steps);
+        QTRY_COMPARE_WITH_TIMEOUT(w->store()->steps(), steps, 120'000);
+        QTRY_COMPARE_WITH_TIMEOUT(w->engine()->state(), EngineState::paused, 10'000);
+        w->store()->drainNow();
+        RangeView* v = w->rangeView();
+        // An FP8 session opens on its first FP8 run beside its last, fc2's input (fc1's activations).
+        QCOMPARE(v->runA(), 2);
+        QCOMPARE(v->runB(), 4);
+        QCOMPARE(v->layer(), 1);
+        QCOMPARE(v->tensor(), HistTensor::input);
+        QCOMPARE(v->step(), 20);
+
+        mpx::Session engine(w->store()->session()->config);
+        for (int s = 0; s < steps; ++s) engine.step();
+        auto rowAt = [&](int run, int layer, Fp8Tensor t) {
+            for (const Fp8ScaleRow& r : engine.run(static_cast<std::size_t>(run)).fp8_scales())
+                if (r.step == 20 && r.layer == layer && r.tensor == t) return r;
+            return Fp8ScaleRow{-1};
+        };
+        struct Case {
+            int run, layer;
+            HistTensor tensor;
+            Fp8Tensor operand;
+            mpx::Format format;
+        };
+        for (const Case c : {Case{2, 0, HistTensor::input, Fp8Tensor::x, mpx::Format::e4m3},
+                             Case{2, 0, HistTensor::weight, Fp8Tensor::w, mpx::Format::e4m3},
+                             Case{2, 1, HistTensor::input, Fp8Tensor::x, mpx::Format::e4m3},
+                             Case{2, 1, HistTensor::grad_output, Fp8Tensor::dy, mpx::Format::e5m2},
+                             Case{2, 0, HistTensor::grad_output, Fp8Tensor::dy, mpx::Format::e5m2},
+                             Case{3, 1, HistTensor::weight, Fp8Tensor::w, mpx::Format::e4m3}}) {
+            const QString what = QStringLiteral("run %1 fc%2 %3").arg(c.run).arg(c.layer + 1).arg(static_cast<int>(c.tensor));
+            v->setRuns(c.run, -1);
+            v->setLayer(c.layer);
+            v->setTensor(c.tensor);
+            const RangeView::Panel p = v->panel(0);
+            const Fp8ScaleRow row = rowAt(c.run, c.layer, c.operand);
+            QVERIFY2(row.step == 20 && row.scale > 0, qPrintable(what));
+            QVERIFY2(p.found && p.fp8.fp8Run && p.fp8.active && !p.fp8.block, qPrintable(what));
+            QCOMPARE(p.step, 20);
+            QCOMPARE(p.fp8.rowStep, 20);
+            QCOMPARE(p.fp8.format, c.format);
+            QCOMPARE(p.fp8.scale, static_cast<double>(row.scale));
+            QCOMPARE(p.fp8.amax, static_cast<double>(row.amax));
+            QCOMPARE(p.fp8.count, row.count);
+            QCOMPARE(p.fp8.saturated, row.saturated);
+            QCOMPARE(p.fp8.overflow, mpx::Overflow::saturate);  // E4M3 as the preset sets it; E5M2 always
+            // Each edge 2^k of the format sits at 2^k ÷ scale: the format's log2 edges − log2(scale).
+            const auto unscaled = RangeView::bands(c.format);
+            const double log2Scale = std::log2(static_cast<double>(row.scale));
+            QCOMPARE(p.fp8.bands.size(), 4u);
+            QCOMPARE(p.shaded.size(), 4u);
+            for (std::size_t i = 0; i < 4; ++i) {
+                QCOMPARE(p.fp8.bands[i].band, unscaled[i].band);
+                QCOMPARE(p.shaded[i].band, unscaled[i].band);
+                if (i > 0) QCOMPARE(p.fp8.bands[i].lo, unscaled[i].lo - log2Scale);
+                if (i < 3) QCOMPARE(p.fp8.bands[i].hi, unscaled[i].hi - log2Scale);
+                if (i > 0) QCOMPARE(p.shaded[i].lo, p.fp8.bands[i].lo);
+            }
+            // Current scaling: max ÷ scale, the largest |value| that fits, is the step's own amax (up to
+            // the rounding of the scale to FP32).
+            if (c.run == 3)
+                QVERIFY(std::abs(std::exp2(p.fp8.bands[3].lo) / static_cast<double>(row.amax) - 1) < 1e-6);
+            QVERIFY2(p.fp8.title.contains(QString::fromLatin1(mpx::format_info(c.format).name).toUpper()), qPrintable(p.fp8.title));
+            QVERIFY2(p.fp8.note.startsWith(QStringLiteral("Shaded: %1's range as the matrix product casts these values")
+                                               .arg(QString::fromLatin1(mpx::format_info(c.format).name).toUpper())),
+                     qPrintable(p.fp8.note));
+            // The axis shows the cast's bands, not BF16's whole range.
+            const auto [lo, hi] = v->axisRange();
+            QVERIFY(lo <= p.fp8.bands[1].lo && hi >= p.fp8.bands[3].lo);
+            QVERIFY2(lo > -100 && hi < 100, qPrintable(what));
+        }
+        // Not an FP8 operand (preact), and not an FP8 run (amp-bf16): the storage format's bands.
+        v->setRuns(2, -1);
+        v->setTensor(HistTensor::preact);
+        RangeView::Panel p = v->panel(0);
+        QVERIFY(p.fp8.fp8Run && !p.fp8.active && p.fp8.note.isEmpty());
+        QCOMPARE(p.shaded[2].hi, RangeView::bands(p.format)[2].hi);
+        v->setRuns(1, -1);
+        v->setTensor(HistTensor::input);
+        p = v->panel(0);
+        QVERIFY(p.found);
+        QVERIFY(!p.fp8.fp8Run && !p.fp8.active && p.fp8.bands.empty() && p.fp8.note.isEmpty() && p.fp8.title.isEmpty());
+        for (std::size_t i = 0; i < 4; ++i) QCOMPARE(p.shaded[i].hi, RangeView::bands(p.format)[i].hi);
+        // MXFP8: no single band; the storage format stays shaded, the window of the amax's block is
+        // E4M3's bands moved by that block's shared exponent, and the caption says why.
+        v->setRuns(4, -1);
+        v->setLayer(0);
+        p = v->panel(0);
+        const Fp8ScaleRow mx = rowAt(4, 0, Fp8Tensor::x);
+        QVERIFY(p.fp8.active && p.fp8.block);
+        QCOMPARE(p.fp8.scale, 0.0);
+        QCOMPARE(p.fp8.amax, static_cast<double>(mx.amax));
+        QCOMPARE(p.fp8.shift, static_cast<double>(mpx::hd::mx_shared_exponent(mx.amax)));
+        QCOMPARE(p.fp8.bands[3].lo, std::log2(448.0) + p.fp8.shift);
+        for (std::size_t i = 0; i < 4; ++i) QCOMPARE(p.shaded[i].hi, RangeView::bands(p.format)[i].hi);
+        QVERIFY2(p.fp8.note.startsWith(QStringLiteral("MXFP8: every block of 32 values has its own power-of-two scale")),
+                 qPrintable(p.fp8.note));
+        QVERIFY2(p.fp8.note.contains(QStringLiteral("no single band fits the whole tensor")), qPrintable(p.fp8.note));
+        // The view draws it (and the two FP8 runs side by side) into a picture.
+        v->setRuns(2, 4);
+        const QString png = dir.filePath(QStringLiteral("range-fp8.png"));
+        QVERIFY(w->exportViewPng(png));
+        QVERIFY(QImage(png).width() > 400);
+    }
+
+    // A long run's store keeps one row per bucket: the view uses the nearest row and names its step.
+    // fp8-e4m3 casts dy to E4M3, and fp8.e4m3_overflow = nan makes its overflow NaN, not saturation.
+    void range_fp8_names_the_step_whose_scale_it_uses() {
+        RecordBuffer buffer;
+        RecordStore store{&buffer};
+        auto info = std::make_shared<mpx::gui::SessionInfo>();
+        info->generation = 1;
+        info->config = mpx::load_config("default");
+        info->config.model.sizes = {2, 16, 2};
+        info->config.fp8.e4m3_overflow = mpx::E4m3Overflow::nan;
+        info->runs = {{QStringLiteral("fp8-e4m3+current"), QStringLiteral("e4m3"), QStringLiteral("fp8-e4m3")}};
+        info->totalSteps = 100;
+        buffer.beginSession(info);
+        mpx::HistogramSnapshot snap;
+        snap.step = 10;
+        snap.layer_counts.resize(2 * 3);
+        snap.add(0, HistTensor::grad_output, mpx::Format::bf16, bins({{-12, 40}}));
+        buffer.appendHistogram(0, snap);
+        std::vector<std::pair<int, Fp8ScaleRow>> rows;
+        for (long long step : {9, 12}) {
+            Fp8ScaleRow r;
+            r.step = step;
+            r.layer = 0;
+            r.tensor = Fp8Tensor::dy;
+            r.format = mpx::Format::e4m3;
+            r.amax = 7.0f;
+            r.scale = step == 9 ? 64.0f : 4.0f;
+            r.count = r.nonzero = 40;
+            rows.emplace_back(0, r);
+        }
+        buffer.appendFp8(rows);
+        store.drainNow();
+        RangeView v(&store);
+        QCOMPARE(v.tensor(), HistTensor::input);
+        v.setLayer(0);
+        v.setTensor(HistTensor::grad_output);
+        const RangeView::Panel p = v.panel(0);
+        QCOMPARE(p.step, 10);
+        QVERIFY(p.fp8.active);
+        QCOMPARE(p.fp8.rowStep, 9LL);  // 1 step away, 12 is 2
+        QCOMPARE(p.fp8.scale, 64.0);
+        QCOMPARE(p.fp8.bands[3].lo, std::log2(448.0) - 6);
+        QCOMPARE(p.fp8.overflow, mpx::Overflow::infinity);  // E4M3 has no inf: NaN
+        QVERIFY2(p.fp8.note.contains(QStringLiteral("(the scale of step 9: the store kept no row at 10)")), qPrintable(p.fp8.note));
+        QVERIFY2(p.fp8.note.contains(QStringLiteral("they become NaN")), qPrintable(p.fp8.note));
+        QCOMPARE(mpx::ui::bandLabel(p.fp8.bands[3], p.format, &p.fp8), QStringLiteral("overflow (above 7)"));
     }
 };
 
