@@ -464,14 +464,14 @@ private:
         bin_values(sink.bins, scratch.data(), n);
         float* v = scratch.data();
         // The amax is for the record and for current scaling: a recast for backward under a
-        // delayed or block recipe skips it.
+        // delayed recipe skips it; the block cast finds it on the way.
         float amax = 0.0f;
-        if (record || g.recipe == Fp8Recipe::current) amax = hd::amax_of(v, n);
         hd::Counts c;
         float scale = 1.0f;
         if (g.recipe == Fp8Recipe::block) {
-            mx_cast_in_place(v, t.rows(), t.cols(), axis, c);
+            amax = mx_cast_in_place(v, t.rows(), t.cols(), axis, c);
         } else {
+            if (record || g.recipe == Fp8Recipe::current) amax = hd::amax_of(v, n);
             const Format f = g.format(which);
             scale = g.recipe == Fp8Recipe::current ? hd::current_scale(amax, format_info(f).max_finite)
                                                    : g.scale[static_cast<int>(which)];

@@ -204,25 +204,16 @@ float ulp(Format f, float x) {
 namespace {
 // Rounds one block of at most k_chunk values through the format: `bits` gets the stored bits
 // (when given) and `out` the decoded values.
-// E4M3/E5M2 values without their codes, branch-free: a result in the normal range rounds to
-// nearest even on the FP32 bits (the carry moves into the exponent by itself); a subnormal result
-// by adding 2^(q+23), q the format's quantum, whose FP32 sum has exactly that spacing. Values that
-// overflow, infinities and NaN (rare) take the scalar path afterwards.
+// E4M3/E5M2 values without their codes (hd::Fp8Rounding); values that overflow, infinities and
+// NaN (rare) take the scalar path afterwards.
 void fp8_round_block(Format f, Overflow mode, const float* src, std::size_t m, float* out) {
-    const FormatInfo d = format_info(f);
-    const int shift = 23 - d.mantissa_bits;
-    const std::uint32_t half = (1u << (shift - 1)) - 1u, keep = ~((1u << shift) - 1u);
-    const std::uint32_t min_normal = bits_of(d.min_normal);
+    const hd::Fp8Rounding round(f);
     const std::uint32_t over_from = hd::tally_edges(f).over_from;
-    const float magic = float_of(bits_of(d.min_normal) - (static_cast<std::uint32_t>(d.mantissa_bits) << 23) +
-                                 (23u << 23));  // 2^(emin − M + 23)
     std::uint32_t slow = 0;
     for (std::size_t i = 0; i < m; ++i) {
-        const std::uint32_t b = bits_of(src[i]), a = b & 0x7fffffffu;
-        const std::uint32_t normal = (a + half + ((a >> shift) & 1u)) & keep;
-        const std::uint32_t sub = bits_of((float_of(a) + magic) - magic);
-        out[i] = float_of((a >= min_normal ? normal : sub) | (b & 0x80000000u));
-        slow |= static_cast<std::uint32_t>(a >= over_from);
+        const std::uint32_t b = bits_of(src[i]);
+        out[i] = round(b);
+        slow |= static_cast<std::uint32_t>((b & 0x7fffffffu) >= over_from);
     }
     if (slow)
         for (std::size_t i = 0; i < m; ++i)

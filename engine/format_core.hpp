@@ -336,6 +336,29 @@ MPX_HD inline TallyFlags tally_flags(const TallyEdges& t, std::uint32_t in_bits,
             (0u - over) & a};
 }
 
+// E4M3/E5M2 rounding of a finite value below tally_edges(f).over_from, without its code and
+// branch-free (the CPU's loops vectorise it): a normal result rounds to nearest even on the FP32
+// bits (the carry moves into the exponent by itself); a subnormal one by adding 2^(q+23), q the
+// format's quantum, whose FP32 sum has exactly that spacing. Equal to decode(encode(x)) there.
+struct Fp8Rounding {
+    std::uint32_t shift, half, keep, min_normal;
+    float magic;  // 2^(emin − M + 23)
+    MPX_HD explicit Fp8Rounding(Format f) {
+        const FormatInfo d = format_info(f);
+        shift = static_cast<std::uint32_t>(23 - d.mantissa_bits);
+        half = (1u << (shift - 1u)) - 1u;
+        keep = ~((1u << shift) - 1u);
+        min_normal = bits_of(d.min_normal);
+        magic = float_of(min_normal - (static_cast<std::uint32_t>(d.mantissa_bits) << 23) + (23u << 23));
+    }
+    MPX_HD float operator()(std::uint32_t b) const {
+        const std::uint32_t a = b & 0x7fffffffu;
+        const std::uint32_t normal = (a + half + ((a >> shift) & 1u)) & keep;
+        const std::uint32_t sub = bits_of((float_of(a) + magic) - magic);
+        return float_of((a >= min_normal ? normal : sub) | (b & 0x80000000u));
+    }
+};
+
 enum class CountInputs : std::uint8_t { yes, no };
 
 // One value rounded: `in` before, `out` the value stored. CountInputs::no where the same values

@@ -1,7 +1,8 @@
-// mx_cast_in_place in four passes over the whole matrix, each contiguous and vectorisable: the block
-// exponents, × 2^-e, one vectorised E4M3 rounding of everything, × 2^e. A block holding an inf or
-// NaN amax (E8M0's NaN scale, rare) sends the whole matrix through hd::mx_element one element at a
-// time, which is the definition.
+// mx_cast_in_place in two passes over the matrix: the block exponents (an integer max on the bits,
+// which the CPU vectorises), then one fused, branch-free pass that scales each element by 2^-e,
+// rounds it into E4M3 (hd::Fp8Rounding; ±448 from the overflow edge on, E4M3 saturating), tallies
+// it and scales it back by 2^e. A matrix holding an inf or NaN (rare: a step the scaler skips)
+// goes through hd::mx_element one element at a time, which is the definition.
 #include "engine/mx_cast.hpp"
 
 #include <algorithm>
@@ -14,7 +15,8 @@ namespace mpx {
 namespace {
 
 constexpr int k_block = hd::k_mx_block;
-constexpr int k_nan_scale = 128;  // hd::mx_shared_exponent of an inf/NaN amax
+constexpr std::uint32_t k_inf_bits = 0x7f800000u;
+constexpr std::size_t k_rows_chunk = 1024;  // values per fused loop under row blocks (fits L1)
 
 // Block (line, b) holds elements b·32 … of `line`; at(line, k) is element k of the line.
 template <class At>
@@ -34,68 +36,130 @@ void by_element(int lines, int len, At at, hd::Counts& counts) {
         }
 }
 
+// The fused pass over finite values: x · down rounded into E4M3, counted, times up, with one
+// factor per element in `down` and `up`.
+struct Caster {
+    hd::Fp8Rounding round{Format::e4m3};
+    hd::TallyEdges edges = hd::tally_edges(Format::e4m3);
+    std::uint32_t max_bits = hd::bits_of(format_info(Format::e4m3).max_finite);
+    std::uint32_t nonzero = 0, overflow = 0, underflow = 0, subnormal = 0, overflow_max = 0;
+
+    void cast(float* x, std::size_t m, const float* down, const float* up) {
+        std::uint32_t z = 0, o = 0, u = 0, s = 0, om = 0;
+        for (std::size_t i = 0; i < m; ++i) {
+            const std::uint32_t b = hd::bits_of(x[i] * down[i]);
+            const float q = (b & 0x7fffffffu) >= edges.over_from ? hd::float_of(max_bits | (b & 0x80000000u)) : round(b);
+            const hd::TallyFlags t = hd::tally_flags(edges, b, hd::bits_of(q));
+            z += t.nonzero;
+            o += t.overflow;
+            u += t.underflow;
+            s += t.subnormal;
+            om = om > t.overflow_bits ? om : t.overflow_bits;
+            x[i] = q * up[i];
+        }
+        nonzero += z;
+        overflow += o;
+        underflow += u;
+        subnormal += s;
+        overflow_max = overflow_max > om ? overflow_max : om;
+    }
+    void add_to(hd::Counts& c) const {
+        c.nonzero += nonzero;
+        c.overflow += overflow;
+        c.underflow += underflow;
+        c.subnormal += subnormal;  // nonfinite stays 0: E4M3 saturates and every input is finite
+        c.overflow_max = std::max<unsigned long long>(c.overflow_max, overflow_max);
+    }
+};
+
+// |x|'s largest bits over n values, NaN's included (an integer max: vectorises).
+std::uint32_t max_abs_bits(const float* v, std::size_t n) {
+    std::uint32_t m = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t a = hd::bits_of(v[i]) & 0x7fffffffu;
+        m = m > a ? m : a;
+    }
+    return m;
+}
+
 }  // namespace
 
-void mx_cast_in_place(float* v, int rows, int cols, MxAxis axis, hd::Counts& counts) {
+float mx_cast_in_place(float* v, int rows, int cols, MxAxis axis, hd::Counts& counts) {
     const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
-    if (n == 0) return;
+    if (n == 0) return 0.0f;
     const std::size_t C = static_cast<std::size_t>(cols);
     // The factors 2^-e and 2^e of every block, laid out as the blocks are: rows × blocks per row,
     // or row groups × columns (2^e is not 1 / 2^-e where either leaves FP32's normal range).
-    thread_local std::vector<float> down, up, fold;
+    thread_local std::vector<float> down, up;
+    thread_local std::vector<std::uint32_t> fold;
     const int groups = axis == MxAxis::rows ? (cols + k_block - 1) / k_block : (rows + k_block - 1) / k_block;
     const std::size_t blocks = axis == MxAxis::rows ? static_cast<std::size_t>(rows) * groups
                                                     : static_cast<std::size_t>(groups) * C;
     down.resize(blocks);
     up.resize(blocks);
-    bool nan_scale = false;
-    const auto set = [&](std::size_t block, int e) {
-        nan_scale |= e == k_nan_scale;
-        down[block] = e == k_nan_scale ? 1.0f : hd::exp2i(-e);
-        up[block] = e == k_nan_scale ? 1.0f : hd::exp2i(e);
+    std::uint32_t amax = 0;  // over the whole matrix: ≥ inf's bits when it holds an inf or NaN
+    const auto set = [&](std::size_t block, std::uint32_t block_amax) {
+        amax = std::max(amax, block_amax);
+        const int e = hd::mx_shared_exponent(hd::float_of(std::min(block_amax, k_inf_bits)));
+        down[block] = hd::exp2i(-std::min(e, 127));
+        up[block] = hd::exp2i(std::min(e, 127));
     };
     if (axis == MxAxis::rows) {
         for (int r = 0; r < rows; ++r)
             for (int g = 0; g < groups; ++g) {
                 const int k = g * k_block, end = std::min(cols, k + k_block);
-                const float amax = hd::amax_of(v + static_cast<std::size_t>(r) * C + k, static_cast<std::size_t>(end - k));
-                set(static_cast<std::size_t>(r) * groups + g, hd::mx_shared_exponent(amax));
+                set(static_cast<std::size_t>(r) * groups + g,
+                    max_abs_bits(v + static_cast<std::size_t>(r) * C + k, static_cast<std::size_t>(end - k)));
             }
     } else {
         fold.resize(C);
         for (int g = 0; g < groups; ++g) {
-            std::fill(fold.begin(), fold.end(), 0.0f);
+            std::fill(fold.begin(), fold.end(), 0u);
             for (int r = g * k_block, end = std::min(rows, r + k_block); r < end; ++r) {
                 const float* row = v + static_cast<std::size_t>(r) * C;
-                for (std::size_t c = 0; c < C; ++c) fold[c] = hd::amax_fold(fold[c], row[c]);
+                for (std::size_t c = 0; c < C; ++c) {
+                    const std::uint32_t a = hd::bits_of(row[c]) & 0x7fffffffu;
+                    fold[c] = fold[c] > a ? fold[c] : a;
+                }
             }
-            for (std::size_t c = 0; c < C; ++c) set(static_cast<std::size_t>(g) * C + c, hd::mx_shared_exponent(fold[c]));
+            for (std::size_t c = 0; c < C; ++c) set(static_cast<std::size_t>(g) * C + c, fold[c]);
         }
     }
-    if (nan_scale) {
+    if (amax >= k_inf_bits) {
+        const float tensor_amax = hd::amax_of(v, n);
         if (axis == MxAxis::rows)
             by_element(rows, cols, [&](int l, int k) { return v + static_cast<std::size_t>(l) * C + k; }, counts);
         else
             by_element(cols, rows, [&](int l, int k) { return v + static_cast<std::size_t>(k) * C + l; }, counts);
-        return;
+        return tensor_amax;
     }
-    // Every element times its block's factor (2^-e, then after rounding 2^e).
-    const auto apply = [&](const std::vector<float>& factor) {
-        for (int r = 0; r < rows; ++r) {
-            float* row = v + static_cast<std::size_t>(r) * C;
-            if (axis == MxAxis::rows) {
-                const float* f = &factor[static_cast<std::size_t>(r) * groups];
-                for (int g = 0; g < groups; ++g)
-                    for (int k = g * k_block, end = std::min(cols, k + k_block); k < end; ++k) row[k] *= f[g];
-            } else {
-                const float* f = &factor[static_cast<std::size_t>(r / k_block) * C];
-                for (std::size_t c = 0; c < C; ++c) row[c] *= f[c];
-            }
+    Caster caster;
+    if (axis == MxAxis::rows) {
+        // Rows are 2 to a few hundred values long, too short for a vector loop each: the factors
+        // are spread over whole rows, k_rows_chunk values at a time, and cast in one loop.
+        thread_local std::vector<float> down_e, up_e;
+        const std::size_t per_chunk = std::max<std::size_t>(1, k_rows_chunk / C);
+        down_e.resize(per_chunk * C);
+        up_e.resize(per_chunk * C);
+        for (std::size_t r0 = 0; r0 < static_cast<std::size_t>(rows); r0 += per_chunk) {
+            const std::size_t r1 = std::min<std::size_t>(rows, r0 + per_chunk);
+            for (std::size_t r = r0; r < r1; ++r)
+                for (int g = 0; g < groups; ++g) {
+                    const std::size_t k = static_cast<std::size_t>(g) * k_block, len = std::min<std::size_t>(C - k, k_block);
+                    const std::size_t at = (r - r0) * C + k, block = r * groups + g;
+                    std::fill_n(&down_e[at], len, down[block]);
+                    std::fill_n(&up_e[at], len, up[block]);
+                }
+            caster.cast(v + r0 * C, (r1 - r0) * C, down_e.data(), up_e.data());
         }
-    };
-    apply(down);
-    counts += round_in_place(Format::e4m3, {v, n}, Overflow::saturate);
-    apply(up);
+    } else {
+        for (int r = 0; r < rows; ++r) {
+            const std::size_t b = static_cast<std::size_t>(r / k_block) * C;
+            caster.cast(v + static_cast<std::size_t>(r) * C, C, &down[b], &up[b]);
+        }
+    }
+    caster.add_to(counts);
+    return hd::float_of(amax);
 }
 
 }  // namespace mpx

@@ -14,6 +14,8 @@ namespace mpx {
 // Blocks along each row (an operand whose columns are reduced) or down each column (rows reduced).
 enum class MxAxis : std::uint8_t { rows, cols };
 
-void mx_cast_in_place(float* v, int rows, int cols, MxAxis axis, hd::Counts& counts);
+// Returns the matrix's amax before the cast (hd::amax_of: NaN counts as 0), which the block
+// exponents' pass finds on the way.
+float mx_cast_in_place(float* v, int rows, int cols, MxAxis axis, hd::Counts& counts);
 
 }  // namespace mpx

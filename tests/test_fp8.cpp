@@ -103,25 +103,28 @@ private slots:
 
     // The CPU's whole-matrix MXFP8 cast equals hd::mx_element block by block: along rows and down
     // columns, with short last blocks (37 = 32 + 5), zeros, subnormal and huge magnitudes, a block
-    // with an inf (E8M0's NaN scale: the whole block NaN) and the counts hd::tally gives.
+    // with an inf (E8M0's NaN scale: the whole block NaN), a NaN among finite values (its block
+    // keeps a finite scale), values that saturate (mantissa ≥ 1.8125 at the block's top), the
+    // counts hd::tally gives and the amax it returns (hd::amax_of of the input).
     void mx_cast_in_place_equals_mx_element_block_by_block_data() {
         QTest::addColumn<int>("rows");
         QTest::addColumn<int>("cols");
         QTest::addColumn<bool>("alongRows");
-        QTest::addColumn<bool>("withInf");
+        QTest::addColumn<QByteArray>("special");
         for (bool along : {true, false})
-            for (bool inf : {false, true}) {
-                const QByteArray tag = QByteArray(along ? "rows" : "cols") + (inf ? "_inf" : "");
-                QTest::newRow(tag + "_37x70") << 37 << 70 << along << inf;
-                QTest::newRow(tag + "_64x32") << 64 << 32 << along << inf;
-                QTest::newRow(tag + "_1x1") << 1 << 1 << along << inf;
+            for (const char* special : {"", "inf", "nan"}) {
+                const QByteArray tag = QByteArray(along ? "rows" : "cols") + (*special ? "_" : "") + special;
+                QTest::newRow(tag + "_37x70") << 37 << 70 << along << QByteArray(special);
+                QTest::newRow(tag + "_64x32") << 64 << 32 << along << QByteArray(special);
+                QTest::newRow(tag + "_1x1") << 1 << 1 << along << QByteArray(special);
             }
     }
     void mx_cast_in_place_equals_mx_element_block_by_block() {
         QFETCH(int, rows);
         QFETCH(int, cols);
         QFETCH(bool, alongRows);
-        QFETCH(bool, withInf);
+        QFETCH(QByteArray, special);
+        const bool withInf = special == "inf";
         Rng rng(static_cast<std::uint64_t>(rows * 1000 + cols));
         std::vector<float> v(static_cast<std::size_t>(rows) * cols);
         for (float& x : v) {
@@ -130,6 +133,8 @@ private slots:
                          : std::ldexp(static_cast<float>(rng.uniform(-2.0, 2.0)), static_cast<int>(rng.uniform(-140.0, 120.0)));
         }
         if (withInf) v[v.size() / 2] = -INFINITY;
+        if (special == "nan") v[v.size() / 2] = -NAN;
+        const float want_amax = hd::amax_of(v.data(), v.size());
         const auto at = [&](int line, int k) -> std::size_t {
             return alongRows ? static_cast<std::size_t>(line) * cols + k : static_cast<std::size_t>(k) * cols + line;
         };
@@ -150,14 +155,16 @@ private slots:
                 }
             }
         hd::Counts got_counts;
-        mx_cast_in_place(v.data(), rows, cols, alongRows ? MxAxis::rows : MxAxis::cols, got_counts);
+        const float got_amax = mx_cast_in_place(v.data(), rows, cols, alongRows ? MxAxis::rows : MxAxis::cols, got_counts);
+        QCOMPARE(hd::bits_of(got_amax), hd::bits_of(want_amax));
         int nan_blocks = 0;
         for (std::size_t i = 0; i < v.size(); ++i) {
             QVERIFY2(hd::bits_of(v[i]) == hd::bits_of(want[i]),
                      qPrintable(QStringLiteral("element %1: %2 vs %3").arg(i).arg(v[i]).arg(want[i])));
             nan_blocks += std::isnan(want[i]);
         }
-        QCOMPARE(nan_blocks > 0, withInf);  // the inf's block is all NaN
+        QCOMPARE(nan_blocks, withInf ? std::min(len, hd::k_mx_block) : special == "nan" ? 1 : 0);  // the inf's block is all NaN
+        QVERIFY(want_counts.overflow > 0 || rows * cols < 64);  // some values saturate
         QCOMPARE(got_counts.overflow, want_counts.overflow);
         QCOMPARE(got_counts.underflow, want_counts.underflow);
         QCOMPARE(got_counts.subnormal, want_counts.subnormal);
