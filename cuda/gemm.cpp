@@ -1,5 +1,6 @@
-// cuBLASLt matmul with FP32 output and FP32 compute; descriptors are made per call (host-side,
-// microseconds) and the heuristic is asked each time: caching both per shape is the next step.
+// cuBLASLt matmul with FP32 output and FP32 compute. A shape's descriptors and the heuristic's
+// algorithms are made on its first call and kept (a training run has a handful of shapes, each
+// called every step): later calls only queue the matmul.
 #include "cuda/gemm.hpp"
 
 #include "cuda/check.hpp"
@@ -79,6 +80,43 @@ Gemm::~Gemm() {
     if (m_lt) cublasLtDestroy(m_lt);
 }
 
+struct Gemm::Plan {
+    static constexpr int k_candidates = 4;
+    OpDesc op;
+    Layout la, lb, lc;
+    cublasLtMatmulHeuristicResult_t results[k_candidates]{};
+    int found = 0;
+    int last = 0;  // the candidate that ran last (none when found is 0: cublasGemmEx)
+};
+
+Gemm::Plan& Gemm::plan(const Shape& s) {
+    auto it = m_plans.find(s);
+    if (it != m_plans.end()) return *it->second;
+    const auto [in, trans_a, trans_b, m, n, k, lda, ldb, ldc] = s;
+    const cudaDataType_t ab = data_type(in);
+    const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    auto p = std::make_unique<Plan>();
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->op.h, compute_type(in), CUDA_R_32F));
+    CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(p->op.h, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
+    CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(p->op.h, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->la.h, ab, trans_a ? k : m, trans_a ? m : k, lda));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lb.h, ab, trans_b ? n : k, trans_b ? k : n, ldb));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lc.h, CUDA_R_32F, m, n, ldc));
+    Preference pref;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.h));
+    const std::uint64_t ws = m_workspace.bytes();
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    // The heuristic's best few algorithms in order: one Lt rejects at run time gives way to the next.
+    if (cublasLtMatmulAlgoGetHeuristic(m_lt, p->op.h, p->la.h, p->lb.h, p->lc.h, p->lc.h, pref.h,
+                                       Plan::k_candidates, p->results, &p->found) != CUBLAS_STATUS_SUCCESS)
+        p->found = 0;
+    return *m_plans.emplace(s, std::move(p)).first->second;
+}
+
 void Gemm::run(GemmInput in, bool trans_a, bool trans_b, int m, int n, int k, const void* a,
                int lda, const void* b, int ldb, float* c, int ldc) {
     if (m == 0 || n == 0) return;
@@ -87,43 +125,25 @@ void Gemm::run(GemmInput in, bool trans_a, bool trans_b, int m, int n, int k, co
             cudaMemsetAsync(c, 0, sizeof(float) * static_cast<std::size_t>(ldc) * n, m_stream));
         return;
     }
-    const cudaDataType_t ab = data_type(in);
-    const cublasComputeType_t ct = compute_type(in);
-    const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     const float alpha = 1.0f, beta = 0.0f;
-
-    OpDesc op;
-    CUBLAS_CHECK(cublasLtMatmulDescCreate(&op.h, ct, CUDA_R_32F));
-    CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(op.h, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a));
-    CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(op.h, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b));
-    Layout la, lb, lc;
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la.h, ab, trans_a ? k : m, trans_a ? m : k, lda));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb.h, ab, trans_b ? n : k, trans_b ? k : n, ldb));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc.h, CUDA_R_32F, m, n, ldc));
-    Preference pref;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.h));
-    const std::uint64_t ws = m_workspace.bytes();
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-    // The heuristic's best few algorithms in order: one Lt rejects at run time gives way to the next.
-    constexpr int k_candidates = 4;
-    cublasLtMatmulHeuristicResult_t results[k_candidates]{};
-    int found = 0;
-    const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(m_lt, op.h, la.h, lb.h, lc.h, lc.h,
-                                                             pref.h, k_candidates, results, &found);
-    if (hs == CUBLAS_STATUS_SUCCESS)
-        for (int i = 0; i < found; ++i)
-            if (cublasLtMatmul(m_lt, op.h, &alpha, a, la.h, b, lb.h, &beta, c, lc.h, c, lc.h,
-                               &results[i].algo, m_workspace.data(), m_workspace.bytes(),
-                               m_stream) == CUBLAS_STATUS_SUCCESS)
-                return;
+    Plan& p = plan({in, trans_a, trans_b, m, n, k, lda, ldb, ldc});
+    // The algorithm that ran last time first, then the ones after it, wrapping round (one may
+    // refuse these pointers' alignment where the last call's were wider).
+    for (int i = 0; i < p.found; ++i) {
+        const int at = (p.last + i) % p.found;
+        if (cublasLtMatmul(m_lt, p.op.h, &alpha, a, p.la.h, b, p.lb.h, &beta, c, p.lc.h, c, p.lc.h,
+                           &p.results[at].algo, m_workspace.data(), m_workspace.bytes(),
+                           m_stream) == CUBLAS_STATUS_SUCCESS) {
+            p.last = at;
+            return;
+        }
+    }
     // Odd shapes or leading dimensions Lt has no kernel for, or every candidate refused: the
     // classic API takes anything.
-    CUBLAS_CHECK(cublasGemmEx(m_blas, op_a, op_b, m, n, k, &alpha, a, ab, lda, b, ab, ldb, &beta, c,
-                              CUDA_R_32F, ldc, ct, CUBLAS_GEMM_DEFAULT));
+    const cudaDataType_t ab = data_type(in);
+    CUBLAS_CHECK(cublasGemmEx(m_blas, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &alpha, a, ab, lda, b,
+                              ab, ldb, &beta, c, CUDA_R_32F, ldc, compute_type(in), CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace mpx::cuda

@@ -8,6 +8,9 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <tuple>
 
 #include "cuda/device_buffer.hpp"
 #include "engine/format.hpp"
@@ -40,11 +43,21 @@ public:
     void run(GemmInput in, bool trans_a, bool trans_b, int m, int n, int k, const void* a, int lda,
              const void* b, int ldb, float* c, int ldc);
 
+    // Shapes seen so far (each holds its descriptors and the heuristic's candidates).
+    std::size_t cached_shapes() const { return m_plans.size(); }
+
 private:
+    // One shape's descriptors, the heuristic's best algorithms in order and the one that ran last
+    // (-1: Lt has none that runs, the classic API does it). Made on a shape's first call.
+    struct Plan;
+    using Shape = std::tuple<GemmInput, bool, bool, int, int, int, int, int, int>;
+    Plan& plan(const Shape& s);
+
     cudaStream_t m_stream;
     cublasLtHandle_t m_lt = nullptr;
     cublasHandle_t m_blas = nullptr;
     DeviceBuffer m_workspace;
+    std::map<Shape, std::unique_ptr<Plan>> m_plans;
 };
 
 }  // namespace mpx::cuda
