@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,6 +54,58 @@ struct Pinned {
     }
 };
 
+// Host → device copies through pinned memory: a copy from pageable memory may make the host wait
+// for the stream, one from pinned memory never does. A ring of slots, each with the event of the
+// copy that last read it; a slot is refilled only once that copy is done (steps wait once, at
+// read_stats, so in a run it always is: a wait here is counted, as every other).
+class UploadRing {
+public:
+    UploadRing() {
+        for (Slot& s : m_slots) CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
+    }
+    UploadRing(const UploadRing&) = delete;
+    UploadRing& operator=(const UploadRing&) = delete;
+    ~UploadRing() {
+        for (Slot& s : m_slots) {
+            if (s.done) {
+                cudaEventSynchronize(s.done);
+                cudaEventDestroy(s.done);
+            }
+            if (s.host) cudaFreeHost(s.host);
+        }
+    }
+    // Queues a copy of `bytes` from `src` to `dst` on `stream`; src may change once this returns.
+    void copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream, long long& waits) {
+        if (bytes == 0) return;
+        Slot& s = m_slots[m_next];
+        m_next = (m_next + 1) % k_slots;
+        if (cudaEventQuery(s.done) == cudaErrorNotReady) {
+            ++waits;
+            CUDA_CHECK(cudaEventSynchronize(s.done));
+        }
+        if (bytes > s.bytes) {  // the event is done: nothing reads the old block any more
+            if (s.host) CUDA_CHECK(cudaFreeHost(s.host));
+            s.host = nullptr;
+            s.bytes = 0;
+            CUDA_CHECK(cudaMallocHost(&s.host, bytes));
+            s.bytes = bytes;
+        }
+        std::memcpy(s.host, src, bytes);
+        CUDA_CHECK(cudaMemcpyAsync(dst, s.host, bytes, cudaMemcpyHostToDevice, stream));
+        CUDA_CHECK(cudaEventRecord(s.done, stream));
+    }
+
+private:
+    static constexpr int k_slots = 4;  // a step uploads its inputs and labels (targets): 2–3 copies
+    struct Slot {
+        void* host = nullptr;
+        std::size_t bytes = 0;
+        cudaEvent_t done = nullptr;
+    };
+    Slot m_slots[k_slots];
+    int m_next = 0;
+};
+
 struct CudaBackend::Impl {
     int device;
     Stream stream;  // first: destroyed after every buffer that work on it may use
@@ -79,8 +132,15 @@ struct CudaBackend::Impl {
     DeviceBuffer fp8_work{k_fp8_tensors * sizeof(cuda::Fp8Work)};  // by Fp8Tensor
     DeviceBuffer fp8_op;  // MXFP8: dy blocked down columns for the weight gradient
 
+    UploadRing uploads;  // every host → device copy of inputs, labels and tables
+
     Impl(int dev, cudaDeviceProp prop)
-        : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {}
+        : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {
+        for (DeviceBuffer* b : {&bias, &hist, &op_a, &op_b, &acc, &aux, &aux2, &labels, &fp8_op})
+            b->count_waits_in(&syncs);
+    }
+    // A host → device copy that never waits for the stream (counted where it must).
+    void upload_bytes(void* dst, const void* src, std::size_t bytes) { uploads.copy(dst, src, bytes, s(), syncs); }
 
     cudaStream_t s() const { return stream.s; }
     StepStats* rec() { return static_cast<StepStats*>(record.data()); }
@@ -95,7 +155,8 @@ struct CudaBackend::Impl {
 
     // Start of an op: this backend's device current (the worker thread may not have chosen it).
     void use() { CUDA_CHECK(cudaSetDevice(device)); }
-    // The host waits for the stream: the only place it does (counted).
+    // The host waits for the stream (counted; so are a scratch buffer's growth and an upload slot
+    // still in use, which a run's steady state never meets).
     void wait() {
         ++syncs;
         CUDA_CHECK(cudaStreamSynchronize(s()));
@@ -150,9 +211,7 @@ struct CudaBackend::Impl {
     }
     const int* upload_labels(const std::vector<int>& l) {
         int* d = labels.get<int>(l.size());
-        if (!l.empty())
-            CUDA_CHECK(
-                cudaMemcpyAsync(d, l.data(), l.size() * sizeof(int), cudaMemcpyHostToDevice, s()));
+        upload_bytes(d, l.data(), l.size() * sizeof(int));
         return d;
     }
 };

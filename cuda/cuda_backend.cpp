@@ -154,10 +154,7 @@ void CudaBackend::upload(std::span<const float> src, Tensor& dst) {
     m->use();
     const std::size_t n = dst.size();
     float* stage = m->aux.get<float>(n);  // (n) FP32
-    // From pageable memory the copy returns once src has been taken: src may change afterwards.
-    if (n)
-        CUDA_CHECK(
-            cudaMemcpyAsync(stage, src.data(), n * sizeof(float), cudaMemcpyHostToDevice, m->s()));
+    m->upload_bytes(stage, src.data(), n * sizeof(float));  // through pinned memory: src may change
     cuda::encode(stage, dst.format(), dst.data(), n, m->sink(site()), m->s());
 }
 

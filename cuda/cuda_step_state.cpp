@@ -20,12 +20,10 @@ void CudaBackend::scaler_update() {
 
 void CudaBackend::set_bias_corrections(std::span<const hd::BiasCorrection> table) {
     m->use();
-    // A larger table reallocates: cudaFree waits for queued work that may read the old one (rare:
-    // the table doubles when a run outgrows it). From pageable memory the copy returns once the
-    // table has been taken.
+    // A larger table reallocates: that waits for queued work that may read the old one (rare: the
+    // table doubles when a run outgrows it; counted in host_syncs).
     hd::BiasCorrection* d = m->bias.get<hd::BiasCorrection>(std::max<std::size_t>(1, table.size()));
-    if (!table.empty())
-        CUDA_CHECK(cudaMemcpyAsync(d, table.data(), table.size_bytes(), cudaMemcpyHostToDevice, m->s()));
+    m->upload_bytes(d, table.data(), table.size_bytes());
     m->bias_size = static_cast<long long>(table.size());
 }
 

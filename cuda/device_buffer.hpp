@@ -19,10 +19,12 @@ public:
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
     DeviceBuffer(DeviceBuffer&& o) noexcept
-        : m_data(std::exchange(o.m_data, nullptr)), m_bytes(std::exchange(o.m_bytes, 0)) {}
+        : m_data(std::exchange(o.m_data, nullptr)), m_bytes(std::exchange(o.m_bytes, 0)),
+          m_waits(o.m_waits) {}
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
         std::swap(m_data, o.m_data);
         std::swap(m_bytes, o.m_bytes);
+        std::swap(m_waits, o.m_waits);
         return *this;
     }
     ~DeviceBuffer() {
@@ -30,10 +32,14 @@ public:
     }
 
     // Grows to at least `bytes` (contents not kept). Waits for queued work first: a kernel still
-    // reading the old block must finish before it is freed (rare: buffers only ever grow).
+    // reading the old block must finish before it is freed (rare: buffers only ever grow; a run's
+    // first step sizes them). That wait is added to *waits where count_waits_in gave one.
     void reserve(std::size_t bytes) {
         if (bytes <= m_bytes) return;
-        if (m_data) CUDA_CHECK(cudaDeviceSynchronize());
+        if (m_data) {
+            if (m_waits) ++*m_waits;
+            CUDA_CHECK(cudaDeviceSynchronize());
+        }
         void* p = device_malloc(bytes);
         if (m_data) cudaFree(m_data);
         m_data = p;
@@ -44,12 +50,14 @@ public:
         reserve(count * sizeof(T) + (count == 0 ? 1 : 0));
         return static_cast<T*>(m_data);
     }
+    void count_waits_in(long long* waits) { m_waits = waits; }
     void* data() const { return m_data; }
     std::size_t bytes() const { return m_bytes; }
 
 private:
     void* m_data = nullptr;
     std::size_t m_bytes = 0;
+    long long* m_waits = nullptr;
 };
 
 }  // namespace mpx::cuda
