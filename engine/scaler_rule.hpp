@@ -39,7 +39,8 @@ enum class HysteresisDecrement { stop_at_one, always };
 enum class ScaleEvent { none, grow, backoff, hysteresis };
 
 // The settings the rule reads: ScalerConfig without its preset name (scaler_rule(config) in
-// scaler.hpp copies them; validate() has checked them).
+// scaler.hpp copies every field; test_scaler checks each one arrives; validate() has checked them).
+// A ScalerRule of its own (a backend before set_scaler) scales by nothing.
 struct ScalerRule {
     ScalerKind kind = ScalerKind::none;
     double init_scale = 1.0;
@@ -55,6 +56,8 @@ struct ScalerRule {
     ScaleStorage scale_storage = ScaleStorage::fp32;
     NonFiniteGrowth non_finite_growth = NonFiniteGrowth::refuse;
     HysteresisDecrement hysteresis_decrement = HysteresisDecrement::stop_at_one;
+
+    bool operator==(const ScalerRule&) const = default;
 };
 
 struct ScalerState {
