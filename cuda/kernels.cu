@@ -187,6 +187,99 @@ __global__ void k_column_sums(const void* src, Format f, int rows, int cols, flo
 
 // One thread per row: the CPU's sequential row sums, bit for bit (a warp per row would be faster
 // for wide rows and no longer equal; the toy widths here are a few hundred at most).
+// Per-row kernels, tiled: a block loads R whole rows into shared memory with coalesced reads (all
+// its threads), then thread t runs row t's function (engine/op_math.hpp) on the tile, in the
+// CPU's order, so the bits are the thread-per-row kernels'; the softmax's gradients go back
+// through the tile and are stored, counted and binned by all threads. Rows wider than the tile
+// take the thread-per-row kernels below.
+constexpr int k_tile_floats = 8192;  // 32 KiB of shared memory per block
+// Rows per tile when each row needs `per_row` floats (0: one does not fit).
+int tile_rows(std::size_t per_row) {
+    if (per_row == 0 || per_row > static_cast<std::size_t>(k_tile_floats)) return 0;
+    return static_cast<int>(std::min<std::size_t>(k_threads, k_tile_floats / per_row));
+}
+int blocks_for_tiles(int rows, int R) {
+    return std::min((rows + R - 1) / R, k_max_blocks);
+}
+// Loads rows r0 … r0 + n_rows − 1 (of D values) from src into tile; every thread calls it.
+__device__ void load_tile(float* tile, const void* src, Format f, long long r0, int n_rows, int D) {
+    const std::size_t base = static_cast<std::size_t>(r0) * D, n = static_cast<std::size_t>(n_rows) * D;
+    for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) tile[i] = load_value(f, src, base + i);
+}
+
+__global__ void k_layernorm_stats_tiled(const void* x, Format xf, int rows, int D, int R, float* mean,
+                                        float* rstd) {
+    __shared__ float tile[k_tile_floats];
+    for (long long r0 = static_cast<long long>(blockIdx.x) * R; r0 < rows; r0 += static_cast<long long>(gridDim.x) * R) {
+        const int n_rows = static_cast<int>(min(static_cast<long long>(R), rows - r0));
+        load_tile(tile, x, xf, r0, n_rows, D);
+        __syncthreads();
+        if (static_cast<int>(threadIdx.x) < n_rows) {
+            const float* row = tile + static_cast<std::size_t>(threadIdx.x) * D;
+            const long long r = r0 + threadIdx.x;
+            layernorm_row_stats([&](int c) { return row[c]; }, D, mean[r], rstd[r]);
+        }
+        __syncthreads();  // the tile is read before the next one overwrites it
+    }
+}
+
+// x's and dy's rows side by side: R rows of x, then R rows of dy.
+__global__ void k_layernorm_row_sums_tiled(const void* x, Format xf, const void* gamma, Format gf,
+                                           const void* dy, Format dyf, const float* mean,
+                                           const float* rstd, int rows, int D, int R, float* row_sums) {
+    __shared__ float tile[k_tile_floats];
+    for (long long r0 = static_cast<long long>(blockIdx.x) * R; r0 < rows; r0 += static_cast<long long>(gridDim.x) * R) {
+        const int n_rows = static_cast<int>(min(static_cast<long long>(R), rows - r0));
+        float* dys = tile + static_cast<std::size_t>(R) * D;
+        load_tile(tile, x, xf, r0, n_rows, D);
+        load_tile(dys, dy, dyf, r0, n_rows, D);
+        __syncthreads();
+        if (static_cast<int>(threadIdx.x) < n_rows) {
+            const std::size_t o = static_cast<std::size_t>(threadIdx.x) * D;
+            const long long r = r0 + threadIdx.x;
+            layernorm_row_sums([&](int c) { return tile[o + c]; }, [&](int c) { return load_value(gf, gamma, c); },
+                               [&](int c) { return dys[o + c]; }, D, mean[r], rstd[r], row_sums[r],
+                               row_sums[rows + r]);
+        }
+        __syncthreads();
+    }
+}
+
+// The row's gradients overwrite its logits in the tile (softmax_xent_row reads each logit before
+// it writes that element's gradient, and none after: the CPU's in-place rule), then every thread
+// stores, counts and bins them. dlogits may be the logits' storage: a tile is stored only after
+// all of its rows were read, and tiles hold disjoint rows.
+__global__ void k_softmax_xent_tiled(const void* logits, Format lf, const int* labels, int rows, int C,
+                                     int R, float inv_b, ScaleBy by, const ScalerState* scaler,
+                                     float* row_loss, void* dlogits, Format df, Counts* counts, Bins* bins) {
+    __shared__ float tile[k_tile_floats];
+    const float scale = by.resolve(scaler);
+    const TallyEdges edges = tally_edges(df);
+    MPX_BLOCK_BINS(hist, bins);
+    Counts c;
+    for (long long r0 = static_cast<long long>(blockIdx.x) * R; r0 < rows; r0 += static_cast<long long>(gridDim.x) * R) {
+        const int n_rows = static_cast<int>(min(static_cast<long long>(R), rows - r0));
+        load_tile(tile, logits, lf, r0, n_rows, C);
+        __syncthreads();
+        if (static_cast<int>(threadIdx.x) < n_rows) {
+            float* row = tile + static_cast<std::size_t>(threadIdx.x) * C;
+            const long long r = r0 + threadIdx.x;
+            row_loss[r] = softmax_xent_row([&](int k) { return row[k]; }, C, labels[r], inv_b, scale,
+                                           [&](int k, float v) { row[k] = v; });
+        }
+        __syncthreads();
+        const std::size_t base = static_cast<std::size_t>(r0) * C, n = static_cast<std::size_t>(n_rows) * C;
+        for (std::size_t i = threadIdx.x; i < n; i += blockDim.x) {
+            const float v = tile[i];
+            hist.add(v);
+            tally(edges, v, store_value(df, dlogits, base + i, v), c);
+        }
+        __syncthreads();
+    }
+    hist.end();
+    add_counts(c, counts);
+}
+
 __global__ void k_layernorm_stats(const void* x, Format xf, int rows, int D, float* mean,
                                   float* rstd) {
     for (std::size_t r = first_index(); r < static_cast<std::size_t>(rows); r += grid_stride()) {
@@ -418,8 +511,11 @@ void layernorm_forward(const void* x, Format xf, const void* gamma, Format gf, c
                        Format bf, void* y, Format yf, float* mean, float* rstd, int rows, int D,
                        Sink sink, cudaStream_t stream) {
     if (rows == 0 || D == 0) return;
-    k_layernorm_stats<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
-        x, xf, rows, D, mean, rstd);
+    if (const int R = tile_rows(static_cast<std::size_t>(D)))
+        k_layernorm_stats_tiled<<<blocks_for_tiles(rows, R), k_threads, 0, stream>>>(x, xf, rows, D, R, mean, rstd);
+    else
+        k_layernorm_stats<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
+            x, xf, rows, D, mean, rstd);
     check_launch();
     launch_store(LayerNormed{x, xf, gamma, gf, beta, bf, mean, rstd, D}, yf, y,
                  static_cast<std::size_t>(rows) * D, sink, stream);
@@ -435,8 +531,12 @@ void layernorm_backward(const void* x, Format xf, const void* gamma, Format gf, 
         x, xf, dy, dyf, mean, rstd, rows, D, dgamma, dbeta);
     check_launch();
     if (rows == 0) return;
-    k_layernorm_row_sums<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
-        x, xf, gamma, gf, dy, dyf, mean, rstd, rows, D, row_sums);
+    if (const int R = tile_rows(2 * static_cast<std::size_t>(D)))
+        k_layernorm_row_sums_tiled<<<blocks_for_tiles(rows, R), k_threads, 0, stream>>>(
+            x, xf, gamma, gf, dy, dyf, mean, rstd, rows, D, R, row_sums);
+    else
+        k_layernorm_row_sums<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
+            x, xf, gamma, gf, dy, dyf, mean, rstd, rows, D, row_sums);
     check_launch();
     // Element i reads x, dy at i and then writes dx at i: in place is safe.
     launch_store(LayerNormDx{x, xf, gamma, gf, dy, dyf, mean, rstd, row_sums, rows, D}, dxf, dx,
@@ -452,9 +552,14 @@ void softmax_xent(const void* logits, Format lf, const int* labels, int rows, in
                   ScaleBy scale, const ScalerState* scaler, float* row_loss, void* dlogits,
                   Format df, Sink sink, StepStats* record, cudaStream_t stream) {
     if (rows == 0) return;
-    k_softmax_xent<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
-        logits, lf, labels, rows, C, inv_b, scale, scaler, row_loss, dlogits, df, sink.counts,
-        sink.bins);
+    if (const int R = tile_rows(static_cast<std::size_t>(C)))
+        k_softmax_xent_tiled<<<blocks_for_tiles(rows, R), k_threads, 0, stream>>>(
+            logits, lf, labels, rows, C, R, inv_b, scale, scaler, row_loss, dlogits, df, sink.counts,
+            sink.bins);
+    else
+        k_softmax_xent<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
+            logits, lf, labels, rows, C, inv_b, scale, scaler, row_loss, dlogits, df, sink.counts,
+            sink.bins);
     check_launch();
     k_add_mean_loss<<<1, 1, 0, stream>>>(row_loss, static_cast<std::size_t>(rows), rows, record);
     check_launch();
