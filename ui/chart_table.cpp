@@ -27,7 +27,7 @@ constexpr ChartSpec k_charts[] = {
      QT_TRANSLATE_NOOP("ChartTable", "% of gradient values"), AxisKind::percent, Metric::underflow, Draw::envelope,
      false, &concepts::underflow},
     {ChartId::overflow, QT_TRANSLATE_NOOP("ChartTable", "Overflows per step"),
-     QT_TRANSLATE_NOOP("ChartTable", "values → ±inf"), AxisKind::count, Metric::overflow, Draw::max, false,
+     QT_TRANSLATE_NOOP("ChartTable", "→ ±inf or max"), AxisKind::count, Metric::overflow, Draw::max, false,
      &concepts::overflow},
     {ChartId::lostUpdates, QT_TRANSLATE_NOOP("ChartTable", "Lost updates (weight did not change)"),
      QT_TRANSLATE_NOOP("ChartTable", "% of weights"), AxisKind::percent, Metric::lostUpdates, Draw::mean,

@@ -309,8 +309,11 @@ void PlotWidget::setYRange(double lo, double hi) {
         lo = lo > 0 ? std::floor(f(lo)) : 0;
         hi = hi > 0 ? std::ceil(f(hi)) : lo + 1;
         if (hi <= lo) hi = lo + 1;
-        if (d->y->min() == lo && d->y->max() == hi) return;
-        applyAxis(d->y, lo, hi, std::max(1.0, std::ceil((hi - lo) / 5)));
+        // Whole powers only: a range of one decade (a single held-out point) that already matched
+        // the axis's initial 0…1 must still get its interval, or fractional ticks print 1e0 1e0 1e1.
+        const double step = std::max(1.0, std::ceil((hi - lo) / 5));
+        if (d->y->min() == lo && d->y->max() == hi && d->y->tickInterval() == step) return;
+        applyAxis(d->y, lo, hi, step);
         return;
     }
     if (!std::isfinite(lo) || !std::isfinite(hi)) lo = 0, hi = 1;
@@ -323,7 +326,7 @@ void PlotWidget::setYRange(double lo, double hi) {
     const double step = niceStep(hi - lo, 5);
     lo = std::floor(lo / step + 1e-9) * step;
     hi = std::ceil(hi / step - 1e-9) * step;
-    if (d->y->min() == lo && d->y->max() == hi) return;
+    if (d->y->min() == lo && d->y->max() == hi && d->y->tickInterval() == step) return;
     applyAxis(d->y, lo, hi, step);
 }
 

@@ -2,6 +2,8 @@
 // hovering shows every run's value at that step, the held-out charts show each evaluation, the event
 // log holds every scale event with its old and new scale, and clicking an event moves the charts to
 // its step.
+#include <QChartView>
+#include <QValueAxis>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
@@ -13,6 +15,7 @@
 #include "ui/charts_panel.hpp"
 #include "ui/event_log_panel.hpp"
 #include "ui/main_window.hpp"
+#include "ui/plot_widget.hpp"
 
 using mpx::gui::EngineState;
 using mpx::gui::RecordStore;
@@ -44,6 +47,27 @@ private slots:
         w->charts()->refresh();
     }
     void cleanupTestCase() { w.reset(); }
+
+    // A log axis labels whole powers only. One held-out point (loss 2.3) spans the decade 10^0…10^1,
+    // which is the axis's initial 0…1 range: its interval must still become 1, or the labels read
+    // 1e0 1e0 1e0 1e1 1e1 1e1. The same for log2, and after a wider range came first.
+    void a_log_axis_ticks_whole_powers_from_the_first_point() {
+        for (auto scale : {mpx::ui::PlotWidget::YScale::log10, mpx::ui::PlotWidget::YScale::log2}) {
+            mpx::ui::PlotWidget p(QStringLiteral("test"));
+            p.setYScale(scale);
+            auto* y = qobject_cast<QValueAxis*>(p.findChild<QChartView*>()->chart()->axes(Qt::Vertical).value(0));
+            QVERIFY(y);
+            p.setYRange(1.5, 1.9);  // within one power: 0…1
+            QCOMPARE(y->min(), 0.0);
+            QCOMPARE(y->max(), 1.0);
+            QCOMPARE(y->tickInterval(), 1.0);
+            p.setYRange(1e-30, 1e30);  // log10: −30…30, interval 12; log2: −100…100, interval 40
+            const double wide = y->tickInterval();
+            QVERIFY(wide > 1.0 && wide == std::round(wide));
+            p.setYRange(1.5, 1.9);
+            QCOMPARE(y->tickInterval(), 1.0);
+        }
+    }
 
     void zooming_one_chart_moves_every_chart() {
         auto* loss = w->charts()->plot(ChartId::loss);
