@@ -17,6 +17,7 @@
 #include "app/gui/config_bridge.hpp"
 #include "engine/step_stats.hpp"
 #include "ui/concepts.hpp"
+#include "ui/range_bands.hpp"
 #include "ui/run_style.hpp"
 #include "ui/view_canvas.hpp"
 
@@ -57,7 +58,7 @@ WhereView::WhereView(gui::RecordStore* store, QWidget* parent) : QWidget(parent)
     m_run->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_measure = new QComboBox;
     m_measure->addItem(tr("Gradient underflow (share → 0)"));
-    m_measure->addItem(tr("Overflows (count → ±inf)"));
+    m_measure->addItem(tr("Overflows (count → ±inf or max)"));
     m_measure->setToolTip(concepts::underflow() + QStringLiteral("\n\n") + concepts::overflow());
     bar->addWidget(new QLabel(tr("Run")));
     bar->addWidget(m_run);
@@ -90,14 +91,22 @@ void WhereView::rebuildChoices() {
     m_key = {};
     const auto session = m_store->session();
     if (!session) return;
-    int pick = -1;
+    int pick = -1, fp8 = -1;
     for (int r = 0; r < static_cast<int>(session->runs.size()); ++r) {
         const auto& d = session->runs[static_cast<std::size_t>(r)];
         m_run->addItem(swatch(runColour(r)), d.label, r);
         if (pick < 0 && d.precision != QLatin1String("fp32")) pick = r;  // where the trouble is
+        if (fp8 < 0 && fp8Cast(*m_store, r, 0, mpx::HistTensor::input, 0).fp8Run) fp8 = r;
     }
-    m_run->setCurrentIndex(std::max(0, pick));
+    // A session with FP8 runs (the fp8 preset) opens on the first of them and where its casts
+    // saturate: its gradients stay in BF16, so their underflow map would be empty.
+    // The measure follows only a change between FP8 and other sessions: a Reset keeps the user's.
+    m_run->setCurrentIndex(std::max(0, fp8 >= 0 ? fp8 : pick));
+    if ((fp8 >= 0) != m_fp8Session) setMeasure(fp8 >= 0 ? Measure::overflowCount : Measure::underflowShare);
+    m_fp8Session = fp8 >= 0;
 }
+
+bool WhereView::fp8Run() const { return run() >= 0 && fp8Cast(*m_store, run(), 0, mpx::HistTensor::input, 0).fp8Run; }
 
 void WhereView::setRun(int run) { m_run->setCurrentIndex(m_run->findData(run)); }
 int WhereView::run() const { return m_run->currentIndex() < 0 ? -1 : m_run->currentData().toInt(); }
@@ -245,7 +254,8 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     const QString label = session->runs[static_cast<std::size_t>(run())].label;
     const QString title = measure() == Measure::underflowShare
                               ? tr("%1: which layer's gradients underflow (became 0), and when").arg(label)
-                              : tr("%1: which layer overflows (values became ±inf), and when").arg(label);
+                              : fp8Run() ? tr("%1: which layer's values saturate in FP8 or become ±inf, and when").arg(label)
+                                         : tr("%1: which layer overflows (values became ±inf), and when").arg(label);
     p.drawText(area.left() + 8, area.top() + 4 + fm.ascent(), fm.elidedText(title, Qt::ElideRight, area.width() - 16));
     p.setFont(m_canvas->font());
     p.setPen(text);
@@ -319,7 +329,8 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     p.drawText(QPointF(r.left(), ly + line + fm.ascent()),
                fm.elidedText(measure() == Measure::underflowShare
                                  ? tr("Colour: the share of the layer's non-zero gradient values that became 0 when stored (darker: more lost).")
-                                 : tr("Colour: how many of the layer's values became ±inf when stored (log scale; darker: more)."),
+                                 : fp8Run() ? tr("Colour: values that saturated in an FP8 cast or became ±inf, per layer and step (log scale; darker: more).")
+                                            : tr("Colour: how many of the layer's values became ±inf when stored (log scale; darker: more)."),
                              Qt::ElideRight, area.width() - r.left() - 24));
 }
 
@@ -341,7 +352,9 @@ QString WhereView::tooltipAt(QPoint pos) const {
     unsigned long long largest = 0;  // hd::Counts::overflow_max: bits of the largest value that overflowed
     for (mpx::Pass p : {mpx::Pass::forward, mpx::Pass::backward, mpx::Pass::update})
         largest = std::max(largest, s.layer(layer, p).overflow_max);
-    t += over ? tr("%1 values became ±inf (overflow); the largest was %2 before rounding.")
+    t += over ? (fp8Run() ? tr("%1 values saturated or became ±inf (overflow); the largest was %2 before rounding "
+                               "(FP8 casts: after scaling).")
+                          : tr("%1 values became ±inf (overflow); the largest was %2 before rounding."))
                     .arg(QLocale().toString(over))
                     .arg(QLocale().toString(hd::float_of(static_cast<std::uint32_t>(largest)), 'g', 6))
               : tr("No value became ±inf.");

@@ -376,6 +376,10 @@ private slots:
         QCOMPARE(v->layer(), 1);
         QCOMPARE(v->tensor(), HistTensor::input);
         QCOMPARE(v->step(), 20);
+        // The Where view opens on the same first FP8 run, counting its saturations (its BF16
+        // gradients' underflow map would be empty).
+        QCOMPARE(w->whereView()->run(), 2);
+        QCOMPARE(w->whereView()->measure(), WhereView::Measure::overflowCount);
 
         mpx::Session engine(w->store()->session()->config);
         for (int s = 0; s < steps; ++s) engine.step();
