@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <vector>
@@ -106,6 +107,16 @@ private:
     int m_next = 0;
 };
 
+// A tensor of another backend holds host (or another device's) memory: a kernel would fault and
+// leave the context unusable, so refuse it up front. nullptr entries (absent bias, master) pass.
+inline void require_own(const Backend* be, std::initializer_list<const Tensor*> ts) {
+    for (const Tensor* t : ts)
+        if (t && t->backend() != be)
+            throw DeviceError(
+                "a tensor of another backend was passed to the CUDA backend; tensors "
+                "cannot be shared between backends");
+}
+
 struct CudaBackend::Impl {
     int device;
     Stream stream;  // first: destroyed after every buffer that work on it may use
@@ -133,10 +144,15 @@ struct CudaBackend::Impl {
     DeviceBuffer fp8_op;  // MXFP8: dy blocked down columns for the weight gradient
 
     UploadRing uploads;  // every host → device copy of inputs, labels and tables
+    // The update pass's table of every parameter (Backend::unscale_all, clip_all, optimizer_all),
+    // kept on the device as last uploaded: uploaded again only when the parameters change.
+    DeviceBuffer params;
+    std::vector<cuda::ParamEntry> params_host;
+    cuda::ParamLaunch params_launch;
 
     Impl(int dev, cudaDeviceProp prop)
         : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {
-        for (DeviceBuffer* b : {&bias, &hist, &op_a, &op_b, &acc, &aux, &aux2, &labels, &fp8_op})
+        for (DeviceBuffer* b : {&bias, &hist, &op_a, &op_b, &acc, &aux, &aux2, &labels, &fp8_op, &params})
             b->count_waits_in(&syncs);
     }
     // A host → device copy that never waits for the stream (counted where it must).
@@ -151,6 +167,12 @@ struct CudaBackend::Impl {
     // A site's counts and, on a collecting step, its bins.
     Sink sink(int site) {
         return {counters(site), collecting && site >= 0 ? &hists()->site[site] : nullptr};
+    }
+
+    // Where the update pass adds its counts and bins (ParamEntry's site and layer index these).
+    cuda::ParamSinks param_sinks() {
+        return {rec()->site, collecting ? hists()->site : nullptr,
+                collecting ? hists()->update_ulp : nullptr};
     }
 
     // Start of an op: this backend's device current (the worker thread may not have chosen it).

@@ -13,16 +13,6 @@
 namespace mpx::cuda {
 namespace {
 
-// A tensor of another backend holds host (or another device's) memory: a kernel would fault and
-// leave the context unusable, so refuse it up front. nullptr entries (absent bias, master) pass.
-void require_own(const Backend* be, std::initializer_list<const Tensor*> ts) {
-    for (const Tensor* t : ts)
-        if (t && t->backend() != be)
-            throw DeviceError(
-                "a tensor of another backend was passed to the CUDA backend; tensors "
-                "cannot be shared between backends");
-}
-
 std::string device_unusable(int device) {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
@@ -471,52 +461,12 @@ double CudaBackend::accuracy(const Tensor& logits, std::span<const int> labels) 
     return static_cast<double>(m->host_eval_counts.p->hits) / B;
 }
 
-// ---- gradients and the optimizer ---------------------------------------------------------------
-
-void CudaBackend::unscale_and_check(const Tensor& grad, ScaleBy inv_scale, Tensor& unscaled) {
-    require_own(this, {&grad, &unscaled});
-    require(unscaled.size() == grad.size(), "unscale_and_check: the unscaled gradient's shape differs");
-    m->use();
-    const std::size_t n = grad.size();
-    double* chunk_sums = m->aux.get<double>(unscale_chunks(n));  // (chunks)
-    cuda::unscale_check(grad.data(), grad.format(), inv_scale, &m->steps()->scaler,
-                        unscaled.data(), unscaled.format(), n, chunk_sums, m->sink(site()), m->rec(),
-                        m->s());
-}
+// ---- gradients (the update pass: cuda_update.cpp) ---------------------------------------------------------------
 
 void CudaBackend::scale(Tensor& t, float factor) {
     require_own(this, {&t});
     m->use();
     cuda::scale(t.data(), t.format(), factor, t.size(), m->s());
-}
-
-void CudaBackend::clip_to_norm(Tensor& t, double max_norm) {
-    require_own(this, {&t});
-    m->use();
-    cuda::clip_to_norm(t.data(), t.format(), t.size(), max_norm, m->rec(), m->s());
-}
-
-void CudaBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
-                                   Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) {
-    require_own(this, {&grad, master, &working, &state1, state2});
-    const std::size_t n = grad.size();
-    require(working.size() == n && state1.size() == n,
-            "optimizer_update: working copy and state must match the gradient");
-    require(!state2 || (state2->size() == n && state2->format() == state1.format()),
-            "optimizer_update: both states must have the gradient's size and one format");
-    require(!master || (master->size() == n && master->format() == Format::fp32),
-            "optimizer_update: the master copy must be FP32 of the gradient's size");
-    require(s.kind == OptimizerKind::sgd || state2, "optimizer_update: Adam needs a second state");
-    const hd::OptConsts k = optimizer_consts(s);
-    m->use();
-    cuda::optimizer_update(k, grad.data(), grad.format(),
-                           master ? static_cast<float*>(master->data()) : nullptr, working.data(),
-                           working.format(), state1.data(), state2 ? state2->data() : nullptr,
-                           state1.format(), n, m->sink(site()),
-                           m->collecting && site() >= 0 ? &m->hists()->update_ulp[site() / k_tensor_kinds]
-                                                        : nullptr,
-                           m->rec(), on_inf, s.count, static_cast<hd::BiasCorrection*>(m->bias.data()),
-                           m->bias_size, &m->steps()->applied_steps, m->s());
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int device) {

@@ -350,90 +350,6 @@ __global__ void k_accuracy(const void* logits, Format lf, const int* labels, int
     add_counts(c, counts);
 }
 
-// One thread per chunk of hd::k_sum_chunk elements: unscale, store (counted), flag inf/NaN, and the
-// chunk's sum of squares in double in element order.
-__global__ void k_unscale_check(const void* grad, Format gf, ScaleBy by, const ScalerState* scaler,
-                                void* out, Format of, std::size_t n, double* chunk_sums,
-                                Counts* counts, Bins* bins, StepStats* record) {
-    const float inv_scale = by.resolve(scaler);
-    const TallyEdges edges = tally_edges(of);
-    const std::size_t chunks = (n + k_sum_chunk - 1) / k_sum_chunk;
-    MPX_BLOCK_BINS(hist, bins);
-    Counts c;
-    for (std::size_t k = first_index(); k < chunks; k += grid_stride()) {
-        const std::size_t end = (k + 1) * k_sum_chunk < n ? (k + 1) * k_sum_chunk : n;
-        double ss = 0.0;
-        for (std::size_t i = k * k_sum_chunk; i < end; ++i) {
-            const float v = load_value(gf, grad, i) * inv_scale;
-            hist.add(v);
-            tally(edges, v, store_value(of, out, i, v), c);  // out may be grad: read, then write
-            if (!is_finite(v)) ++c.bad;
-            ss += static_cast<double>(v) * v;
-        }
-        chunk_sums[k] = ss;
-    }
-    hist.end();
-    if (c.bad) atomicAdd(&record->found_bad, c.bad);  // rare: only on a step with inf/NaN
-    add_counts(c, counts);
-}
-
-// One thread: the chunk sums added into the record in chunk order (as the CPU).
-__global__ void k_add_chunk_sums(const double* chunk_sums, std::size_t chunks, StepStats* record) {
-    if (threadIdx.x != 0 || blockIdx.x != 0) return;
-    for (std::size_t k = 0; k < chunks; ++k) record->sum_squares += chunk_sums[k];
-}
-
-__global__ void k_clip(void* t, Format f, std::size_t n, double max_norm, const StepStats* record) {
-    float factor = 1.0f;
-    if (record->found_inf() || !clip_factor(record->sum_squares, max_norm, factor)) return;
-    for (std::size_t i = first_index(); i < n; i += grid_stride())
-        store_value(f, t, i, load_value(f, t, i) * factor);
-}
-
-__global__ void k_optimizer(OptConsts s, const void* grad, Format gf, float* master, void* working,
-                            Format wf, void* state1, void* state2, Format sf, std::size_t n,
-                            Counts* counts, Bins* weight_bins, Bins* update_bins,
-                            const StepStats* record, OnInf on_inf, StepCount count,
-                            const BiasCorrection* table, long long table_size,
-                            const long long* applied) {
-    if (!step_applied(on_inf, record->found_inf())) return;  // uniform: every thread returns
-    if (count == StepCount::backend && s.kind != OptimizerKind::sgd) {  // t = *applied + 1
-        const long long k = *applied;
-        if (k < 0 || k >= table_size) return;  // the run keeps the table ahead: never here
-        apply_bias_correction(s, table[k]);
-    }
-    const TallyEdges wedges = tally_edges(wf), sedges = tally_edges(sf);
-    MPX_BLOCK_BINS(weights, weight_bins);  // the working copy's write-back, not the states
-    MPX_BLOCK_BINS(updates, update_bins);
-    const Format lands_in = master ? Format::fp32 : wf;  // the weight an update is applied to
-    Counts c;
-    for (std::size_t i = first_index(); i < n; i += grid_stride()) {
-        float w = master ? master[i] : load_value(wf, working, i);
-        const float old = w;
-        float m1 = load_value(sf, state1, i);
-        float m2 = state2 ? load_value(sf, state2, i) : 0.0f;
-        float update;
-        const bool moved = optimizer_element(s, load_value(gf, grad, i), w, m1, m2, update);
-        if (sf != Format::fp32) {
-            tally(sedges, m1, store_value(sf, state1, i, m1), c);
-            if (state2) tally(sedges, m2, store_value(sf, state2, i, m2), c);
-        } else {
-            static_cast<float*>(state1)[i] = m1;
-            if (state2) static_cast<float*>(state2)[i] = m2;
-        }
-        if (master) master[i] = w;
-        updates.add_slot(update_ulp_slot(lands_in, old, update));
-        weights.add(w);
-        const float before = load_value(wf, working, i);
-        const float after = store_value(wf, working, i, w);
-        tally(wedges, w, after, c);
-        count_update(moved, before, after, c);
-    }
-    weights.end();
-    updates.end();
-    add_counts(c, counts);
-}
-
 }  // namespace
 
 // ---- launchers ---------------------------------------------------------------------------------
@@ -580,39 +496,6 @@ void accuracy(const void* logits, Format lf, const int* labels, int rows, int C,
     if (rows == 0) return;
     k_accuracy<<<blocks_for(static_cast<std::size_t>(rows)), k_threads, 0, stream>>>(
         logits, lf, labels, rows, C, counts);
-    check_launch();
-}
-
-std::size_t unscale_chunks(std::size_t n) { return std::max<std::size_t>(1, (n + k_sum_chunk - 1) / k_sum_chunk); }
-
-void unscale_check(const void* grad, Format gf, ScaleBy inv_scale, const ScalerState* scaler,
-                   void* out, Format of, std::size_t n, double* chunk_sums, Sink sink,
-                   StepStats* record, cudaStream_t stream) {
-    if (n == 0) return;
-    const std::size_t chunks = unscale_chunks(n);
-    k_unscale_check<<<blocks_for(chunks), k_threads, 0, stream>>>(
-        grad, gf, inv_scale, scaler, out, of, n, chunk_sums, sink.counts, sink.bins, record);
-    check_launch();
-    k_add_chunk_sums<<<1, 1, 0, stream>>>(chunk_sums, chunks, record);
-    check_launch();
-}
-
-void clip_to_norm(void* t, Format f, std::size_t n, double max_norm, const StepStats* record,
-                  cudaStream_t stream) {
-    if (n == 0) return;
-    k_clip<<<blocks_for(n), k_threads, 0, stream>>>(t, f, n, max_norm, record);
-    check_launch();
-}
-
-void optimizer_update(const OptConsts& s, const void* grad, Format gf, float* master, void* working,
-                      Format wf, void* state1, void* state2, Format sf, std::size_t n,
-                      Sink sink, Bins* update_bins, const StepStats* record, OnInf on_inf,
-                      StepCount count, const hd::BiasCorrection* table, long long table_size,
-                      const long long* applied, cudaStream_t stream) {
-    if (n == 0) return;
-    k_optimizer<<<blocks_for(n), k_threads, 0, stream>>>(
-        s, grad, gf, master, working, wf, state1, state2, sf, n, sink.counts, sink.bins,
-        update_bins, record, on_inf, count, table, table_size, applied);
     check_launch();
 }
 

@@ -121,26 +121,67 @@ void mse(const void* pred, Format pf, const void* target, Format tf, std::size_t
 void accuracy(const void* logits, Format lf, const int* labels, int rows, int C, Counts* counts,
               cudaStream_t stream);
 
-// out (n) in of = grad (n) · inv_scale.resolve(scaler) (counted); counts->bad += non-finite
-// values; record->sum_squares += the sum of squares in hd::k_sum_chunk order; chunk_sums
-// (unscale_chunks(n)) double scratch. out may be grad itself.
-std::size_t unscale_chunks(std::size_t n);
-void unscale_check(const void* grad, Format gf, ScaleBy inv_scale, const ScalerState* scaler,
-                   void* out, Format of, std::size_t n, double* chunk_sums, Sink sink,
-                   StepStats* record, cudaStream_t stream);
-// t (n) *= hd::clip_factor(record's sum of squares, max_norm), unless the record found inf/NaN.
-void clip_to_norm(void* t, Format f, std::size_t n, double max_norm, const StepStats* record,
-                  cudaStream_t stream);
+// ---- the update pass (update_kernels.cu): unscale and check, clipping, the optimizer ----
+// Each launch covers one tensor (the single-tensor ops) or every parameter of the model (the ops
+// over all of them: Backend::unscale_all, clip_all, optimizer_all): a block works on one tensor,
+// found from the launch's table, so each tensor's counts and bins go to its own site.
+// One parameter tensor of an update launch. Plain data: one layout for g++ and nvcc.
+struct ParamEntry {
+    const void* grad = nullptr;  // unscale's input
+    void* unscaled = nullptr;    // unscale's output (may be grad); clipped; the optimizer's gradient
+    float* master = nullptr;     // FP32 master copy, nullable
+    void* working = nullptr;     // the working copy
+    void* state1 = nullptr;
+    void* state2 = nullptr;      // nullable (SGD)
+    std::size_t n = 0;
+    Format grad_format = Format::fp32, unscaled_format = Format::fp32;
+    Format working_format = Format::fp32, state_format = Format::fp32;
+    // Indexes into the launch's site counts and bins (-1: uncounted) and its update-ulp bins.
+    int unscale_site = -1, optimizer_site = -1, layer = 0;
+    // Set by lay_out: the tensor's first chunk of hd::k_sum_chunk values among the launch's
+    // tensors, and its first block and number of blocks in the chunk-wise grid (unscale: a thread
+    // per chunk) and in the element-wise grid (clipping, the optimizer: a thread per value).
+    std::size_t first_chunk = 0;
+    int chunk_block0 = 0, chunk_blocks = 0, elem_block0 = 0, elem_blocks = 0;
+    bool operator==(const ParamEntry&) const = default;
+};
+// The tensors of one launch: `count` entries in device memory, or (entries nullptr) `single`.
+struct ParamLaunch {
+    const ParamEntry* entries = nullptr;
+    int count = 0;
+    ParamEntry single;
+    std::size_t chunks = 0;                 // of all tensors: the chunk sums' length
+    int chunk_blocks = 0, elem_blocks = 0;  // the two grids' sizes
+};
+// Lays out entries[0..count) one after another in both grids (each tensor's block counts as a
+// single-tensor launch of its size would have them) and returns the totals (entries not set).
+ParamLaunch lay_out(ParamEntry* entries, int count);
+// Where the launches add their counts and bins: the step record's sites (nullptr: uncounted), the
+// step's site bins and update-ulp bins (nullptr: not a collecting step).
+struct ParamSinks {
+    Counts* site_counts = nullptr;
+    Bins* site_bins = nullptr;
+    Bins* update_bins = nullptr;
+};
 
-// One optimizer step over n weights: master (FP32, nullable), working copy in wf, states in sf
-// (state2 nullable for SGD), grad in gf. Nothing when on_inf is skip and the record found inf/NaN.
-// count backend: Adam's bias corrections are table[*applied] (t = *applied + 1; table (table_size),
-// nothing done when t is beyond it), applied to s's lr on the device (hd::apply_bias_correction).
-// sink.bins takes the working copy's write-back values, update_bins the update-to-ulp slots.
-void optimizer_update(const OptConsts& s, const void* grad, Format gf, float* master, void* working,
-                      Format wf, void* state1, void* state2, Format sf, std::size_t n,
-                      Sink sink, Bins* update_bins, const StepStats* record, OnInf on_inf,
-                      StepCount count, const hd::BiasCorrection* table, long long table_size,
+// Each tensor's unscaled (n) = grad (n) · inv_scale.resolve(scaler) stored in its format (counted
+// at unscale_site); record->found_bad += non-finite values; record->sum_squares += the sums of
+// squares of every chunk, tensor after tensor in hd::k_sum_chunk order (the CPU's order);
+// chunk_sums (launch.chunks) double scratch.
+void unscale_check(const ParamLaunch& launch, ScaleBy inv_scale, const ScalerState* scaler,
+                   double* chunk_sums, ParamSinks sinks, StepStats* record, cudaStream_t stream);
+// Each tensor's unscaled *= hd::clip_factor(record's sum of squares, max_norm), unless the record
+// found inf/NaN.
+void clip_to_norm(const ParamLaunch& launch, double max_norm, const StepStats* record,
+                  cudaStream_t stream);
+// One optimizer step of every tensor (its gradient: unscaled), counted at optimizer_site, the
+// working copy's write-back binned at that site and the update-to-ulp slots at `layer`. Nothing
+// when on_inf is skip and the record found inf/NaN. count backend: Adam's bias corrections are
+// table[*applied] (t = *applied + 1; table (table_size), nothing done when t is beyond it),
+// applied to s's lr on the device (hd::apply_bias_correction).
+void optimizer_update(const OptConsts& s, const ParamLaunch& launch, ParamSinks sinks,
+                      const StepStats* record, OnInf on_inf, StepCount count,
+                      const hd::BiasCorrection* table, long long table_size,
                       const long long* applied, cudaStream_t stream);
 
 // ---- what a run carries from step to step on the device (step_state.cu) ----

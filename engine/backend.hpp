@@ -57,6 +57,20 @@ struct Fp8Gemm {
     }
 };
 
+// One parameter tensor for the ops over all parameters at once (unscale_all, clip_all,
+// optimizer_all): its layer (counted at that layer's unscaled and optimizer sites), its gradient, the
+// unscaled gradient (may be the gradient's own tensor: in place), which the optimizer reads, the FP32
+// master copy (nullable), the working copy and the optimizer states (state2 nullable: SGD).
+struct ParamRef {
+    int layer = 0;
+    const Tensor* grad = nullptr;
+    Tensor* unscaled = nullptr;
+    Tensor* master = nullptr;
+    Tensor* working = nullptr;
+    Tensor* state1 = nullptr;
+    Tensor* state2 = nullptr;
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -200,6 +214,16 @@ public:
     // (rounded after each update, counted). Counts updates the working copy lost.
     virtual void optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
                                   Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) = 0;
+
+    // ---- all parameters at once ----
+    // What the single-tensor ops above do, tensor by tensor in the span's order, as one op: each
+    // tensor counted at its own layer's site (unscaled, optimizer), the sums of squares added in the
+    // same order, so the results are the single ops' bits. The CPU runs the single ops in a loop
+    // (these defaults); the CUDA backend launches one kernel over all tensors for each. The site
+    // afterwards is the last tensor's.
+    virtual void unscale_all(std::span<const ParamRef> ps, ScaleBy inv_scale);
+    virtual void clip_all(std::span<const ParamRef> ps, double max_norm);  // each unscaled tensor
+    virtual void optimizer_all(const OptimizerStep& s, std::span<const ParamRef> ps, OnInf on_inf);
 
 protected:
     virtual void* raw_alloc(std::size_t bytes) = 0;

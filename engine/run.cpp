@@ -190,12 +190,13 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     // Unscale by the backend's scale: reciprocal in double, multiply in FP32 (PyTorch's unscale_),
     // check every gradient; then clipping, the optimizer and the scaler's update, which read the
     // backend's own found-inf count, so the step waits for the device only once, at its end.
-    for (Param& p : model.params()) {
-        be.set_site(p.layer, TensorKind::unscaled);
-        be.unscale_and_check(p.grad, ScaleBy::unscale(), p.unscaled());
-    }
-    if (m_train.clip_norm > 0.0)
-        for (Param& p : model.params()) be.clip_to_norm(p.unscaled(), m_train.clip_norm);
+    // Each op runs over all parameters at once (one launch each on the GPU).
+    m_param_refs.clear();
+    for (Param& p : model.params())
+        m_param_refs.push_back({p.layer, &p.grad, &p.unscaled(), p.has_master() ? &p.master : nullptr,
+                                &p.working, &p.state1, p.state2.empty() ? nullptr : &p.state2});
+    be.unscale_all(m_param_refs, ScaleBy::unscale());
+    if (m_train.clip_norm > 0.0) be.clip_all(m_param_refs, m_train.clip_norm);
     const OnInf on_inf = m_scaler.skips_on_inf() ? OnInf::skip : OnInf::apply;
     OptimizerStep os;
     os.kind = m_train.optimizer;
@@ -209,11 +210,7 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     // its bias corrections from the table: a skipped step leaves the count where it was.
     os.count = StepCount::backend;
     cover_adam_steps(step_index + 1);
-    for (Param& p : model.params()) {
-        be.set_site(p.layer, TensorKind::optimizer);
-        be.optimizer_update(os, p.unscaled(), p.has_master() ? &p.master : nullptr, p.working,
-                            p.state1, p.state2.empty() ? nullptr : &p.state2, on_inf);
-    }
+    be.optimizer_all(os, m_param_refs, on_inf);
     be.count_applied_step(on_inf);
 
     be.scaler_update();

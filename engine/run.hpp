@@ -91,6 +91,7 @@ private:
     std::vector<hd::BiasCorrection> m_bias;  // Adam's bias corrections for t = 1..size, on the backend
     float m_bias_betas[2] = {0.0f, 0.0f};    // the betas m_bias was computed with
     long long m_schedule_steps = 0;  // schedule steps taken
+    std::vector<ParamRef> m_param_refs;  // the model's parameters for the ops over all of them
     std::string m_failure;
     bool m_adaptive_low = true;
     HistogramLog m_histograms;

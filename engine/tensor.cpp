@@ -70,6 +70,24 @@ Tensor::~Tensor() {
     if (m_backend) m_backend->release(*this);
 }
 
+void Backend::unscale_all(std::span<const ParamRef> ps, ScaleBy inv_scale) {
+    for (const ParamRef& p : ps) {
+        set_site(p.layer, TensorKind::unscaled);
+        unscale_and_check(*p.grad, inv_scale, *p.unscaled);
+    }
+}
+
+void Backend::clip_all(std::span<const ParamRef> ps, double max_norm) {
+    for (const ParamRef& p : ps) clip_to_norm(*p.unscaled, max_norm);
+}
+
+void Backend::optimizer_all(const OptimizerStep& s, std::span<const ParamRef> ps, OnInf on_inf) {
+    for (const ParamRef& p : ps) {
+        set_site(p.layer, TensorKind::optimizer);
+        optimizer_update(s, *p.unscaled, p.master, *p.working, *p.state1, p.state2, on_inf);
+    }
+}
+
 Tensor Backend::alloc(Format f, int rows, int cols, MemCategory c) {
     if (rows < 0 || cols < 0)
         throw ConfigError("", "negative tensor shape requested");

@@ -56,7 +56,7 @@ namespace {
 // The CPU backend with one fault injected, to prove the comparisons can fail (a harness that
 // passes everything would pass a broken GPU backend too); with Fault::none, a CPU backend that
 // counts the calls where a GPU backend waits for the device.
-enum class Fault { none, gemm_scaled, gelu_as_relu, dropout_seed, adam_step, stats_off };
+enum class Fault { none, gemm_scaled, gelu_as_relu, dropout_seed, adam_step, stats_off, param_sites };
 
 // Calls of the ops at which the CUDA backend synchronises with the host (cuda_backend.cpp:
 // read_stats, download, accuracy; nothing else waits).
@@ -132,6 +132,13 @@ public:
     void count_applied_step(OnInf on_inf) override { cpu().count_applied_step(on_inf); }
     void unscale_and_check(const Tensor& g, ScaleBy inv, Tensor& u) override {
         cpu().unscale_and_check(g, inv, u);
+    }
+    void unscale_all(std::span<const ParamRef> ps, ScaleBy inv) override {
+        if (m_fault != Fault::param_sites) return Backend::unscale_all(ps, inv);
+        for (const ParamRef& p : ps) {  // every tensor counted at fc1's site
+            set_site(0, TensorKind::unscaled);
+            unscale_and_check(*p.grad, inv, *p.unscaled);
+        }
     }
     void scale(Tensor& t, float f) override { cpu().scale(t, f); }
     void clip_to_norm(Tensor& t, double n) override { cpu().clip_to_norm(t, n); }
@@ -243,7 +250,8 @@ private slots:
         for (const Case& c : {Case{Fault::gemm_scaled, linear_ops, &fp32},
                               Case{Fault::gelu_as_relu, elementwise_ops, &fp32},
                               Case{Fault::dropout_seed, elementwise_ops, &amp},
-                              Case{Fault::adam_step, unscale_and_optimizer, &amp}, Case {
+                              Case{Fault::adam_step, unscale_and_optimizer, &amp},
+                              Case{Fault::param_sites, unscale_and_optimizer, &fp32}, Case {
                                   Fault::stats_off,
                                   linear_ops,
                                   &amp

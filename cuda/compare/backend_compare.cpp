@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "cuda/compare/tolerance.hpp"
 #include "engine/error.hpp"
@@ -394,6 +397,84 @@ Report losses(Backend& ref, Backend& dut, const Policy& p) {
 
 // ---- unscale and the optimizer -----------------------------------------------------------------
 
+namespace {
+
+// The ops over all parameters at once (what a run calls: one launch each on the GPU) on the device
+// under test against the single-tensor ops one after another on the reference: every tensor's
+// values and every site's counts equal, the sum of squares bit-equal. Three parameters as a model
+// has them: a weight spanning many chunks, its bias (in place, FP32), a second layer's weight of
+// less than one chunk; clipped, then Adam with the policy's master copy.
+void params_at_once(Rig& rig, Report& rep, const Policy& p) {
+    Backend& ref = rig.ref();
+    Backend& dut = rig.dut();
+    const bool master = p.weight != Format::fp32 || p.act != Format::fp32;
+    struct Param {
+        int layer, rows, cols;
+        bool in_place;
+        Twin g, u, ms, wk, s1, s2;
+    };
+    std::vector<Param> ps;
+    std::uint64_t seed = 60;
+    for (const auto& [layer, rows, cols, in_place] :
+         {std::tuple{0, 300, 301, false}, std::tuple{0, 1, 300, true}, std::tuple{1, 7, 300, false}}) {
+        const std::size_t n = static_cast<std::size_t>(rows) * cols;
+        const Format gf = in_place ? Format::fp32 : p.act;
+        const auto w0 = normal(n, seed++, 0.5);
+        ps.push_back({layer, rows, cols, in_place, rig.make(gf, rows, cols, normal(n, seed++, 30.0)),
+                      rig.zeros(Format::fp32, rows, cols), rig.make(Format::fp32, rows, cols, w0),
+                      rig.make(p.weight, rows, cols, w0), rig.zeros(Format::fp32, rows, cols),
+                      rig.zeros(Format::fp32, rows, cols)});
+    }
+    std::vector<ParamRef> refs, duts;
+    for (Param& q : ps) {
+        refs.push_back({q.layer, &q.g.ref, q.in_place ? &q.g.ref : &q.u.ref, master ? &q.ms.ref : nullptr,
+                        &q.wk.ref, &q.s1.ref, &q.s2.ref});
+        duts.push_back({q.layer, &q.g.dut, q.in_place ? &q.g.dut : &q.u.dut, master ? &q.ms.dut : nullptr,
+                        &q.wk.dut, &q.s1.dut, &q.s2.dut});
+    }
+    OptimizerStep st;
+    st.kind = OptimizerKind::adam;
+    st.weight_decay = 0.01f;
+    const ScaleBy inv(1.0f / 1024.0f);
+    ref.begin_step();
+    for (const ParamRef& r : refs) {
+        ref.set_site(r.layer, TensorKind::unscaled);
+        ref.unscale_and_check(*r.grad, inv, *r.unscaled);
+    }
+    for (const ParamRef& r : refs) ref.clip_to_norm(*r.unscaled, 1.0);
+    for (const ParamRef& r : refs) {
+        ref.set_site(r.layer, TensorKind::optimizer);
+        ref.optimizer_update(st, *r.unscaled, r.master, *r.working, *r.state1, r.state2, OnInf::skip);
+    }
+    const StepStats sr = ref.read_stats();
+    dut.begin_step();
+    dut.unscale_all(duts, inv);
+    dut.clip_all(duts, 1.0);
+    dut.optimizer_all(st, duts, OnInf::skip);
+    const StepStats sd = dut.read_stats();
+    ref.begin_step();
+    dut.begin_step();
+    rep.expect(sr.sum_squares == sd.sum_squares,
+               "all parameters at once: sum of squares " + std::to_string(sd.sum_squares) + " vs " +
+                   std::to_string(sr.sum_squares));
+    rep.expect(sr.found_bad == sd.found_bad, "all parameters at once: inf/NaN count differs");
+    std::size_t differing = 0;
+    for (Param& q : ps) {
+        const std::string what = "all parameters at once: fc" + std::to_string(q.layer + 1) + " " +
+                                 std::to_string(q.rows) + "x" + std::to_string(q.cols);
+        for (const auto& [name, t] : {std::pair{"unscaled", q.in_place ? &q.g : &q.u},
+                                      std::pair{"working copy", &q.wk}, std::pair{"master", &q.ms},
+                                      std::pair{"state1", &q.s1}, std::pair{"state2", &q.s2}}) {
+            const auto r = rig.ref_values(*t);
+            differing += rep.close(what + " " + name, r, rig.dut_values(*t), exact_bounds(r));
+        }
+    }
+    for (int i = 0; i < k_sites; ++i)
+        rep.counts("all parameters at once: counts at " + site_name(i), sr.site[i], sd.site[i], differing);
+}
+
+}  // namespace
+
 Report unscale_and_optimizer(Backend& ref, Backend& dut, const Policy& p) {
     Report rep;
     Rig rig(ref, dut);
@@ -495,6 +576,7 @@ Report unscale_and_optimizer(Backend& ref, Backend& dut, const Policy& p) {
                    "adam: the applied-step count after the step is " + std::to_string(cd.applied_steps) +
                        " (reference " + std::to_string(cr.applied_steps) + "), expected 3");
     }
+    params_at_once(rig, rep, p);
     return rep;
 }
 
