@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <stdexcept>
 
 #include "engine/error.hpp"
 #include "engine/rng.hpp"
@@ -140,8 +141,15 @@ void Run::fp8_after_step(long long step_index, const StepStats& st, StepRecord& 
 }
 
 StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, LossKind loss) {
+    queue_step(step_index, micro, loss);
+    return finish_step();
+}
+
+void Run::queue_step(long long step_index, const std::vector<Batch>& micro, LossKind loss) {
+    if (m_queued) throw std::logic_error("Run::queue_step: the previous step was not finished");
     const auto t0 = std::chrono::steady_clock::now();
-    StepRecord rec;
+    Queued q;  // kept only once the whole step is queued: a throw leaves nothing queued
+    StepRecord& rec = q.rec;
     rec.run = m_index;
     rec.step = step_index;
     rec.lr = lr_at(m_train, m_schedule_steps, m_cfg->steps);
@@ -152,13 +160,17 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
         rec.loss = std::nan("");
         rec.skipped = true;
         rec.mem = m_backend->memory();
-        return rec;
+        q.stopped = true;
+        m_queued = std::move(q);
+        return;
     }
     Backend& be = *m_backend;
     Mlp& model = *m_model;
     be.begin_step();
     fp8_before_step();
     const bool collect = m_histograms.wants(step_index, m_cfg->instruments.every);
+    q.collect = collect;
+    q.accum = static_cast<int>(micro.size());
     const int model_layers = m_cfg->model.layers();
     be.collect_histograms(collect ? model_layers : 0);
     const int accum = static_cast<int>(micro.size());
@@ -214,7 +226,34 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     be.count_applied_step(on_inf);
 
     be.scaler_update();
+    q.on_inf = on_inf;
+    q.queue_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    m_queued = std::move(q);
+}
 
+void Run::abandon_step() noexcept {
+    if (!m_queued) return;
+    try {
+        finish_step();  // the mirror follows what the backend did
+    } catch (...) {
+        m_queued.reset();
+    }
+}
+
+StepRecord Run::finish_step() {
+    if (!m_queued) throw std::logic_error("Run::finish_step: no step was queued");
+    const Queued q = std::move(*m_queued);
+    m_queued.reset();
+    if (q.stopped) return q.rec;
+    const auto t0 = std::chrono::steady_clock::now();
+    StepRecord rec = q.rec;
+    const long long step_index = rec.step;
+    const bool collect = q.collect;
+    const int accum = q.accum;
+    const OnInf on_inf = q.on_inf;
+    const int model_layers = m_cfg->model.layers();
+    Backend& be = *m_backend;
+    const Mlp& model = *m_model;
     const StepStats& st = be.read_stats();
     const double S = st.scaler.before.scale;  // the scale this step's loss was multiplied by
     rec.loss_scale = S;
@@ -257,7 +296,7 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
     rec.overflow_count = static_cast<long long>(fwd.overflow + bwd.overflow + upd.overflow);
     rec.mem = be.memory();
     rec.step_time_us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        q.queue_us + std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     return rec;
 }
 

@@ -47,6 +47,15 @@ public:
         std::unique_ptr<Backend> backend);
 
     StepRecord step(long long step_index, const std::vector<Batch>& micro, LossKind loss);
+    // step() in two halves: queue_step hands the backend the whole step (on the GPU it returns as
+    // soon as the work is queued: the batches are copied), finish_step waits for its record, the
+    // step's one wait, and returns what step() returns. The session queues every run's step before
+    // it finishes any, so one run's work runs on the GPU while the next is queued. Between the two
+    // nothing else may be asked of the run.
+    void queue_step(long long step_index, const std::vector<Batch>& micro, LossKind loss);
+    StepRecord finish_step();
+    // A queued step's record dropped (another run's step failed to queue); nothing when none is.
+    void abandon_step() noexcept;
     // The current weights on the held-out split (engine/evaluate.cpp): forward only, no dropout,
     // in this run's own precisions. Leaves nothing behind that the next step reads. Empty for a
     // stopped run or an empty split.
@@ -92,6 +101,16 @@ private:
     float m_bias_betas[2] = {0.0f, 0.0f};    // the betas m_bias was computed with
     long long m_schedule_steps = 0;  // schedule steps taken
     std::vector<ParamRef> m_param_refs;  // the model's parameters for the ops over all of them
+    // What finish_step needs of the step queue_step queued.
+    struct Queued {
+        StepRecord rec;          // what is known before the record: run, step, lr, scale
+        bool stopped = false;    // a stopped run: rec is the whole record
+        bool collect = false;    // histograms collected
+        int accum = 1;           // micro-batches
+        OnInf on_inf = OnInf::skip;
+        double queue_us = 0.0;   // time spent queueing (part of the step's time)
+    };
+    std::optional<Queued> m_queued;
     std::string m_failure;
     bool m_adaptive_low = true;
     HistogramLog m_histograms;

@@ -118,8 +118,16 @@ std::vector<StepRecord> Session::step() {
     std::vector<StepRecord> out;
     out.reserve(m_runs.size());
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+    // Every run's step is queued before any is waited for: on a GPU one run's work runs while the
+    // next is queued, and every run's record is read once its work is done.
+    try {
+        for (auto& r : m_runs) r->queue_step(m_step, m_micro, m_data.loss);
+    } catch (...) {
+        for (auto& r : m_runs) r->abandon_step();  // the step is not taken: its records are dropped
+        throw;
+    }
     for (auto& r : m_runs) {
-        StepRecord rec = r->step(m_step, m_micro, m_data.loss);
+        StepRecord rec = r->finish_step();
         rec.wall_time_s = wall;
         out.push_back(rec);
     }

@@ -60,18 +60,30 @@ enum class Fault { none, gemm_scaled, gelu_as_relu, dropout_seed, adam_step, sta
 
 // Calls of the ops at which the CUDA backend synchronises with the host (cuda_backend.cpp:
 // read_stats, download, accuracy; nothing else waits).
+// Also: the calls of the ops over all parameters (one launch each on the GPU) and, per backend
+// (its id), the order of step starts ("q<id> ") and waits for the record ("w<id> ").
 struct Waits {
     int read_stats = 0, download = 0, accuracy = 0;
+    int param_ops = 0;
+    std::string order;
 };
 
 class Faulty final : public Backend {
 public:
-    explicit Faulty(Fault f, Waits* waits = nullptr) : m_fault(f), m_waits(waits) {}
+    explicit Faulty(Fault f, Waits* waits = nullptr, int id = 0) : m_fault(f), m_waits(waits), m_id(id) {}
     std::string name() const override { return "CPU with a fault"; }
     bool is_gpu() const override { return false; }
-    void begin_step() override { m_cpu->begin_step(); }
+    void begin_step() override {
+        if (m_waits) m_waits->order += "q" + std::to_string(m_id) + " ";
+        if (fail_next_step) {
+            fail_next_step = false;
+            throw DeviceError("the device is gone (injected)");
+        }
+        m_cpu->begin_step();
+    }
+    bool fail_next_step = false;  // the next begin_step throws, once
     const StepStats& read_stats() override {
-        if (m_waits) ++m_waits->read_stats;
+        if (m_waits) ++m_waits->read_stats, m_waits->order += "w" + std::to_string(m_id) + " ";
         m_stats = m_cpu->read_stats();
         if (m_fault == Fault::stats_off) m_stats.site[0].nonzero += 1;
         return m_stats;
@@ -134,11 +146,20 @@ public:
         cpu().unscale_and_check(g, inv, u);
     }
     void unscale_all(std::span<const ParamRef> ps, ScaleBy inv) override {
+        if (m_waits) ++m_waits->param_ops;
         if (m_fault != Fault::param_sites) return Backend::unscale_all(ps, inv);
         for (const ParamRef& p : ps) {  // every tensor counted at fc1's site
             set_site(0, TensorKind::unscaled);
             unscale_and_check(*p.grad, inv, *p.unscaled);
         }
+    }
+    void clip_all(std::span<const ParamRef> ps, double max_norm) override {
+        if (m_waits) ++m_waits->param_ops;
+        Backend::clip_all(ps, max_norm);
+    }
+    void optimizer_all(const OptimizerStep& s, std::span<const ParamRef> ps, OnInf on_inf) override {
+        if (m_waits) ++m_waits->param_ops;
+        Backend::optimizer_all(s, ps, on_inf);
     }
     void scale(Tensor& t, float f) override { cpu().scale(t, f); }
     void clip_to_norm(Tensor& t, double n) override { cpu().clip_to_norm(t, n); }
@@ -164,6 +185,7 @@ private:
     }
     Fault m_fault;
     Waits* m_waits;
+    int m_id;
     StepStats m_stats;
     std::unique_ptr<Backend> m_cpu = make_cpu_backend();  // computes on our tensors' host memory
 };
@@ -215,6 +237,8 @@ private slots:
     // A training step waits for the device once: the engine reads the step record once per run and
     // step, and downloads nothing, with clipping, accumulation, dropout and recomputation on and a
     // step that overflows (its skip is decided by the backend). Evaluation waits apart from steps.
+    // The session queues every run's step before it waits for any (on a GPU the runs' work
+    // overlaps the host's queueing), and the update pass is three ops over all parameters.
     void a_training_step_waits_for_the_device_once() {
         SessionConfig c = load_config("overflow-storm");
         c.steps = 12;
@@ -224,16 +248,56 @@ private slots:
         c.model.dropout = 0.1f;
         c.model.recompute = true;
         Waits waits;
-        Session s(c, [&] { return std::make_unique<Faulty>(Fault::none, &waits); });
+        int backends = 0;
+        Session s(c, [&] { return std::make_unique<Faulty>(Fault::none, &waits, backends++); });
         const Waits setup = waits;
+        waits.order.clear();
         long long skipped = 0;
-        for (long long i = 0; i < c.steps; ++i)
+        std::string expected;
+        for (long long i = 0; i < c.steps; ++i) {
             for (const StepRecord& r : s.step()) skipped += r.skipped;
+            for (const char* what : {"q", "w"})
+                for (std::size_t k = 0; k < s.run_count(); ++k) expected += what + std::to_string(k) + " ";
+        }
         const int steps = static_cast<int>(c.steps * s.run_count());
+        QVERIFY(s.run_count() >= 2);
         QVERIFY(skipped > 0);  // the backend itself skipped those optimizer steps
         QCOMPARE(waits.read_stats - setup.read_stats, steps);
         QCOMPARE(waits.download - setup.download, 0);
         QCOMPARE(waits.accuracy - setup.accuracy, 0);
+        QCOMPARE(waits.order, expected);
+        QCOMPARE(waits.param_ops - setup.param_ops, 3 * steps);  // unscale, clip, optimizer
+    }
+
+    // A step that one run fails to queue (a device error) is not taken by any run: the error
+    // reaches the caller, the runs queued before it are finished and their records dropped, and
+    // every run steps again afterwards, the failed one from where it stood.
+    void a_step_one_run_fails_to_queue_is_dropped_and_training_goes_on() {
+        SessionConfig c = load_config("default");
+        c.steps = 6;
+        c.eval_every = 0;
+        std::vector<Faulty*> made;
+        Session s(c, [&] {
+            auto b = std::make_unique<Faulty>(Fault::none);
+            made.push_back(b.get());
+            return b;
+        });
+        QVERIFY(s.run_count() >= 3);
+        s.step();
+        made[1]->fail_next_step = true;
+        bool threw = false;
+        try {
+            s.step();
+        } catch (const DeviceError& e) {
+            threw = std::string(e.what()).find("injected") != std::string::npos;
+        }
+        QVERIFY(threw);
+        const auto recs = s.step();  // no "previous step was not finished"
+        QCOMPARE(recs.size(), s.run_count());
+        for (const StepRecord& r : recs) {
+            QCOMPARE(r.step, 1LL);  // the session's step did not advance
+            QVERIFY(std::isfinite(r.loss));
+        }
     }
 
     // ... and each injected fault makes its comparison fail.
