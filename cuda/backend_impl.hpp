@@ -127,6 +127,8 @@ struct CudaBackend::Impl {
     DeviceBuffer state{sizeof(cuda::DeviceStepState)};  // the loss scaler, Adam's applied steps
     DeviceBuffer bias;  // Adam's bias corrections by t − 1 (set_bias_corrections)
     long long bias_size = 0;
+    DeviceBuffer lrs;   // the learning rate by schedule steps (set_lr_schedule)
+    long long lrs_size = 0;
     Pinned<StepStats> host_record;
     DeviceBuffer hist;  // StepHistograms on the device, allocated on the first collecting step
     std::unique_ptr<StepHistograms> host_hist;
@@ -152,7 +154,7 @@ struct CudaBackend::Impl {
 
     Impl(int dev, cudaDeviceProp prop)
         : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {
-        for (DeviceBuffer* b : {&bias, &hist, &op_a, &op_b, &acc, &aux, &aux2, &labels, &fp8_op, &params})
+        for (DeviceBuffer* b : {&bias, &lrs, &hist, &op_a, &op_b, &acc, &aux, &aux2, &labels, &fp8_op, &params})
             b->count_waits_in(&syncs);
     }
     // A host → device copy that never waits for the stream (counted where it must).
@@ -161,6 +163,11 @@ struct CudaBackend::Impl {
     cudaStream_t s() const { return stream.s; }
     StepStats* rec() { return static_cast<StepStats*>(record.data()); }
     cuda::DeviceStepState* steps() { return static_cast<cuda::DeviceStepState*>(state.data()); }
+    // The host's tables the optimizer reads at the device's step counts (device pointers).
+    hd::StepTables step_tables() {
+        return {static_cast<const float*>(lrs.data()), lrs_size,
+                static_cast<const hd::BiasCorrection*>(bias.data()), bias_size};
+    }
     // A site of the device record (Backend::site(); -1: uncounted work, nullptr).
     Counts* counters(int site) { return site < 0 ? nullptr : &rec()->site[site]; }
     StepHistograms* hists() { return static_cast<StepHistograms*>(hist.data()); }

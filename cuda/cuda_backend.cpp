@@ -49,6 +49,7 @@ CudaBackend::CudaBackend(int device) {
     }
     set_scaler(ScalerRule{}, ScalerState{});  // as the CPU backend starts: kind none, scale 1
     set_applied_steps(0);
+    set_schedule_steps(0);
 }
 
 CudaBackend::~CudaBackend() {

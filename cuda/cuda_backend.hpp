@@ -68,6 +68,9 @@ public:
     void set_bias_corrections(std::span<const hd::BiasCorrection> table) override;
     void set_applied_steps(long long n) override;
     void count_applied_step(OnInf on_inf) override;
+    void set_lr_schedule(std::span<const float> lrs) override;
+    void set_schedule_steps(long long n) override;
+    void count_schedule_step(OnInf on_inf, bool advance_on_skip) override;
     void unscale_and_check(const Tensor& grad, ScaleBy inv_scale, Tensor& unscaled) override;
     void scale(Tensor& t, float factor) override;
     void clip_to_norm(Tensor& t, double max_norm) override;

@@ -103,9 +103,8 @@ void CudaBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, T
     Tensor& g = const_cast<Tensor&>(grad);
     cuda::optimizer_update(optimizer_consts(s),
                            single(entry(grad, g, master, &working, &state1, state2, -1, site())),
-                           m->param_sinks(), m->rec(), on_inf, s.count,
-                           static_cast<hd::BiasCorrection*>(m->bias.data()), m->bias_size,
-                           &m->steps()->applied_steps, m->s());
+                           m->param_sinks(), m->rec(), on_inf, s.count, m->step_tables(), m->steps(),
+                           m->s());
 }
 
 // ---- every parameter at once -------------------------------------------------------------------
@@ -132,8 +131,7 @@ void CudaBackend::optimizer_all(const OptimizerStep& s, std::span<const ParamRef
         require(s.kind == OptimizerKind::sgd || p.state2, "optimizer_update: Adam needs a second state");
     m->use();
     cuda::optimizer_update(optimizer_consts(s), params_table(this, *m, ps), m->param_sinks(), m->rec(), on_inf,
-                           s.count, static_cast<hd::BiasCorrection*>(m->bias.data()), m->bias_size,
-                           &m->steps()->applied_steps, m->s());
+                           s.count, m->step_tables(), m->steps(), m->s());
     set_site(ps.back().layer, TensorKind::optimizer);
 }
 

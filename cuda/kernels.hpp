@@ -121,6 +121,16 @@ void mse(const void* pred, Format pf, const void* target, Format tf, std::size_t
 void accuracy(const void* logits, Format lf, const int* labels, int rows, int C, Counts* counts,
               cudaStream_t stream);
 
+// What a run carries from step to step on the device (step_state.cu): the loss scaler's rule and
+// state, read by the loss and unscale kernels, and the step counts (Adam's applied steps, the LR
+// schedule's steps), read by the optimizer kernel.
+struct DeviceStepState {
+    ScalerRule rule;
+    ScalerState scaler;
+    long long applied_steps;
+    long long schedule_steps;
+};
+
 // ---- the update pass (update_kernels.cu): unscale and check, clipping, the optimizer ----
 // Each launch covers one tensor (the single-tensor ops) or every parameter of the model (the ops
 // over all of them: Backend::unscale_all, clip_all, optimizer_all): a block works on one tensor,
@@ -176,22 +186,15 @@ void clip_to_norm(const ParamLaunch& launch, double max_norm, const StepStats* r
                   cudaStream_t stream);
 // One optimizer step of every tensor (its gradient: unscaled), counted at optimizer_site, the
 // working copy's write-back binned at that site and the update-to-ulp slots at `layer`. Nothing
-// when on_inf is skip and the record found inf/NaN. count backend: Adam's bias corrections are
-// table[*applied] (t = *applied + 1; table (table_size), nothing done when t is beyond it),
-// applied to s's lr on the device (hd::apply_bias_correction).
+// when on_inf is skip and the record found inf/NaN. count backend: the learning rate and Adam's
+// bias corrections from `tables` at the device's counts (hd::take_backend_counts; nothing done
+// when a count is beyond its table).
 void optimizer_update(const OptConsts& s, const ParamLaunch& launch, ParamSinks sinks,
                       const StepStats* record, OnInf on_inf, StepCount count,
-                      const hd::BiasCorrection* table, long long table_size,
-                      const long long* applied, cudaStream_t stream);
+                      const hd::StepTables& tables, const DeviceStepState* counts,
+                      cudaStream_t stream);
 
-// ---- what a run carries from step to step on the device (step_state.cu) ----
-// The loss scaler's rule and state (engine/scaler_rule.hpp), read by the loss and unscale kernels,
-// and Adam's applied-step count, read by the optimizer kernel.
-struct DeviceStepState {
-    ScalerRule rule;
-    ScalerState scaler;
-    long long applied_steps;
-};
+// ---- what a run carries from step to step on the device (step_state.cu: DeviceStepState) ----
 // d->rule, d->scaler = rule, state; queued (a one-thread kernel: no host memory to keep alive).
 void set_scaler(DeviceStepState* d, const ScalerRule& rule, const ScalerState& state,
                 cudaStream_t stream);
@@ -202,5 +205,11 @@ void set_applied_steps(DeviceStepState* d, long long n, cudaStream_t stream);
 // One thread: d->applied_steps += step_applied(on_inf, record->found_inf()); the count into
 // record->applied_steps.
 void count_applied_step(DeviceStepState* d, StepStats* record, OnInf on_inf, cudaStream_t stream);
+// d->schedule_steps = n, queued.
+void set_schedule_steps(DeviceStepState* d, long long n, cudaStream_t stream);
+// One thread: d->schedule_steps += 1 when the step was applied or advance_on_skip; the count into
+// record->schedule_steps.
+void count_schedule_step(DeviceStepState* d, StepStats* record, OnInf on_inf, bool advance_on_skip,
+                         cudaStream_t stream);
 
 }  // namespace mpx::cuda

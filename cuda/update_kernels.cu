@@ -84,14 +84,14 @@ __global__ void k_clip(ParamLaunch l, double max_norm, const StepStats* record) 
 }
 
 __global__ void k_optimizer(OptConsts s, ParamLaunch l, ParamSinks sinks, const StepStats* record,
-                            OnInf on_inf, StepCount count, const BiasCorrection* table,
-                            long long table_size, const long long* applied) {
+                            OnInf on_inf, StepCount count, StepTables tables,
+                            const DeviceStepState* counts) {
     if (!step_applied(on_inf, record->found_inf())) return;  // uniform: every thread returns
-    if (count == StepCount::backend && s.kind != OptimizerKind::sgd) {  // t = *applied + 1
-        const long long k = *applied;
-        if (k < 0 || k >= table_size) return;  // the run keeps the table ahead: never here
-        apply_bias_correction(s, table[k]);
-    }
+    // lr at the schedule count, Adam's t = applied + 1; beyond a table (the run keeps them ahead:
+    // never) the step changes nothing
+    if (count == StepCount::backend &&
+        !take_backend_counts(s, tables, counts->schedule_steps, counts->applied_steps))
+        return;
     const ParamEntry e = entry_of(l, Grid::elements);
     const Format gf = e.unscaled_format, wf = e.working_format, sf = e.state_format;
     const TallyEdges wedges = tally_edges(wf), sedges = tally_edges(sf);
@@ -167,11 +167,11 @@ void clip_to_norm(const ParamLaunch& launch, double max_norm, const StepStats* r
 
 void optimizer_update(const OptConsts& s, const ParamLaunch& launch, ParamSinks sinks,
                       const StepStats* record, OnInf on_inf, StepCount count,
-                      const hd::BiasCorrection* table, long long table_size,
-                      const long long* applied, cudaStream_t stream) {
+                      const hd::StepTables& tables, const DeviceStepState* counts,
+                      cudaStream_t stream) {
     if (launch.elem_blocks == 0) return;
     k_optimizer<<<launch.elem_blocks, k_threads, 0, stream>>>(s, launch, sinks, record, on_inf,
-                                                              count, table, table_size, applied);
+                                                              count, tables, counts);
     check_launch();
 }
 

@@ -30,7 +30,8 @@ struct OptimizerStep {
     float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
     float weight_decay = 0.0f;   // SGD/Adam: L2 added to the gradient; AdamW: decoupled
     long long t = 1;             // Adam step number (bias correction), counts applied steps only
-    StepCount count = StepCount::given;  // backend: t is the backend's applied steps + 1
+    // backend: t is the backend's applied steps + 1 and lr its schedule table at its schedule count
+    StepCount count = StepCount::given;
 };
 // Adam's bias corrections for step t (std::pow in float: one value on both backends).
 hd::BiasCorrection bias_correction(float beta1, float beta2, long long t);
@@ -188,7 +189,7 @@ public:
     // record (StepStats::scaler), which is how the host learns the new scale.
     virtual void scaler_update() = 0;
 
-    // ---- Adam's step count, held by the backend ----
+    // ---- the step counts, held by the backend: Adam's applied steps, the LR schedule's steps ----
     // table (t = 1..table.size()): bias_correction(β1, β2, t), which optimizer_update with
     // StepCount::backend reads at t = applied steps + 1 (a t beyond the table is a ConfigError, on
     // the GPU a step that changes nothing: the run keeps the table ahead of its step count).
@@ -198,6 +199,13 @@ public:
     // skip and the record found inf/NaN: step_applied); the count after it goes into the record
     // (StepStats::applied_steps).
     virtual void count_applied_step(OnInf on_inf) = 0;
+    // lrs[k]: the learning rate after k schedule steps (float of lr_at), which optimizer_update with
+    // StepCount::backend reads at the schedule count (beyond the table: as for t above).
+    virtual void set_lr_schedule(std::span<const float> lrs) = 0;
+    virtual void set_schedule_steps(long long n) = 0;  // a run's start (0) and a resume
+    // After a step: the schedule count += 1 when the step was applied or `advance_on_skip`; the
+    // count after it goes into the record (StepStats::schedule_steps).
+    virtual void count_schedule_step(OnInf on_inf, bool advance_on_skip) = 0;
 
     // ---- gradients and the optimizer ----
     // unscaled = grad · inv_scale, multiplied in FP32 and stored in unscaled's format; counts every

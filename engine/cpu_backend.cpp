@@ -309,6 +309,12 @@ public:
         m_applied += step_applied(on_inf, m_stats.found_inf()) ? 1 : 0;
         m_stats.applied_steps = m_applied;
     }
+    void set_lr_schedule(std::span<const float> lrs) override { m_lrs.assign(lrs.begin(), lrs.end()); }
+    void set_schedule_steps(long long n) override { m_schedule = n; }
+    void count_schedule_step(OnInf on_inf, bool advance_on_skip) override {
+        m_schedule += step_applied(on_inf, m_stats.found_inf()) || advance_on_skip ? 1 : 0;
+        m_stats.schedule_steps = m_schedule;
+    }
 
     void unscale_and_check(const Tensor& grad, ScaleBy by, Tensor& unscaled) override {
         const float inv_scale = by.resolve(m_scaler.scale);
@@ -357,12 +363,12 @@ public:
             (master && (master->size() != n || master->format() != Format::fp32)))
             throw ConfigError("", "optimizer_update: shapes or master format do not match");
         hd::OptConsts k = optimizer_consts(s);
-        if (s.count == StepCount::backend && k.kind != OptimizerKind::sgd) {  // t = m_applied + 1
-            if (m_applied >= static_cast<long long>(m_bias.size()))
-                throw ConfigError("", "optimizer_update: Adam's step " + std::to_string(m_applied + 1) +
-                                          " is beyond the bias-correction table");
-            hd::apply_bias_correction(k, m_bias[static_cast<std::size_t>(m_applied)]);
-        }
+        if (s.count == StepCount::backend &&  // lr at m_schedule, Adam's t = m_applied + 1
+            !hd::take_backend_counts(k, {m_lrs.data(), static_cast<long long>(m_lrs.size()), m_bias.data(),
+                                         static_cast<long long>(m_bias.size())},
+                                     m_schedule, m_applied))
+            throw ConfigError("", "optimizer_update: schedule step " + std::to_string(m_schedule) + " or Adam's step " +
+                                      std::to_string(m_applied + 1) + " is beyond the host's tables");
         const float* g = view(grad, m_a).data();
         // The weights the optimizer reads: the FP32 master, else the working copy's values.
         sized(m_c, working.rows(), working.cols());
@@ -581,6 +587,8 @@ private:
     ScalerState m_scaler;
     long long m_applied = 0;                 // Adam's applied steps (count_applied_step)
     std::vector<hd::BiasCorrection> m_bias;  // by t − 1 (set_bias_corrections)
+    long long m_schedule = 0;                // the LR schedule's steps (count_schedule_step)
+    std::vector<float> m_lrs;                // by schedule steps (set_lr_schedule)
     hd::Counts m_uncounted;
     std::unique_ptr<StepHistograms> m_hist;  // allocated on the first collecting step
     bool m_collecting = false;

@@ -21,9 +21,11 @@ namespace mpx {
 
 enum class Activation : std::uint8_t { relu, gelu, tanh, none };
 enum class OptimizerKind : std::uint8_t { sgd, adam, adamw };
-// Where optimizer_update takes Adam's step number t from (engine/backend.hpp): OptimizerStep::t,
-// or the backend's own count of applied steps (set_applied_steps, count_applied_step) + 1, with
-// that t's bias corrections from the table the host gave (set_bias_corrections).
+// Where optimizer_update takes a step's numbers from (engine/backend.hpp): given, OptimizerStep::t
+// and lr; backend, the backend's own counts: Adam's t is its count of applied steps
+// (set_applied_steps, count_applied_step) + 1, with that t's bias corrections from the table the
+// host gave (set_bias_corrections), and the learning rate is the host's schedule table
+// (set_lr_schedule) at its count of schedule steps (set_schedule_steps, count_schedule_step).
 enum class StepCount : std::uint8_t { given, backend };
 
 namespace hd {
@@ -249,6 +251,26 @@ struct BiasCorrection {
 MPX_HD inline void apply_bias_correction(OptConsts& k, BiasCorrection b) {
     k.step_size = k.lr / b.bc1;
     k.bc2_sqrt = b.bc2_sqrt;
+}
+
+// The host's tables that a StepCount::backend update reads at the backend's counts: the learning
+// rate after k schedule steps (lrs[k]) and Adam's bias corrections for t (bias[t − 1]).
+struct StepTables {
+    const float* lrs = nullptr;
+    long long lrs_size = 0;
+    const BiasCorrection* bias = nullptr;
+    long long bias_size = 0;
+};
+// StepCount::backend: k's learning rate from the schedule table at `schedule` steps, then (Adam)
+// the bias corrections of t = applied + 1. False, k unchanged, when a count is beyond its table.
+MPX_HD inline bool take_backend_counts(OptConsts& k, const StepTables& t, long long schedule,
+                                       long long applied) {
+    if (schedule < 0 || schedule >= t.lrs_size) return false;
+    const bool adam = k.kind != OptimizerKind::sgd;
+    if (adam && (applied < 0 || applied >= t.bias_size)) return false;
+    k.lr = t.lrs[schedule];
+    if (adam) apply_bias_correction(k, t.bias[applied]);
+    return true;
 }
 
 // Updates w, m1 (and m2 for Adam) in place from the gradient g. Returns whether the optimizer

@@ -66,7 +66,23 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
     }
     m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
     m_backend->set_applied_steps(0);
+    m_backend->set_schedule_steps(0);
     cover_adam_steps(std::clamp(cfg.steps, 1LL, 4096LL));  // grown by step() as needed
+    cover_schedule(std::clamp(cfg.steps, 1LL, 4096LL));
+}
+
+// The learning rate after k schedule steps for k = 0..n − 1 (float of lr_at, the value the optimizer
+// was given from the host), for the backend to index by its own schedule count. Computed again
+// when the training settings or the session's length (warmup_cosine's default span) changed.
+void Run::cover_schedule(long long n) {
+    const bool same = m_lrs_for && m_lrs_for->first == m_cfg->steps && m_lrs_for->second == m_train;
+    if (same && n <= static_cast<long long>(m_lrs.size())) return;
+    if (!same) m_lrs.clear();
+    const long long size = std::max(n, 2 * static_cast<long long>(m_lrs.size()));
+    for (long long k = static_cast<long long>(m_lrs.size()); k < size; ++k)
+        m_lrs.push_back(static_cast<float>(lr_at(m_train, k, m_cfg->steps)));
+    m_lrs_for.emplace(m_cfg->steps, m_train);
+    m_backend->set_lr_schedule(m_lrs);
 }
 
 // Adam's bias corrections for t = 1..n, computed once here with the expressions optimizer_consts
@@ -220,10 +236,14 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     os.weight_decay = static_cast<float>(m_train.weight_decay);
     // Adam's t is the backend's own count of applied steps + 1 (this step's, if it is applied),
     // its bias corrections from the table: a skipped step leaves the count where it was.
+    // The learning rate is the backend's schedule table at its own schedule count, which a skipped
+    // step advances only with advance_on_skip.
     os.count = StepCount::backend;
     cover_adam_steps(step_index + 1);
+    cover_schedule(step_index + 1);  // a step's schedule count is at most its index
     be.optimizer_all(os, m_param_refs, on_inf);
     be.count_applied_step(on_inf);
+    be.count_schedule_step(on_inf, m_train.advance_on_skip);
 
     be.scaler_update();
     q.on_inf = on_inf;
@@ -278,7 +298,9 @@ StepRecord Run::finish_step() {
         rec.lost_update_frac =
             upd.changed ? static_cast<double>(upd.lost) / static_cast<double>(upd.changed) : 0.0;
     }
-    if (!rec.skipped || m_train.advance_on_skip) ++m_schedule_steps;
+    // The learning rate this step used: the schedule count before the step's own advance.
+    m_schedule_steps = st.schedule_steps;
+    rec.lr = lr_at(m_train, m_schedule_steps - (!rec.skipped || m_train.advance_on_skip ? 1 : 0), m_cfg->steps);
 
     // The backend updated its scaler with the one rule; the host only mirrors the result. An update
     // refused at the minimum (at_min = error) left the state as it was and stops the run.
@@ -386,6 +408,8 @@ void Run::load_state(const nlohmann::json& j) {
     if (m_applied_steps < 0) throw ConfigError("applied_steps", "must be >= 0");
     m_backend->set_applied_steps(m_applied_steps);
     m_schedule_steps = j.at("schedule_steps").get<long long>();
+    if (m_schedule_steps < 0) throw ConfigError("schedule_steps", "must be >= 0");
+    m_backend->set_schedule_steps(m_schedule_steps);
     m_failure = j.at("failure").get<std::string>();
     m_scaler = LossScaler(scaler_config_from_json(j.at("scaler_config")));
     const ScalerState st = scaler_state_from_json(j.at("scaler_state"));

@@ -99,7 +99,9 @@ private:
     long long m_applied_steps = 0;   // optimizer steps taken (Adam's t): the backend's, mirrored
     std::vector<hd::BiasCorrection> m_bias;  // Adam's bias corrections for t = 1..size, on the backend
     float m_bias_betas[2] = {0.0f, 0.0f};    // the betas m_bias was computed with
-    long long m_schedule_steps = 0;  // schedule steps taken
+    long long m_schedule_steps = 0;  // schedule steps taken: the backend's, mirrored
+    std::vector<float> m_lrs;        // the learning rate by schedule steps, on the backend
+    std::optional<std::pair<long long, TrainConfig>> m_lrs_for;  // the session steps and settings of m_lrs
     std::vector<ParamRef> m_param_refs;  // the model's parameters for the ops over all of them
     // What finish_step needs of the step queue_step queued.
     struct Queued {
@@ -117,6 +119,7 @@ private:
     std::vector<AmaxHistory> m_amax;  // delayed scaling: fp8_index(layer, tensor)
     std::vector<Fp8ScaleRow> m_fp8_scales;
     void cover_adam_steps(long long t);  // m_bias reaches step t (on the backend too)
+    void cover_schedule(long long n);    // m_lrs holds n schedule steps, for these settings
     void fp8_before_step();
     void fp8_after_step(long long step_index, const StepStats& st, StepRecord& rec);
 };

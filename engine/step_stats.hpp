@@ -114,6 +114,7 @@ struct StepStats {
     hd::Fp8Record fp8[k_max_layers * k_fp8_tensors];
     ScalerStep scaler;  // Backend::scaler_update
     long long applied_steps = 0;  // Backend::count_applied_step: the optimizer steps taken so far
+    long long schedule_steps = 0;  // Backend::count_schedule_step: the LR schedule's steps so far
 
     // A pass's counts: its sites in the first `layers` layers added up.
     MPX_HD hd::Counts of(Pass p, int layers = k_max_layers) const {

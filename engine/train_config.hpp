@@ -39,6 +39,7 @@ struct TrainConfig {
     long long total_steps = 0;     // cosine length; 0 = the session's step count
     double min_lr = 0.0;
     bool advance_on_skip = true;   // false: skipped steps do not advance the schedule (DeepSpeed)
+    bool operator==(const TrainConfig&) const = default;
 };
 // Every setting, with its range, help text and whether a change applies live (Session::set_train).
 std::span<const Field<TrainConfig>> train_fields();

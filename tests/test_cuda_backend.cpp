@@ -142,6 +142,9 @@ public:
     void set_bias_corrections(std::span<const hd::BiasCorrection> t) override { cpu().set_bias_corrections(t); }
     void set_applied_steps(long long n) override { cpu().set_applied_steps(n); }
     void count_applied_step(OnInf on_inf) override { cpu().count_applied_step(on_inf); }
+    void set_lr_schedule(std::span<const float> lrs) override { cpu().set_lr_schedule(lrs); }
+    void set_schedule_steps(long long n) override { cpu().set_schedule_steps(n); }
+    void count_schedule_step(OnInf on_inf, bool advance) override { cpu().count_schedule_step(on_inf, advance); }
     void unscale_and_check(const Tensor& g, ScaleBy inv, Tensor& u) override {
         cpu().unscale_and_check(g, inv, u);
     }

@@ -249,6 +249,8 @@ private slots:
         std::vector<hd::BiasCorrection> table;
         for (long long t = 1; t <= 5; ++t) table.push_back(bias_correction(0.9f, 0.999f, t));
         be->set_bias_corrections(table);
+        be->set_lr_schedule(std::vector<float>{0.02f, 0.01f});
+        be->set_schedule_steps(1);  // StepCount::backend: lr 0.01
         const std::vector<float> w0 = {0.5f, -0.25f, 1e-3f, 2.0f}, g0 = {0.1f, -0.2f, 0.3f, 1e-4f};
         Tensor g = be->alloc(Format::fp32, 1, 4, MemCategory::grads);
         be->set_uncounted();
@@ -264,7 +266,7 @@ private slots:
             be->fill(m2, 0.0f);
             OptimizerStep st;
             st.kind = static_cast<OptimizerKind>(kind);
-            st.lr = 0.01f;
+            st.lr = count == StepCount::given ? 0.01f : 1.0f;  // backend: the table's
             st.weight_decay = 0.01f;
             st.count = count;
             st.t = 4;  // StepCount::given
@@ -302,6 +304,106 @@ private slots:
         be->set_applied_steps(5);  // t = 6: beyond the table of 5
         be->begin_step();
         QVERIFY_THROWS_EXCEPTION(ConfigError, be->optimizer_update(st, g, nullptr, w, m1, &m2, OnInf::skip));
+    }
+
+    // The LR schedule's count on the backend: the optimizer takes the table's learning rate at the
+    // count (the bits a given lr gives, for SGD and Adam), a step advances it when it was applied or
+    // when skipped steps advance the schedule, and a count beyond the table is refused.
+    void the_lr_schedule_counts_on_the_backend() {
+        auto be = make_cpu_backend();
+        const std::vector<float> lrs = {0.1f, 0.05f, 0.025f};
+        be->set_lr_schedule(lrs);
+        be->set_bias_corrections(std::vector<hd::BiasCorrection>{bias_correction(0.9f, 0.999f, 1)});
+        be->set_applied_steps(0);
+        const std::vector<float> w0 = {0.5f, -0.25f, 1e-3f, 2.0f}, g0 = {0.1f, -0.2f, 0.3f, 1e-4f};
+        Tensor g = be->alloc(Format::fp32, 1, 4, MemCategory::grads);
+        be->set_uncounted();
+        be->upload(g0, g);
+        for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::adam})
+            for (long long k = 0; k < 3; ++k) {
+                std::vector<float> got[2];
+                for (StepCount count : {StepCount::backend, StepCount::given}) {
+                    Tensor w = be->alloc(Format::fp32, 1, 4, MemCategory::weights);
+                    Tensor m1 = be->alloc(Format::fp32, 1, 4, MemCategory::optimizer);
+                    Tensor m2 = be->alloc(Format::fp32, 1, 4, MemCategory::optimizer);
+                    be->upload(w0, w);
+                    be->fill(m1, 0.0f);
+                    be->fill(m2, 0.0f);
+                    OptimizerStep st;
+                    st.kind = kind;
+                    st.count = count;
+                    st.lr = count == StepCount::given ? lrs[static_cast<std::size_t>(k)] : 7.0f;
+                    st.t = 1;
+                    be->set_schedule_steps(k);
+                    be->begin_step();
+                    be->optimizer_update(st, g, nullptr, w, m1, &m2, OnInf::skip);
+                    got[count == StepCount::backend ? 0 : 1].resize(4);
+                    be->download(w, got[count == StepCount::backend ? 0 : 1]);
+                }
+                QCOMPARE(got[0], got[1]);
+                QVERIFY(got[0] != w0);
+            }
+        be->set_schedule_steps(4);
+        be->begin_step();
+        be->count_schedule_step(OnInf::skip, false);
+        QCOMPARE(be->read_stats().schedule_steps, 5LL);  // a clean step advances it
+        Tensor bad = be->alloc(Format::fp32, 1, 4, MemCategory::grads);
+        const auto skipped_step = [&](bool advance_on_skip) {
+            be->begin_step();
+            be->set_uncounted();
+            be->upload(std::vector<float>{1.0f, INFINITY, 0.0f, 0.0f}, bad);
+            be->unscale_and_check(bad, 1.0f, bad);
+            be->count_schedule_step(OnInf::skip, advance_on_skip);
+            return be->read_stats().schedule_steps;
+        };
+        QCOMPARE(skipped_step(false), 5LL);  // DeepSpeed's rule: a skipped step does not advance it
+        QCOMPARE(skipped_step(true), 6LL);
+        Tensor w = be->alloc(Format::fp32, 1, 4, MemCategory::weights);
+        Tensor m1 = be->alloc(Format::fp32, 1, 4, MemCategory::optimizer);
+        OptimizerStep st;
+        st.kind = OptimizerKind::sgd;
+        st.count = StepCount::backend;
+        be->set_schedule_steps(3);  // beyond the table of 3
+        be->begin_step();
+        QVERIFY_THROWS_EXCEPTION(ConfigError, be->optimizer_update(st, g, nullptr, w, m1, nullptr, OnInf::skip));
+    }
+
+    // Through a run with overflows: each record's learning rate is the schedule's at the count of
+    // steps before it that advanced the schedule (applied ones only with advance_on_skip off), and a
+    // resumed run continues the count.
+    void the_lr_schedule_advances_as_configured_through_overflows_data() {
+        QTest::addColumn<bool>("advance_on_skip");
+        QTest::addRow("skips advance") << true;
+        QTest::addRow("skips do not advance") << false;
+    }
+    void the_lr_schedule_advances_as_configured_through_overflows() {
+        QFETCH(bool, advance_on_skip);
+        SessionConfig c = load_config("hysteresis");
+        c.eval_every = 0;
+        c.train.schedule = Schedule::step;
+        c.train.step_size = 7;
+        c.train.gamma = 0.5;
+        c.train.advance_on_skip = advance_on_skip;
+        Session s(c);
+        const auto recs = train(s, c.steps);
+        long long skipped = 0;
+        for (std::size_t r = 0; r < s.run_count(); ++r) {
+            long long taken = 0;
+            for (const auto& step : recs) {
+                QCOMPARE(step[r].lr, lr_at(c.train, taken, c.steps));
+                skipped += step[r].skipped;
+                taken += !step[r].skipped || advance_on_skip;
+            }
+            QCOMPARE(s.run(r).save_state().at("schedule_steps").get<long long>(), taken);
+        }
+        QVERIFY(skipped > 5);  // the schedule's count met skipped steps
+        Session first(c);
+        train(first, c.steps / 2);
+        auto resumed = Session::load_state(json::parse(first.save_state().dump()));
+        const auto rest = train(*resumed, c.steps - c.steps / 2);
+        for (std::size_t k = 0; k < rest.size(); ++k)
+            for (std::size_t r = 0; r < rest[k].size(); ++r)
+                QCOMPARE(rest[k][r].lr, recs[static_cast<std::size_t>(c.steps / 2) + k][r].lr);
     }
 
     // Adam's step count (the backend's, mirrored by the run) counts applied steps only: after a run

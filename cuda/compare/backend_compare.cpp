@@ -549,7 +549,9 @@ Report unscale_and_optimizer(Backend& ref, Backend& dut, const Policy& p) {
                 step + ": lost " + std::to_string(ud.lost) + " vs " + std::to_string(ur.lost));
         }
     }
-    {  // Adam's t from the backend's own applied-step count and the host's bias-correction table.
+    {  // Adam's t and the learning rate from the backend's own counts (applied steps, schedule
+       // steps) and the host's tables (bias corrections, learning rates).
+        const std::vector<float> lrs = {1e-3f, 5e-4f, 2.5e-4f};
         std::vector<hd::BiasCorrection> table;
         for (long long t = 1; t <= 4; ++t) table.push_back(bias_correction(0.9f, 0.999f, t));
         const auto w0 = normal(n, 34, 0.5);
@@ -558,23 +560,31 @@ Report unscale_and_optimizer(Backend& ref, Backend& dut, const Policy& p) {
         const Twin g = rig.make(Format::fp32, rows, cols, normal(n, 45, 1e-2));
         OptimizerStep st;
         st.count = StepCount::backend;
+        st.lr = 1.0f;  // not used: the table's
         for (Backend* be : {&ref, &dut}) {
             be->set_bias_corrections(table);
             be->set_applied_steps(2);  // t = 3
+            be->set_lr_schedule(lrs);
+            be->set_schedule_steps(1);  // lr 5e-4
         }
         const StepStats cr = stats_of(ref, [&] {
             ref.optimizer_update(st, g.ref, nullptr, wk.ref, s1.ref, &s2.ref, OnInf::skip);
             ref.count_applied_step(OnInf::skip);
+            ref.count_schedule_step(OnInf::skip, false);
         });
         const StepStats cd = stats_of(dut, [&] {
             dut.optimizer_update(st, g.dut, nullptr, wk.dut, s1.dut, &s2.dut, OnInf::skip);
             dut.count_applied_step(OnInf::skip);
+            dut.count_schedule_step(OnInf::skip, false);
         });
         const auto rw = rig.ref_values(wk);
         rep.close("adam t from the backend's count: working copy", rw, rig.dut_values(wk), exact_bounds(rw));
         rep.expect(cr.applied_steps == 3 && cd.applied_steps == 3,
                    "adam: the applied-step count after the step is " + std::to_string(cd.applied_steps) +
                        " (reference " + std::to_string(cr.applied_steps) + "), expected 3");
+        rep.expect(cr.schedule_steps == 2 && cd.schedule_steps == 2,
+                   "the schedule count after the step is " + std::to_string(cd.schedule_steps) +
+                       " (reference " + std::to_string(cr.schedule_steps) + "), expected 2");
     }
     params_at_once(rig, rep, p);
     return rep;
