@@ -1,11 +1,17 @@
 #!/usr/bin/python3
-"""Steps/s of mpx's CPU engine beside PyTorch eager on the same MLP shapes, batch and optimizer.
+"""Steps/s of mpx's engine beside PyTorch eager on the same MLP shapes, batch and optimizer.
 
 Both are measured in this one script, one after the other, so the figures share the machine's state;
-report ratios, not absolute numbers. Needs Debian's python3-torch (CPU). PyTorch's CPU autocast
-supports only BF16, so its AMP-FP16 column is empty.
+report ratios, not absolute numbers.
 
-    bench/compare_pytorch.py [--cli build/bin/mpx-cli] [--seconds 2]
+--device cpu (default): mpx's CPU backend against PyTorch on the CPU (Debian's python3-torch).
+PyTorch's CPU autocast supports only BF16, so its AMP-FP16 column is empty.
+--device cuda: mpx's CUDA backend against PyTorch eager AMP on the same GPU (FP16 with GradScaler,
+as mpx's amp-fp16 runs its dynamic scaler; BF16 without), timed between torch.cuda.synchronize().
+--gemm N: also PyTorch's rate on four N×N linear layers at batch N (forward and backward, 6·N³ FLOP a
+layer), to set beside `mpx-cuda-check --gemm N`.
+
+    bench/compare_pytorch.py [--cli build/bin/mpx-cli] [--seconds 2] [--device cpu|cuda] [--gemm N]
 """
 import argparse
 import csv
@@ -17,44 +23,83 @@ import torch
 import torch.nn as nn
 
 
-def torch_steps_per_s(sizes, batch, amp_dtype, seconds):
+def sync(device):
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def timed(step, device, seconds, warmup=20):
+    """Steps/s of `step`, after warm-up, in batches of 10 between synchronisations."""
+    for _ in range(warmup):
+        step()
+    sync(device)
+    n, t0 = 0, time.perf_counter()
+    while True:
+        for _ in range(10):
+            step()
+        n += 10
+        sync(device)
+        el = time.perf_counter() - t0
+        if el >= seconds:
+            return n / el
+
+
+def torch_steps_per_s(sizes, batch, amp_dtype, seconds, device="cpu"):
     torch.manual_seed(1)
     layers = []
     for i in range(len(sizes) - 1):
         layers.append(nn.Linear(sizes[i], sizes[i + 1]))
         if i + 2 < len(sizes):
             layers.append(nn.ReLU())
-    model = nn.Sequential(*layers)
+    model = nn.Sequential(*layers).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    x = torch.randn(batch, sizes[0])
-    y = torch.randint(0, sizes[-1], (batch,))
+    x = torch.randn(batch, sizes[0], device=device)
+    y = torch.randint(0, sizes[-1], (batch,), device=device)
     loss_fn = nn.CrossEntropyLoss()
+    scaler = torch.cuda.amp.GradScaler() if device == "cuda" and amp_dtype == torch.float16 else None
 
     def step():
         opt.zero_grad(set_to_none=True)
         if amp_dtype is None:
             loss = loss_fn(model(x), y)
         else:
-            with torch.autocast("cpu", dtype=amp_dtype):
+            with torch.autocast(device, dtype=amp_dtype):
                 loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
+        if scaler:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
 
-    for _ in range(20):
-        step()
-    n, t0 = 0, time.perf_counter()
-    while True:
-        for _ in range(10):
-            step()
-        n += 10
-        el = time.perf_counter() - t0
-        if el >= seconds:
-            return n / el
+    return timed(step, device, seconds)
 
 
-def mpx_steps_per_s(cli, model, batch, precisions, seconds):
+def torch_gemm_tflops(n, kind, seconds, device):
+    """Four n×n linear layers (no bias) at batch n, forward and backward: 6·n³ FLOP a layer."""
+    torch.backends.cuda.matmul.allow_tf32 = kind == "tf32"
+    dtype = {"amp-fp16": torch.float16, "amp-bf16": torch.bfloat16}.get(kind)
+    model = nn.Sequential(*[nn.Linear(n, n, bias=False) for _ in range(4)]).to(device)
+    x = torch.randn(n, n, device=device, requires_grad=True)
+
+    def step():
+        model.zero_grad(set_to_none=True)
+        if dtype is None:
+            out = model(x)
+        else:
+            with torch.autocast(device, dtype=dtype):
+                out = model(x)
+        out.float().sum().backward()
+
+    rate = timed(step, device, seconds, warmup=3)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return rate * 6.0 * n ** 3 * 4 / 1e12
+
+
+def mpx_steps_per_s(cli, model, batch, precisions, seconds, device="cpu"):
     out = subprocess.run([cli, "bench", "--model", model, "--batch", str(batch), "--precision",
-                          ",".join(precisions), "--seconds", str(seconds), "--csv"],
+                          ",".join(precisions), "--seconds", str(seconds), "--device", device, "--csv"],
                          check=True, capture_output=True, text=True).stdout
     return {r["precision"]: float(r["steps_per_s"]) for r in csv.DictReader(io.StringIO(out))}
 
@@ -63,18 +108,37 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", default="build/bin/mpx-cli")
     ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--gemm", type=int, default=0)
     a = ap.parse_args()
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); mpx CPU backend single-threaded")
-    print(f"{'model':<12} {'batch':>5} | {'torch fp32':>10} {'torch bf16':>10} | {'mpx fp32':>9} "
-          f"{'mpx fp16':>9} {'mpx bf16':>9} | {'mpx/torch fp32':>14} {'fp16 cost':>9} {'bf16 cost':>9}")
-    for model, batch in (("2-64-64-2", 256), ("784-512-10", 128)):
+    dev = a.device
+    where = torch.cuda.get_device_name(0) if dev == "cuda" else f"{torch.get_num_threads()} CPU thread(s)"
+    print(f"torch {torch.__version__} on {where}; mpx {dev} backend"
+          + (" (single-threaded)" if dev == "cpu" else ""))
+    print(f"{'model':<12} {'batch':>5} | {'torch fp32':>10} {'torch fp16':>10} {'torch bf16':>10} | "
+          f"{'mpx fp32':>9} {'mpx fp16':>9} {'mpx bf16':>9} | {'mpx/torch fp32':>14} {'fp16':>6} {'bf16':>6} | "
+          f"{'fp16 cost':>9} {'bf16 cost':>9}")
+    models = (("2-64-64-2", 256), ("784-512-10", 128))
+    for model, batch in models:
         sizes = [int(s) for s in model.split("-")]
-        t32 = torch_steps_per_s(sizes, batch, None, a.seconds)
-        tbf = torch_steps_per_s(sizes, batch, torch.bfloat16, a.seconds)
-        m = mpx_steps_per_s(a.cli, model, batch, ["fp32", "amp-fp16", "amp-bf16"], a.seconds)
-        print(f"{model:<12} {batch:>5} | {t32:>10.1f} {tbf:>10.1f} | {m['fp32']:>9.1f} {m['amp-fp16']:>9.1f} "
-              f"{m['amp-bf16']:>9.1f} | {m['fp32'] / t32:>14.2f} {m['fp32'] / m['amp-fp16']:>9.2f} "
+        t = {"fp32": torch_steps_per_s(sizes, batch, None, a.seconds, dev),
+             "amp-bf16": torch_steps_per_s(sizes, batch, torch.bfloat16, a.seconds, dev)}
+        if dev == "cuda":
+            t["amp-fp16"] = torch_steps_per_s(sizes, batch, torch.float16, a.seconds, dev)
+        m = mpx_steps_per_s(a.cli, model, batch, ["fp32", "amp-fp16", "amp-bf16"], a.seconds, dev)
+        col = lambda d, k: f"{d[k]:.1f}" if k in d else "-"
+        ratio = lambda k: f"{m[k] / t[k]:.2f}" if k in t else "-"
+        print(f"{model:<12} {batch:>5} | {col(t, 'fp32'):>10} {col(t, 'amp-fp16'):>10} {col(t, 'amp-bf16'):>10} | "
+              f"{m['fp32']:>9.1f} {m['amp-fp16']:>9.1f} {m['amp-bf16']:>9.1f} | {ratio('fp32'):>14} "
+              f"{ratio('amp-fp16'):>6} {ratio('amp-bf16'):>6} | {m['fp32'] / m['amp-fp16']:>9.2f} "
               f"{m['fp32'] / m['amp-bf16']:>9.2f}")
+    print("mpx/torch: steps/s ratio per precision; cost: an mpx AMP step's time over an mpx FP32 step's")
+    if a.gemm:
+        for kind in ("fp32", "tf32", "amp-fp16", "amp-bf16"):
+            if dev == "cpu" and kind in ("tf32", "amp-fp16"):
+                continue
+            print(f"torch {kind} linear layers, four {a.gemm}x{a.gemm} at batch {a.gemm}: "
+                  f"{torch_gemm_tflops(a.gemm, kind, a.seconds, dev):.2f} TFLOP/s")
 
 
 if __name__ == "__main__":

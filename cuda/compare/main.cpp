@@ -36,13 +36,54 @@ void run(const std::string& name, F&& check) {
     std::fflush(stdout);
 }
 
+// The linear layers' rate in TFLOP/s: `layers` layers of n×n weights at batch n, each iteration a
+// forward and both backward GEMMs of every layer as a training step runs them (the operand casts,
+// cuBLASLt, the rounding and counting kernels), then the step's one wait; 6·n³ FLOP per layer.
+double gemm_rate(Backend& be, const compare::Policy& p, int n, int layers, int iterations) {
+    std::vector<float> v(static_cast<std::size_t>(n) * n);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<int>(i % 17) - 8) / 64.0f;
+    const Format act = p.act;
+    std::vector<Tensor> w, y;
+    Tensor x = be.alloc(act, n, n, MemCategory::activations), dy = be.alloc(act, n, n, MemCategory::activations);
+    Tensor dx = be.alloc(act, n, n, MemCategory::activations);
+    Tensor dw = be.alloc(Format::fp32, n, n, MemCategory::grads);
+    be.set_uncounted();
+    for (Tensor* t : {&x, &dy}) be.upload(v, *t);
+    for (int l = 0; l < layers; ++l) {
+        w.push_back(be.alloc(p.weight, n, n, MemCategory::weights));
+        y.push_back(be.alloc(act, n, n, MemCategory::activations));
+        be.upload(v, w.back());
+    }
+    const auto iteration = [&] {
+        be.begin_step();
+        for (int l = 0; l < layers; ++l) {
+            be.set_site(l, TensorKind::output);
+            be.linear_forward(l ? y[static_cast<std::size_t>(l - 1)] : x, w[static_cast<std::size_t>(l)], nullptr,
+                              p.compute, y[static_cast<std::size_t>(l)]);
+        }
+        for (int l = layers - 1; l >= 0; --l) {
+            be.set_site(l, TensorKind::grad_input);
+            be.linear_backward(dy, l ? y[static_cast<std::size_t>(l - 1)] : x, w[static_cast<std::size_t>(l)],
+                               p.compute, act, dw, nullptr, Accumulate::overwrite, &dx);
+        }
+        be.read_stats();
+    };
+    iteration();  // warm-up: scratch, cuBLASLt plans
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iterations; ++i) iteration();
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return 6.0 * n * static_cast<double>(n) * n * layers * iterations / sec / 1e12;
+}
+
 void usage() {
     std::puts(
-        "usage: mpx-cuda-check [--device N] [--steps N] [--ops-only] [--cpu]\n"
+        "usage: mpx-cuda-check [--device N] [--steps N] [--ops-only] [--cpu] [--gemm N]\n"
         "  --device N   the GPU to test (default 0)\n"
         "  --steps N    steps of the default preset in the whole-run comparison (default 100)\n"
-        "  --ops-only   skip the whole-run comparisons\n"
+        "  --ops-only   skip the whole-run comparisons and the measurements\n"
         "  --cpu        compare the CPU backend with itself (checks the comparisons, no GPU)\n"
+        "  --gemm N     the linear layers' rate on four N×N layers at batch N (default on a GPU:\n"
+        "               4096; 0: not measured)\n"
         "Every op must match the CPU backend bit for bit, except the GEMMs' accumulation order\n"
         "and expf/logf/tanhf (bounds in cuda/compare/tolerance.hpp).");
 }
@@ -50,7 +91,7 @@ void usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int device = 0, steps = 100;
+    int device = 0, steps = 100, gemm = -1;
     bool ops_only = false, cpu_only = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -58,6 +99,8 @@ int main(int argc, char** argv) {
             device = std::atoi(argv[++i]);
         else if (a == "--steps" && i + 1 < argc)
             steps = std::atoi(argv[++i]);
+        else if (a == "--gemm" && i + 1 < argc)
+            gemm = std::atoi(argv[++i]);
         else if (a == "--ops-only")
             ops_only = true;
         else if (a == "--cpu")
@@ -144,6 +187,44 @@ int main(int argc, char** argv) {
                         static_cast<double>(gpus.back()->host_syncs() - syncs0) / n);
         }
     }
+    if (!cpu_only && !ops_only) {  // the three runs together: the session overlaps their steps
+        SessionConfig c = load_config("default");
+        c.runs = {"fp32", "amp-fp16", "amp-bf16"};
+        c.eval_every = 0;
+        c.steps = 2000;
+        std::vector<cuda::CudaBackend*> gpus;
+        Session s(c, [&] {
+            auto be = cuda::make_cuda_backend(device);
+            gpus.push_back(static_cast<cuda::CudaBackend*>(be.get()));
+            return be;
+        });
+        for (int i = 0; i < 50; ++i) s.step();
+        long long syncs0 = 0;
+        for (const auto* g : gpus) syncs0 += g->host_syncs();
+        const auto t0 = std::chrono::steady_clock::now();
+        const int n = 1000;
+        for (int i = 0; i < n; ++i) s.step();
+        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        long long syncs = -syncs0;
+        for (const auto* g : gpus) syncs += g->host_syncs();
+        std::printf("note fp32+amp-fp16+amp-bf16 in one session, 2-64-64-2 batch 256: %.1f session "
+                    "steps/s, %.2f host waits per run and step\n",
+                    n / sec, static_cast<double>(syncs) / (n * 3.0));
+    }
+    if (gemm < 0) gemm = cpu_only || ops_only ? 0 : 4096;
+    if (gemm > 0)
+        for (const compare::Policy& p : compare::policies()) {
+            if (p.name != "fp32" && p.name != "tf32" && p.name != "amp-fp16" && p.name != "amp-bf16") continue;
+            try {
+                auto be = make_dut();
+                const double tflops = gemm_rate(*be, p, gemm, 4, cpu_only ? 1 : 20);
+                std::printf("note %s linear layers, four %dx%d at batch %d: %.2f TFLOP/s\n", p.name.c_str(),
+                            gemm, gemm, gemm, tflops);
+            } catch (const std::exception& e) {
+                std::printf("FAIL %s linear layers at %d: %s\n", p.name.c_str(), gemm, e.what());
+                ++g_failed;
+            }
+        }
     std::printf("%s: %d check%s failed\n", g_failed ? "FAILED" : "OK", g_failed,
                 g_failed == 1 ? "" : "s");
     return g_failed ? 1 : 0;
