@@ -144,6 +144,11 @@ struct CudaBackend::Impl {
     DeviceBuffer labels;
     DeviceBuffer fp8_work{k_fp8_tensors * sizeof(cuda::Fp8Work)};  // by Fp8Tensor
     DeviceBuffer fp8_op;  // MXFP8: dy blocked down columns for the weight gradient
+    // Delayed scaling's amax histories (set_amax_histories): states by fp8_index, their values.
+    DeviceBuffer amax_states, amax_hist;
+    int amax_count = 0;
+    long long amax_values = 0;
+    hd::AmaxHistoryState* amax_states_at() { return static_cast<hd::AmaxHistoryState*>(amax_states.data()); }
 
     UploadRing uploads;  // every host → device copy of inputs, labels and tables
     // The update pass's table of every parameter (Backend::unscale_all, clip_all, optimizer_all),
@@ -154,7 +159,7 @@ struct CudaBackend::Impl {
 
     Impl(int dev, cudaDeviceProp prop)
         : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {
-        for (DeviceBuffer* b : {&bias, &lrs, &hist, &op_a, &op_b, &acc, &aux, &aux2, &labels, &fp8_op, &params})
+        for (DeviceBuffer* b : {&bias, &lrs, &hist, &op_a, &op_b, &acc, &aux, &aux2, &labels, &fp8_op, &params, &amax_states, &amax_hist})
             b->count_waits_in(&syncs);
     }
     // A host → device copy that never waits for the stream (counted where it must).
@@ -216,11 +221,13 @@ struct CudaBackend::Impl {
     // An FP8 GEMM operand (engine/fp8_math.hpp) into `scratch` as FP32 values (FP8 products are
     // exact in FP32: cuBLASLt's FP32 GEMM stands in for the FP8 tensor-core GEMM); its amax and
     // scale stay in fp8_slot(which) for the descale. `record` of the step's FP8 record or nullptr.
+    // Delayed scaling casts with the scale of g.layer's history of `which` on the device.
     float* fp8_operand(const Tensor& t, const Fp8Gemm& g, Fp8Tensor which, bool along_rows,
                        DeviceBuffer& scratch, Sink counts, hd::Fp8Record* record) {
         float* dst = scratch.get<float>(t.size());
+        const int h = fp8_index(g.layer, which);
         const cuda::Fp8Cast how{g.recipe, g.format(which), g.overflow(which),
-                                g.scale[static_cast<int>(which)], along_rows};
+                                h < amax_count ? &amax_states_at()[h].scale : nullptr, along_rows};
         cuda::fp8_cast(t.data(), t.format(), t.rows(), t.cols(), how, dst, fp8_slot(which), counts,
                        record, s());
         return dst;

@@ -68,6 +68,10 @@ public:
     void set_bias_corrections(std::span<const hd::BiasCorrection> table) override;
     void set_applied_steps(long long n) override;
     void count_applied_step(OnInf on_inf) override;
+    void set_amax_histories(std::span<const hd::AmaxHistoryState> states,
+                            std::span<const float> hist) override;
+    void update_amax_histories() override;
+    void read_amax_histories(std::vector<hd::AmaxHistoryState>& states, std::vector<float>& hist) override;
     void set_lr_schedule(std::span<const float> lrs) override;
     void set_schedule_steps(long long n) override;
     void count_schedule_step(OnInf on_inf, bool advance_on_skip) override;

@@ -38,6 +38,41 @@ void CudaBackend::count_applied_step(OnInf on_inf) {
     cuda::count_applied_step(m->steps(), m->rec(), on_inf, m->s());
 }
 
+void CudaBackend::set_amax_histories(std::span<const hd::AmaxHistoryState> states,
+                                     std::span<const float> hist) {
+    for (const hd::AmaxHistoryState& s : states)
+        require(s.len >= 1 && s.offset >= 0 && s.offset + s.len <= static_cast<long long>(hist.size()),
+                "set_amax_histories: a history lies outside the values given");
+    m->use();
+    // Sized once per run (a larger table reallocates: a counted wait).
+    auto* d = m->amax_states.get<hd::AmaxHistoryState>(std::max<std::size_t>(1, states.size()));
+    float* v = m->amax_hist.get<float>(std::max<std::size_t>(1, hist.size()));
+    m->upload_bytes(d, states.data(), states.size_bytes());
+    m->upload_bytes(v, hist.data(), hist.size_bytes());
+    m->amax_count = static_cast<int>(states.size());
+    m->amax_values = static_cast<long long>(hist.size());
+}
+
+void CudaBackend::update_amax_histories() {
+    m->use();
+    cuda::update_amax_histories(m->amax_states_at(), m->amax_count,
+                                static_cast<float*>(m->amax_hist.data()), m->rec(), m->s());
+}
+
+void CudaBackend::read_amax_histories(std::vector<hd::AmaxHistoryState>& states, std::vector<float>& hist) {
+    m->use();
+    states.resize(static_cast<std::size_t>(m->amax_count));
+    hist.resize(static_cast<std::size_t>(m->amax_values));
+    // Pageable destinations: these copies wait for the stream (counted: a save, not a step).
+    if (!states.empty())
+        CUDA_CHECK(cudaMemcpyAsync(states.data(), m->amax_states.data(), states.size() * sizeof(hd::AmaxHistoryState),
+                                   cudaMemcpyDeviceToHost, m->s()));
+    if (!hist.empty())
+        CUDA_CHECK(cudaMemcpyAsync(hist.data(), m->amax_hist.data(), hist.size() * sizeof(float),
+                                   cudaMemcpyDeviceToHost, m->s()));
+    m->wait();
+}
+
 void CudaBackend::set_lr_schedule(std::span<const float> lrs) {
     m->use();
     // As the bias-correction table: a larger table reallocates (a counted wait, rare).

@@ -23,8 +23,15 @@ __global__ void k_fp8_amax(const void* src, Format sf, std::size_t n, Fp8Work* w
         atomicMax(reinterpret_cast<unsigned int*>(&work->amax), __float_as_uint(a));
 }
 
-__global__ void k_fp8_scale(Fp8Work* work, Fp8Recipe recipe, float fp8_max, float delayed) {
-    work->scale = recipe == Fp8Recipe::current ? current_scale(work->amax, fp8_max) : delayed;
+__global__ void k_fp8_scale(Fp8Work* work, Fp8Recipe recipe, float fp8_max, const float* delayed) {
+    work->scale = recipe == Fp8Recipe::current ? current_scale(work->amax, fp8_max)
+                                               : (delayed ? *delayed : 1.0f);
+}
+
+__global__ void k_amax_update(AmaxHistoryState* states, int count, float* hist, const StepStats* record) {
+    const std::size_t i = first_index();
+    if (i >= static_cast<std::size_t>(count) || !states[i].active) return;
+    amax_history_push(states[i], hist + states[i].offset, record->fp8[i].amax);
 }
 
 __global__ void k_fp8_cast(const void* src, Format sf, std::size_t n, Format f, Overflow mode,
@@ -113,6 +120,13 @@ void fp8_cast(const void* src, Format sf, int rows, int cols, const Fp8Cast& how
         check_launch();
     }
     k_fp8_finish<<<1, 1, 0, stream>>>(work, n, block, sink.counts, record);
+    check_launch();
+}
+
+void update_amax_histories(hd::AmaxHistoryState* states, int count, float* hist,
+                           const StepStats* record, cudaStream_t stream) {
+    if (count == 0) return;
+    k_amax_update<<<blocks_for(static_cast<std::size_t>(count)), k_threads, 0, stream>>>(states, count, hist, record);
     check_launch();
 }
 

@@ -41,7 +41,7 @@ struct Fp8Cast {
     Fp8Recipe recipe;
     Format format;
     Overflow overflow;
-    float delayed_scale;
+    const float* delayed_scale;  // delayed: the history's scale on the device (nullptr: 1)
     bool along_rows;
 };
 // dst (rows, cols) FP32 = src (rows, cols) in sf cast as `how` says (per tensor: round(x·scale),
@@ -50,6 +50,10 @@ struct Fp8Cast {
 // sink.bins, and amax, scale and counts added to *record (nullptr: not recorded).
 void fp8_cast(const void* src, Format sf, int rows, int cols, const Fp8Cast& how, float* dst,
               Fp8Work* work, Sink sink, hd::Fp8Record* record, cudaStream_t stream);
+// One thread per history: each active state of states (count) takes record->fp8[i].amax into its
+// values in hist (hd::amax_history_push), which gives the next step's scale.
+void update_amax_histories(hd::AmaxHistoryState* states, int count, float* hist,
+                           const StepStats* record, cudaStream_t stream);
 // acc (n) *= hd::descale_factor(a->scale, b->scale).
 void fp8_descale(float* acc, std::size_t n, const Fp8Work* a, const Fp8Work* b,
                  cudaStream_t stream);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "engine/histograms.hpp"
 #include "engine/op_math.hpp"
@@ -40,8 +41,9 @@ hd::BiasCorrection bias_correction(float beta1, float beta2, long long t);
 hd::OptConsts optimizer_consts(const OptimizerStep& s);
 
 // How the linear ops of one FP8 layer scale their operands on this step (Backend::set_fp8): x and
-// w are cast to `fwd`, dy to `grad`. Per-tensor recipes multiply by a scale (delayed: `scale`, set
-// by the run from its amax histories; current: from the tensor's own amax, hd::current_scale) and
+// w are cast to `fwd`, dy to `grad`. Per-tensor recipes multiply by a scale (delayed: the one the
+// backend's amax history of that tensor holds, Backend::set_amax_histories, 1 where it holds none;
+// current: from the tensor's own amax, hd::current_scale) and
 // descale the FP32 accumulator by 1/(scale_a · scale_b); block scales MXFP8 blocks of 32 along
 // each GEMM's reduction dimension. Every cast of a counted site adds to StepStats::fp8.
 struct Fp8Gemm {
@@ -49,7 +51,7 @@ struct Fp8Gemm {
     Format fwd = Format::e4m3;
     Format grad = Format::e5m2;
     Overflow e4m3_overflow = Overflow::saturate;
-    float scale[k_fp8_tensors] = {1.0f, 1.0f, 1.0f};  // by Fp8Tensor, delayed only
+    int layer = 0;  // whose amax histories (delayed) the casts read, counted or not
     Format format(Fp8Tensor t) const { return t == Fp8Tensor::dy ? grad : fwd; }
     // E4M3 as configured; E5M2 saturates, as Transformer Engine's casts do (__nv_fp8_e5m2's
     // conversion uses __NV_SATFINITE), so an overflow is a saturated value, never an inf.
@@ -206,6 +208,18 @@ public:
     // After a step: the schedule count += 1 when the step was applied or `advance_on_skip`; the
     // count after it goes into the record (StepStats::schedule_steps).
     virtual void count_schedule_step(OnInf on_inf, bool advance_on_skip) = 0;
+
+    // ---- FP8 delayed scaling's amax histories, held by the backend ----
+    // The histories by fp8_index(layer, tensor) (states beyond `states` hold none): each state's
+    // len values from its offset in `hist`. A run's start and a resume.
+    virtual void set_amax_histories(std::span<const hd::AmaxHistoryState> states,
+                                    std::span<const float> hist) = 0;
+    // After a step: every active history takes its tensor's amax from the record (StepStats::fp8)
+    // and gives the next step's scale (hd::amax_history_push); skipped steps included, as TE's.
+    virtual void update_amax_histories() = 0;
+    // The histories as set_amax_histories takes them (a wait on the GPU: for saving a run).
+    virtual void read_amax_histories(std::vector<hd::AmaxHistoryState>& states,
+                                     std::vector<float>& hist) = 0;
 
     // ---- gradients and the optimizer ----
     // unscaled = grad · inv_scale, multiplied in FP32 and stored in unscaled's format; counts every

@@ -12,6 +12,7 @@
 
 #include "engine/backend.hpp"
 #include "engine/error.hpp"
+#include "engine/fp8_scaling.hpp"
 #include "engine/mx_cast.hpp"
 
 namespace mpx {
@@ -309,6 +310,27 @@ public:
         m_applied += step_applied(on_inf, m_stats.found_inf()) ? 1 : 0;
         m_stats.applied_steps = m_applied;
     }
+    void set_amax_histories(std::span<const hd::AmaxHistoryState> states, std::span<const float> hist) override {
+        m_amax.clear();
+        for (const hd::AmaxHistoryState& s : states) {
+            if (s.len < 1 || s.offset < 0 || s.offset + s.len > static_cast<long long>(hist.size()))
+                throw ConfigError("", "set_amax_histories: a history lies outside the values given");
+            m_amax.emplace_back(s, hist.subspan(static_cast<std::size_t>(s.offset), static_cast<std::size_t>(s.len)));
+        }
+    }
+    void update_amax_histories() override {
+        for (std::size_t i = 0; i < m_amax.size(); ++i)
+            if (m_amax[i].state().active) m_amax[i].push(m_stats.fp8[i].amax);
+    }
+    void read_amax_histories(std::vector<hd::AmaxHistoryState>& states, std::vector<float>& hist) override {
+        states.clear();
+        hist.clear();
+        for (const AmaxHistory& h : m_amax) {
+            states.push_back(h.state());
+            states.back().offset = static_cast<long long>(hist.size());
+            hist.insert(hist.end(), h.history().begin(), h.history().end());
+        }
+    }
     void set_lr_schedule(std::span<const float> lrs) override { m_lrs.assign(lrs.begin(), lrs.end()); }
     void set_schedule_steps(long long n) override { m_schedule = n; }
     void count_schedule_step(OnInf on_inf, bool advance_on_skip) override {
@@ -480,7 +502,7 @@ private:
             if (record || g.recipe == Fp8Recipe::current) amax = hd::amax_of(v, n);
             const Format f = g.format(which);
             scale = g.recipe == Fp8Recipe::current ? hd::current_scale(amax, format_info(f).max_finite)
-                                                   : g.scale[static_cast<int>(which)];
+                                                   : delayed_scale(g.layer, which);
             // hd::scaled_cast over the buffer: x · scale in FP32, then the vectorised rounding
             // (equal to the scalar encoder bit for bit, with the same tally).
             for (std::size_t i = 0; i < n; ++i) v[i] *= scale;
@@ -588,6 +610,12 @@ private:
     long long m_applied = 0;                 // Adam's applied steps (count_applied_step)
     std::vector<hd::BiasCorrection> m_bias;  // by t − 1 (set_bias_corrections)
     long long m_schedule = 0;                // the LR schedule's steps (count_schedule_step)
+    std::vector<AmaxHistory> m_amax;         // delayed scaling, by fp8_index (set_amax_histories)
+    // The scale a layer's delayed-scaled tensor casts with: its history's, else 1.
+    float delayed_scale(int layer, Fp8Tensor t) const {
+        const auto i = static_cast<std::size_t>(fp8_index(layer, t));
+        return i < m_amax.size() ? m_amax[i].scale() : 1.0f;
+    }
     std::vector<float> m_lrs;                // by schedule steps (set_lr_schedule)
     hd::Counts m_uncounted;
     std::unique_ptr<StepHistograms> m_hist;  // allocated on the first collecting step

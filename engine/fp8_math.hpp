@@ -75,6 +75,32 @@ MPX_HD inline float delayed_scale(float amax, float scaled_max, float previous) 
     return (is_finite(amax) && amax > 0.0f) ? scaled_max / amax : previous;
 }
 
+// One tensor's delayed scaling between steps: its amax history (`len` values kept elsewhere, from
+// `offset` in its owner's flat buffer; the oldest is overwritten at `next`), the algorithm, the
+// target (delayed_scaled_max) and the scale the next step casts with. `active`: updated after every
+// step (a delayed-scaled FP8 layer); an inactive one is only kept. TE starts at scale 1, history 0.
+struct AmaxHistoryState {
+    long long offset = 0;
+    int len = 1;
+    int next = 0;
+    AmaxAlgo algo = AmaxAlgo::max;
+    bool active = false;
+    float scaled_max = 448.0f;
+    float scale = 1.0f;
+};
+// Records the amax of the step that just ran into `hist` (the state's len values) and computes
+// the next step's scale (TE delayed_scaling.cu; fmaxf: a NaN entry is skipped, as there).
+MPX_HD inline void amax_history_push(AmaxHistoryState& s, float* hist, float amax) {
+    hist[s.next] = amax;
+    s.next = (s.next + 1) % s.len;
+    float a = amax;  // most_recent
+    if (s.algo == AmaxAlgo::max) {
+        a = 0.0f;
+        for (int i = 0; i < s.len; ++i) a = fmaxf(a, hist[i]);
+    }
+    s.scale = delayed_scale(a, s.scaled_max, s.scale);
+}
+
 // x · scale rounded into an FP8 format (or any format) with the given overflow mode; `scaled`
 // receives x · scale before rounding (for the tally). Returns the stored value (not descaled).
 MPX_HD inline float scaled_cast(Format f, float x, float scale, Overflow mode, float& scaled) {

@@ -1,4 +1,5 @@
-// FP8 recipe settings and the host side of delayed scaling: one amax history per scaled tensor.
+// FP8 recipe settings, and delayed scaling's amax history of one tensor on the host (the CPU
+// backend keeps its histories in it; hd::amax_history_push is the rule, shared with the GPU).
 // Rule: the scale a tensor uses on step t comes from the amaxes of steps t−len … t−1 only (TE's
 // DelayedScaling, common/recipe/delayed_scaling.cu); the arithmetic is hd::delayed_scale.
 #pragma once
@@ -65,35 +66,22 @@ struct Fp8ScaleRow {
 // One tensor's delayed scaling state. TE starts every scale at 1 with a zero history.
 class AmaxHistory {
 public:
-    AmaxHistory(int len, AmaxAlgo algo, int margin, float fp8_max)
-        : m_hist(static_cast<std::size_t>(len), 0.0f), m_algo(algo),
-          m_scaled_max(hd::delayed_scaled_max(fp8_max, margin)) {}
-    float scale() const { return m_scale; }  // the scale the next step uses
+    AmaxHistory(int len, AmaxAlgo algo, int margin, float fp8_max) : m_hist(static_cast<std::size_t>(len), 0.0f) {
+        m_state.len = len;
+        m_state.algo = algo;
+        m_state.scaled_max = hd::delayed_scaled_max(fp8_max, margin);
+    }
+    AmaxHistory(const hd::AmaxHistoryState& s, std::span<const float> hist) : m_state(s), m_hist(hist.begin(), hist.end()) {}
+    float scale() const { return m_state.scale; }  // the scale the next step uses
     // Records the amax measured on the step that just ran and computes the next step's scale.
-    void push(float amax) {
-        m_hist[m_next] = amax;
-        m_next = (m_next + 1) % m_hist.size();
-        float a = amax;  // most_recent
-        if (m_algo == AmaxAlgo::max) {
-            a = 0.0f;
-            for (float h : m_hist) a = fmaxf(a, h);  // fmaxf: a NaN entry is skipped, as in TE
-        }
-        m_scale = hd::delayed_scale(a, m_scaled_max, m_scale);
-    }
+    void push(float amax) { hd::amax_history_push(m_state, m_hist.data(), amax); }
     const std::vector<float>& history() const { return m_hist; }
-    void restore(std::vector<float> hist, std::size_t next, float scale) {
-        m_hist = std::move(hist);
-        m_next = next % m_hist.size();
-        m_scale = scale;
-    }
-    std::size_t next() const { return m_next; }
+    const hd::AmaxHistoryState& state() const { return m_state; }
+    hd::AmaxHistoryState& state() { return m_state; }
 
 private:
+    hd::AmaxHistoryState m_state;
     std::vector<float> m_hist;
-    std::size_t m_next = 0;
-    AmaxAlgo m_algo;
-    float m_scaled_max;
-    float m_scale = 1.0f;
 };
 
 }  // namespace mpx

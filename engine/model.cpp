@@ -111,6 +111,7 @@ Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, 
     m_layers.resize(static_cast<std::size_t>(L));
     m_fp8.resize(static_cast<std::size_t>(L));
     for (int i = 0; i < L; ++i) {
+        m_fp8[static_cast<std::size_t>(i)].layer = i;
         m_fp8[static_cast<std::size_t>(i)].fwd = m_prec[static_cast<std::size_t>(i)].compute;
         m_fp8[static_cast<std::size_t>(i)].grad = m_prec[static_cast<std::size_t>(i)].grad_compute;
     }

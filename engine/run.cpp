@@ -53,16 +53,27 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
                                     layer_precisions(m_info.spec, cfg.model.layers(), opt, m_adaptive_low),
                                     cfg.train.batch, init, cfg.train.optimizer);
     if (is_fp8(m_info.spec.mode)) {
+        // Delayed scaling's amax histories live in the backend, one per layer and tensor (every FP8
+        // run keeps them, as its saved state does; only delayed-scaled FP8 layers update theirs).
         const Fp8Recipe recipe = fp8_recipe_of(m_info.spec, cfg.fp8);
         const int L = cfg.model.layers();
+        const auto& prec = m_model->precisions();
+        std::vector<hd::AmaxHistoryState> states;
         for (int l = 0; l < L; ++l) {
             Fp8Gemm& g = m_model->fp8_gemms()[static_cast<std::size_t>(l)];
             g.recipe = recipe;
             g.e4m3_overflow = e4m3_overflow_mode(cfg.fp8.e4m3_overflow);
-            for (int t = 0; t < k_fp8_tensors; ++t)
-                m_amax.emplace_back(cfg.fp8.amax_history_len, cfg.fp8.amax_compute_algo, cfg.fp8.margin,
-                                    format_info(g.format(static_cast<Fp8Tensor>(t))).max_finite);
+            for (int t = 0; t < k_fp8_tensors; ++t) {
+                AmaxHistory h(cfg.fp8.amax_history_len, cfg.fp8.amax_compute_algo, cfg.fp8.margin,
+                              format_info(g.format(static_cast<Fp8Tensor>(t))).max_finite);
+                hd::AmaxHistoryState s = h.state();
+                s.offset = static_cast<long long>(states.size()) * cfg.fp8.amax_history_len;
+                s.active = recipe == Fp8Recipe::delayed && prec[static_cast<std::size_t>(l)].fp8;
+                states.push_back(s);
+            }
         }
+        m_fp8_tensors = static_cast<int>(states.size());
+        m_backend->set_amax_histories(states, std::vector<float>(states.size() * static_cast<std::size_t>(cfg.fp8.amax_history_len), 0.0f));
     }
     m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
     m_backend->set_applied_steps(0);
@@ -107,20 +118,10 @@ void Run::set_scaler(const ScalerConfig& c) {
     m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
 }
 
-// Delayed scaling: the scales of this step come from the histories of the steps before it.
-void Run::fp8_before_step() {
-    if (m_amax.empty()) return;
-    auto& gemms = m_model->fp8_gemms();
-    for (std::size_t l = 0; l < gemms.size(); ++l)
-        for (int t = 0; t < k_fp8_tensors; ++t)
-            gemms[l].scale[t] = m_amax[l * k_fp8_tensors + static_cast<std::size_t>(t)].scale();
-}
-
 // The step's FP8 record: its fractions into the StepRecord, each tensor's amax and scale into the
-// log, and (delayed) each amax into its history, skipped steps included (TE updates the history in
-// every forward pass, whether or not the optimizer steps).
+// log. (The backend's delayed-scaling histories took the amaxes: update_amax_histories.)
 void Run::fp8_after_step(long long step_index, const StepStats& st, StepRecord& rec) {
-    if (m_amax.empty()) return;
+    if (!m_fp8_tensors) return;
     const auto& prec = m_model->precisions();
     const auto& gemms = m_model->fp8_gemms();
     unsigned long long sat = 0, under = 0, nonzero = 0, count = 0;
@@ -148,8 +149,6 @@ void Run::fp8_after_step(long long step_index, const StepStats& st, StepRecord& 
             row.count = r.count;
             row.nonzero = r.nonzero;
             if (r.count) m_fp8_scales.push_back(row);  // dy of a layer without backward: none
-            if (gemms[l].recipe == Fp8Recipe::delayed)
-                m_amax[l * k_fp8_tensors + static_cast<std::size_t>(t)].push(r.amax);
         }
     }
     rec.fp8_saturated_frac = count ? static_cast<double>(sat) / static_cast<double>(count) : 0.0;
@@ -183,7 +182,6 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     Backend& be = *m_backend;
     Mlp& model = *m_model;
     be.begin_step();
-    fp8_before_step();
     const bool collect = m_histograms.wants(step_index, m_cfg->instruments.every);
     q.collect = collect;
     q.accum = static_cast<int>(micro.size());
@@ -244,6 +242,9 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     be.optimizer_all(os, m_param_refs, on_inf);
     be.count_applied_step(on_inf);
     be.count_schedule_step(on_inf, m_train.advance_on_skip);
+    // Delayed scaling: this step's amaxes into the histories, skipped steps included (TE updates
+    // them in every forward pass, whether or not the optimizer steps); the next step's scales.
+    if (m_fp8_tensors) be.update_amax_histories();
 
     be.scaler_update();
     q.on_inf = on_inf;
@@ -380,13 +381,16 @@ nlohmann::json Run::save_state() const {
     to_json(ss, m_scaler.state());
     j["scaler_state"] = ss;
     j["params"] = params_to_json(m_model->export_state());
-    if (!m_amax.empty()) {
+    if (m_fp8_tensors) {
         // Delayed scaling's state, one list per tensor: scale, next slot, then the history (as
         // params: an inf or NaN amax of a diverged step travels as text).
+        std::vector<hd::AmaxHistoryState> states;
+        std::vector<float> hist;
+        m_backend->read_amax_histories(states, hist);
         std::vector<std::vector<float>> fp8;
-        for (const AmaxHistory& h : m_amax) {
-            std::vector<float> v{h.scale(), static_cast<float>(h.next())};
-            v.insert(v.end(), h.history().begin(), h.history().end());
+        for (const hd::AmaxHistoryState& h : states) {
+            std::vector<float> v{h.scale, static_cast<float>(h.next)};
+            v.insert(v.end(), hist.begin() + h.offset, hist.begin() + h.offset + h.len);
             fp8.push_back(std::move(v));
         }
         j["fp8_amax"] = params_to_json(fp8);
@@ -418,19 +422,26 @@ void Run::load_state(const nlohmann::json& j) {
     m_scaler.restore(st);
     m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
     m_model->import_state(params_from_json(j.at("params")));
-    if (j.contains("fp8_amax") != !m_amax.empty())
+    if (j.contains("fp8_amax") != (m_fp8_tensors > 0))
         throw ConfigError("fp8_amax", "the saved state's FP8 scaling does not match run '" + m_info.label + "'");
-    if (!m_amax.empty()) {
+    if (m_fp8_tensors) {
         const auto fp8 = params_from_json(j.at("fp8_amax"));
-        if (fp8.size() != m_amax.size())
+        if (fp8.size() != static_cast<std::size_t>(m_fp8_tensors))
             throw ConfigError("fp8_amax", "the saved state has a different number of FP8 tensors");
+        std::vector<hd::AmaxHistoryState> states;
+        std::vector<float> hist;
+        m_backend->read_amax_histories(states, hist);  // the settings; the values come from the file
         for (std::size_t i = 0; i < fp8.size(); ++i) {
             const auto& v = fp8[i];
-            const std::size_t len = m_amax[i].history().size();
+            hd::AmaxHistoryState& h = states[i];
+            const auto len = static_cast<std::size_t>(h.len);
             if (v.size() != len + 2 || !(v[1] >= 0.0f) || v[1] >= static_cast<float>(len))
                 throw ConfigError("fp8_amax", "an amax history does not match fp8.amax_history_len");
-            m_amax[i].restore(std::vector<float>(v.begin() + 2, v.end()), static_cast<std::size_t>(v[1]), v[0]);
+            h.scale = v[0];
+            h.next = static_cast<int>(v[1]);
+            std::copy(v.begin() + 2, v.end(), hist.begin() + h.offset);
         }
+        m_backend->set_amax_histories(states, hist);
     }
 }
 

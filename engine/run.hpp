@@ -116,11 +116,10 @@ private:
     std::string m_failure;
     bool m_adaptive_low = true;
     HistogramLog m_histograms;
-    std::vector<AmaxHistory> m_amax;  // delayed scaling: fp8_index(layer, tensor)
+    int m_fp8_tensors = 0;  // FP8 runs: the amax histories the backend keeps (layers × tensors)
     std::vector<Fp8ScaleRow> m_fp8_scales;
     void cover_adam_steps(long long t);  // m_bias reaches step t (on the backend too)
     void cover_schedule(long long n);    // m_lrs holds n schedule steps, for these settings
-    void fp8_before_step();
     void fp8_after_step(long long step_index, const StepStats& st, StepRecord& rec);
 };
 

@@ -56,7 +56,7 @@ namespace {
 // The CPU backend with one fault injected, to prove the comparisons can fail (a harness that
 // passes everything would pass a broken GPU backend too); with Fault::none, a CPU backend that
 // counts the calls where a GPU backend waits for the device.
-enum class Fault { none, gemm_scaled, gelu_as_relu, dropout_seed, adam_step, stats_off, param_sites };
+enum class Fault { none, gemm_scaled, gelu_as_relu, dropout_seed, adam_step, stats_off, param_sites, amax_frozen };
 
 // Calls of the ops at which the CUDA backend synchronises with the host (cuda_backend.cpp:
 // read_stats, download, accuracy; nothing else waits).
@@ -142,6 +142,15 @@ public:
     void set_bias_corrections(std::span<const hd::BiasCorrection> t) override { cpu().set_bias_corrections(t); }
     void set_applied_steps(long long n) override { cpu().set_applied_steps(n); }
     void count_applied_step(OnInf on_inf) override { cpu().count_applied_step(on_inf); }
+    void set_amax_histories(std::span<const hd::AmaxHistoryState> s, std::span<const float> h) override {
+        cpu().set_amax_histories(s, h);
+    }
+    void update_amax_histories() override {
+        if (m_fault != Fault::amax_frozen) cpu().update_amax_histories();
+    }
+    void read_amax_histories(std::vector<hd::AmaxHistoryState>& s, std::vector<float>& h) override {
+        cpu().read_amax_histories(s, h);
+    }
     void set_lr_schedule(std::span<const float> lrs) override { cpu().set_lr_schedule(lrs); }
     void set_schedule_steps(long long n) override { cpu().set_schedule_steps(n); }
     void count_schedule_step(OnInf on_inf, bool advance) override { cpu().count_schedule_step(on_inf, advance); }
@@ -309,6 +318,8 @@ private slots:
 #ifdef MPX_HAVE_CUDA
         const Policy& fp32 = policies()[0];
         const Policy& amp = policies()[2];
+        const Policy& fp8 = policies().back();
+        QCOMPARE(fp8.compute, Format::e4m3);
         struct Case {
             Fault fault;
             Report (*op)(Backend&, Backend&, const Policy&);
@@ -318,7 +329,8 @@ private slots:
                               Case{Fault::gelu_as_relu, elementwise_ops, &fp32},
                               Case{Fault::dropout_seed, elementwise_ops, &amp},
                               Case{Fault::adam_step, unscale_and_optimizer, &amp},
-                              Case{Fault::param_sites, unscale_and_optimizer, &fp32}, Case {
+                              Case{Fault::param_sites, unscale_and_optimizer, &fp32},
+                              Case{Fault::amax_frozen, linear_ops, &fp8}, Case {
                                   Fault::stats_off,
                                   linear_ops,
                                   &amp

@@ -133,8 +133,13 @@ private slots:
         be->upload(ws, w);
         Fp8Gemm g;
         g.recipe = static_cast<Fp8Recipe>(recipe);
-        g.scale[0] = 64.0f;  // delayed: x's scale (7 · 64 = 448)
-        g.scale[1] = 0.25f;  // delayed: w's (900 · 0.25 = 225)
+        // Delayed: the scales the backend's histories hold for layer 0 (x: 7 · 64 = 448; w: 900 ·
+        // 0.25 = 225; dy: 1).
+        std::vector<hd::AmaxHistoryState> states(k_fp8_tensors);
+        for (int t = 0; t < k_fp8_tensors; ++t) states[static_cast<std::size_t>(t)].offset = t;
+        states[0].scale = 64.0f;
+        states[1].scale = 0.25f;
+        be->set_amax_histories(states, std::vector<float>(k_fp8_tensors, 0.0f));
         be->begin_step();
         be->set_site(0, TensorKind::output);
         be->set_fp8(&g);

@@ -203,6 +203,67 @@ Report linear_ops(Backend& ref, Backend& dut, const Policy& p) {
                    what + ": db differs in bits");
         rep.counts(what, sr, sd, 2 * diff);  // each differing dw element: two roundings
     }
+    if (compute == Format::e4m3) {
+        // Delayed scaling from the backend's amax histories: the casts take each tensor's scale
+        // from its history, the step's amaxes go into the histories, which give the next scales.
+        // Amaxes and scales come from the inputs alone (a maximum, a quotient): equal bits.
+        std::vector<hd::AmaxHistoryState> states(k_fp8_tensors);
+        const float scales[k_fp8_tensors] = {64.0f, 0.25f, 2.0f};
+        for (int t = 0; t < k_fp8_tensors; ++t) {
+            hd::AmaxHistoryState& s = states[static_cast<std::size_t>(t)];
+            s.offset = 4LL * t;
+            s.len = 4;
+            s.next = t;
+            s.active = true;
+            s.scaled_max = t == 2 ? 57344.0f : 448.0f;
+            s.scale = scales[t];
+        }
+        std::vector<float> hist(4 * k_fp8_tensors);
+        for (std::size_t i = 0; i < hist.size(); ++i) hist[i] = 0.5f * static_cast<float>(i % 5);
+        Fp8Gemm g;  // delayed, E4M3 forward, E5M2 backward
+        StepStats st[2];
+        std::vector<hd::AmaxHistoryState> got_states[2];
+        std::vector<float> got_hist[2];
+        Backend* bes[2] = {&ref, &dut};
+        for (int k = 0; k < 2; ++k) {
+            Backend& be = *bes[k];
+            const Tensor& xt = k ? x.dut : x.ref;
+            const Tensor& wt = k ? w.dut : w.ref;
+            const Tensor& dyt = k ? dy.dut : dy.ref;
+            Tensor y = be.alloc(act, B, out, MemCategory::activations);
+            Tensor dx = be.alloc(act, B, in, MemCategory::activations);
+            Tensor dw = be.alloc(weight, out, in, MemCategory::grads);
+            be.set_amax_histories(states, hist);
+            be.begin_step();
+            be.set_fp8(&g);
+            be.set_site(0, TensorKind::output);
+            be.linear_forward(xt, wt, nullptr, compute, y);
+            be.set_site(0, TensorKind::grad_input);
+            be.linear_backward(dyt, xt, wt, compute, act, dw, nullptr, Accumulate::overwrite, &dx);
+            be.set_fp8(nullptr);
+            be.update_amax_histories();
+            st[k] = be.read_stats();
+            be.begin_step();
+            be.read_amax_histories(got_states[k], got_hist[k]);
+            be.set_amax_histories({}, {});
+        }
+        for (int t = 0; t < k_fp8_tensors; ++t) {
+            const hd::Fp8Record& r = st[0].fp8[fp8_index(0, static_cast<Fp8Tensor>(t))];
+            const hd::Fp8Record& d = st[1].fp8[fp8_index(0, static_cast<Fp8Tensor>(t))];
+            rep.expect(r.amax == d.amax && r.scale == d.scale && r.scale == scales[t],
+                       "fp8 delayed, tensor " + std::to_string(t) + ": amax " + std::to_string(d.amax) +
+                           " scale " + std::to_string(d.scale) + " vs " + std::to_string(r.amax) + " " +
+                           std::to_string(r.scale));
+        }
+        rep.expect(same_bits(got_hist[0], got_hist[1]), "fp8 delayed: the amax histories differ after the step");
+        bool same_states = got_states[0].size() == got_states[1].size();
+        for (std::size_t i = 0; same_states && i < got_states[0].size(); ++i)
+            same_states = got_states[0][i].next == got_states[1][i].next &&
+                          same_bits({got_states[0][i].scale}, {got_states[1][i].scale});
+        rep.expect(same_states, "fp8 delayed: the next scales or history slots differ");
+        rep.expect(!got_states[0].empty() && got_states[0][0].scale != scales[0],
+                   "fp8 delayed: the history's scale did not move after the step");
+    }
     return rep;
 }
 
