@@ -74,23 +74,35 @@ public:
             }
             if (s.host) cudaFreeHost(s.host);
         }
+        for (Slot& s : m_captured)
+            if (s.host) cudaFreeHost(s.host);
     }
+    // A step captured into a CUDA graph reads its uploads when the graph runs, after the whole
+    // step was queued: every upload of the step gets a slot of its own (no event: the graph's run
+    // ends with the step's wait, before the next step refills them).
+    void begin_capture() {
+        m_capturing = true;
+        m_next_captured = 0;
+    }
+    void end_capture() { m_capturing = false; }
     // Queues a copy of `bytes` from `src` to `dst` on `stream`; src may change once this returns.
     void copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream, long long& waits) {
         if (bytes == 0) return;
+        if (m_capturing) {
+            if (m_next_captured == m_captured.size()) m_captured.emplace_back();
+            Slot& c = m_captured[m_next_captured++];
+            grow(c, bytes);
+            std::memcpy(c.host, src, bytes);
+            CUDA_CHECK(cudaMemcpyAsync(dst, c.host, bytes, cudaMemcpyHostToDevice, stream));
+            return;
+        }
         Slot& s = m_slots[m_next];
         m_next = (m_next + 1) % k_slots;
         if (cudaEventQuery(s.done) == cudaErrorNotReady) {
             ++waits;
             CUDA_CHECK(cudaEventSynchronize(s.done));
         }
-        if (bytes > s.bytes) {  // the event is done: nothing reads the old block any more
-            if (s.host) CUDA_CHECK(cudaFreeHost(s.host));
-            s.host = nullptr;
-            s.bytes = 0;
-            CUDA_CHECK(cudaMallocHost(&s.host, bytes));
-            s.bytes = bytes;
-        }
+        grow(s, bytes);  // the event is done: nothing reads the old block any more
         std::memcpy(s.host, src, bytes);
         CUDA_CHECK(cudaMemcpyAsync(dst, s.host, bytes, cudaMemcpyHostToDevice, stream));
         CUDA_CHECK(cudaEventRecord(s.done, stream));
@@ -103,8 +115,19 @@ private:
         std::size_t bytes = 0;
         cudaEvent_t done = nullptr;
     };
+    static void grow(Slot& s, std::size_t bytes) {
+        if (bytes <= s.bytes) return;
+        if (s.host) CUDA_CHECK(cudaFreeHost(s.host));
+        s.host = nullptr;
+        s.bytes = 0;
+        CUDA_CHECK(cudaMallocHost(&s.host, bytes));
+        s.bytes = bytes;
+    }
     Slot m_slots[k_slots];
     int m_next = 0;
+    bool m_capturing = false;
+    std::vector<Slot> m_captured;  // a captured step's uploads, one slot each
+    std::size_t m_next_captured = 0;
 };
 
 // A tensor of another backend holds host (or another device's) memory: a kernel would fault and
@@ -157,10 +180,96 @@ struct CudaBackend::Impl {
     std::vector<cuda::ParamEntry> params_host;
     cuda::ParamLaunch params_launch;
 
-    Impl(int dev, cudaDeviceProp prop)
+    Impl(int dev, cudaDeviceProp prop, bool use_graphs)
         : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {
-        for (DeviceBuffer* b : {&bias, &lrs, &hist, &op_a, &op_b, &acc, &aux, &aux2, &labels, &fp8_op, &params, &amax_states, &amax_hist})
-            b->count_waits_in(&syncs);
+        scratch = {&bias, &lrs, &hist, &op_a, &op_b, &acc, &aux, &aux2, &labels, &fp8_op, &params, &amax_states, &amax_hist};
+        for (DeviceBuffer* b : scratch) b->count_waits_in(&syncs);
+        graphs.enabled = use_graphs;
+    }
+    ~Impl() {
+        drop_capture();
+        if (graphs.exec) cudaGraphExecDestroy(graphs.exec);
+        cudaStreamSynchronize(s());
+        for (void* p : graphs.deferred) cudaFree(p);
+    }
+    std::vector<DeviceBuffer*> scratch;  // the buffers that grow on demand
+
+    // ---- CUDA graphs (CudaOptions::graphs, off by default) ----
+    // After k_eager_steps plain steps (they size every scratch buffer and upload slot), each step
+    // from begin_step to read_stats is captured (relaxed mode: nothing is waited for, scratch that
+    // grows frees its old block only after the graph ran, uploads take a slot each) and launched
+    // as one graph; the executable graph is updated in place while the step keeps its shape
+    // (cudaGraphExecUpdate), and instantiated again when it changed (a histogram step).
+    static constexpr long long k_eager_steps = 2;
+    struct Graphs {
+        bool enabled = false;
+        bool capturing = false;
+        long long eager = 0;
+        cudaGraphExec_t exec = nullptr;
+        long long launched = 0, instantiated = 0;
+        std::vector<void*> deferred;  // scratch blocks replaced while capturing
+    } graphs;
+    void set_deferral(bool on) {
+        for (DeviceBuffer* b : scratch) b->defer_frees_to(on ? &graphs.deferred : nullptr);
+    }
+    // A capture an op abandoned by throwing: ended and thrown away (the stream is usable again).
+    void drop_capture() noexcept {
+        if (!graphs.capturing) return;
+        graphs.capturing = false;
+        uploads.end_capture();
+        set_deferral(false);
+        cudaGraph_t g = nullptr;
+        cudaStreamEndCapture(s(), &g);
+        if (g) cudaGraphDestroy(g);
+        cudaGetLastError();
+    }
+    void begin_step_capture() {
+        drop_capture();
+        if (!graphs.enabled) return;
+        if (graphs.eager < k_eager_steps) {
+            ++graphs.eager;
+            return;
+        }
+        CUDA_CHECK(cudaStreamBeginCapture(s(), cudaStreamCaptureModeRelaxed));
+        graphs.capturing = true;
+        uploads.begin_capture();
+        set_deferral(true);
+    }
+    // Ends the step's capture and launches it (nothing when the step was not captured).
+    void launch_captured_step() {
+        if (!graphs.capturing) return;
+        graphs.capturing = false;
+        uploads.end_capture();
+        set_deferral(false);
+        cudaGraph_t g = nullptr;
+        const cudaError_t e = cudaStreamEndCapture(s(), &g);
+        if (e != cudaSuccess || !g) {
+            cudaGetLastError();
+            if (g) cudaGraphDestroy(g);
+            throw DeviceError(std::string("a CUDA graph could not capture this training step (") +
+                              cudaGetErrorString(e) + "); train without CUDA graphs");
+        }
+        if (graphs.exec) {
+            cudaGraphExecUpdateResultInfo info{};
+            if (cudaGraphExecUpdate(graphs.exec, g, &info) != cudaSuccess) {  // the shape changed
+                cudaGetLastError();
+                cudaGraphExecDestroy(graphs.exec);
+                graphs.exec = nullptr;
+            }
+        }
+        cudaError_t made = cudaSuccess;
+        if (!graphs.exec) {
+            made = cudaGraphInstantiate(&graphs.exec, g, 0);
+            if (made == cudaSuccess) ++graphs.instantiated;
+        }
+        cudaGraphDestroy(g);
+        CUDA_CHECK(made);
+        CUDA_CHECK(cudaGraphLaunch(graphs.exec, s()));
+        ++graphs.launched;
+    }
+    void free_deferred() {
+        for (void* p : graphs.deferred) cudaFree(p);
+        graphs.deferred.clear();
     }
     // A host → device copy that never waits for the stream (counted where it must).
     void upload_bytes(void* dst, const void* src, std::size_t bytes) { uploads.copy(dst, src, bytes, s(), syncs); }
@@ -192,6 +301,9 @@ struct CudaBackend::Impl {
     // The host waits for the stream (counted; so are a scratch buffer's growth and an upload slot
     // still in use, which a run's steady state never meets).
     void wait() {
+        if (graphs.capturing)  // a wait would end the capture: no op inside a step may wait
+            throw DeviceError("the CUDA backend was asked to wait for the device inside a step "
+                              "being captured into a CUDA graph; train without CUDA graphs");
         ++syncs;
         CUDA_CHECK(cudaStreamSynchronize(s()));
     }

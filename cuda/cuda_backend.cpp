@@ -29,7 +29,7 @@ std::string device_unusable(int device) {
 }  // namespace
 
 
-CudaBackend::CudaBackend(int device) {
+CudaBackend::CudaBackend(int device, CudaOptions options) {
     const std::string why = device_unusable(device);
     if (!why.empty())
         throw DeviceError("cannot use the GPU: " + why +
@@ -37,7 +37,7 @@ CudaBackend::CudaBackend(int device) {
     CUDA_CHECK(cudaSetDevice(device));
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-    m = std::make_unique<Impl>(device, prop);
+    m = std::make_unique<Impl>(device, prop, options.graphs);
     const cudaError_t img = probe_kernel_image(m->s());
     if (img != cudaSuccess) {
         cudaGetLastError();
@@ -75,6 +75,8 @@ std::size_t CudaBackend::device_total_bytes() const {
 int CudaBackend::compute_capability() const { return m->cc; }
 
 long long CudaBackend::host_syncs() const { return m->syncs; }
+long long CudaBackend::graph_launches() const { return m->graphs.launched; }
+long long CudaBackend::graph_instantiations() const { return m->graphs.instantiated; }
 
 void CudaBackend::require_format_support(Format f) const {
     if (f == Format::bf16 && m->cc < 80)
@@ -99,6 +101,7 @@ void CudaBackend::raw_free(void* p) noexcept {
 
 void CudaBackend::begin_step() {
     m->use();
+    m->begin_step_capture();  // CUDA graphs: the step's work from here is captured
     CUDA_CHECK(cudaMemsetAsync(m->record.data(), 0, sizeof(StepStats), m->s()));
     m->collecting = false;
 }
@@ -131,9 +134,11 @@ const StepHistograms* CudaBackend::read_histograms() {
 
 const StepStats& CudaBackend::read_stats() {
     m->use();
+    m->launch_captured_step();  // CUDA graphs: the captured step runs now, as one graph
     CUDA_CHECK(cudaMemcpyAsync(m->host_record.p, m->record.data(), sizeof(StepStats),
                                cudaMemcpyDeviceToHost, m->s()));
     m->wait();
+    m->free_deferred();
     return *m->host_record.p;
 }
 
@@ -470,8 +475,8 @@ void CudaBackend::scale(Tensor& t, float factor) {
     cuda::scale(t.data(), t.format(), factor, t.size(), m->s());
 }
 
-std::unique_ptr<Backend> make_cuda_backend(int device) {
-    return std::make_unique<CudaBackend>(device);
+std::unique_ptr<Backend> make_cuda_backend(int device, CudaOptions options) {
+    return std::make_unique<CudaBackend>(device, options);
 }
 
 }  // namespace mpx::cuda

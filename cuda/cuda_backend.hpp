@@ -13,10 +13,17 @@
 
 namespace mpx::cuda {
 
+// How the backend runs a step. graphs: capture each training step (after two plain ones) into a
+// CUDA graph and launch it whole; off by default until its speed is measured on a GPU
+// (mpx-cuda-check measures both, docs/gpu.md).
+struct CudaOptions {
+    bool graphs = false;
+};
+
 class CudaBackend final : public Backend {
 public:
     // Throws DeviceError when the device is missing, unusable, or has no code in this build.
-    explicit CudaBackend(int device = 0);
+    explicit CudaBackend(int device = 0, CudaOptions options = {});
     ~CudaBackend() override;
 
     std::string name() const override;  // the GPU's name, e.g. "NVIDIA H100 80GB HBM3"
@@ -29,6 +36,10 @@ public:
     // How many times this backend has waited for the device (read_stats, download, accuracy):
     // mpx-cuda-check reports it per training step.
     long long host_syncs() const;
+    // With CudaOptions::graphs: the steps launched as graphs, and how many graphs were
+    // instantiated (the rest updated in place).
+    long long graph_launches() const;
+    long long graph_instantiations() const;
     // Throws DeviceError when this GPU cannot compute in `f` (BF16 needs compute capability 8.0).
     void require_format_support(Format f) const;
 
@@ -103,6 +114,6 @@ private:
 
 // The backend for `device`, or DeviceError saying why not (no driver, no device, no code for its
 // architecture) and to use the CPU backend instead.
-std::unique_ptr<Backend> make_cuda_backend(int device = 0);
+std::unique_ptr<Backend> make_cuda_backend(int device = 0, CudaOptions options = {});
 
 }  // namespace mpx::cuda

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "cuda/check.hpp"
 
@@ -20,11 +21,12 @@ public:
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
     DeviceBuffer(DeviceBuffer&& o) noexcept
         : m_data(std::exchange(o.m_data, nullptr)), m_bytes(std::exchange(o.m_bytes, 0)),
-          m_waits(o.m_waits) {}
+          m_waits(o.m_waits), m_deferred(o.m_deferred) {}
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
         std::swap(m_data, o.m_data);
         std::swap(m_bytes, o.m_bytes);
         std::swap(m_waits, o.m_waits);
+        std::swap(m_deferred, o.m_deferred);
         return *this;
     }
     ~DeviceBuffer() {
@@ -33,9 +35,15 @@ public:
 
     // Grows to at least `bytes` (contents not kept). Waits for queued work first: a kernel still
     // reading the old block must finish before it is freed (rare: buffers only ever grow; a run's
-    // first step sizes them). That wait is added to *waits where count_waits_in gave one.
+    // first step sizes them). That wait is added to *waits where count_waits_in gave one. While
+    // frees are deferred (a step being captured into a CUDA graph, where no wait may happen) the
+    // old block goes into that list instead, to be freed once the graph has run.
     void reserve(std::size_t bytes) {
         if (bytes <= m_bytes) return;
+        if (m_data && m_deferred) {
+            m_deferred->push_back(std::exchange(m_data, nullptr));
+            m_bytes = 0;
+        }
         if (m_data) {
             if (m_waits) ++*m_waits;
             CUDA_CHECK(cudaDeviceSynchronize());
@@ -51,6 +59,7 @@ public:
         return static_cast<T*>(m_data);
     }
     void count_waits_in(long long* waits) { m_waits = waits; }
+    void defer_frees_to(std::vector<void*>* list) { m_deferred = list; }  // nullptr: free at once
     void* data() const { return m_data; }
     std::size_t bytes() const { return m_bytes; }
 
@@ -58,6 +67,7 @@ private:
     void* m_data = nullptr;
     std::size_t m_bytes = 0;
     long long* m_waits = nullptr;
+    std::vector<void*>* m_deferred = nullptr;
 };
 
 }  // namespace mpx::cuda

@@ -68,6 +68,9 @@ Gemm::Gemm(cudaStream_t stream) : m_stream(stream), m_workspace(k_workspace_byte
     try {  // a throwing constructor runs no destructor: release what was made so far
         CUBLAS_CHECK(cublasCreate(&m_blas));
         CUBLAS_CHECK(cublasSetStream(m_blas, m_stream));
+        // The fallback GEMM uses our workspace too (same stream, so never at once with Lt's):
+        // cuBLAS then allocates nothing inside a step captured into a CUDA graph.
+        CUBLAS_CHECK(cublasSetWorkspace(m_blas, m_workspace.data(), m_workspace.bytes()));
     } catch (...) {
         if (m_blas) cublasDestroy(m_blas);
         cublasLtDestroy(m_lt);

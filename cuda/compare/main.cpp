@@ -165,27 +165,43 @@ int main(int argc, char** argv) {
         run("overflow storm skips like the CPU", [&] { return compare::overflow_storm(make_dut); });
     }
     if (!cpu_only && !ops_only) {  // speed and waits of the default preset's runs, one at a time
-        for (const std::string& label : {"fp32", "amp-fp16", "amp-bf16"}) {
-            SessionConfig c = load_config("default");
-            c.runs = {label};
-            c.eval_every = 0;
-            c.steps = 2000;
-            std::vector<cuda::CudaBackend*> gpus;
-            Session s(c, [&] {
-                auto be = cuda::make_cuda_backend(device);
-                gpus.push_back(static_cast<cuda::CudaBackend*>(be.get()));
-                return be;
-            });
-            for (int i = 0; i < 50; ++i) s.step();  // warm-up: allocations, cuBLASLt heuristics
-            const long long syncs0 = gpus.back()->host_syncs();
-            const auto t0 = std::chrono::steady_clock::now();
-            const int n = 1000;
-            for (int i = 0; i < n; ++i) s.step();
-            const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            std::printf("note %s, 2-64-64-2 batch 256: %.1f steps/s, %.2f host waits per step\n",
-                        label.c_str(), n / sec,
-                        static_cast<double>(gpus.back()->host_syncs() - syncs0) / n);
-        }
+        for (const bool graphs : {false, true})
+            for (const std::string& label : {"fp32", "amp-fp16", "amp-bf16"}) {
+                SessionConfig c = load_config("default");
+                c.runs = {label};
+                c.eval_every = 0;
+                c.steps = 2000;
+                std::vector<cuda::CudaBackend*> gpus;
+                const auto made = [&] {
+                    auto be = cuda::make_cuda_backend(device, {.graphs = graphs});
+                    gpus.push_back(static_cast<cuda::CudaBackend*>(be.get()));
+                    return be;
+                };
+                try {
+                    Session s(c, made);
+                    for (int i = 0; i < 50; ++i) s.step();  // warm-up: allocations, cuBLASLt heuristics
+                    const long long syncs0 = gpus.back()->host_syncs();
+                    const long long made0 = gpus.back()->graph_instantiations();
+                    const auto t0 = std::chrono::steady_clock::now();
+                    const int n = 1000;
+                    for (int i = 0; i < n; ++i) s.step();
+                    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                    std::printf("note %s%s, 2-64-64-2 batch 256: %.1f steps/s, %.2f host waits per step",
+                                label.c_str(), graphs ? " with CUDA graphs" : "", n / sec,
+                                static_cast<double>(gpus.back()->host_syncs() - syncs0) / n);
+                    if (graphs)
+                        std::printf(", %lld graphs instantiated in %d steps",
+                                    gpus.back()->graph_instantiations() - made0, n);
+                    std::printf("\n");
+                } catch (const std::exception& e) {
+                    std::printf("FAIL %s%s: %s\n", label.c_str(), graphs ? " with CUDA graphs" : "", e.what());
+                    ++g_failed;
+                }
+            }
+        run("training tracks the CPU with CUDA graphs (" + std::to_string(steps) + " steps)", [&] {
+            return compare::training_tracks([device] { return cuda::make_cuda_backend(device, {.graphs = true}); },
+                                            steps);
+        });
     }
     if (!cpu_only && !ops_only) {  // the three runs together: the session overlaps their steps
         SessionConfig c = load_config("default");
