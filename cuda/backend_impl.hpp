@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <span>
@@ -76,22 +77,43 @@ public:
         }
         for (Slot& s : m_captured)
             if (s.host) cudaFreeHost(s.host);
+        for (void* p : m_deferred) cudaFreeHost(p);
     }
     // A step captured into a CUDA graph reads its uploads when the graph runs, after the whole
     // step was queued: every upload of the step gets a slot of its own (no event: the graph's run
     // ends with the step's wait, before the next step refills them).
+    // Called at every step's start: the uploads since the last call are a step's (and whatever
+    // came between steps), whose sizes the next captured step's slots are made for.
+    void mark_step() {
+        m_last_max = m_max;
+        m_last_count = m_count;
+        m_max = m_count = 0;
+    }
+    // Before capturing (allocation inside a capture is avoided): a slot for every upload the
+    // last step made, each as large as its largest.
+    void prepare_capture() {
+        while (m_captured.size() < m_last_count) m_captured.emplace_back();
+        for (Slot& c : m_captured) grow(c, m_last_max, nullptr);
+    }
     void begin_capture() {
         m_capturing = true;
         m_next_captured = 0;
     }
     void end_capture() { m_capturing = false; }
+    // After the wait that followed a captured step: the pinned blocks it outgrew.
+    void free_deferred() {
+        for (void* p : m_deferred) cudaFreeHost(p);
+        m_deferred.clear();
+    }
     // Queues a copy of `bytes` from `src` to `dst` on `stream`; src may change once this returns.
     void copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream, long long& waits) {
         if (bytes == 0) return;
+        ++m_count;
+        m_max = std::max(m_max, bytes);
         if (m_capturing) {
             if (m_next_captured == m_captured.size()) m_captured.emplace_back();
             Slot& c = m_captured[m_next_captured++];
-            grow(c, bytes);
+            grow(c, bytes, &m_deferred);  // only when this step uploads more than the last
             std::memcpy(c.host, src, bytes);
             CUDA_CHECK(cudaMemcpyAsync(dst, c.host, bytes, cudaMemcpyHostToDevice, stream));
             return;
@@ -102,7 +124,7 @@ public:
             ++waits;
             CUDA_CHECK(cudaEventSynchronize(s.done));
         }
-        grow(s, bytes);  // the event is done: nothing reads the old block any more
+        grow(s, bytes, nullptr);  // the event is done: nothing reads the old block any more
         std::memcpy(s.host, src, bytes);
         CUDA_CHECK(cudaMemcpyAsync(dst, s.host, bytes, cudaMemcpyHostToDevice, stream));
         CUDA_CHECK(cudaEventRecord(s.done, stream));
@@ -115,12 +137,17 @@ private:
         std::size_t bytes = 0;
         cudaEvent_t done = nullptr;
     };
-    static void grow(Slot& s, std::size_t bytes) {
+    // At least `bytes`; the old block freed, or kept in `deferred` (a captured step may still
+    // read it when its graph runs).
+    static void grow(Slot& s, std::size_t bytes, std::vector<void*>* deferred) {
         if (bytes <= s.bytes) return;
-        if (s.host) CUDA_CHECK(cudaFreeHost(s.host));
-        s.host = nullptr;
-        s.bytes = 0;
-        CUDA_CHECK(cudaMallocHost(&s.host, bytes));
+        void* fresh = nullptr;
+        CUDA_CHECK(cudaMallocHost(&fresh, bytes));
+        if (s.host) {
+            if (deferred) deferred->push_back(s.host);
+            else CUDA_CHECK(cudaFreeHost(s.host));
+        }
+        s.host = fresh;
         s.bytes = bytes;
     }
     Slot m_slots[k_slots];
@@ -128,6 +155,8 @@ private:
     bool m_capturing = false;
     std::vector<Slot> m_captured;  // a captured step's uploads, one slot each
     std::size_t m_next_captured = 0;
+    std::vector<void*> m_deferred;  // pinned blocks a captured step outgrew
+    std::size_t m_count = 0, m_max = 0, m_last_count = 0, m_last_max = 0;  // uploads per step
 };
 
 // A tensor of another backend holds host (or another device's) memory: a kernel would fault and
@@ -183,7 +212,10 @@ struct CudaBackend::Impl {
     Impl(int dev, cudaDeviceProp prop, bool use_graphs)
         : device(dev), name(prop.name), cc(prop.major * 10 + prop.minor), gemm(stream.s) {
         scratch = {&bias, &lrs, &hist, &op_a, &op_b, &acc, &aux, &aux2, &labels, &fp8_op, &params, &amax_states, &amax_hist};
-        for (DeviceBuffer* b : scratch) b->count_waits_in(&syncs);
+        for (DeviceBuffer* b : scratch) {
+            b->count_waits_in(&syncs);
+            b->sync_on(stream.s);
+        }
         graphs.enabled = use_graphs;
     }
     ~Impl() {
@@ -225,11 +257,13 @@ struct CudaBackend::Impl {
     }
     void begin_step_capture() {
         drop_capture();
+        uploads.mark_step();
         if (!graphs.enabled) return;
         if (graphs.eager < k_eager_steps) {
             ++graphs.eager;
             return;
         }
+        uploads.prepare_capture();
         CUDA_CHECK(cudaStreamBeginCapture(s(), cudaStreamCaptureModeRelaxed));
         graphs.capturing = true;
         uploads.begin_capture();
@@ -270,6 +304,7 @@ struct CudaBackend::Impl {
     void free_deferred() {
         for (void* p : graphs.deferred) cudaFree(p);
         graphs.deferred.clear();
+        uploads.free_deferred();
     }
     // A host → device copy that never waits for the stream (counted where it must).
     void upload_bytes(void* dst, const void* src, std::size_t bytes) { uploads.copy(dst, src, bytes, s(), syncs); }

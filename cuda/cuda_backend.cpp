@@ -132,13 +132,24 @@ const StepHistograms* CudaBackend::read_histograms() {
     return m->host_hist.get();
 }
 
-const StepStats& CudaBackend::read_stats() {
+void CudaBackend::end_step() {
     m->use();
     m->launch_captured_step();  // CUDA graphs: the captured step runs now, as one graph
+}
+
+void CudaBackend::abort_step() noexcept {
+    cudaSetDevice(m->device);
+    m->drop_capture();
+    m->params_host.clear();  // its upload may have been captured and dropped: upload it again
+}
+
+const StepStats& CudaBackend::read_stats() {
+    m->use();
+    m->launch_captured_step();  // a captured step that was not ended (a lone op, a test)
     CUDA_CHECK(cudaMemcpyAsync(m->host_record.p, m->record.data(), sizeof(StepStats),
                                cudaMemcpyDeviceToHost, m->s()));
     m->wait();
-    m->free_deferred();
+    m->free_deferred();  // no capture is open: the session ends each run's before any wait
     return *m->host_record.p;
 }
 

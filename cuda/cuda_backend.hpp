@@ -44,6 +44,8 @@ public:
     void require_format_support(Format f) const;
 
     void begin_step() override;
+    void end_step() override;
+    void abort_step() noexcept override;
     const StepStats& read_stats() override;
     void collect_histograms(int layers) override;
     const StepHistograms* read_histograms() override;

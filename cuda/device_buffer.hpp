@@ -21,12 +21,13 @@ public:
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
     DeviceBuffer(DeviceBuffer&& o) noexcept
         : m_data(std::exchange(o.m_data, nullptr)), m_bytes(std::exchange(o.m_bytes, 0)),
-          m_waits(o.m_waits), m_deferred(o.m_deferred) {}
+          m_waits(o.m_waits), m_deferred(o.m_deferred), m_stream(o.m_stream) {}
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
         std::swap(m_data, o.m_data);
         std::swap(m_bytes, o.m_bytes);
         std::swap(m_waits, o.m_waits);
         std::swap(m_deferred, o.m_deferred);
+        std::swap(m_stream, o.m_stream);
         return *this;
     }
     ~DeviceBuffer() {
@@ -40,16 +41,15 @@ public:
     // old block goes into that list instead, to be freed once the graph has run.
     void reserve(std::size_t bytes) {
         if (bytes <= m_bytes) return;
+        void* p = device_malloc(bytes);  // first: out of memory leaves the old block in place
         if (m_data && m_deferred) {
-            m_deferred->push_back(std::exchange(m_data, nullptr));
-            m_bytes = 0;
-        }
-        if (m_data) {
+            m_deferred->push_back(m_data);
+        } else if (m_data) {
             if (m_waits) ++*m_waits;
-            CUDA_CHECK(cudaDeviceSynchronize());
+            if (m_stream) CUDA_CHECK(cudaStreamSynchronize(m_stream));
+            else CUDA_CHECK(cudaDeviceSynchronize());
+            cudaFree(m_data);
         }
-        void* p = device_malloc(bytes);
-        if (m_data) cudaFree(m_data);
         m_data = p;
         m_bytes = bytes;
     }
@@ -60,6 +60,8 @@ public:
     }
     void count_waits_in(long long* waits) { m_waits = waits; }
     void defer_frees_to(std::vector<void*>* list) { m_deferred = list; }  // nullptr: free at once
+    // The only stream that uses this buffer: a growth waits for it alone (default: the device).
+    void sync_on(cudaStream_t stream) { m_stream = stream; }
     void* data() const { return m_data; }
     std::size_t bytes() const { return m_bytes; }
 
@@ -68,6 +70,7 @@ private:
     std::size_t m_bytes = 0;
     long long* m_waits = nullptr;
     std::vector<void*>* m_deferred = nullptr;
+    cudaStream_t m_stream = nullptr;
 };
 
 }  // namespace mpx::cuda

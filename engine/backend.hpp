@@ -112,6 +112,11 @@ public:
     void set_fp8(const Fp8Gemm* g) { m_fp8 = g; }
     const Fp8Gemm* fp8() const { return m_fp8; }
     int layer() const { return m_layer; }
+    // The step's work is all queued (after its scaler_update): a backend may start it now (the
+    // CUDA backend launches a step captured into a CUDA graph here). read_stats follows.
+    virtual void end_step() {}
+    // A step whose queueing failed part-way (an op threw): the backend drops what it kept of it.
+    virtual void abort_step() noexcept {}
     // Waits for every queued op and returns the record: the one wait of a training step.
     virtual const StepStats& read_stats() = 0;
     // Bins this step's stores into exponent histograms (engine/histograms.hpp) for a model of

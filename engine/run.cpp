@@ -181,7 +181,20 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     }
     Backend& be = *m_backend;
     Mlp& model = *m_model;
+    // The tables the optimizer reads at the backend's counts reach this step's index before the
+    // step starts (Adam's bias corrections; the learning rates: a step's schedule count is at
+    // most its index), so a table that grows is never uploaded inside the step.
+    cover_adam_steps(step_index + 1);
+    cover_schedule(step_index + 1);
     be.begin_step();
+    // An op that throws leaves the step part-queued: the backend drops what it kept of it.
+    struct AbortUnlessQueued {
+        Backend& be;
+        bool queued = false;
+        ~AbortUnlessQueued() {
+            if (!queued) be.abort_step();
+        }
+    } guard{be};
     const bool collect = m_histograms.wants(step_index, m_cfg->instruments.every);
     q.collect = collect;
     q.accum = static_cast<int>(micro.size());
@@ -237,8 +250,6 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     // The learning rate is the backend's schedule table at its own schedule count, which a skipped
     // step advances only with advance_on_skip.
     os.count = StepCount::backend;
-    cover_adam_steps(step_index + 1);
-    cover_schedule(step_index + 1);  // a step's schedule count is at most its index
     be.optimizer_all(os, m_param_refs, on_inf);
     be.count_applied_step(on_inf);
     be.count_schedule_step(on_inf, m_train.advance_on_skip);
@@ -247,6 +258,8 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     if (m_fp8_tensors) be.update_amax_histories();
 
     be.scaler_update();
+    be.end_step();
+    guard.queued = true;
     q.on_inf = on_inf;
     q.queue_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     m_queued = std::move(q);

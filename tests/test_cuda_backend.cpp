@@ -75,13 +75,11 @@ public:
     bool is_gpu() const override { return false; }
     void begin_step() override {
         if (m_waits) m_waits->order += "q" + std::to_string(m_id) + " ";
-        if (fail_next_step) {
-            fail_next_step = false;
-            throw DeviceError("the device is gone (injected)");
-        }
         m_cpu->begin_step();
     }
-    bool fail_next_step = false;  // the next begin_step throws, once
+    void abort_step() noexcept override { ++aborts; }
+    bool fail_next_step = false;  // the next step's unscale throws, once: a step failing part-way
+    int aborts = 0;
     const StepStats& read_stats() override {
         if (m_waits) ++m_waits->read_stats, m_waits->order += "w" + std::to_string(m_id) + " ";
         m_stats = m_cpu->read_stats();
@@ -158,6 +156,10 @@ public:
         cpu().unscale_and_check(g, inv, u);
     }
     void unscale_all(std::span<const ParamRef> ps, ScaleBy inv) override {
+        if (fail_next_step) {
+            fail_next_step = false;
+            throw DeviceError("the device is gone (injected)");
+        }
         if (m_waits) ++m_waits->param_ops;
         if (m_fault != Fault::param_sites) return Backend::unscale_all(ps, inv);
         for (const ParamRef& p : ps) {  // every tensor counted at fc1's site
@@ -281,9 +283,10 @@ private slots:
         QCOMPARE(waits.param_ops - setup.param_ops, 3 * steps);  // unscale, clip, optimizer
     }
 
-    // A step that one run fails to queue (a device error) is not taken by any run: the error
-    // reaches the caller, the runs queued before it are finished and their records dropped, and
-    // every run steps again afterwards, the failed one from where it stood.
+    // A step that one run fails to queue part-way (a device error) is not taken by any run: the
+    // error reaches the caller, that run's backend is told to drop the part-queued step, the runs
+    // queued before it are finished and their records dropped, and every run steps again
+    // afterwards, the failed one from where it stood.
     void a_step_one_run_fails_to_queue_is_dropped_and_training_goes_on() {
         SessionConfig c = load_config("default");
         c.steps = 6;
@@ -304,6 +307,8 @@ private slots:
             threw = std::string(e.what()).find("injected") != std::string::npos;
         }
         QVERIFY(threw);
+        QCOMPARE(made[1]->aborts, 1);
+        QCOMPARE(made[0]->aborts + made[2]->aborts, 0);
         const auto recs = s.step();  // no "previous step was not finished"
         QCOMPARE(recs.size(), s.run_count());
         for (const StepRecord& r : recs) {
