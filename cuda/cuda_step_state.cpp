@@ -40,6 +40,8 @@ void CudaBackend::count_applied_step(OnInf on_inf) {
 
 void CudaBackend::set_amax_histories(std::span<const hd::AmaxHistoryState> states,
                                      std::span<const float> hist) {
+    require(states.size() <= static_cast<std::size_t>(k_max_layers * k_fp8_tensors),
+            "set_amax_histories: more histories than the step record has FP8 tensors");
     for (const hd::AmaxHistoryState& s : states)
         require(s.len >= 1 && s.offset >= 0 && s.offset + s.len <= static_cast<long long>(hist.size()),
                 "set_amax_histories: a history lies outside the values given");

@@ -311,6 +311,8 @@ public:
         m_stats.applied_steps = m_applied;
     }
     void set_amax_histories(std::span<const hd::AmaxHistoryState> states, std::span<const float> hist) override {
+        if (states.size() > static_cast<std::size_t>(k_max_layers * k_fp8_tensors))
+            throw ConfigError("", "set_amax_histories: more histories than the step record has FP8 tensors");
         m_amax.clear();
         for (const hd::AmaxHistoryState& s : states) {
             if (s.len < 1 || s.offset < 0 || s.offset + s.len > static_cast<long long>(hist.size()))

@@ -203,30 +203,36 @@ int main(int argc, char** argv) {
                                             steps);
         });
     }
-    if (!cpu_only && !ops_only) {  // the three runs together: the session overlaps their steps
-        SessionConfig c = load_config("default");
-        c.runs = {"fp32", "amp-fp16", "amp-bf16"};
-        c.eval_every = 0;
-        c.steps = 2000;
-        std::vector<cuda::CudaBackend*> gpus;
-        Session s(c, [&] {
-            auto be = cuda::make_cuda_backend(device);
-            gpus.push_back(static_cast<cuda::CudaBackend*>(be.get()));
-            return be;
-        });
-        for (int i = 0; i < 50; ++i) s.step();
-        long long syncs0 = 0;
-        for (const auto* g : gpus) syncs0 += g->host_syncs();
-        const auto t0 = std::chrono::steady_clock::now();
-        const int n = 1000;
-        for (int i = 0; i < n; ++i) s.step();
-        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        long long syncs = -syncs0;
-        for (const auto* g : gpus) syncs += g->host_syncs();
-        std::printf("note fp32+amp-fp16+amp-bf16 in one session, 2-64-64-2 batch 256: %.1f session "
-                    "steps/s, %.2f host waits per run and step\n",
-                    n / sec, static_cast<double>(syncs) / (n * 3.0));
-    }
+    if (!cpu_only && !ops_only)  // the three runs together: the session overlaps their steps
+        for (const bool graphs : {false, true}) {
+            SessionConfig c = load_config("default");
+            c.runs = {"fp32", "amp-fp16", "amp-bf16"};
+            c.eval_every = 0;
+            c.steps = 2000;
+            std::vector<cuda::CudaBackend*> gpus;
+            try {
+                Session s(c, [&] {
+                    auto be = cuda::make_cuda_backend(device, {.graphs = graphs});
+                    gpus.push_back(static_cast<cuda::CudaBackend*>(be.get()));
+                    return be;
+                });
+                for (int i = 0; i < 50; ++i) s.step();
+                long long syncs0 = 0;
+                for (const auto* g : gpus) syncs0 += g->host_syncs();
+                const auto t0 = std::chrono::steady_clock::now();
+                const int n = 1000;
+                for (int i = 0; i < n; ++i) s.step();
+                const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                long long syncs = -syncs0;
+                for (const auto* g : gpus) syncs += g->host_syncs();
+                std::printf("note fp32+amp-fp16+amp-bf16 in one session%s, 2-64-64-2 batch 256: %.1f "
+                            "session steps/s, %.2f host waits per run and step\n",
+                            graphs ? " with CUDA graphs" : "", n / sec, static_cast<double>(syncs) / (n * 3.0));
+            } catch (const std::exception& e) {
+                std::printf("FAIL three runs in one session%s: %s\n", graphs ? " with CUDA graphs" : "", e.what());
+                ++g_failed;
+            }
+        }
     if (gemm < 0) gemm = cpu_only || ops_only ? 0 : 4096;
     if (gemm > 0)
         for (const compare::Policy& p : compare::policies()) {
