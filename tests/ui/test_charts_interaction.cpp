@@ -109,14 +109,16 @@ private slots:
         for (int k = 0; k < 13; ++k) {
             const long long step = k < 12 ? 50LL * k : 599;
             QVERIFY(h.at(Metric::evalLoss, step).valid);
-            QCOMPARE(pts[k].y(), h.at(Metric::evalLoss, step).min);
+            // The dots draw each bucket's mean (a sum in double), here of one evaluation: the value
+            // itself, where min and max hold it rounded to float.
+            QCOMPARE(pts[k].y(), h.at(Metric::evalLoss, step).mean);
             QVERIFY(std::abs(pts[k].x() - static_cast<double>(step)) <= 4);  // its pixel column's middle
         }
         QVERIFY(!h.at(Metric::evalLoss, 51).valid);
         // Accuracy in percent.
         const QList<QPointF> acc = w->charts()->plot(ChartId::evalAccuracy)->points(w->charts()->lineSeries(ChartId::evalAccuracy, 0));
         QCOMPARE(acc.size(), 13);
-        QCOMPARE(acc.last().y(), 100 * h.at(Metric::evalAccuracy, 599).min);
+        QCOMPARE(acc.last().y(), 100 * h.at(Metric::evalAccuracy, 599).mean);
         // Hovering between evaluations shows the latest one and says where it was taken.
         auto* plot = w->charts()->plot(ChartId::evalLoss);
         emit plot->hovered(123.0, plot->mapToGlobal(QPoint(200, 100)));
