@@ -58,8 +58,8 @@ struct Pinned {
 
 // Host → device copies through pinned memory: a copy from pageable memory may make the host wait
 // for the stream, one from pinned memory never does. A ring of slots, each with the event of the
-// copy that last read it; a slot is refilled only once that copy is done (steps wait once, at
-// read_stats, so in a run it always is: a wait here is counted, as every other).
+// copy that last read it; a slot is refilled only once that copy is done (steps wait once, for
+// their record, so in a run it always is: a wait here is counted, as every other).
 class UploadRing {
 public:
     UploadRing() {
@@ -131,7 +131,9 @@ public:
     }
 
 private:
-    static constexpr int k_slots = 4;  // a step uploads its inputs and labels (targets): 2–3 copies
+    // A step uploads its inputs and labels (targets) per micro-batch: 2 copies; with records one
+    // step late two steps are in flight, so a slot comes round again after the step before last.
+    static constexpr int k_slots = 8;
     struct Slot {
         void* host = nullptr;
         std::size_t bytes = 0;
@@ -175,13 +177,21 @@ struct CudaBackend::Impl {
     std::string name;
     int cc = 0;  // compute capability, 90 for 9.0
     Gemm gemm;
-    DeviceBuffer record{sizeof(StepStats)};  // the step record, on the device
+    // Two step records on the device (holds_two_steps): a step counts into records[slot]; each is
+    // copied at its step's end into its own pinned host record, the copy's event marking it done.
+    // With CUDA graphs one record is used (slot stays 0): a captured step's pointers stay the same.
+    DeviceBuffer record{2 * sizeof(StepStats)};
+    int slot = 0;
     DeviceBuffer state{sizeof(cuda::DeviceStepState)};  // the loss scaler, Adam's applied steps
     DeviceBuffer bias;  // Adam's bias corrections by t − 1 (set_bias_corrections)
     long long bias_size = 0;
     DeviceBuffer lrs;   // the learning rate by schedule steps (set_lr_schedule)
     long long lrs_size = 0;
-    Pinned<StepStats> host_record;
+    Pinned<StepStats> host_record[2];
+    struct RecordCopy {
+        cudaEvent_t done = nullptr;
+        bool queued = false;  // the copy of this slot's record is queued and not yet waited for
+    } record_copy[2];
     DeviceBuffer hist;  // StepHistograms on the device, allocated on the first collecting step
     std::unique_ptr<StepHistograms> host_hist;
     bool collecting = false;
@@ -217,12 +227,31 @@ struct CudaBackend::Impl {
             b->sync_on(stream.s);
         }
         graphs.enabled = use_graphs;
+        for (RecordCopy& c : record_copy) CUDA_CHECK(cudaEventCreateWithFlags(&c.done, cudaEventDisableTiming));
     }
     ~Impl() {
         drop_capture();
         if (graphs.exec) cudaGraphExecDestroy(graphs.exec);
         cudaStreamSynchronize(s());
         for (void* p : graphs.deferred) cudaFree(p);
+        for (RecordCopy& c : record_copy)
+            if (c.done) cudaEventDestroy(c.done);
+    }
+    // The record of `at` into its pinned host record, asynchronously, once per step.
+    void queue_record_copy(int at) {
+        RecordCopy& c = record_copy[at];
+        if (c.queued) return;
+        CUDA_CHECK(cudaMemcpyAsync(host_record[at].p, record_at(at), sizeof(StepStats), cudaMemcpyDeviceToHost, s()));
+        CUDA_CHECK(cudaEventRecord(c.done, s()));
+        c.queued = true;
+    }
+    // The host waits for the copy of record `at` only, not for what was queued after it (counted).
+    const StepStats& wait_for_record(int at) {
+        queue_record_copy(at);
+        ++syncs;
+        CUDA_CHECK(cudaEventSynchronize(record_copy[at].done));
+        record_copy[at].queued = false;
+        return *host_record[at].p;
     }
     std::vector<DeviceBuffer*> scratch;  // the buffers that grow on demand
 
@@ -310,7 +339,8 @@ struct CudaBackend::Impl {
     void upload_bytes(void* dst, const void* src, std::size_t bytes) { uploads.copy(dst, src, bytes, s(), syncs); }
 
     cudaStream_t s() const { return stream.s; }
-    StepStats* rec() { return static_cast<StepStats*>(record.data()); }
+    StepStats* record_at(int at) { return static_cast<StepStats*>(record.data()) + at; }
+    StepStats* rec() { return record_at(slot); }  // the current step's
     cuda::DeviceStepState* steps() { return static_cast<cuda::DeviceStepState*>(state.data()); }
     // The host's tables the optimizer reads at the device's step counts (device pointers).
     hd::StepTables step_tables() {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <stdexcept>
 
 #include "cuda/backend_impl.hpp"
 #include "cuda/device.hpp"
@@ -102,7 +103,9 @@ void CudaBackend::raw_free(void* p) noexcept {
 void CudaBackend::begin_step() {
     m->use();
     m->begin_step_capture();  // CUDA graphs: the step's work from here is captured
-    CUDA_CHECK(cudaMemsetAsync(m->record.data(), 0, sizeof(StepStats), m->s()));
+    if (!m->graphs.enabled) m->slot ^= 1;  // the previous step's record stays readable
+    m->record_copy[m->slot].queued = false;  // a copy of this slot's old record: nobody waits for it
+    CUDA_CHECK(cudaMemsetAsync(m->rec(), 0, sizeof(StepStats), m->s()));
     m->collecting = false;
 }
 
@@ -135,6 +138,7 @@ const StepHistograms* CudaBackend::read_histograms() {
 void CudaBackend::end_step() {
     m->use();
     m->launch_captured_step();  // CUDA graphs: the captured step runs now, as one graph
+    m->queue_record_copy(m->slot);  // the record comes back with one asynchronous copy
 }
 
 void CudaBackend::abort_step() noexcept {
@@ -146,11 +150,21 @@ void CudaBackend::abort_step() noexcept {
 const StepStats& CudaBackend::read_stats() {
     m->use();
     m->launch_captured_step();  // a captured step that was not ended (a lone op, a test)
-    CUDA_CHECK(cudaMemcpyAsync(m->host_record.p, m->record.data(), sizeof(StepStats),
-                               cudaMemcpyDeviceToHost, m->s()));
-    m->wait();
+    m->queue_record_copy(m->slot);  // queued at end_step in a run (nothing counts after it)
+    m->wait();  // the stream is idle after it (read_histograms relies on that)
+    m->record_copy[m->slot].queued = false;
     m->free_deferred();  // no capture is open: the session ends each run's before any wait
-    return *m->host_record.p;
+    return *m->host_record[m->slot].p;
+}
+
+bool CudaBackend::holds_two_steps() const { return !m->graphs.enabled; }
+
+const StepStats& CudaBackend::read_previous_stats() {
+    if (m->graphs.enabled)  // a captured step's uploads and record are not kept twice
+        throw std::logic_error("the CUDA backend with CUDA graphs keeps one step record");
+    m->use();
+    // Only the copy queued at the previous step's end is waited for: the current step runs on.
+    return m->wait_for_record(m->slot ^ 1);
 }
 
 // ---- transfers ---------------------------------------------------------------------------------

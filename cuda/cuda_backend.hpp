@@ -47,6 +47,8 @@ public:
     void end_step() override;
     void abort_step() noexcept override;
     const StepStats& read_stats() override;
+    bool holds_two_steps() const override;  // yes, unless it captures CUDA graphs
+    const StepStats& read_previous_stats() override;
     void collect_histograms(int layers) override;
     const StepHistograms* read_histograms() override;
 

@@ -119,6 +119,13 @@ public:
     virtual void abort_step() noexcept {}
     // Waits for every queued op and returns the record: the one wait of a training step.
     virtual const StepStats& read_stats() = 0;
+    // Records one step late. A backend that holds_two_steps() keeps two step records: begin_step
+    // takes the other one, so the record of the step begun before the current one stays as it was
+    // and read_previous_stats() returns it, waiting only for that step (on a GPU the host reads step
+    // N's record while step N+1 runs). Histograms are not kept twice: a step that collects is read
+    // before the next begins.
+    virtual bool holds_two_steps() const { return false; }
+    virtual const StepStats& read_previous_stats();
     // Bins this step's stores into exponent histograms (engine/histograms.hpp) for a model of
     // `layers` layers (0: this step does not collect); call after begin_step. Only those layers'
     // bins are zeroed and read back: the rest of StepHistograms is left as it was.

@@ -88,11 +88,15 @@ public:
     std::string name() const override { return "CPU (Eigen)"; }
     bool is_gpu() const override { return false; }
 
+    // Two records: a step's ops count into the current one, the previous step's stays readable.
     void begin_step() override {
-        m_stats = StepStats{};
+        m_current ^= 1;
+        m_records[m_current] = StepStats{};
         m_collecting = false;
     }
-    const StepStats& read_stats() override { return m_stats; }
+    const StepStats& read_stats() override { return stats(); }
+    bool holds_two_steps() const override { return true; }
+    const StepStats& read_previous_stats() override { return m_records[m_current ^ 1]; }
     void collect_histograms(int layers) override {
         m_collecting = layers > 0;
         if (!m_collecting) return;
@@ -270,7 +274,7 @@ public:
                 [&](int c, float v) { m_c(r, c) = v; });
             total += static_cast<double>(row);
         }
-        m_stats.loss_sum += hd::mean_loss(total, B);
+        stats().loss_sum += hd::mean_loss(total, B);
         store(m_c.data(), dlogits);
     }
 
@@ -286,7 +290,7 @@ public:
             m_c.data()[i] = hd::mse_grad(pv.data()[i], tv.data()[i], n, scale, squared);
             total += static_cast<double>(squared);
         }
-        m_stats.loss_sum += hd::mean_loss(total, n);
+        stats().loss_sum += hd::mean_loss(total, n);
         store(m_c.data(), dpred);
     }
 
@@ -302,13 +306,13 @@ public:
 
     void set_scaler(const ScalerRule& r, const ScalerState& s) override { m_rule = r; m_scaler = s; }
 
-    void scaler_update() override { hd::scaler_step(m_rule, m_scaler, m_stats.found_inf(), m_stats.scaler); }
+    void scaler_update() override { hd::scaler_step(m_rule, m_scaler, stats().found_inf(), stats().scaler); }
 
     void set_bias_corrections(std::span<const hd::BiasCorrection> t) override { m_bias.assign(t.begin(), t.end()); }
     void set_applied_steps(long long n) override { m_applied = n; }
     void count_applied_step(OnInf on_inf) override {
-        m_applied += step_applied(on_inf, m_stats.found_inf()) ? 1 : 0;
-        m_stats.applied_steps = m_applied;
+        m_applied += step_applied(on_inf, stats().found_inf()) ? 1 : 0;
+        stats().applied_steps = m_applied;
     }
     void set_amax_histories(std::span<const hd::AmaxHistoryState> states, std::span<const float> hist) override {
         if (states.size() > static_cast<std::size_t>(k_max_layers * k_fp8_tensors))
@@ -322,7 +326,7 @@ public:
     }
     void update_amax_histories() override {
         for (std::size_t i = 0; i < m_amax.size(); ++i)
-            if (m_amax[i].state().active) m_amax[i].push(m_stats.fp8[i].amax);
+            if (m_amax[i].state().active) m_amax[i].push(stats().fp8[i].amax);
     }
     void read_amax_histories(std::vector<hd::AmaxHistoryState>& states, std::vector<float>& hist) override {
         states.clear();
@@ -336,8 +340,8 @@ public:
     void set_lr_schedule(std::span<const float> lrs) override { m_lrs.assign(lrs.begin(), lrs.end()); }
     void set_schedule_steps(long long n) override { m_schedule = n; }
     void count_schedule_step(OnInf on_inf, bool advance_on_skip) override {
-        m_schedule += step_applied(on_inf, m_stats.found_inf()) || advance_on_skip ? 1 : 0;
-        m_stats.schedule_steps = m_schedule;
+        m_schedule += step_applied(on_inf, stats().found_inf()) || advance_on_skip ? 1 : 0;
+        stats().schedule_steps = m_schedule;
     }
 
     void unscale_and_check(const Tensor& grad, ScaleBy by, Tensor& unscaled) override {
@@ -360,9 +364,9 @@ public:
                 c.bad += !hd::is_finite(v);
                 chunk += static_cast<double>(v) * v;
             }
-            m_stats.sum_squares += chunk;
+            stats().sum_squares += chunk;
         }
-        m_stats.found_bad += c.bad - bad_before;
+        stats().found_bad += c.bad - bad_before;
         store(out, unscaled);
     }
 
@@ -375,13 +379,13 @@ public:
 
     void clip_to_norm(Tensor& t, double max_norm) override {
         float factor = 1.0f;
-        if (m_stats.found_inf() || !hd::clip_factor(m_stats.sum_squares, max_norm, factor)) return;
+        if (stats().found_inf() || !hd::clip_factor(stats().sum_squares, max_norm, factor)) return;
         scale(t, factor);
     }
 
     void optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
                           Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) override {
-        if (!step_applied(on_inf, m_stats.found_inf())) return;
+        if (!step_applied(on_inf, stats().found_inf())) return;
         const std::size_t n = grad.size();
         if (working.size() != n || state1.size() != n || (state2 && state2->size() != n) ||
             (master && (master->size() != n || master->format() != Format::fp32)))
@@ -449,7 +453,7 @@ private:
     // The current site's counts, or those of another kind at its layer; uncounted work adds to a
     // scratch struct nobody reads.
     hd::Counts& counts() { return at(site()); }
-    hd::Counts& at(int index) { return index < 0 ? m_uncounted : m_stats.site[index]; }
+    hd::Counts& at(int index) { return index < 0 ? m_uncounted : stats().site[index]; }
     // The current site's bins (or those of another kind at its layer) on a collecting step.
     hd::Bins* bins() { return bins_at(site()); }
     hd::Bins* bins_at(int index) { return m_collecting && index >= 0 ? &m_hist->site[index] : nullptr; }
@@ -519,7 +523,7 @@ private:
             r.underflow = c.underflow;
             r.nonzero = c.nonzero;
             r.count = n;
-            m_stats.fp8[fp8_index(layer(), which)].add(r);
+            stats().fp8[fp8_index(layer(), which)].add(r);
         }
         return scale;
     }
@@ -606,7 +610,9 @@ private:
                                                 " is outside 0.." + std::to_string(classes - 1));
     }
 
-    StepStats m_stats;
+    StepStats m_records[2];
+    int m_current = 0;
+    StepStats& stats() { return m_records[m_current]; }
     ScalerRule m_rule;      // the loss scaler's settings and state (set_scaler, scaler_update)
     ScalerState m_scaler;
     long long m_applied = 0;                 // Adam's applied steps (count_applied_step)

@@ -161,7 +161,9 @@ StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, Loss
 }
 
 void Run::queue_step(long long step_index, const std::vector<Batch>& micro, LossKind loss) {
-    if (m_queued) throw std::logic_error("Run::queue_step: the previous step was not finished");
+    if (!can_queue_next())
+        throw std::logic_error("Run::queue_step: the previous step was not finished, and this run cannot "
+                               "queue its next step before it is");
     const auto t0 = std::chrono::steady_clock::now();
     Queued q;  // kept only once the whole step is queued: a throw leaves nothing queued
     StepRecord& rec = q.rec;
@@ -176,17 +178,20 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
         rec.skipped = true;
         rec.mem = m_backend->memory();
         q.stopped = true;
-        m_queued = std::move(q);
+        m_queued.push_back(std::move(q));
         return;
     }
     Backend& be = *m_backend;
     Mlp& model = *m_model;
-    // The tables the optimizer reads at the backend's counts reach this step's index before the
-    // step starts (Adam's bias corrections; the learning rates: a step's schedule count is at
-    // most its index), so a table that grows is never uploaded inside the step.
-    cover_adam_steps(step_index + 1);
-    cover_schedule(step_index + 1);
+    // The tables the optimizer reads at the backend's counts reach this step before the step
+    // starts (Adam's bias corrections; the learning rates), so a table that grows is never
+    // uploaded inside the step. A count is at most the steps begun on the backend: the step's
+    // index, or more where a step some other run failed to queue was taken by this one.
+    const long long begun = std::max(step_index, m_begun) + 1;
+    cover_adam_steps(begun);
+    cover_schedule(begun);
     be.begin_step();
+    q.begun = ++m_begun;
     // An op that throws leaves the step part-queued: the backend drops what it kept of it.
     struct AbortUnlessQueued {
         Backend& be;
@@ -262,22 +267,30 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     guard.queued = true;
     q.on_inf = on_inf;
     q.queue_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    m_queued = std::move(q);
+    m_queued.push_back(std::move(q));
+}
+
+bool Run::can_queue_next() const {
+    if (m_queued.empty()) return true;
+    if (m_queued.size() > 1 || m_queued.back().collect) return false;
+    if (m_queued.back().stopped) return true;  // a stopped run's steps never reach the backend
+    return m_backend->holds_two_steps() && m_scaler.config().at_min != AtMin::error;
 }
 
 void Run::abandon_step() noexcept {
-    if (!m_queued) return;
-    try {
-        finish_step();  // the mirror follows what the backend did
-    } catch (...) {
-        m_queued.reset();
+    while (!m_queued.empty()) {
+        try {
+            finish_step();  // the mirror follows what the backend did
+        } catch (...) {
+            m_queued.clear();
+        }
     }
 }
 
 StepRecord Run::finish_step() {
-    if (!m_queued) throw std::logic_error("Run::finish_step: no step was queued");
-    const Queued q = std::move(*m_queued);
-    m_queued.reset();
+    if (m_queued.empty()) throw std::logic_error("Run::finish_step: no step was queued");
+    const Queued q = std::move(m_queued.front());
+    m_queued.pop_front();
     if (q.stopped) return q.rec;
     const auto t0 = std::chrono::steady_clock::now();
     StepRecord rec = q.rec;
@@ -288,7 +301,11 @@ StepRecord Run::finish_step() {
     const int model_layers = m_cfg->model.layers();
     Backend& be = *m_backend;
     const Mlp& model = *m_model;
-    const StepStats& st = be.read_stats();
+    // Its record is the backend's current one, or the previous one where a later step has begun
+    // since (queued behind it, or failed to queue).
+    if (m_begun - q.begun > 1) throw std::logic_error("Run::finish_step: the step's record was not kept");
+    if (q.collect && m_begun != q.begun) throw std::logic_error("Run::finish_step: the step's histograms were not kept");
+    const StepStats& st = m_begun == q.begun ? be.read_stats() : be.read_previous_stats();
     const double S = st.scaler.before.scale;  // the scale this step's loss was multiplied by
     rec.loss_scale = S;
     const hd::Counts fwd = st.of(Pass::forward, model_layers);

@@ -3,6 +3,7 @@
 // never thrown; only DeepSpeed's "already at minimum" error stops a run (as it stops DeepSpeed).
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -52,9 +53,17 @@ public:
     // step's one wait, and returns what step() returns. The session queues every run's step before
     // it finishes any, so one run's work runs on the GPU while the next is queued. Between the two
     // nothing else may be asked of the run.
+    // Records one step late: where can_queue_next(), a second step may be queued before the first
+    // is finished (finish_step then reads the older one while the newer runs on the GPU).
     void queue_step(long long step_index, const std::vector<Batch>& micro, LossKind loss);
-    StepRecord finish_step();
-    // A queued step's record dropped (another run's step failed to queue); nothing when none is.
+    StepRecord finish_step();  // the oldest queued step's record
+    std::size_t queued() const { return m_queued.size(); }
+    // Whether the next step may be queued now: nothing is queued, or one step is and the backend
+    // holds two step records, that step collects no histograms (their bins are kept once), and no
+    // step of this run can stop it (a scaler that refuses at its minimum, AtMin::error: the step
+    // after it must never have run).
+    bool can_queue_next() const;
+    // The queued steps' records dropped (another run's step failed to queue); nothing when none is.
     void abandon_step() noexcept;
     // The current weights on the held-out split (engine/evaluate.cpp): forward only, no dropout,
     // in this run's own precisions. Leaves nothing behind that the next step reads. Empty for a
@@ -111,8 +120,10 @@ private:
         int accum = 1;           // micro-batches
         OnInf on_inf = OnInf::skip;
         double queue_us = 0.0;   // time spent queueing (part of the step's time)
+        long long begun = 0;     // its Backend::begin_step, counted in m_begun
     };
-    std::optional<Queued> m_queued;
+    std::deque<Queued> m_queued;  // oldest first, at most two
+    long long m_begun = 0;        // steps begun on the backend (a step that failed to queue too)
     std::string m_failure;
     bool m_adaptive_low = true;
     HistogramLog m_histograms;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <new>
 #include <set>
+#include <stdexcept>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -102,9 +103,13 @@ void Session::build_runs() {
     apply_due();  // changes at step 0
 }
 
-void Session::reset() { build(); }
+void Session::reset() {
+    m_pending.reset();  // the runs it was queued on are rebuilt
+    m_late.clear();
+    build();
+}
 
-std::vector<StepRecord> Session::step() {
+void Session::gather_batches() {
     for (Batch& b : m_micro) {
         const auto idx = m_sampler->next();
         gather_rows(m_data.x_train, idx, b.x);
@@ -115,22 +120,45 @@ std::vector<StepRecord> Session::step() {
             gather_rows(m_data.t_train, idx, b.targets);
         }
     }
-    std::vector<StepRecord> out;
-    out.reserve(m_runs.size());
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+}
+
+void Session::queue_runs() {
     // Every run's step is queued before any is waited for: on a GPU one run's work runs while the
     // next is queued, and every run's record is read once its work is done.
+    const BatchSampler::State drawn_from = m_sampler->state();
+    gather_batches();
     try {
         for (auto& r : m_runs) r->queue_step(m_step, m_micro, m_data.loss);
     } catch (...) {
-        for (auto& r : m_runs) r->abandon_step();  // the step is not taken: its records are dropped
+        m_sampler->restore(drawn_from);  // the step is taken again with the same batches
+        // The step is not taken: its records are dropped. A pending step is finished first and
+        // its records kept for finish_pending().
+        if (m_pending) {
+            m_pending.reset();
+            try {
+                std::vector<StepRecord> late;
+                for (auto& r : m_runs) late.push_back(r->finish_step());
+                m_late = std::move(late);
+            } catch (...) {
+            }
+        }
+        for (auto& r : m_runs) r->abandon_step();
         throw;
     }
+}
+
+std::vector<StepRecord> Session::finish_runs(double wall) {
+    std::vector<StepRecord> out;
+    out.reserve(m_runs.size());
     for (auto& r : m_runs) {
         StepRecord rec = r->finish_step();
         rec.wall_time_s = wall;
         out.push_back(rec);
     }
+    return out;
+}
+
+std::vector<StepRecord> Session::complete_step(std::vector<StepRecord> out) {
     // After every run's step and its timing: evaluation costs no run step time.
     if (evaluates(m_step))
         for (std::size_t i = 0; i < m_runs.size(); ++i) {
@@ -141,6 +169,57 @@ std::vector<StepRecord> Session::step() {
     ++m_step;
     apply_due();  // the next step's changes land now, between steps, as a live edit would
     return out;
+}
+
+double Session::wall_now() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+}
+
+void Session::require_nothing_pending(const char* what) const {
+    if (m_pending)
+        throw std::logic_error(std::string("Session::") + what +
+                               ": a step queued by step_ahead is pending; call finish_pending first");
+}
+
+std::vector<StepRecord> Session::step() {
+    require_nothing_pending("step");
+    const double wall = wall_now();
+    queue_runs();
+    return complete_step(finish_runs(wall));
+}
+
+bool Session::can_leave_pending() const {
+    if (m_step + 1 >= m_cfg.steps || evaluates(m_step)) return false;
+    const auto& list = m_cfg.live_changes;
+    if (m_applied < list.size() && list[m_applied].step <= m_step + 1) return false;  // lands before the next
+    return std::all_of(m_runs.begin(), m_runs.end(), [](const auto& r) { return r->can_queue_next(); });
+}
+
+std::vector<std::vector<StepRecord>> Session::step_ahead() {
+    std::vector<std::vector<StepRecord>> out;
+    if (finished()) return out;
+    const double wall = wall_now();
+    queue_runs();  // step N, behind the pending step N−1 where there is one
+    if (m_pending) {
+        const double pending_wall = *m_pending;
+        m_pending.reset();
+        out.push_back(finish_runs(pending_wall));  // N−1 evaluated nothing and changed nothing
+    }
+    if (can_leave_pending()) {
+        m_pending = wall;
+        ++m_step;  // no change is due at the next step (can_leave_pending)
+    } else {
+        out.push_back(complete_step(finish_runs(wall)));
+    }
+    return out;
+}
+
+std::vector<StepRecord> Session::finish_pending() {
+    if (!m_late.empty()) return std::exchange(m_late, {});
+    if (!m_pending) return {};
+    const double wall = *m_pending;
+    m_pending.reset();
+    return finish_runs(wall);
 }
 
 bool Session::evaluates(long long step) const {
@@ -199,6 +278,7 @@ void Session::apply(const LiveChange& c) {
 }
 
 void Session::change_live(LiveChange c) {
+    require_nothing_pending("a live change");
     c.step = m_step;
     validate_live_change(m_cfg, c, "");
     bool changes = false;
@@ -274,6 +354,7 @@ void Session::fold_applied() {
 }
 
 nlohmann::json Session::save_state() const {
+    require_nothing_pending("save_state");
     nlohmann::json j;
     j["format"] = "mpx-session-state";
     j["version"] = 1;

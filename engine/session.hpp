@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +56,18 @@ public:
     // One lockstep step: one record per run, in run order; on evaluation steps each record also
     // carries its run's loss and accuracy on the held-out split after the step's update.
     std::vector<StepRecord> step();
+    // Records one step late: queues step N behind step N−1, which stays pending, and only then
+    // finishes N−1, so on a GPU the host reads N−1's records while N runs. Returns the steps this
+    // call finished, oldest first, each as step() returns it, bit for bit: N−1's (if pending) and
+    // N's where N cannot stay pending: it evaluates, collects histograms or is the last step, a
+    // change is due at N+1, a run's scaler may stop it (AtMin::error), or a backend keeps one step
+    // record (Run::can_queue_next). While a step is pending nothing else may be asked of the
+    // session (step, live changes, save_state throw std::logic_error): finish_pending() first.
+    std::vector<std::vector<StepRecord>> step_ahead();
+    bool pending() const { return m_pending.has_value() || !m_late.empty(); }
+    // The pending step's records (empty when none is). After step_ahead threw (a run's step failed
+    // to queue), the step that was pending was finished: its records come from here.
+    std::vector<StepRecord> finish_pending();
     // Whether step `step` (0-based) evaluates: every eval_every-th step from step 0, and the last
     // step, as record_every keeps them; never with eval_every 0 or an empty held-out split.
     bool evaluates(long long step) const;
@@ -83,6 +96,13 @@ public:
     static std::unique_ptr<Session> load_state(const nlohmann::json& j, BackendFactory factory = {});
 
 private:
+    void gather_batches();  // the step's micro-batches, the same for every run
+    void queue_runs();      // the batches, then every run's step; on a throw the step is not taken
+    std::vector<StepRecord> finish_runs(double wall);
+    std::vector<StepRecord> complete_step(std::vector<StepRecord> out);  // evaluation, next step, changes
+    bool can_leave_pending() const;
+    double wall_now() const;
+    void require_nothing_pending(const char* what) const;
     void build();       // build_runs, with out-of-memory turned into a ConfigError naming the fix
     void build_runs();
     void gather_eval_split();
@@ -106,6 +126,8 @@ private:
     TrainConfig m_train;
     std::vector<LiveEffect> m_effects;
     std::chrono::steady_clock::time_point m_start;
+    std::optional<double> m_pending;  // step_ahead left step m_step − 1 queued: its wall time
+    std::vector<StepRecord> m_late;   // a pending step finished when the next failed to queue
 };
 
 }  // namespace mpx

@@ -57,9 +57,11 @@ std::optional<SweepPoint> run_sweep_point(const SessionConfig& cfg, std::size_t 
     for (std::size_t i = 0; i < session.run_count(); ++i) tally.emplace_back(session.run(i).info(), cfg.steps);
     while (!session.finished()) {
         if (stop && stop->load(std::memory_order_relaxed)) return std::nullopt;
-        const auto recs = session.step();
-        for (std::size_t i = 0; i < recs.size(); ++i) tally[i].add(recs[i]);
+        for (const auto& recs : session.step_ahead())  // records one step late (on a GPU: N+1 runs meanwhile)
+            for (std::size_t i = 0; i < recs.size(); ++i) tally[i].add(recs[i]);
     }
+    const auto last = session.finish_pending();  // none: the last step is never left pending
+    for (std::size_t i = 0; i < last.size(); ++i) tally[i].add(last[i]);
     SweepPoint p;
     p.index = index;
     for (std::size_t i = 0; i < tally.size(); ++i) p.runs.push_back(tally[i].finish(session.run(i).failed()));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
 
 namespace mpx {
 
@@ -68,6 +69,10 @@ hd::BiasCorrection bias_correction(float beta1, float beta2, long long t) {
 
 Tensor::~Tensor() {
     if (m_backend) m_backend->release(*this);
+}
+
+const StepStats& Backend::read_previous_stats() {
+    throw std::logic_error(name() + " keeps one step record: its steps are read one at a time");
 }
 
 void Backend::unscale_all(std::span<const ParamRef> ps, ScaleBy inv_scale) {

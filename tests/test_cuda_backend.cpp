@@ -18,6 +18,7 @@
 #include "engine/backend.hpp"
 #include "engine/error.hpp"
 #include "engine/session.hpp"
+#include "session_test_support.hpp"
 #ifdef MPX_HAVE_CUDA
 #include "cuda/compare/backend_compare.hpp"
 #include "cuda/compare/self_check.hpp"
@@ -83,6 +84,13 @@ public:
     const StepStats& read_stats() override {
         if (m_waits) ++m_waits->read_stats, m_waits->order += "w" + std::to_string(m_id) + " ";
         m_stats = m_cpu->read_stats();
+        if (m_fault == Fault::stats_off) m_stats.site[0].nonzero += 1;
+        return m_stats;
+    }
+    bool holds_two_steps() const override { return m_cpu->holds_two_steps(); }
+    const StepStats& read_previous_stats() override {  // "p<id> ": the wait for the step before
+        if (m_waits) ++m_waits->read_stats, m_waits->order += "p" + std::to_string(m_id) + " ";
+        m_stats = m_cpu->read_previous_stats();
         if (m_fault == Fault::stats_off) m_stats.site[0].nonzero += 1;
         return m_stats;
     }
@@ -245,6 +253,10 @@ private slots:
         QVERIFY2(t.ok(), t.text().c_str());
         const Report o = overflow_storm(cpu);
         QVERIFY2(o.ok(), o.text().c_str());
+        const Report late = records_one_step_late(cpu, 30);
+        QVERIFY2(late.ok(), late.text().c_str());
+        QVERIFY2(late.text().find("default: 26 of 30 steps read one step late, 0 records differ") != std::string::npos,
+                 late.text().c_str());
 #endif
     }
 
@@ -281,6 +293,83 @@ private slots:
         QCOMPARE(waits.accuracy - setup.accuracy, 0);
         QCOMPARE(waits.order, expected);
         QCOMPARE(waits.param_ops - setup.param_ops, 3 * steps);  // unscale, clip, optimizer
+    }
+
+    // Records one step late: step N+1 is queued on every run before step N's record is read
+    // ("p": the wait for the step before the current one), still one wait per run and step;
+    // the last step is read at once. What the CUDA backend does at these calls: docs/gpu.md.
+    void records_one_step_late_wait_once_per_step_after_the_next_is_queued() {
+        SessionConfig c = load_config("default");
+        c.steps = 6;
+        c.eval_every = 0;
+        c.instruments.every = 0;
+        Waits waits;
+        int backends = 0;
+        Session s(c, [&] { return std::make_unique<Faulty>(Fault::none, &waits, backends++); });
+        const Waits setup = waits;
+        waits.order.clear();
+        std::string expected;
+        const auto all = [&](const char* what) {
+            for (std::size_t k = 0; k < s.run_count(); ++k) expected += what + std::to_string(k) + " ";
+        };
+        long long finished = 0;
+        while (!s.finished()) {
+            for (const auto& recs : s.step_ahead()) QCOMPARE(recs.front().step, finished++);
+            all("q");
+            if (s.steps_done() > 1) all("p");  // the step before, behind this one
+            if (s.steps_done() == c.steps) all("w");  // the last, at once
+        }
+        QCOMPARE(finished, c.steps);
+        QVERIFY(s.run_count() >= 3);
+        QCOMPARE(waits.order, expected);
+        QCOMPARE(waits.read_stats - setup.read_stats, static_cast<int>(c.steps * s.run_count()));
+        QCOMPARE(waits.download - setup.download, 0);
+    }
+
+    // A step that fails to queue while the step before is pending: the error reaches the caller,
+    // the pending step is finished and its records kept (finish_pending), the failed step is not
+    // taken, and training goes on from it to the end. The runs that had not queued it match a
+    // session without the failure; the one that had (run 0) took it, as step() has it.
+    void a_step_failing_behind_a_pending_step_keeps_the_pending_records() {
+        SessionConfig c = load_config("default");
+        c.steps = 8;
+        c.eval_every = 0;
+        c.instruments.every = 0;
+        std::vector<Faulty*> made;
+        const auto factory = [&] {
+            auto b = std::make_unique<Faulty>(Fault::none);
+            made.push_back(b.get());
+            return b;
+        };
+        Session s(c, factory), ref(c);
+        const auto expected = mpx::test::train(ref, c.steps);
+        std::vector<std::vector<StepRecord>> got;
+        for (const auto& recs : s.step_ahead()) got.push_back(recs);
+        for (const auto& recs : s.step_ahead()) got.push_back(recs);
+        QVERIFY(s.pending());
+        QCOMPARE(s.steps_done(), 2LL);  // step 1 is pending
+        made[1]->fail_next_step = true;
+        bool threw = false;
+        try {
+            s.step_ahead();
+        } catch (const DeviceError& e) {
+            threw = std::string(e.what()).find("injected") != std::string::npos;
+        }
+        QVERIFY(threw);
+        QCOMPARE(made[1]->aborts, 1);
+        QCOMPARE(made[0]->aborts + made[2]->aborts, 0);
+        QCOMPARE(s.steps_done(), 2LL);  // step 2 was not taken
+        got.push_back(s.finish_pending());
+        QCOMPARE(got.back().front().step, 1LL);
+        QVERIFY(s.finish_pending().empty());
+        while (!s.finished())
+            for (const auto& recs : s.step_ahead()) got.push_back(recs);
+        QCOMPARE(got.size(), expected.size());
+        for (int run : {1, 2})
+            QVERIFY2(mpx::test::differs(got, expected, run).isEmpty(), qPrintable(mpx::test::differs(got, expected, run)));
+        const std::vector<std::vector<StepRecord>> head(got.begin(), got.begin() + 2), ref_head(expected.begin(), expected.begin() + 2);
+        QVERIFY(mpx::test::differs(head, ref_head).isEmpty());
+        QVERIFY(!mpx::test::differs(got, expected, 0).isEmpty());  // run 0 trained step 2 twice
     }
 
     // A step that one run fails to queue part-way (a device error) is not taken by any run: the

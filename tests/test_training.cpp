@@ -187,6 +187,102 @@ private slots:
         QVERIFY2(differs(rest, expected).isEmpty(), qPrintable(differs(rest, expected)));
     }
 
+    // Records one step late (Session::step_ahead) are step()'s records, bit for bit: with
+    // evaluation, histograms and a live change (the steps that cannot stay pending), with
+    // overflows the backend skips, with accumulation and FP8's delayed scaling, and with a scaler
+    // that stops its run at the minimum (no step is ever left pending there: the step after the
+    // stop must not have run). Each call returns the steps it finished, oldest first.
+    void records_one_step_late_are_the_records_of_step_data() {
+        QTest::addColumn<QString>("what");
+        for (const char* w : {"eval_hist_live", "overflows", "accumulation_fp8", "stops_at_min"}) QTest::newRow(w) << w;
+    }
+    void records_one_step_late_are_the_records_of_step() {
+        QFETCH(QString, what);
+        SessionConfig c = small_config({"fp32", "amp-fp16", "amp-bf16"}, 40, 1024, 256);
+        c.eval_every = 0;
+        c.instruments.every = 0;
+        bool may_pipeline = true;
+        if (what == "eval_hist_live") {
+            c.eval_every = 7;
+            c.instruments.every = 5;
+            LiveChange lc;
+            lc.step = 11;
+            lc.target = LiveTarget::train;
+            lc.train = c.train;
+            lc.train.lr = 0.003;
+            c.live_changes.push_back(lc);
+        } else if (what == "overflows") {
+            c.scaler.init_scale = std::ldexp(1.0, 40);
+            c.scaler.growth_interval = 3;
+        } else if (what == "accumulation_fp8") {
+            c.runs = {"amp-bf16", "fp8-hybrid+delayed", "mxfp8"};
+            c.train.accumulation = 2;
+            c.model.dropout = 0.1f;
+        } else {
+            c.scaler = scaler_preset("deepspeed");
+            c.scaler.init_scale = c.scaler.min_scale = std::ldexp(1.0, 40);
+            may_pipeline = false;
+        }
+        Session a(c), b(c);
+        const auto expected = train(a, c.steps);
+        std::vector<std::vector<StepRecord>> late;
+        int left_pending = 0;
+        long long first_pending = -1;
+        while (!b.finished()) {
+            const auto done = b.step_ahead();
+            left_pending += b.pending();
+            if (b.pending() && first_pending < 0) first_pending = b.steps_done() - 1;
+            for (const auto& recs : done) {
+                QCOMPARE(recs.front().step, static_cast<long long>(late.size()));  // oldest first, none skipped
+                late.push_back(recs);
+            }
+            if (b.pending()) {  // what a pending step forbids
+                QVERIFY_THROWS_EXCEPTION(std::logic_error, b.step());
+                QVERIFY_THROWS_EXCEPTION(std::logic_error, b.set_lr(0.5));
+                QVERIFY_THROWS_EXCEPTION(std::logic_error, b.save_state());
+            }
+        }
+        QVERIFY(!b.pending());  // the last step is never left pending
+        QVERIFY(b.finish_pending().empty());
+        QVERIFY2(differs(late, expected).isEmpty(), qPrintable(differs(late, expected)));
+        if (may_pipeline) {
+            QVERIFY2(left_pending > c.steps / 2, qPrintable(QString::number(left_pending)));
+        } else {
+            // amp-fp16 stopped at its minimum: no step was left pending until then; from the step
+            // after the stop its steps never reach its backend, and the others' steps may be.
+            QVERIFY(a.run(1).failed());
+            long long stub = 0;
+            while (stub < c.steps && !std::isnan(late[static_cast<std::size_t>(stub)][1].loss)) ++stub;
+            QVERIFY(stub > 0 && stub < c.steps);
+            QVERIFY2(first_pending >= stub, qPrintable(QStringLiteral("%1 %2").arg(first_pending).arg(stub)));
+        }
+        if (what == "eval_hist_live") {
+            int evaluated = 0;
+            for (const auto& recs : late) evaluated += recs[0].eval_loss.has_value();
+            QCOMPARE(evaluated, 7);  // steps 0, 7, …, 35 and the last, 39
+            for (std::size_t r = 0; r < a.run_count(); ++r) {
+                const auto& ha = a.run(r).histograms().snapshots();
+                const auto& hb = b.run(r).histograms().snapshots();
+                QCOMPARE(hb.size(), std::size_t(8));  // steps 0, 5, …, 35
+                QCOMPARE(hb.size(), ha.size());
+                for (std::size_t k = 0; k < ha.size(); ++k) {
+                    QCOMPARE(hb[k].step, ha[k].step);
+                    QVERIFY(same_bits(hb[k].loss_scale, ha[k].loss_scale));
+                    QCOMPARE(hb[k].layer_counts.size(), ha[k].layer_counts.size());
+                    QCOMPARE(std::memcmp(hb[k].layer_counts.data(), ha[k].layer_counts.data(),
+                                         ha[k].layer_counts.size() * sizeof(ha[k].layer_counts[0])), 0);
+                }
+            }
+            QCOMPARE(b.config().live_changes.size(), std::size_t(1));
+            QVERIFY2(same_bits(late[11][0].lr, 0.003), qPrintable(QString::number(late[11][0].lr)));
+        }
+        if (what == "overflows") {
+            long long skipped = 0;
+            for (const auto& recs : late) skipped += recs[1].skipped;
+            QVERIFY(skipped >= 3);
+        }
+    }
+
     void reset_replays_from_step_zero() {
         SessionConfig c = small_config({"fp32", "amp-fp16", "half-bf16"}, 20);
         c.model.dropout = 0.1f;

@@ -198,9 +198,8 @@ int run_run(const RunOptions& o) {
     long long recorded = 0;
     bool mid_line = false;  // a progress line is open on stderr
     if (!o.quiet) print_live_effects(session, mid_line);  // changes at the first step
-    while (!session.finished()) {
-        const auto recs = session.step();
-        if (!o.quiet) print_live_effects(session, mid_line);
+    // Records one step late (Session::step_ahead): on a GPU the host writes step N while N+1 runs.
+    const auto take = [&](const std::vector<StepRecord>& recs) {
         const long long step = recs.front().step;
         const bool keep = step % cfg.record_every == 0 || step + 1 == cfg.steps;
         if (keep) ++recorded;
@@ -234,7 +233,12 @@ int run_run(const RunOptions& o) {
             std::fflush(stderr);
             mid_line = true;
         }
+    };
+    while (!session.finished()) {
+        for (const auto& recs : session.step_ahead()) take(recs);
+        if (!o.quiet) print_live_effects(session, mid_line);
     }
+    if (const auto recs = session.finish_pending(); !recs.empty()) take(recs);  // none: the last step is never left
     if (!o.quiet) std::fprintf(stderr, "\n");
     for (std::size_t i = 0; i < session.run_count(); ++i)
         if (session.run(i).failed())

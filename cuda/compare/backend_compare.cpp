@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -714,6 +715,51 @@ Report training_tracks(const Factory& dut, int steps) {
         char buf[160];
         std::snprintf(buf, sizeof buf, "%s: worst relative loss deviation over %d steps %.3g",
                       ref.run(k).info().label.c_str(), steps, worst[k]);
+        rep.note(buf);
+    }
+    return rep;
+}
+
+Report records_one_step_late(const Factory& dut, int steps) {
+    Report rep;
+    const auto bits = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+    for (const char* preset : {"default", "overflow-storm"}) {
+        SessionConfig c = load_config(preset);
+        c.steps = steps;
+        // The storm collects histograms on every step, which are read before the next is queued.
+        if (std::strcmp(preset, "overflow-storm") == 0) c.instruments.every = 0;
+        Session now(c, dut), late(c, dut);
+        std::vector<std::vector<StepRecord>> a, b;
+        while (!now.finished()) a.push_back(now.step());
+        int pending = 0;
+        while (!late.finished()) {
+            for (auto& recs : late.step_ahead()) b.push_back(std::move(recs));
+            pending += late.pending();
+        }
+        rep.expect(pending > 0, std::string(preset) + ": no step was left pending");
+        if (a.size() != b.size()) {
+            rep.fail(std::string(preset) + ": step counts differ");
+            continue;
+        }
+        int differing = 0;
+        for (std::size_t i = 0; i < a.size(); ++i)
+            for (std::size_t k = 0; k < a[i].size(); ++k) {
+                const StepRecord &x = a[i][k], &y = b[i][k];
+                const bool same = x.step == y.step && bits(x.loss, y.loss) && bits(x.loss_scale, y.loss_scale) &&
+                                  bits(x.new_scale, y.new_scale) && bits(x.grad_norm, y.grad_norm) &&
+                                  bits(x.underflow_frac, y.underflow_frac) &&
+                                  bits(x.lost_update_frac, y.lost_update_frac) && bits(x.lr, y.lr) &&
+                                  x.skipped == y.skipped && x.overflow_count == y.overflow_count &&
+                                  x.first_nonfinite == y.first_nonfinite && x.mem.bytes == y.mem.bytes &&
+                                  bits(x.eval_loss.value_or(0.0), y.eval_loss.value_or(0.0));
+                if (!same && differing++ == 0)
+                    rep.fail(std::string(preset) + " " + now.run(k).info().label + " step " + std::to_string(i) +
+                             ": the record read one step late differs (loss " + std::to_string(y.loss) + " vs " +
+                             std::to_string(x.loss) + ")");
+            }
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s: %d of %zu steps read one step late, %d records differ", preset, pending,
+                      a.size(), differing);
         rep.note(buf);
     }
     return rep;

@@ -64,5 +64,10 @@ using Factory = std::function<std::unique_ptr<Backend>()>;
 Report training_tracks(const Factory& dut, int steps = 100);
 // The overflow-storm preset: the same steps skipped and the same scales on both.
 Report overflow_storm(const Factory& dut);
+// Records one step late (Session::step_ahead) on the device under test against its own step():
+// the default and overflow-storm presets (the storm without histograms), every record bit for
+// bit (a step read while the next runs reads what it would have read alone), and steps were
+// left pending.
+Report records_one_step_late(const Factory& dut, int steps = 100);
 
 }  // namespace mpx::compare

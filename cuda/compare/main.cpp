@@ -163,6 +163,8 @@ int main(int argc, char** argv) {
         run("training tracks the CPU (" + std::to_string(steps) + " steps)",
             [&] { return compare::training_tracks(make_dut, steps); });
         run("overflow storm skips like the CPU", [&] { return compare::overflow_storm(make_dut); });
+        run("records one step late equal step()'s (" + std::to_string(steps) + " steps)",
+            [&] { return compare::records_one_step_late(make_dut, steps); });
     }
     if (!cpu_only && !ops_only) {  // speed and waits of the default preset's runs, one at a time
         for (const bool graphs : {false, true})
