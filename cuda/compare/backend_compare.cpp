@@ -336,7 +336,6 @@ Report elementwise_ops(Backend& ref, Backend& dut, const Policy& p) {
                                    Accumulate::add);
         });
         const auto rdx = rig.ref_values(dx), rdg = rig.ref_values(dg), rdb = rig.ref_values(db);
-        const double rs = max_abs(rr);
         std::size_t d2 = rep.close("layernorm dx", rdx, rig.dut_values(dx),
                                    exact_bounds(rdx));
         d2 += rep.close("layernorm dgamma", rdg, rig.dut_values(dg),

@@ -166,13 +166,29 @@ int main(int argc, char** argv) {
         run("records one step late equal step()'s (" + std::to_string(steps) + " steps)",
             [&] { return compare::records_one_step_late(make_dut, steps); });
     }
+    // How a session is stepped in the measurements: step() (each step's records read before the
+    // next is queued), step_ahead() (records one step late: the host reads step N while N+1
+    // runs), or step() with every step captured into a CUDA graph.
+    enum class Stepping { plain, ahead, graphs };
+    const auto stepping_name = [](Stepping m) {
+        return m == Stepping::plain ? "" : m == Stepping::ahead ? ", records one step late" : " with CUDA graphs";
+    };
+    // n lockstep steps of s as `m` steps them; the records of every step come back.
+    const auto advance = [](Session& s, Stepping m, int n) {
+        if (m != Stepping::ahead) {
+            for (int i = 0; i < n; ++i) s.step();
+            return;
+        }
+        for (int done = 0; done < n;) done += static_cast<int>(s.step_ahead().size());
+    };
     if (!cpu_only && !ops_only) {  // speed and waits of the default preset's runs, one at a time
-        for (const bool graphs : {false, true})
-            for (const std::string& label : {"fp32", "amp-fp16", "amp-bf16"}) {
+        for (const Stepping m : {Stepping::plain, Stepping::ahead, Stepping::graphs})
+            for (const char* label : {"fp32", "amp-fp16", "amp-bf16"}) {
                 SessionConfig c = load_config("default");
                 c.runs = {label};
                 c.eval_every = 0;
                 c.steps = 2000;
+                const bool graphs = m == Stepping::graphs;
                 std::vector<cuda::CudaBackend*> gpus;
                 const auto made = [&] {
                     auto be = cuda::make_cuda_backend(device, {.graphs = graphs});
@@ -181,22 +197,22 @@ int main(int argc, char** argv) {
                 };
                 try {
                     Session s(c, made);
-                    for (int i = 0; i < 50; ++i) s.step();  // warm-up: allocations, cuBLASLt heuristics
+                    advance(s, m, 50);  // warm-up: allocations, cuBLASLt heuristics
                     const long long syncs0 = gpus.back()->host_syncs();
                     const long long made0 = gpus.back()->graph_instantiations();
                     const auto t0 = std::chrono::steady_clock::now();
                     const int n = 1000;
-                    for (int i = 0; i < n; ++i) s.step();
+                    advance(s, m, n);
                     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                     std::printf("note %s%s, 2-64-64-2 batch 256: %.1f steps/s, %.2f host waits per step",
-                                label.c_str(), graphs ? " with CUDA graphs" : "", n / sec,
+                                label, stepping_name(m), n / sec,
                                 static_cast<double>(gpus.back()->host_syncs() - syncs0) / n);
                     if (graphs)
                         std::printf(", %lld graphs instantiated in %d steps",
                                     gpus.back()->graph_instantiations() - made0, n);
                     std::printf("\n");
                 } catch (const std::exception& e) {
-                    std::printf("FAIL %s%s: %s\n", label.c_str(), graphs ? " with CUDA graphs" : "", e.what());
+                    std::printf("FAIL %s%s: %s\n", label, stepping_name(m), e.what());
                     ++g_failed;
                 }
             }
@@ -206,7 +222,7 @@ int main(int argc, char** argv) {
         });
     }
     if (!cpu_only && !ops_only)  // the three runs together: the session overlaps their steps
-        for (const bool graphs : {false, true}) {
+        for (const Stepping m : {Stepping::plain, Stepping::ahead, Stepping::graphs}) {
             SessionConfig c = load_config("default");
             c.runs = {"fp32", "amp-fp16", "amp-bf16"};
             c.eval_every = 0;
@@ -214,24 +230,24 @@ int main(int argc, char** argv) {
             std::vector<cuda::CudaBackend*> gpus;
             try {
                 Session s(c, [&] {
-                    auto be = cuda::make_cuda_backend(device, {.graphs = graphs});
+                    auto be = cuda::make_cuda_backend(device, {.graphs = m == Stepping::graphs});
                     gpus.push_back(static_cast<cuda::CudaBackend*>(be.get()));
                     return be;
                 });
-                for (int i = 0; i < 50; ++i) s.step();
+                advance(s, m, 50);
                 long long syncs0 = 0;
                 for (const auto* g : gpus) syncs0 += g->host_syncs();
                 const auto t0 = std::chrono::steady_clock::now();
                 const int n = 1000;
-                for (int i = 0; i < n; ++i) s.step();
+                advance(s, m, n);
                 const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 long long syncs = -syncs0;
                 for (const auto* g : gpus) syncs += g->host_syncs();
                 std::printf("note fp32+amp-fp16+amp-bf16 in one session%s, 2-64-64-2 batch 256: %.1f "
                             "session steps/s, %.2f host waits per run and step\n",
-                            graphs ? " with CUDA graphs" : "", n / sec, static_cast<double>(syncs) / (n * 3.0));
+                            stepping_name(m), n / sec, static_cast<double>(syncs) / (n * 3.0));
             } catch (const std::exception& e) {
-                std::printf("FAIL three runs in one session%s: %s\n", graphs ? " with CUDA graphs" : "", e.what());
+                std::printf("FAIL three runs in one session%s: %s\n", stepping_name(m), e.what());
                 ++g_failed;
             }
         }
