@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <initializer_list>
 #include <span>
@@ -59,10 +60,13 @@ struct Pinned {
 // Host → device copies through pinned memory: a copy from pageable memory may make the host wait
 // for the stream, one from pinned memory never does. A ring of slots, each with the event of the
 // copy that last read it; a slot is refilled only once that copy is done (steps wait once, for
-// their record, so in a run it always is: a wait here is counted, as every other).
+// their record, so in a run it always is: a wait here is counted, as every other). With records
+// one step late two steps are in flight: where the next slot's copy is still queued, the ring
+// takes one more slot instead of waiting (up to k_max_slots), so a step of many micro-batches
+// does not wait for the step before it.
 class UploadRing {
 public:
-    UploadRing() {
+    UploadRing() : m_slots(k_slots) {
         for (Slot& s : m_slots) CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
     }
     UploadRing(const UploadRing&) = delete;
@@ -118,8 +122,13 @@ public:
             CUDA_CHECK(cudaMemcpyAsync(dst, c.host, bytes, cudaMemcpyHostToDevice, stream));
             return;
         }
+        if (cudaEventQuery(m_slots[m_next].done) == cudaErrorNotReady && m_slots.size() < k_max_slots) {
+            Slot fresh;  // placed before the oldest slot in use, which stays next in turn
+            CUDA_CHECK(cudaEventCreateWithFlags(&fresh.done, cudaEventDisableTiming));
+            m_slots.insert(m_slots.begin() + static_cast<std::ptrdiff_t>(m_next), fresh);
+        }
         Slot& s = m_slots[m_next];
-        m_next = (m_next + 1) % k_slots;
+        m_next = (m_next + 1) % m_slots.size();
         if (cudaEventQuery(s.done) == cudaErrorNotReady) {
             ++waits;
             CUDA_CHECK(cudaEventSynchronize(s.done));
@@ -133,7 +142,8 @@ public:
 private:
     // A step uploads its inputs and labels (targets) per micro-batch: 2 copies; with records one
     // step late two steps are in flight, so a slot comes round again after the step before last.
-    static constexpr int k_slots = 8;
+    static constexpr std::size_t k_slots = 8;
+    static constexpr std::size_t k_max_slots = 256;  // then a slot still in use is waited for
     struct Slot {
         void* host = nullptr;
         std::size_t bytes = 0;
@@ -152,8 +162,8 @@ private:
         s.host = fresh;
         s.bytes = bytes;
     }
-    Slot m_slots[k_slots];
-    int m_next = 0;
+    std::vector<Slot> m_slots;
+    std::size_t m_next = 0;
     bool m_capturing = false;
     std::vector<Slot> m_captured;  // a captured step's uploads, one slot each
     std::size_t m_next_captured = 0;

@@ -103,9 +103,12 @@ void CudaBackend::raw_free(void* p) noexcept {
 void CudaBackend::begin_step() {
     m->use();
     m->begin_step_capture();  // CUDA graphs: the step's work from here is captured
-    if (!m->graphs.enabled) m->slot ^= 1;  // the previous step's record stays readable
-    m->record_copy[m->slot].queued = false;  // a copy of this slot's old record: nobody waits for it
-    CUDA_CHECK(cudaMemsetAsync(m->rec(), 0, sizeof(StepStats), m->s()));
+    // The other record, so the previous step's stays readable (with graphs: the same one). It
+    // becomes the current one only once its clearing is queued (a throw leaves the slots as they were).
+    const int next = m->graphs.enabled ? m->slot : m->slot ^ 1;
+    CUDA_CHECK(cudaMemsetAsync(m->record_at(next), 0, sizeof(StepStats), m->s()));
+    m->slot = next;
+    m->record_copy[next].queued = false;  // a copy of this slot's old record: nobody waits for it
     m->collecting = false;
 }
 
@@ -164,6 +167,9 @@ const StepStats& CudaBackend::read_previous_stats() {
         throw std::logic_error("the CUDA backend with CUDA graphs keeps one step record");
     m->use();
     // Only the copy queued at the previous step's end is waited for: the current step runs on.
+    // Without it, something else began a step since (the record was cleared): refuse.
+    if (!m->record_copy[m->slot ^ 1].queued)
+        throw std::logic_error("read_previous_stats: the previous step did not end, or another step began since");
     return m->wait_for_record(m->slot ^ 1);
 }
 

@@ -20,6 +20,7 @@ namespace mpx {
 // reading them are written (input, activations), nothing is counted into a step, nothing allocated
 // on the backend.
 RowMatrix Run::predict(const RowMatrix& x) {
+    require_idle("predict");
     const auto& sizes = m_cfg->model.sizes;
     if (x.cols() != sizes.front())
         throw ConfigError("model.sizes", "the inputs have " + std::to_string(x.cols()) +

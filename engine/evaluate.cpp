@@ -12,6 +12,7 @@
 namespace mpx {
 
 Evaluation Run::evaluate(std::span<const EvalChunk> split, LossKind loss) {
+    require_idle("evaluate");
     Evaluation ev;
     if (failed() || split.empty()) return ev;
     Backend& be = *m_backend;

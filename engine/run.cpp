@@ -270,6 +270,11 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     m_queued.push_back(std::move(q));
 }
 
+void Run::require_idle(const char* what) const {
+    if (!m_queued.empty())
+        throw std::logic_error(std::string("Run::") + what + ": a step is queued; finish it first");
+}
+
 bool Run::can_queue_next() const {
     if (m_queued.empty()) return true;
     if (m_queued.size() > 1 || m_queued.back().collect) return false;

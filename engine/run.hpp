@@ -129,6 +129,9 @@ private:
     HistogramLog m_histograms;
     int m_fp8_tensors = 0;  // FP8 runs: the amax histories the backend keeps (layers × tensors)
     std::vector<Fp8ScaleRow> m_fp8_scales;
+    // Work outside a step (evaluation, predictions) would begin a step on the backend, clearing
+    // the record of a step still queued: refused while one is (std::logic_error).
+    void require_idle(const char* what) const;
     void cover_adam_steps(long long t);  // m_bias reaches step t (on the backend too)
     void cover_schedule(long long n);    // m_lrs holds n schedule steps, for these settings
     void fp8_after_step(long long step_index, const StepStats& st, StepRecord& rec);

@@ -176,7 +176,7 @@ double Session::wall_now() const {
 }
 
 void Session::require_nothing_pending(const char* what) const {
-    if (m_pending)
+    if (pending())
         throw std::logic_error(std::string("Session::") + what +
                                ": a step queued by step_ahead is pending; call finish_pending first");
 }
@@ -197,6 +197,9 @@ bool Session::can_leave_pending() const {
 
 std::vector<std::vector<StepRecord>> Session::step_ahead() {
     std::vector<std::vector<StepRecord>> out;
+    if (!m_late.empty())  // a step failed behind it: its records first
+        throw std::logic_error("Session::step_ahead: a pending step was finished when the next failed to queue; "
+                               "call finish_pending first");
     if (finished()) return out;
     const double wall = wall_now();
     queue_runs();  // step N, behind the pending step N−1 where there is one

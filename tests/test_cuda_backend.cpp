@@ -359,6 +359,7 @@ private slots:
         QCOMPARE(made[1]->aborts, 1);
         QCOMPARE(made[0]->aborts + made[2]->aborts, 0);
         QCOMPARE(s.steps_done(), 2LL);  // step 2 was not taken
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, s.step_ahead());  // step 1's records come first
         got.push_back(s.finish_pending());
         QCOMPARE(got.back().front().step, 1LL);
         QVERIFY(s.finish_pending().empty());

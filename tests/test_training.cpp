@@ -240,6 +240,7 @@ private slots:
                 QVERIFY_THROWS_EXCEPTION(std::logic_error, b.step());
                 QVERIFY_THROWS_EXCEPTION(std::logic_error, b.set_lr(0.5));
                 QVERIFY_THROWS_EXCEPTION(std::logic_error, b.save_state());
+                QVERIFY_THROWS_EXCEPTION(std::logic_error, b.run(0).predict(RowMatrix::Zero(1, 2)));
             }
         }
         QVERIFY(!b.pending());  // the last step is never left pending

@@ -287,7 +287,7 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     const double mag = std::pow(10.0, std::floor(std::log10(want)));
     const long long every = static_cast<long long>(want <= mag ? mag : want <= 2 * mag ? 2 * mag : want <= 5 * mag ? 5 * mag : 10 * mag);
     for (long long t = (s0 + every - 1) / every * every; t <= s1; t += every) {
-        const double x = skipPos({t, 0, -1}).x() - m_canvas->geometry().left();
+        const double x = skipPos({t, 0, -1, std::nullopt}).x() - m_canvas->geometry().left();
         p.drawLine(QPointF(x, r.bottom() + 1), QPointF(x, r.bottom() + 5));
         const QString label = QString::number(t);
         p.drawText(QPointF(x - fm.horizontalAdvance(label) / 2.0, r.bottom() + 6 + fm.ascent()), label);
