@@ -173,13 +173,16 @@ int main(int argc, char** argv) {
     const auto stepping_name = [](Stepping m) {
         return m == Stepping::plain ? "" : m == Stepping::ahead ? ", records one step late" : " with CUDA graphs";
     };
-    // n lockstep steps of s as `m` steps them; the records of every step come back.
+    // At least n lockstep steps of s as `m` steps them, every record back (none left pending);
+    // returns how many.
     const auto advance = [](Session& s, Stepping m, int n) {
         if (m != Stepping::ahead) {
             for (int i = 0; i < n; ++i) s.step();
-            return;
+            return n;
         }
-        for (int done = 0; done < n;) done += static_cast<int>(s.step_ahead().size());
+        int done = 0;
+        while (done < n) done += static_cast<int>(s.step_ahead().size());
+        return done + (s.finish_pending().empty() ? 0 : 1);
     };
     if (!cpu_only && !ops_only) {  // speed and waits of the default preset's runs, one at a time
         for (const Stepping m : {Stepping::plain, Stepping::ahead, Stepping::graphs})
@@ -201,8 +204,7 @@ int main(int argc, char** argv) {
                     const long long syncs0 = gpus.back()->host_syncs();
                     const long long made0 = gpus.back()->graph_instantiations();
                     const auto t0 = std::chrono::steady_clock::now();
-                    const int n = 1000;
-                    advance(s, m, n);
+                    const int n = advance(s, m, 1000);
                     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                     std::printf("note %s%s, 2-64-64-2 batch 256: %.1f steps/s, %.2f host waits per step",
                                 label, stepping_name(m), n / sec,
@@ -238,8 +240,7 @@ int main(int argc, char** argv) {
                 long long syncs0 = 0;
                 for (const auto* g : gpus) syncs0 += g->host_syncs();
                 const auto t0 = std::chrono::steady_clock::now();
-                const int n = 1000;
-                advance(s, m, n);
+                const int n = advance(s, m, 1000);
                 const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 long long syncs = -syncs0;
                 for (const auto* g : gpus) syncs += g->host_syncs();
