@@ -19,7 +19,7 @@
 #include "cuda/device_buffer.hpp"
 #include "cuda/gemm.hpp"
 #include "cuda/kernels.hpp"
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace mpx::cuda {
 
@@ -220,7 +220,7 @@ struct CudaBackend::Impl {
     DeviceBuffer amax_states, amax_hist;
     int amax_count = 0;
     long long amax_values = 0;
-    hd::AmaxHistoryState* amax_states_at() { return static_cast<hd::AmaxHistoryState*>(amax_states.data()); }
+    core::AmaxHistoryState* amax_states_at() { return static_cast<core::AmaxHistoryState*>(amax_states.data()); }
 
     UploadRing uploads;  // every host → device copy of inputs, labels and tables
     // The update pass's table of every parameter (Backend::unscale_all, clip_all, optimizer_all),
@@ -353,9 +353,9 @@ struct CudaBackend::Impl {
     StepStats* rec() { return record_at(slot); }  // the current step's
     cuda::DeviceStepState* steps() { return static_cast<cuda::DeviceStepState*>(state.data()); }
     // The host's tables the optimizer reads at the device's step counts (device pointers).
-    hd::StepTables step_tables() {
+    core::StepTables step_tables() {
         return {static_cast<const float*>(lrs.data()), lrs_size,
-                static_cast<const hd::BiasCorrection*>(bias.data()), bias_size};
+                static_cast<const core::BiasCorrection*>(bias.data()), bias_size};
     }
     // A site of the device record (Backend::site(); -1: uncounted work, nullptr).
     Counts* counters(int site) { return site < 0 ? nullptr : &rec()->site[site]; }
@@ -405,12 +405,12 @@ struct CudaBackend::Impl {
     cuda::Fp8Work* fp8_slot(Fp8Tensor t) {
         return static_cast<cuda::Fp8Work*>(fp8_work.data()) + static_cast<int>(t);
     }
-    // An FP8 GEMM operand (engine/fp8_math.hpp) into `scratch` as FP32 values (FP8 products are
+    // An FP8 GEMM operand (engine/core/fp8_math.hpp) into `scratch` as FP32 values (FP8 products are
     // exact in FP32: cuBLASLt's FP32 GEMM stands in for the FP8 tensor-core GEMM); its amax and
     // scale stay in fp8_slot(which) for the descale. `record` of the step's FP8 record or nullptr.
     // Delayed scaling casts with the scale of g.layer's history of `which` on the device.
     float* fp8_operand(const Tensor& t, const Fp8Gemm& g, Fp8Tensor which, bool along_rows,
-                       DeviceBuffer& scratch, Sink counts, hd::Fp8Record* record) {
+                       DeviceBuffer& scratch, Sink counts, core::Fp8Record* record) {
         float* dst = scratch.get<float>(t.size());
         const int h = fp8_index(g.layer, which);
         const cuda::Fp8Cast how{g.recipe, g.format(which), g.overflow(which),
@@ -419,7 +419,7 @@ struct CudaBackend::Impl {
                        record, s());
         return dst;
     }
-    hd::Fp8Record* fp8_record(int site, int layer, Fp8Tensor t) {
+    core::Fp8Record* fp8_record(int site, int layer, Fp8Tensor t) {
         return site < 0 ? nullptr : &rec()->fp8[fp8_index(layer, t)];
     }
 

@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
 
 namespace mpx::cuda {
 

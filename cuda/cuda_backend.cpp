@@ -1,6 +1,6 @@
 // CudaBackend: each op checks its tensors and queues kernels and GEMMs on the backend's stream; the
 // counts go into the device step record, read back by read_stats() with one copy into pinned
-// memory. Rule: the same operands, formulas and rounding points as engine/cpu_backend.cpp, op for
+// memory. Rule: the same operands, formulas and rounding points as engine/compute/cpu_backend.cpp, op for
 // op; no op waits for the device except download, accuracy and read_stats. Impl is in
 // backend_impl.hpp; the step-state ops (scaler, Adam's count) in cuda_step_state.cpp.
 #include <cmath>
@@ -119,8 +119,8 @@ void CudaBackend::collect_histograms(int layers) {
     m->hist.reserve(sizeof(StepHistograms));
     m->hist_layers = std::min(layers, k_max_layers);
     StepHistograms* h = m->hists();
-    CUDA_CHECK(cudaMemsetAsync(h->site, 0, m->hist_layers * k_tensor_kinds * sizeof(hd::Bins), m->s()));
-    CUDA_CHECK(cudaMemsetAsync(h->update_ulp, 0, m->hist_layers * sizeof(hd::Bins), m->s()));
+    CUDA_CHECK(cudaMemsetAsync(h->site, 0, m->hist_layers * k_tensor_kinds * sizeof(core::Bins), m->s()));
+    CUDA_CHECK(cudaMemsetAsync(h->update_ulp, 0, m->hist_layers * sizeof(core::Bins), m->s()));
 }
 
 const StepHistograms* CudaBackend::read_histograms() {
@@ -130,10 +130,10 @@ const StepHistograms* CudaBackend::read_histograms() {
     // After read_stats the stream is idle: this copy waits only for itself (collecting steps only).
     const StepHistograms* h = m->hists();
     CUDA_CHECK(cudaMemcpyAsync(m->host_hist->site, h->site,
-                               m->hist_layers * k_tensor_kinds * sizeof(hd::Bins),
+                               m->hist_layers * k_tensor_kinds * sizeof(core::Bins),
                                cudaMemcpyDeviceToHost, m->s()));
     CUDA_CHECK(cudaMemcpyAsync(m->host_hist->update_ulp, h->update_ulp,
-                               m->hist_layers * sizeof(hd::Bins), cudaMemcpyDeviceToHost, m->s()));
+                               m->hist_layers * sizeof(core::Bins), cudaMemcpyDeviceToHost, m->s()));
     m->wait();
     return m->host_hist.get();
 }
@@ -345,7 +345,7 @@ void CudaBackend::fp8_backward(const Tensor& dy, const Tensor* x, const Tensor* 
     const Fp8Gemm& g = *fp8();
     const bool block = g.recipe == Fp8Recipe::block;
     const int B = dy.rows(), out = dy.cols();
-    hd::Fp8Record* dy_record = m->fp8_record(site(), layer(), Fp8Tensor::dy);
+    core::Fp8Record* dy_record = m->fp8_record(site(), layer(), Fp8Tensor::dy);
     const Sink dy_counts = m->sink(site(TensorKind::grad_operand));
     const float* dyb = nullptr;  // column-major (out, B)
     if (dx) {
@@ -445,7 +445,7 @@ void CudaBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const
 void CudaBackend::dropout(Tensor& h, float p, std::uint64_t seed) {
     require_own(this, {&h});
     m->use();
-    cuda::dropout(h.data(), h.format(), p, hd::dropout_keep_scale(p), seed, h.size(),
+    cuda::dropout(h.data(), h.format(), p, core::dropout_keep_scale(p), seed, h.size(),
                   m->counters(site()), m->s());
 }
 

@@ -1,5 +1,5 @@
 // The CUDA backend: the engine's Backend on one GPU (cuBLASLt GEMMs, kernels in kernels.cu).
-// Rule: every op computes what engine/cpu_backend.cpp computes, with the same engine/op_math.hpp
+// Rule: every op computes what engine/compute/cpu_backend.cpp computes, with the same engine/core/op_math.hpp
 // functions at the same rounding points, and adds the same counts to the step record, which stays
 // on the device until read_stats(); it throws DeviceError (with what to do) when the device fails.
 // The class is plain C++ behind a pimpl, so this header needs neither nvcc nor the CUDA headers.
@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/backend.hpp"
+#include "engine/compute/backend.hpp"
 
 namespace mpx::cuda {
 
@@ -80,13 +80,13 @@ public:
     double accuracy(const Tensor& logits, std::span<const int> labels) override;
     void set_scaler(const ScalerRule& rule, const ScalerState& state) override;
     void scaler_update() override;
-    void set_bias_corrections(std::span<const hd::BiasCorrection> table) override;
+    void set_bias_corrections(std::span<const core::BiasCorrection> table) override;
     void set_applied_steps(long long n) override;
     void count_applied_step(OnInf on_inf) override;
-    void set_amax_histories(std::span<const hd::AmaxHistoryState> states,
+    void set_amax_histories(std::span<const core::AmaxHistoryState> states,
                             std::span<const float> hist) override;
     void update_amax_histories() override;
-    void read_amax_histories(std::vector<hd::AmaxHistoryState>& states, std::vector<float>& hist) override;
+    void read_amax_histories(std::vector<core::AmaxHistoryState>& states, std::vector<float>& hist) override;
     void set_lr_schedule(std::span<const float> lrs) override;
     void set_schedule_steps(long long n) override;
     void count_schedule_step(OnInf on_inf, bool advance_on_skip) override;

@@ -19,11 +19,11 @@ void CudaBackend::scaler_update() {
     cuda::scaler_update(m->steps(), m->rec(), m->s());
 }
 
-void CudaBackend::set_bias_corrections(std::span<const hd::BiasCorrection> table) {
+void CudaBackend::set_bias_corrections(std::span<const core::BiasCorrection> table) {
     m->use();
     // A larger table reallocates: that waits for queued work that may read the old one (rare: the
     // table doubles when a run outgrows it; counted in host_syncs).
-    hd::BiasCorrection* d = m->bias.get<hd::BiasCorrection>(std::max<std::size_t>(1, table.size()));
+    core::BiasCorrection* d = m->bias.get<core::BiasCorrection>(std::max<std::size_t>(1, table.size()));
     m->upload_bytes(d, table.data(), table.size_bytes());
     m->bias_size = static_cast<long long>(table.size());
 }
@@ -38,16 +38,16 @@ void CudaBackend::count_applied_step(OnInf on_inf) {
     cuda::count_applied_step(m->steps(), m->rec(), on_inf, m->s());
 }
 
-void CudaBackend::set_amax_histories(std::span<const hd::AmaxHistoryState> states,
+void CudaBackend::set_amax_histories(std::span<const core::AmaxHistoryState> states,
                                      std::span<const float> hist) {
     require(states.size() <= static_cast<std::size_t>(k_max_layers * k_fp8_tensors),
             "set_amax_histories: more histories than the step record has FP8 tensors");
-    for (const hd::AmaxHistoryState& s : states)
+    for (const core::AmaxHistoryState& s : states)
         require(s.len >= 1 && s.offset >= 0 && s.offset + s.len <= static_cast<long long>(hist.size()),
                 "set_amax_histories: a history lies outside the values given");
     m->use();
     // Sized once per run (a larger table reallocates: a counted wait).
-    auto* d = m->amax_states.get<hd::AmaxHistoryState>(std::max<std::size_t>(1, states.size()));
+    auto* d = m->amax_states.get<core::AmaxHistoryState>(std::max<std::size_t>(1, states.size()));
     float* v = m->amax_hist.get<float>(std::max<std::size_t>(1, hist.size()));
     m->upload_bytes(d, states.data(), states.size_bytes());
     m->upload_bytes(v, hist.data(), hist.size_bytes());
@@ -61,13 +61,13 @@ void CudaBackend::update_amax_histories() {
                                 static_cast<float*>(m->amax_hist.data()), m->rec(), m->s());
 }
 
-void CudaBackend::read_amax_histories(std::vector<hd::AmaxHistoryState>& states, std::vector<float>& hist) {
+void CudaBackend::read_amax_histories(std::vector<core::AmaxHistoryState>& states, std::vector<float>& hist) {
     m->use();
     states.resize(static_cast<std::size_t>(m->amax_count));
     hist.resize(static_cast<std::size_t>(m->amax_values));
     // Pageable destinations: these copies wait for the stream (counted: a save, not a step).
     if (!states.empty())
-        CUDA_CHECK(cudaMemcpyAsync(states.data(), m->amax_states.data(), states.size() * sizeof(hd::AmaxHistoryState),
+        CUDA_CHECK(cudaMemcpyAsync(states.data(), m->amax_states.data(), states.size() * sizeof(core::AmaxHistoryState),
                                    cudaMemcpyDeviceToHost, m->s()));
     if (!hist.empty())
         CUDA_CHECK(cudaMemcpyAsync(hist.data(), m->amax_hist.data(), hist.size() * sizeof(float),

@@ -1,4 +1,4 @@
-// The CUDA backend's FP8 casts (engine/fp8_math.hpp, the CPU's functions): amax, the per-tensor
+// The CUDA backend's FP8 casts (engine/core/fp8_math.hpp, the CPU's functions): amax, the per-tensor
 // scale (current or delayed), the scaled cast into E4M3/E5M2 or MXFP8's blocks of 32, the record of
 // what the cast did, and the descale of a GEMM's FP32 result. Compiled with --fmad=false like
 // kernels.cu.
@@ -8,7 +8,7 @@ namespace mpx::cuda {
 namespace {
 
 // amax of src into work->amax (zeroed before): non-negative floats order as their bits, so an
-// integer atomicMax is a float max; NaN is skipped (hd::amax_fold, fmaxf). Bins the values.
+// integer atomicMax is a float max; NaN is skipped (core::amax_fold, fmaxf). Bins the values.
 __global__ void k_fp8_amax(const void* src, Format sf, std::size_t n, Fp8Work* work, Bins* bins) {
     MPX_BLOCK_BINS(hist, bins);
     float a = 0.0f;
@@ -48,7 +48,7 @@ __global__ void k_fp8_cast(const void* src, Format sf, std::size_t n, Format f, 
     add_counts(c, &work->counts);
 }
 
-// One thread per MXFP8 block (hd::k_mx_block values along a row or down a column).
+// One thread per MXFP8 block (core::k_mx_block values along a row or down a column).
 __global__ void k_mx_cast(const void* src, Format sf, int rows, int cols, bool along_rows,
                           Fp8Work* work, float* dst) {
     const TallyEdges edges = tally_edges(Format::e4m3);
@@ -98,7 +98,7 @@ __global__ void k_fp8_descale(float* acc, std::size_t n, const Fp8Work* a, const
 }  // namespace
 
 void fp8_cast(const void* src, Format sf, int rows, int cols, const Fp8Cast& how, float* dst,
-              Fp8Work* work, Sink sink, hd::Fp8Record* record, cudaStream_t stream) {
+              Fp8Work* work, Sink sink, core::Fp8Record* record, cudaStream_t stream) {
     const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
     CUDA_CHECK(cudaMemsetAsync(work, 0, sizeof(Fp8Work), stream));
     if (n == 0) return;
@@ -123,7 +123,7 @@ void fp8_cast(const void* src, Format sf, int rows, int cols, const Fp8Cast& how
     check_launch();
 }
 
-void update_amax_histories(hd::AmaxHistoryState* states, int count, float* hist,
+void update_amax_histories(core::AmaxHistoryState* states, int count, float* hist,
                            const StepStats* record, cudaStream_t stream) {
     if (count == 0) return;
     k_amax_update<<<blocks_for(static_cast<std::size_t>(count)), k_threads, 0, stream>>>(states, count, hist, record);

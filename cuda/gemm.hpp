@@ -13,7 +13,7 @@
 #include <tuple>
 
 #include "cuda/device_buffer.hpp"
-#include "engine/format.hpp"
+#include "engine/precision/format.hpp"
 
 namespace mpx::cuda {
 

@@ -12,7 +12,7 @@
 namespace mpx::cuda {
 namespace {
 
-using namespace mpx::hd;
+using namespace mpx::core;
 
 constexpr int k_threads = 256;      // every kernel: full warps, the reductions below rely on it
 constexpr int k_max_blocks = 4096;  // grid-stride loops above this
@@ -56,7 +56,7 @@ __device__ void add_counts(const Counts& mine, Counts* out) {
     }
 }
 
-// A block's exponent histogram (hd::bin_slot, the CPU's binning) in shared memory, added to the
+// A block's exponent histogram (core::bin_slot, the CPU's binning) in shared memory, added to the
 // step's bins with one atomic per non-zero slot. Inactive (no bins: not a collecting step) it costs
 // one branch per value. `bins` is uniform across the grid, so the barriers are too.
 struct BlockBins {

@@ -1,5 +1,5 @@
-// The CUDA backend's kernels, then their launchers. Each kernel maps threads onto the MPX_HD
-// functions of engine/op_math.hpp and engine/format_core.hpp (the arithmetic the CPU backend runs,
+// The CUDA backend's kernels, then their launchers. Each kernel maps threads onto the MPX_HOST_DEVICE
+// functions of engine/core/op_math.hpp and engine/core/format_core.hpp (the arithmetic the CPU backend runs,
 // in its order) and adds what its rounding did to a pass of the device step record with one atomic
 // per field per block. Rule: compiled with
 // --fmad=false (see cuda/CMakeLists.txt): a fused multiply-add rounds once where the CPU rounds
@@ -178,7 +178,7 @@ __global__ void k_accumulate(const float* values, Format through, bool add, void
     add_counts(c, counts);
 }
 
-// One thread per column: the sums run down the rows in order (hd::column_sum).
+// One thread per column: the sums run down the rows in order (core::column_sum).
 __global__ void k_column_sums(const void* src, Format f, int rows, int cols, float* out) {
     for (std::size_t c = first_index(); c < static_cast<std::size_t>(cols); c += grid_stride())
         out[c] = column_sum(
@@ -188,7 +188,7 @@ __global__ void k_column_sums(const void* src, Format f, int rows, int cols, flo
 // One thread per row: the CPU's sequential row sums, bit for bit (a warp per row would be faster
 // for wide rows and no longer equal; the toy widths here are a few hundred at most).
 // Per-row kernels, tiled: a block loads R whole rows into shared memory with coalesced reads (all
-// its threads), then thread t runs row t's function (engine/op_math.hpp) on the tile, in the
+// its threads), then thread t runs row t's function (engine/core/op_math.hpp) on the tile, in the
 // CPU's order, so the bits are the thread-per-row kernels'; the softmax's gradients go back
 // through the tile and are stored, counted and binned by all threads. Rows wider than the tile
 // take the thread-per-row kernels below.

@@ -10,25 +10,25 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "engine/fp8_math.hpp"
-#include "engine/op_math.hpp"
-#include "engine/step_stats.hpp"
+#include "engine/core/fp8_math.hpp"
+#include "engine/core/op_math.hpp"
+#include "engine/core/step_stats.hpp"
 
 namespace mpx::cuda {
 
-using hd::Bins;
-using hd::Counts;
-using hd::OptConsts;
+using core::Bins;
+using core::Counts;
+using core::OptConsts;
 
 // Where a launcher's rounding goes: a site's counts (nullptr: uncounted) and, on a step that
-// collects histograms, its bins (engine/histograms.hpp; nullptr: not binned).
+// collects histograms, its bins (engine/compute/histograms.hpp; nullptr: not binned).
 struct Sink {
     Counts* counts = nullptr;
     Bins* bins = nullptr;
     Sink(Counts* c = nullptr, Bins* b = nullptr) : counts(c), bins(b) {}  // NOLINT: from Counts*
 };
 
-// ---- FP8 (engine/fp8_math.hpp: the CPU backend's arithmetic) ----
+// ---- FP8 (engine/core/fp8_math.hpp: the CPU backend's arithmetic) ----
 // One FP8 cast's device scratch: the tensor's amax, the scale used, the cast's counts.
 struct Fp8Work {
     float amax;
@@ -49,12 +49,12 @@ struct Fp8Cast {
 // amax, scale and counts; the counts are added to sink.counts, the pre-cast values binned into
 // sink.bins, and amax, scale and counts added to *record (nullptr: not recorded).
 void fp8_cast(const void* src, Format sf, int rows, int cols, const Fp8Cast& how, float* dst,
-              Fp8Work* work, Sink sink, hd::Fp8Record* record, cudaStream_t stream);
+              Fp8Work* work, Sink sink, core::Fp8Record* record, cudaStream_t stream);
 // One thread per history: each active state of states (count) takes record->fp8[i].amax into its
-// values in hist (hd::amax_history_push), which gives the next step's scale.
-void update_amax_histories(hd::AmaxHistoryState* states, int count, float* hist,
+// values in hist (core::amax_history_push), which gives the next step's scale.
+void update_amax_histories(core::AmaxHistoryState* states, int count, float* hist,
                            const StepStats* record, cudaStream_t stream);
-// acc (n) *= hd::descale_factor(a->scale, b->scale).
+// acc (n) *= core::descale_factor(a->scale, b->scale).
 void fp8_descale(float* acc, std::size_t n, const Fp8Work* a, const Fp8Work* b,
                  cudaStream_t stream);
 
@@ -83,10 +83,10 @@ void scale(void* t, Format f, float factor, std::size_t n, cudaStream_t stream);
 // yf.
 void bias_store(const float* acc, const void* bias, Format bf, void* y, Format yf, int rows,
                 int cols, Sink sink, cudaStream_t stream);
-// dst (n) (+)= values (n) rounded through `through` (hd::accumulate_element).
+// dst (n) (+)= values (n) rounded through `through` (core::accumulate_element).
 void accumulate(const float* values, Format through, bool add, void* dst, Format df, std::size_t n,
                 Sink sink, cudaStream_t stream);
-// out (cols) FP32 = column sums of src (rows, cols) in f (hd::column_sum).
+// out (cols) FP32 = column sums of src (rows, cols) in f (core::column_sum).
 void column_sums(const void* src, Format f, int rows, int cols, float* out, cudaStream_t stream);
 
 // h (n) = act(z (n))
@@ -112,7 +112,7 @@ void dropout(void* h, Format f, float p, float keep, std::uint64_t seed, std::si
              Counts* counts, cudaStream_t stream);
 
 // logits, dlogits (rows, C); labels (rows) on the device; row_loss (rows) FP32 scratch. The mean
-// loss is added to record->loss_sum (hd::mean_loss of the row losses in row order). The gradient's
+// loss is added to record->loss_sum (core::mean_loss of the row losses in row order). The gradient's
 // factor is scale.resolve(scaler) (scaler: the backend's device state, read on the device).
 void softmax_xent(const void* logits, Format lf, const int* labels, int rows, int C, float inv_b,
                   ScaleBy scale, const ScalerState* scaler, float* row_loss, void* dlogits,
@@ -152,7 +152,7 @@ struct ParamEntry {
     Format working_format = Format::fp32, state_format = Format::fp32;
     // Indexes into the launch's site counts and bins (-1: uncounted) and its update-ulp bins.
     int unscale_site = -1, optimizer_site = -1, layer = 0;
-    // Set by lay_out: the tensor's first chunk of hd::k_sum_chunk values among the launch's
+    // Set by lay_out: the tensor's first chunk of core::k_sum_chunk values among the launch's
     // tensors, and its first block and number of blocks in the chunk-wise grid (unscale: a thread
     // per chunk) and in the element-wise grid (clipping, the optimizer: a thread per value).
     std::size_t first_chunk = 0;
@@ -180,29 +180,29 @@ struct ParamSinks {
 
 // Each tensor's unscaled (n) = grad (n) · inv_scale.resolve(scaler) stored in its format (counted
 // at unscale_site); record->found_bad += non-finite values; record->sum_squares += the sums of
-// squares of every chunk, tensor after tensor in hd::k_sum_chunk order (the CPU's order);
+// squares of every chunk, tensor after tensor in core::k_sum_chunk order (the CPU's order);
 // chunk_sums (launch.chunks) double scratch.
 void unscale_check(const ParamLaunch& launch, ScaleBy inv_scale, const ScalerState* scaler,
                    double* chunk_sums, ParamSinks sinks, StepStats* record, cudaStream_t stream);
-// Each tensor's unscaled *= hd::clip_factor(record's sum of squares, max_norm), unless the record
+// Each tensor's unscaled *= core::clip_factor(record's sum of squares, max_norm), unless the record
 // found inf/NaN.
 void clip_to_norm(const ParamLaunch& launch, double max_norm, const StepStats* record,
                   cudaStream_t stream);
 // One optimizer step of every tensor (its gradient: unscaled), counted at optimizer_site, the
 // working copy's write-back binned at that site and the update-to-ulp slots at `layer`. Nothing
 // when on_inf is skip and the record found inf/NaN. count backend: the learning rate and Adam's
-// bias corrections from `tables` at the device's counts (hd::take_backend_counts; nothing done
+// bias corrections from `tables` at the device's counts (core::take_backend_counts; nothing done
 // when a count is beyond its table).
 void optimizer_update(const OptConsts& s, const ParamLaunch& launch, ParamSinks sinks,
                       const StepStats* record, OnInf on_inf, StepCount count,
-                      const hd::StepTables& tables, const DeviceStepState* counts,
+                      const core::StepTables& tables, const DeviceStepState* counts,
                       cudaStream_t stream);
 
 // ---- what a run carries from step to step on the device (step_state.cu: DeviceStepState) ----
 // d->rule, d->scaler = rule, state; queued (a one-thread kernel: no host memory to keep alive).
 void set_scaler(DeviceStepState* d, const ScalerRule& rule, const ScalerState& state,
                 cudaStream_t stream);
-// One thread: hd::scaler_step on d->scaler with record->found_inf(), into record->scaler.
+// One thread: core::scaler_step on d->scaler with record->found_inf(), into record->scaler.
 void scaler_update(DeviceStepState* d, StepStats* record, cudaStream_t stream);
 // d->applied_steps = n, queued.
 void set_applied_steps(DeviceStepState* d, long long n, cudaStream_t stream);

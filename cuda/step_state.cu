@@ -1,6 +1,6 @@
 // What a run carries from one step to the next on the device: the loss scaler's rule and state, and
-// the step counts (Adam's applied steps, the LR schedule's steps). scaler_update runs the one rule (hd::update_scaler,
-// engine/scaler_rule.hpp, the function LossScaler and the CPU backend run) in a single thread
+// the step counts (Adam's applied steps, the LR schedule's steps). scaler_update runs the one rule (core::update_scaler,
+// engine/core/scaler_rule.hpp, the function LossScaler and the CPU backend run) in a single thread
 // after the optimizer, reading the step's own found-inf count; count_applied_step counts the step
 // when it was applied. Rule: nothing here returns a value to the host; the record carries the
 // results to the step's one read_stats(). Compiled with --fmad=false like kernels.cu.
@@ -17,7 +17,7 @@ __global__ void k_set_scaler(DeviceStepState* d, ScalerRule rule, ScalerState st
 
 __global__ void k_scaler_update(DeviceStepState* d, StepStats* record) {
     if (threadIdx.x != 0 || blockIdx.x != 0) return;
-    hd::scaler_step(d->rule, d->scaler, record->found_inf(), record->scaler);
+    core::scaler_step(d->rule, d->scaler, record->found_inf(), record->scaler);
 }
 
 __global__ void k_set_applied_steps(DeviceStepState* d, long long n) {

@@ -40,7 +40,7 @@ __device__ std::size_t first_in(int block0) {
 }
 __device__ std::size_t stride_of(int blocks) { return static_cast<std::size_t>(blocks) * blockDim.x; }
 
-// One thread per chunk of hd::k_sum_chunk elements: unscale, store (counted), flag inf/NaN, and the
+// One thread per chunk of core::k_sum_chunk elements: unscale, store (counted), flag inf/NaN, and the
 // chunk's sum of squares in double in element order.
 __global__ void k_unscale_check(ParamLaunch l, ScaleBy by, const ScalerState* scaler,
                                 double* chunk_sums, ParamSinks sinks, StepStats* record) {
@@ -167,7 +167,7 @@ void clip_to_norm(const ParamLaunch& launch, double max_norm, const StepStats* r
 
 void optimizer_update(const OptConsts& s, const ParamLaunch& launch, ParamSinks sinks,
                       const StepStats* record, OnInf on_inf, StepCount count,
-                      const hd::StepTables& tables, const DeviceStepState* counts,
+                      const core::StepTables& tables, const DeviceStepState* counts,
                       cudaStream_t stream) {
     if (launch.elem_blocks == 0) return;
     k_optimizer<<<launch.elem_blocks, k_threads, 0, stream>>>(s, launch, sinks, record, on_inf,

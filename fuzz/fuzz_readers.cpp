@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "app/cli/commands.hpp"
-#include "engine/error.hpp"
-#include "engine/session.hpp"
-#include "engine/session_config.hpp"
+#include "engine/base/error.hpp"
+#include "engine/config/session_config.hpp"
+#include "engine/run/session.hpp"
 
 namespace {
 

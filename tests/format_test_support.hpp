@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/format.hpp"
-#include "engine/rng.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/precision/format.hpp"
 
 Q_DECLARE_METATYPE(mpx::Format)
 Q_DECLARE_METATYPE(mpx::Overflow)

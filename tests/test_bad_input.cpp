@@ -16,8 +16,8 @@
 #include <csignal>
 #include <sys/stat.h>
 
-#include "engine/error.hpp"
-#include "engine/export.hpp"
+#include "engine/base/error.hpp"
+#include "engine/io/export.hpp"
 
 using nlohmann::json;
 namespace fs = std::filesystem;

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/boundary.hpp"
-#include "engine/error.hpp"
-#include "engine/export.hpp"
-#include "engine/format.hpp"
-#include "engine/session.hpp"
+#include "engine/base/error.hpp"
+#include "engine/io/export.hpp"
+#include "engine/precision/format.hpp"
+#include "engine/run/boundary.hpp"
+#include "engine/run/session.hpp"
 #include "session_test_support.hpp"
 
 using namespace mpx;

@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "engine/export.hpp"
-#include "engine/session.hpp"
+#include "engine/io/export.hpp"
+#include "engine/run/session.hpp"
 
 using nlohmann::json;
 

@@ -1,9 +1,9 @@
 // Configuration (presets, JSON round trip, --set overrides, errors that name the field) and the
 // export (CSV columns and number round trip, atomic writes, the sidecar that reproduces a run).
-#include "engine/device_choice.hpp"
-#include "engine/error.hpp"
-#include "engine/export.hpp"
-#include "engine/session.hpp"
+#include "engine/base/error.hpp"
+#include "engine/config/device_choice.hpp"
+#include "engine/io/export.hpp"
+#include "engine/run/session.hpp"
 
 #include <QtTest>
 
@@ -349,7 +349,7 @@ private slots:
         QCOMPARE(s.train().schedule, Schedule::step);
         QCOMPARE(s.train().batch, c.train.batch);
         QCOMPARE(s.train().optimizer, c.train.optimizer);
-        // The configuration keeps its start and lists the change (engine/live_change.hpp).
+        // The configuration keeps its start and lists the change (engine/config/live_change.hpp).
         QCOMPARE(s.config().train.lr, c.train.lr);
         QCOMPARE(s.config().live_changes.size(), std::size_t(1));
         QCOMPARE(s.config().live_changes[0].train.lr, 0.5);

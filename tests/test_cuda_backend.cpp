@@ -1,5 +1,5 @@
-// The CUDA backend against the CPU backend. The kernels' arithmetic is engine/op_math.hpp and
-// engine/format_core.hpp, which the CPU suites test directly; here, on every machine, the
+// The CUDA backend against the CPU backend. The kernels' arithmetic is engine/core/op_math.hpp and
+// engine/core/format_core.hpp, which the CPU suites test directly; here, on every machine, the
 // comparisons themselves are checked (CPU against CPU must pass, injected faults must fail), and on
 // a GPU (skipping with the reason elsewhere) the comparisons of cuda/compare/backend_compare.hpp
 // run per op and precision policy, over whole training runs, and for out-of-memory handling.
@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "cuda/cuda_backend.hpp"
-#include "engine/backend.hpp"
-#include "engine/error.hpp"
-#include "engine/session.hpp"
+#include "engine/base/error.hpp"
+#include "engine/compute/backend.hpp"
+#include "engine/run/session.hpp"
 #include "session_test_support.hpp"
 #ifdef MPX_HAVE_CUDA
 #include "cuda/compare/backend_compare.hpp"
@@ -145,16 +145,16 @@ public:
     }
     void set_scaler(const ScalerRule& r, const ScalerState& s) override { cpu().set_scaler(r, s); }
     void scaler_update() override { cpu().scaler_update(); }
-    void set_bias_corrections(std::span<const hd::BiasCorrection> t) override { cpu().set_bias_corrections(t); }
+    void set_bias_corrections(std::span<const core::BiasCorrection> t) override { cpu().set_bias_corrections(t); }
     void set_applied_steps(long long n) override { cpu().set_applied_steps(n); }
     void count_applied_step(OnInf on_inf) override { cpu().count_applied_step(on_inf); }
-    void set_amax_histories(std::span<const hd::AmaxHistoryState> s, std::span<const float> h) override {
+    void set_amax_histories(std::span<const core::AmaxHistoryState> s, std::span<const float> h) override {
         cpu().set_amax_histories(s, h);
     }
     void update_amax_histories() override {
         if (m_fault != Fault::amax_frozen) cpu().update_amax_histories();
     }
-    void read_amax_histories(std::vector<hd::AmaxHistoryState>& s, std::vector<float>& h) override {
+    void read_amax_histories(std::vector<core::AmaxHistoryState>& s, std::vector<float>& h) override {
         cpu().read_amax_histories(s, h);
     }
     void set_lr_schedule(std::span<const float> lrs) override { cpu().set_lr_schedule(lrs); }

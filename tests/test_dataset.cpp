@@ -1,7 +1,7 @@
 // Seeded data sets and batch order: bit-identical per seed, the documented geometry per kind, digits
 // a nearest-mean classifier can tell apart, and a sampler that resumes exactly from its saved state.
-#include "engine/dataset.hpp"
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
+#include "engine/model/dataset.hpp"
 
 #include <QtTest>
 

@@ -3,10 +3,10 @@
 // overflows whose records, skipped steps, Adam step count and resumption come out of that state.
 // LossScaler (the framework-by-framework table of test_scaler) is the specification here: the
 // backend must give its sequence step for step.
-#include "engine/backend.hpp"
-#include "engine/error.hpp"
-#include "engine/scaler.hpp"
-#include "engine/session.hpp"
+#include "engine/base/error.hpp"
+#include "engine/compute/backend.hpp"
+#include "engine/run/session.hpp"
+#include "engine/scaler/scaler.hpp"
 #include "session_test_support.hpp"
 
 #include <QtTest>
@@ -63,11 +63,11 @@ private slots:
         const LossScaler ls(c);
         ScalerState s = ls.state();
         const ScalerState before = s;
-        const ScalerOutcome out = hd::update_scaler(ls.rule(), s, true);
+        const ScalerOutcome out = core::update_scaler(ls.rule(), s, true);
         QVERIFY(out.at_minimum);
         QCOMPARE(out.event, ScaleEvent::none);
         QVERIFY(same_state(s, before));
-        const ScalerOutcome clean = hd::update_scaler(ls.rule(), s, false);
+        const ScalerOutcome clean = core::update_scaler(ls.rule(), s, false);
         QVERIFY(!clean.at_minimum);
         QCOMPARE(s.iteration, 1LL);
     }
@@ -246,7 +246,7 @@ private slots:
     void adam_takes_t_from_the_backends_count() {
         QFETCH(int, kind);
         auto be = make_cpu_backend();
-        std::vector<hd::BiasCorrection> table;
+        std::vector<core::BiasCorrection> table;
         for (long long t = 1; t <= 5; ++t) table.push_back(bias_correction(0.9f, 0.999f, t));
         be->set_bias_corrections(table);
         be->set_lr_schedule(std::vector<float>{0.02f, 0.01f});
@@ -313,7 +313,7 @@ private slots:
         auto be = make_cpu_backend();
         const std::vector<float> lrs = {0.1f, 0.05f, 0.025f};
         be->set_lr_schedule(lrs);
-        be->set_bias_corrections(std::vector<hd::BiasCorrection>{bias_correction(0.9f, 0.999f, 1)});
+        be->set_bias_corrections(std::vector<core::BiasCorrection>{bias_correction(0.9f, 0.999f, 1)});
         be->set_applied_steps(0);
         const std::vector<float> w0 = {0.5f, -0.25f, 1e-3f, 2.0f}, g0 = {0.1f, -0.2f, 0.3f, 1e-4f};
         Tensor g = be->alloc(Format::fp32, 1, 4, MemCategory::grads);

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/export.hpp"
-#include "engine/session.hpp"
+#include "engine/io/export.hpp"
+#include "engine/run/session.hpp"
 #include "session_test_support.hpp"
 
 using namespace mpx;

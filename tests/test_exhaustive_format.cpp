@@ -13,7 +13,7 @@
 #error "Eigen::half would use F16C here; it must be the independent software conversion"
 #endif
 
-#include "engine/format.hpp"
+#include "engine/precision/format.hpp"
 
 #include <QtTest>
 

@@ -1,6 +1,6 @@
 // engine/format's fast paths (vectorised blocks, F16C, the FP16 table) against its scalar path,
 // bit for bit, on every format and overflow mode, whole buffers and every tail length.
-// Rule: the scalar path is the definition (engine/format_core.hpp); a fast path only ever equals it.
+// Rule: the scalar path is the definition (engine/core/format_core.hpp); a fast path only ever equals it.
 #include "format_test_support.hpp"
 
 #include <QtTest>

@@ -1,10 +1,10 @@
-// FP8 scaling arithmetic (engine/fp8_math.hpp, engine/fp8_scaling.hpp) against brute-force
+// FP8 scaling arithmetic (engine/core/fp8_math.hpp, engine/precision/fp8_scaling.hpp) against brute-force
 // references and hand-worked tables: E8M0 block exponents, MXFP8 element rounding at every block
 // position, and Transformer Engine's delayed-scaling sequence (history max vs most_recent, margin).
-#include "engine/fp8_math.hpp"
-#include "engine/fp8_scaling.hpp"
-#include "engine/mx_cast.hpp"
-#include "engine/rng.hpp"
+#include "engine/core/fp8_math.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/precision/fp8_scaling.hpp"
+#include "engine/precision/mxfp8_cast.hpp"
 
 #include <QtTest>
 
@@ -61,14 +61,14 @@ private slots:
             if (!(a > 0.0f)) continue;
             int want = brute_floor_log2(a) - 8;
             want = std::max(-127, std::min(127, want));
-            QCOMPARE(hd::mx_shared_exponent(a), want);
-            QCOMPARE(int(hd::e8m0_code(want)), want + 127);
+            QCOMPARE(core::mx_shared_exponent(a), want);
+            QCOMPARE(int(core::e8m0_code(want)), want + 127);
         }
-        QCOMPARE(hd::mx_shared_exponent(0.0f), -127);
-        QCOMPARE(hd::mx_shared_exponent(448.0f), 0);    // 448 = 1.75·2^8: scale 1
-        QCOMPARE(hd::mx_shared_exponent(512.0f), 1);
-        QCOMPARE(hd::mx_shared_exponent(std::ldexp(1.0f, -149)), -127);  // clamped
-        QCOMPARE(hd::mx_shared_exponent(INFINITY), 128);                 // E8M0 NaN
+        QCOMPARE(core::mx_shared_exponent(0.0f), -127);
+        QCOMPARE(core::mx_shared_exponent(448.0f), 0);    // 448 = 1.75·2^8: scale 1
+        QCOMPARE(core::mx_shared_exponent(512.0f), 1);
+        QCOMPARE(core::mx_shared_exponent(std::ldexp(1.0f, -149)), -127);  // clamped
+        QCOMPARE(core::mx_shared_exponent(INFINITY), 128);                 // E8M0 NaN
     }
 
     // Each block position in turn holds the block's largest magnitude; every element is checked
@@ -76,23 +76,23 @@ private slots:
     // lies in [256, 512): above 464 it saturates to 448, as the OCP spec's floor rule implies).
     void mxfp8_elements_match_brute_force_at_every_block_position() {
         Rng rng(11);
-        for (int pos = 0; pos < hd::k_mx_block; ++pos) {
+        for (int pos = 0; pos < core::k_mx_block; ++pos) {
             for (int trial = 0; trial < 40; ++trial) {
-                float block[hd::k_mx_block];
+                float block[core::k_mx_block];
                 const int top = static_cast<int>(rng.uniform(-30.0, 30.0));
-                for (int i = 0; i < hd::k_mx_block; ++i)
+                for (int i = 0; i < core::k_mx_block; ++i)
                     block[i] = std::ldexp(static_cast<float>(rng.uniform(-1.0, 1.0)),
                                           top - static_cast<int>(rng.uniform(0.0, 14.0)));
                 block[pos] = std::ldexp(static_cast<float>(rng.uniform(1.0, 2.0)) *
                                             (trial % 2 ? -1.0f : 1.0f), top + 1);
                 float amax = 0.0f;
-                for (float v : block) amax = hd::amax_fold(amax, v);
+                for (float v : block) amax = core::amax_fold(amax, v);
                 QCOMPARE(amax, std::fabs(block[pos]));
-                const int e = hd::mx_shared_exponent(amax);
+                const int e = core::mx_shared_exponent(amax);
                 QCOMPARE(e, brute_floor_log2(amax) - 8);
-                for (int i = 0; i < hd::k_mx_block; ++i) {
+                for (int i = 0; i < core::k_mx_block; ++i) {
                     float scaled, q;
-                    const float out = hd::mx_element(block[i], e, scaled, q);
+                    const float out = core::mx_element(block[i], e, scaled, q);
                     const double want_q = brute_e4m3_saturating(std::ldexp(double(block[i]), -e));
                     QCOMPARE(double(q), want_q);
                     QCOMPARE(double(out), std::ldexp(want_q, e));
@@ -101,11 +101,11 @@ private slots:
         }
     }
 
-    // The CPU's whole-matrix MXFP8 cast equals hd::mx_element block by block: along rows and down
+    // The CPU's whole-matrix MXFP8 cast equals core::mx_element block by block: along rows and down
     // columns, with short last blocks (37 = 32 + 5), zeros, subnormal and huge magnitudes, a block
     // with an inf (E8M0's NaN scale: the whole block NaN), a NaN among finite values (its block
     // keeps a finite scale), values that saturate (mantissa ≥ 1.8125 at the block's top), the
-    // counts hd::tally gives and the amax it returns (hd::amax_of of the input).
+    // counts core::tally gives and the amax it returns (core::amax_of of the input).
     void mx_cast_in_place_equals_mx_element_block_by_block_data() {
         QTest::addColumn<int>("rows");
         QTest::addColumn<int>("cols");
@@ -134,36 +134,36 @@ private slots:
         }
         if (withInf) v[v.size() / 2] = -INFINITY;
         if (special == "nan") v[v.size() / 2] = -NAN;
-        const float want_amax = hd::amax_of(v.data(), v.size());
+        const float want_amax = core::amax_of(v.data(), v.size());
         const auto at = [&](int line, int k) -> std::size_t {
             return alongRows ? static_cast<std::size_t>(line) * cols + k : static_cast<std::size_t>(k) * cols + line;
         };
         std::vector<float> want = v;
-        hd::Counts want_counts;
-        const hd::TallyEdges edges = hd::tally_edges(Format::e4m3);
+        core::Counts want_counts;
+        const core::TallyEdges edges = core::tally_edges(Format::e4m3);
         const int lines = alongRows ? rows : cols, len = alongRows ? cols : rows;
         for (int l = 0; l < lines; ++l)
-            for (int b0 = 0; b0 < len; b0 += hd::k_mx_block) {
-                const int b1 = std::min(len, b0 + hd::k_mx_block);
+            for (int b0 = 0; b0 < len; b0 += core::k_mx_block) {
+                const int b1 = std::min(len, b0 + core::k_mx_block);
                 float amax = 0.0f;
                 for (int k = b0; k < b1; ++k) amax = std::max(amax, std::fabs(v[at(l, k)]));
-                const int e = hd::mx_shared_exponent(amax);
+                const int e = core::mx_shared_exponent(amax);
                 for (int k = b0; k < b1; ++k) {
                     float scaled, q;
-                    want[at(l, k)] = hd::mx_element(v[at(l, k)], e, scaled, q);
-                    hd::tally(edges, scaled, q, want_counts);
+                    want[at(l, k)] = core::mx_element(v[at(l, k)], e, scaled, q);
+                    core::tally(edges, scaled, q, want_counts);
                 }
             }
-        hd::Counts got_counts;
+        core::Counts got_counts;
         const float got_amax = mx_cast_in_place(v.data(), rows, cols, alongRows ? MxAxis::rows : MxAxis::cols, got_counts);
-        QCOMPARE(hd::bits_of(got_amax), hd::bits_of(want_amax));
+        QCOMPARE(core::bits_of(got_amax), core::bits_of(want_amax));
         int nan_blocks = 0;
         for (std::size_t i = 0; i < v.size(); ++i) {
-            QVERIFY2(hd::bits_of(v[i]) == hd::bits_of(want[i]),
+            QVERIFY2(core::bits_of(v[i]) == core::bits_of(want[i]),
                      qPrintable(QStringLiteral("element %1: %2 vs %3").arg(i).arg(v[i]).arg(want[i])));
             nan_blocks += std::isnan(want[i]);
         }
-        QCOMPARE(nan_blocks, withInf ? std::min(len, hd::k_mx_block) : special == "nan" ? 1 : 0);  // the inf's block is all NaN
+        QCOMPARE(nan_blocks, withInf ? std::min(len, core::k_mx_block) : special == "nan" ? 1 : 0);  // the inf's block is all NaN
         QVERIFY(want_counts.overflow > 0 || rows * cols < 64);  // some values saturate
         QCOMPARE(got_counts.overflow, want_counts.overflow);
         QCOMPARE(got_counts.underflow, want_counts.underflow);
@@ -190,31 +190,31 @@ private slots:
                     case 2: b = (b & 0x80000000u) | 0x7f800000u; break;  // ±inf
                     default: break;
                 }
-                v[i] = hd::float_of(b);
+                v[i] = core::float_of(b);
             }
             float want = 0.0f;
-            for (std::size_t i = 0; i < n; ++i) want = hd::amax_fold(want, v[i]);
-            QCOMPARE(hd::bits_of(hd::amax_of(v.data(), n)), hd::bits_of(want));
+            for (std::size_t i = 0; i < n; ++i) want = core::amax_fold(want, v[i]);
+            QCOMPARE(core::bits_of(core::amax_of(v.data(), n)), core::bits_of(want));
         }
-        const std::vector<float> nans(5, hd::float_of(0xffc00001u));
-        QCOMPARE(hd::bits_of(hd::amax_of(nans.data(), nans.size())), 0u);
+        const std::vector<float> nans(5, core::float_of(0xffc00001u));
+        QCOMPARE(core::bits_of(core::amax_of(nans.data(), nans.size())), 0u);
     }
 
     void current_scale_follows_transformer_engine() {
-        QCOMPARE(hd::current_scale(2.0f, 448.0f), 224.0f);
-        QCOMPARE(hd::current_scale(0.0f, 448.0f), 1.0f);
-        QCOMPARE(hd::current_scale(INFINITY, 448.0f), 1.0f);
-        QCOMPARE(hd::current_scale(NAN, 448.0f), 1.0f);
-        QCOMPARE(hd::current_scale(1e-40f, 448.0f), FLT_MAX);  // quotient overflows
+        QCOMPARE(core::current_scale(2.0f, 448.0f), 224.0f);
+        QCOMPARE(core::current_scale(0.0f, 448.0f), 1.0f);
+        QCOMPARE(core::current_scale(INFINITY, 448.0f), 1.0f);
+        QCOMPARE(core::current_scale(NAN, 448.0f), 1.0f);
+        QCOMPARE(core::current_scale(1e-40f, 448.0f), FLT_MAX);  // quotient overflows
     }
 
     void scaled_cast_counts_on_e4m3_modes() {
         float s;
-        QCOMPARE(hd::scaled_cast(Format::e4m3, 100.0f, 4.0f, Overflow::saturate, s), 384.0f);  // tie to even
+        QCOMPARE(core::scaled_cast(Format::e4m3, 100.0f, 4.0f, Overflow::saturate, s), 384.0f);  // tie to even
         QCOMPARE(s, 400.0f);
-        QCOMPARE(hd::scaled_cast(Format::e4m3, 120.0f, 4.0f, Overflow::saturate, s), 448.0f);  // 480 > 464
-        QVERIFY(std::isnan(hd::scaled_cast(Format::e4m3, 120.0f, 4.0f, Overflow::infinity, s)));
-        QCOMPARE(hd::scaled_cast(Format::e5m2, 1.0f, 3.0f, Overflow::infinity, s), 3.0f);
+        QCOMPARE(core::scaled_cast(Format::e4m3, 120.0f, 4.0f, Overflow::saturate, s), 448.0f);  // 480 > 464
+        QVERIFY(std::isnan(core::scaled_cast(Format::e4m3, 120.0f, 4.0f, Overflow::infinity, s)));
+        QCOMPARE(core::scaled_cast(Format::e5m2, 1.0f, 3.0f, Overflow::infinity, s), 3.0f);
     }
 
     // The table is the specification: amaxes measured on steps 0..6, then the scale each step

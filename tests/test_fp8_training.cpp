@@ -1,12 +1,12 @@
 // FP8 training end to end on the CPU backend: a sudden activation spike saturates delayed scaling
 // for exactly the steps its amax history needs to catch up and never current scaling; every FP8
 // label trains on the default data; the FP8 CSV columns are filled for FP8 runs only.
-#include "engine/backend.hpp"
-#include "engine/error.hpp"
-#include "engine/rng.hpp"
-#include "engine/export.hpp"
-#include "engine/run.hpp"
-#include "engine/session.hpp"
+#include "engine/base/error.hpp"
+#include "engine/compute/backend.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/io/export.hpp"
+#include "engine/run/run.hpp"
+#include "engine/run/session.hpp"
 
 #include <QtTest>
 
@@ -135,7 +135,7 @@ private slots:
         g.recipe = static_cast<Fp8Recipe>(recipe);
         // Delayed: the scales the backend's histories hold for layer 0 (x: 7 · 64 = 448; w: 900 ·
         // 0.25 = 225; dy: 1).
-        std::vector<hd::AmaxHistoryState> states(k_fp8_tensors);
+        std::vector<core::AmaxHistoryState> states(k_fp8_tensors);
         for (int t = 0; t < k_fp8_tensors; ++t) states[static_cast<std::size_t>(t)].offset = t;
         states[0].scale = 64.0f;
         states[1].scale = 0.25f;
@@ -146,7 +146,7 @@ private slots:
         be->linear_forward(x, w, nullptr, Format::e4m3, y);
         be->set_fp8(nullptr);
         const StepStats& st = be->read_stats();
-        const hd::Fp8Record rx = st.fp8[fp8_index(0, Fp8Tensor::x)], rw = st.fp8[fp8_index(0, Fp8Tensor::w)];
+        const core::Fp8Record rx = st.fp8[fp8_index(0, Fp8Tensor::x)], rw = st.fp8[fp8_index(0, Fp8Tensor::w)];
         QCOMPARE(rx.amax, 7.0f);
         QCOMPARE(rw.amax, 900.0f);
         float sx = 0.0f, sw = 0.0f;
@@ -164,15 +164,15 @@ private slots:
             for (int o = 0; o < 5; ++o) {
                 float want, scaled, q;
                 if (g.recipe == Fp8Recipe::block) {
-                    const float a = hd::mx_element(xs[r], hd::mx_shared_exponent(std::fabs(xs[r])), scaled, q);
-                    const float b = hd::mx_element(ws[o], hd::mx_shared_exponent(std::fabs(ws[o])), scaled, q);
-                    want = hd::round_value(Format::bf16, a * b);
+                    const float a = core::mx_element(xs[r], core::mx_shared_exponent(std::fabs(xs[r])), scaled, q);
+                    const float b = core::mx_element(ws[o], core::mx_shared_exponent(std::fabs(ws[o])), scaled, q);
+                    want = core::round_value(Format::bf16, a * b);
                 } else {
-                    const float qx = hd::scaled_cast(Format::e4m3, xs[r], sx, Overflow::saturate, scaled);
-                    const float qw = hd::scaled_cast(Format::e4m3, ws[o], sw, Overflow::saturate, scaled);
-                    want = hd::round_value(Format::bf16, (qx * qw) * hd::descale_factor(sx, sw));
+                    const float qx = core::scaled_cast(Format::e4m3, xs[r], sx, Overflow::saturate, scaled);
+                    const float qw = core::scaled_cast(Format::e4m3, ws[o], sw, Overflow::saturate, scaled);
+                    want = core::round_value(Format::bf16, (qx * qw) * core::descale_factor(sx, sw));
                 }
-                QCOMPARE(hd::bits_of(out[static_cast<std::size_t>(r * 5 + o)]), hd::bits_of(want));
+                QCOMPARE(core::bits_of(out[static_cast<std::size_t>(r * 5 + o)]), core::bits_of(want));
             }
     }
 

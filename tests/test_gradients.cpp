@@ -8,9 +8,9 @@
 // h²/6 · |f'''| ≈ 1e-5 · |f'''|. Measured worst |g − fd| over all cases: 2.3e-5 (LayerNorm). The
 // tolerance |g − fd| ≤ 3e-4 + 1e-3 |fd| keeps >10× margin over that and still fails for any wrong
 // term: a missing factor or a dropped path changes gradients of size ~0.1–1 by far more.
-#include "engine/backend.hpp"
-#include "engine/model.hpp"
-#include "engine/rng.hpp"
+#include "engine/compute/backend.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/model/model.hpp"
 
 #include <QtTest>
 

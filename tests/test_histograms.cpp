@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.hpp"
-#include "engine/dataset.hpp"
-#include "engine/format.hpp"
-#include "engine/histograms.hpp"
-#include "engine/session.hpp"
+#include "engine/compute/backend.hpp"
+#include "engine/compute/histograms.hpp"
+#include "engine/model/dataset.hpp"
+#include "engine/precision/format.hpp"
+#include "engine/run/session.hpp"
 
 using namespace mpx;
 
@@ -32,10 +32,10 @@ int brute_floor_log2(float x) {
 }
 
 int brute_slot(float x) {
-    if (std::isnan(x)) return hd::k_slot_nan;
-    if (std::isinf(x)) return hd::k_slot_inf;
-    if (x == 0.0f) return hd::k_slot_zero;
-    return std::clamp(brute_floor_log2(x), hd::k_bin_min, hd::k_bin_max) - hd::k_bin_min;
+    if (std::isnan(x)) return core::k_slot_nan;
+    if (std::isinf(x)) return core::k_slot_inf;
+    if (x == 0.0f) return core::k_slot_zero;
+    return std::clamp(brute_floor_log2(x), core::k_bin_min, core::k_bin_max) - core::k_bin_min;
 }
 
 float from_bits(std::uint32_t b) {
@@ -47,7 +47,7 @@ float from_bits(std::uint32_t b) {
 // Mass of a histogram below log2 bin `below` (exclusive) over its non-zero finite values.
 double share_below(const HistogramSnapshot& s, const Histogram& h, int below) {
     unsigned long long under = 0, all = 0;
-    for (int b = hd::k_bin_min; b <= hd::k_bin_max; ++b) {
+    for (int b = core::k_bin_min; b <= core::k_bin_max; ++b) {
         const auto c = s.count(h, b);
         all += c;
         if (b < below) under += c;
@@ -58,7 +58,7 @@ double share_below(const HistogramSnapshot& s, const Histogram& h, int below) {
 // Count-weighted mean bin of a histogram's finite non-zero values.
 double mean_bin(const HistogramSnapshot& s, const Histogram& h) {
     double sum = 0.0, n = 0.0;
-    for (int b = hd::k_bin_min; b <= hd::k_bin_max; ++b) {
+    for (int b = core::k_bin_min; b <= core::k_bin_max; ++b) {
         const double c = static_cast<double>(s.count(h, b));
         sum += c * b;
         n += c;
@@ -111,23 +111,23 @@ private slots:
             for (std::uint32_t m : {0u, 1u, 0x400000u, 0x7fffffu})
                 for (std::uint32_t sign : {0u, 0x80000000u}) {
                     const float x = from_bits(sign | (e << 23) | m);
-                    QCOMPARE(hd::bin_slot(x), brute_slot(x));
+                    QCOMPARE(core::bin_slot(x), brute_slot(x));
                 }
         std::mt19937 rng(7);
         for (int i = 0; i < 200000; ++i) {
             const float x = from_bits(static_cast<std::uint32_t>(rng()));
-            QCOMPARE(hd::bin_slot(x), brute_slot(x));
+            QCOMPARE(core::bin_slot(x), brute_slot(x));
         }
         // The edges: 2^-64 is the lowest bin's own value; everything smaller is held there too.
-        QCOMPARE(hd::bin_slot(0x1p-64f), 0);
-        QCOMPARE(hd::bin_slot(0x1p-149f), 0);
-        QCOMPARE(hd::bin_slot(0x1p63f), hd::k_log2_bins - 1);
-        QCOMPARE(hd::bin_slot(0x1p127f), hd::k_log2_bins - 1);
-        QCOMPARE(hd::bin_slot(1.0f), -hd::k_bin_min);
-        QCOMPARE(hd::bin_slot(0x1.fffffep-1f), -hd::k_bin_min - 1);
-        QCOMPARE(hd::bin_slot(-0.0f), hd::k_slot_zero);
-        QCOMPARE(hd::bin_slot(-std::numeric_limits<float>::infinity()), hd::k_slot_inf);
-        QCOMPARE(hd::bin_slot(std::numeric_limits<float>::quiet_NaN()), hd::k_slot_nan);
+        QCOMPARE(core::bin_slot(0x1p-64f), 0);
+        QCOMPARE(core::bin_slot(0x1p-149f), 0);
+        QCOMPARE(core::bin_slot(0x1p63f), core::k_log2_bins - 1);
+        QCOMPARE(core::bin_slot(0x1p127f), core::k_log2_bins - 1);
+        QCOMPARE(core::bin_slot(1.0f), -core::k_bin_min);
+        QCOMPARE(core::bin_slot(0x1.fffffep-1f), -core::k_bin_min - 1);
+        QCOMPARE(core::bin_slot(-0.0f), core::k_slot_zero);
+        QCOMPARE(core::bin_slot(-std::numeric_limits<float>::infinity()), core::k_slot_inf);
+        QCOMPARE(core::bin_slot(std::numeric_limits<float>::quiet_NaN()), core::k_slot_nan);
     }
 
     void ulp_log2_is_the_spacing_to_the_next_stored_value() {
@@ -135,34 +135,34 @@ private slots:
         // the next code's value minus this one's: a power of two whose log2 ulp_log2 gives.
         for (Format f : {Format::fp16, Format::bf16, Format::e4m3, Format::e5m2, Format::tf32}) {
             const FormatInfo d = format_info(f);
-            const std::uint32_t max_code = hd::max_finite_code(d);
+            const std::uint32_t max_code = core::max_finite_code(d);
             for (std::uint32_t code = 0; code < max_code; ++code) {
-                const float w = hd::decode_code(d, code), next = hd::decode_code(d, code + 1);
+                const float w = core::decode_code(d, code), next = core::decode_code(d, code + 1);
                 const double ulp = static_cast<double>(next) - static_cast<double>(w);
-                QCOMPARE(std::ldexp(1.0, hd::ulp_log2(f, w)), ulp);
+                QCOMPARE(std::ldexp(1.0, core::ulp_log2(f, w)), ulp);
             }
         }
-        QCOMPARE(hd::ulp_log2(Format::fp32, 1.0f), -23);
-        QCOMPARE(hd::ulp_log2(Format::fp32, 0.0f), -149);
-        QCOMPARE(hd::ulp_log2(Format::fp16, 0.0f), -24);
-        QCOMPARE(hd::ulp_log2(Format::fp16, 1000.0f), 9 - 10);
+        QCOMPARE(core::ulp_log2(Format::fp32, 1.0f), -23);
+        QCOMPARE(core::ulp_log2(Format::fp32, 0.0f), -149);
+        QCOMPARE(core::ulp_log2(Format::fp16, 0.0f), -24);
+        QCOMPARE(core::ulp_log2(Format::fp16, 1000.0f), 9 - 10);
     }
 
     void update_to_ulp_puts_a_lost_update_below_minus_one() {
         // FP16 weight 1.0 (ulp 2^-10): an update of 2^-12 is a quarter ulp, bin −2, and is lost;
         // 2^-10 is one ulp, bin 0; in FP32 (ulp 2^-23) the same 2^-12 is 2^11 ulps.
         const auto bin = [](Format f, float w, float u) {
-            return hd::update_ulp_slot(f, w, u) + hd::k_bin_min;
+            return core::update_ulp_slot(f, w, u) + core::k_bin_min;
         };
         QCOMPARE(bin(Format::fp16, 1.0f, 0x1p-12f), -2);
-        QCOMPARE(hd::round_value(Format::fp16, 1.0f + 0x1p-12f), 1.0f);  // what "lost" means
+        QCOMPARE(core::round_value(Format::fp16, 1.0f + 0x1p-12f), 1.0f);  // what "lost" means
         QCOMPARE(bin(Format::fp16, 1.0f, 0x1p-10f), 0);
         QCOMPARE(bin(Format::fp16, 1.0f, -0x1.8p-11f), -1);  // 0.75 ulp: kept, bin −1
         QCOMPARE(bin(Format::fp32, 1.0f, 0x1p-12f), 11);
-        QCOMPARE(hd::update_ulp_slot(Format::fp16, 0.5f, 0.0f), hd::k_slot_zero);
-        QCOMPARE(hd::update_ulp_slot(Format::fp16, 0.0f, 0x1p-26f) + hd::k_bin_min, -2);  // ulp(0) = 2^-24
-        QCOMPARE(hd::update_ulp_slot(Format::fp16, 0.5f, -std::numeric_limits<float>::infinity()),
-                 hd::k_slot_inf);
+        QCOMPARE(core::update_ulp_slot(Format::fp16, 0.5f, 0.0f), core::k_slot_zero);
+        QCOMPARE(core::update_ulp_slot(Format::fp16, 0.0f, 0x1p-26f) + core::k_bin_min, -2);  // ulp(0) = 2^-24
+        QCOMPARE(core::update_ulp_slot(Format::fp16, 0.5f, -std::numeric_limits<float>::infinity()),
+                 core::k_slot_inf);
     }
 
     void a_store_bins_the_values_before_rounding_so_a_flushed_value_counts_where_it_was() {
@@ -177,14 +177,14 @@ private slots:
         const StepStats& st = be->read_stats();
         const StepHistograms* h = be->read_histograms();
         QVERIFY(h);
-        const hd::Bins& b = h->site[site_index(2, TensorKind::input)];
-        QCOMPARE(b.n[-30 - hd::k_bin_min], 1ull);  // stored as 0 in FP16, binned at 2^-30
-        QCOMPARE(b.n[-26 - hd::k_bin_min], 1ull);
-        QCOMPARE(b.n[1 - hd::k_bin_min], 1ull);    // 3 = 1.5·2^1
-        QCOMPARE(b.n[19 - hd::k_bin_min], 1ull);   // 1e6 ≈ 1.9·2^19, overflows FP16 to inf
-        QCOMPARE(b.n[hd::k_slot_zero], 1ull);
-        QCOMPARE(b.n[hd::k_slot_nan], 1ull);
-        QCOMPARE(b.n[hd::k_slot_inf], 0ull);
+        const core::Bins& b = h->site[site_index(2, TensorKind::input)];
+        QCOMPARE(b.n[-30 - core::k_bin_min], 1ull);  // stored as 0 in FP16, binned at 2^-30
+        QCOMPARE(b.n[-26 - core::k_bin_min], 1ull);
+        QCOMPARE(b.n[1 - core::k_bin_min], 1ull);    // 3 = 1.5·2^1
+        QCOMPARE(b.n[19 - core::k_bin_min], 1ull);   // 1e6 ≈ 1.9·2^19, overflows FP16 to inf
+        QCOMPARE(b.n[core::k_slot_zero], 1ull);
+        QCOMPARE(b.n[core::k_slot_nan], 1ull);
+        QCOMPARE(b.n[core::k_slot_inf], 0ull);
         unsigned long long total = 0;
         for (auto c : b.n) total += c;
         QCOMPARE(total, 6ull);
@@ -215,10 +215,10 @@ private slots:
         be->set_site(0, TensorKind::activation);
         be->activation_forward(Activation::gelu, z, h);
         be->read_stats();
-        const hd::Bins& got = be->read_histograms()->site[site_index(0, TensorKind::activation)];
-        hd::Bins want;
-        for (float x : zs) ++want.n[brute_slot(hd::act_forward<Activation::gelu>(x))];
-        for (int i = 0; i < hd::k_slots; ++i) QCOMPARE(got.n[i], want.n[i]);
+        const core::Bins& got = be->read_histograms()->site[site_index(0, TensorKind::activation)];
+        core::Bins want;
+        for (float x : zs) ++want.n[brute_slot(core::act_forward<Activation::gelu>(x))];
+        for (int i = 0; i < core::k_slots; ++i) QCOMPARE(got.n[i], want.n[i]);
     }
 
     void a_run_collects_every_nth_step_with_one_histogram_per_tensor_and_layer() {
@@ -288,7 +288,7 @@ private slots:
             if (!log.wants(step, every)) continue;
             HistogramSnapshot s;
             s.step = step;
-            hd::Bins b;
+            core::Bins b;
             for (int i = 40; i < 80; ++i) b.n[i] = 1;
             s.add(0, HistTensor::preact, Format::fp16, b);
             log.add(std::move(s), every);
@@ -321,7 +321,7 @@ private slots:
         const Histogram& gn = *none.find(1, HistTensor::grad_weight);
         QCOMPARE(gn.format, Format::fp16);
         unsigned long long below = gn.zero;
-        for (int b = hd::k_bin_min; b < -24; ++b) below += none.count(gn, b);
+        for (int b = core::k_bin_min; b < -24; ++b) below += none.count(gn, b);
         const double flushed = static_cast<double>(below) / static_cast<double>(none.total(gn));
         QVERIFY2(flushed > 0.8, qPrintable(QString::number(flushed)));
         // The scaled run's mass sits where its unscaled copy's is, shifted by log2(scale), and
@@ -369,14 +369,14 @@ private slots:
         const float inf = std::numeric_limits<float>::infinity();
         Tensor h = be->alloc(Format::fp16, 1, 6, MemCategory::activations);
         const std::vector<float> v = {1.0f, 70000.0f, -90000.5f, inf, 65519.0f, 3.0f};
-        hd::Counts c = counted(*be, [&] { be->upload(v, h); });
+        core::Counts c = counted(*be, [&] { be->upload(v, h); });
         QCOMPARE(c.overflow, 2ull);  // 65519 rounds down to 65504; inf was inf already
-        QCOMPARE(hd::float_of(static_cast<std::uint32_t>(c.overflow_max)), 90000.5f);
+        QCOMPARE(core::float_of(static_cast<std::uint32_t>(c.overflow_max)), 90000.5f);
         // E4M3 saturates at 448: 500 and −1e4 saturate, the larger is kept; 300 is stored.
         Tensor e = be->alloc(Format::e4m3, 1, 3, MemCategory::activations);
         c = counted(*be, [&] { be->upload(std::vector<float>{500.0f, -1e4f, 300.0f}, e); });
         QCOMPARE(c.overflow, 2ull);
-        QCOMPARE(hd::float_of(static_cast<std::uint32_t>(c.overflow_max)), 1e4f);
+        QCOMPARE(core::float_of(static_cast<std::uint32_t>(c.overflow_max)), 1e4f);
         // Nothing overflowed: 0.
         c = counted(*be, [&] { be->upload(std::vector<float>{1.0f, inf, 2.0f}, e); });
         QCOMPARE(c.overflow_max, 0ull);
@@ -387,14 +387,14 @@ private slots:
         be->upload(std::vector<float>{300.0f}, x);
         be->upload(std::vector<float>{300.0f}, w);
         c = counted(*be, [&] { be->linear_forward(x, w, nullptr, Format::fp32, y); });
-        QCOMPARE(hd::float_of(static_cast<std::uint32_t>(c.overflow_max)), 90000.0f);
+        QCOMPARE(core::float_of(static_cast<std::uint32_t>(c.overflow_max)), 90000.0f);
         // Sums add, the maximum stays a maximum.
-        hd::Counts a, b;
-        a.overflow = 1, a.overflow_max = hd::bits_of(7e4f);
-        b.overflow = 2, b.overflow_max = hd::bits_of(1e5f);
+        core::Counts a, b;
+        a.overflow = 1, a.overflow_max = core::bits_of(7e4f);
+        b.overflow = 2, b.overflow_max = core::bits_of(1e5f);
         a += b;
         QCOMPARE(a.overflow, 3ull);
-        QCOMPARE(a.overflow_max, static_cast<unsigned long long>(hd::bits_of(1e5f)));
+        QCOMPARE(a.overflow_max, static_cast<unsigned long long>(core::bits_of(1e5f)));
     }
 
     // A step's record carries the magnitude of its first inf/NaN: inputs ×1e5 overflow autocast's
@@ -439,7 +439,7 @@ private slots:
             double below = 0, all = 0;
             for (int l = 0; l < 3; ++l) {
                 const Histogram& h = *snap.find(l, HistTensor::update_ulp);
-                for (int b = hd::k_bin_min; b <= hd::k_bin_max; ++b) {
+                for (int b = core::k_bin_min; b <= core::k_bin_max; ++b) {
                     all += static_cast<double>(snap.count(h, b));
                     if (b < -1) below += static_cast<double>(snap.count(h, b));
                 }
@@ -478,7 +478,7 @@ private slots:
                                             .arg(h.layer + 1)
                                             .arg(QString::fromUtf8(to_string(h.tensor).data(),
                                                                    static_cast<int>(to_string(h.tensor).size())));
-                    for (int b = hd::k_bin_min; b <= hd::k_bin_max; ++b)
+                    for (int b = core::k_bin_min; b <= core::k_bin_max; ++b)
                         if (snap.count(h, b)) want[key + QString::number(b)] = snap.count(h, b);
                     if (h.zero) want[key + "zero"] = h.zero;
                     if (h.nan) want[key + "nan"] = h.nan;

@@ -1,11 +1,11 @@
-// Live tuning of any run (engine/live_change.hpp): a scaler edited between steps reaches only the
+// Live tuning of any run (engine/config/live_change.hpp): a scaler edited between steps reaches only the
 // runs it names, lands in config().live_changes with its step and full settings, and a session built
 // from that configuration (a sidecar, a saved state, a reset) trains the same records bit for bit; a
 // bad value is refused with the field named and changes nothing.
-#include "engine/error.hpp"
-#include "engine/export.hpp"
-#include "engine/field_table.hpp"
-#include "engine/session.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/field_table.hpp"
+#include "engine/io/export.hpp"
+#include "engine/run/session.hpp"
 #include "session_test_support.hpp"
 
 #include <QtTest>

@@ -1,9 +1,9 @@
 // The loss scaler against hand-worked trajectories of every framework's rule (REFERENCE.md): each row
 // feeds a scripted overflow pattern ('.' clean, 'X' inf) and compares scale, growth tracker,
 // hysteresis counter and event after every step with a table written out by hand from the rules.
-#include "engine/error.hpp"
-#include "engine/scaler.hpp"
-#include "engine/text.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/text.hpp"
+#include "engine/scaler/scaler.hpp"
 
 #include <QtTest>
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/session.hpp"
+#include "engine/run/session.hpp"
 
 using namespace mpx;
 

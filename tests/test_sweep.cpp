@@ -13,9 +13,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.hpp"
-#include "engine/export.hpp"
-#include "engine/sweep.hpp"
+#include "engine/base/error.hpp"
+#include "engine/io/export.hpp"
+#include "engine/sweep/sweep.hpp"
 
 using namespace mpx;
 

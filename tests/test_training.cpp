@@ -1,8 +1,8 @@
 // Whole training runs through Session: every precision mode learns the spirals, results are
 // bit-reproducible (same seed, reset, save/load), live changes land at the next step, and the
 // records report skipped steps, clipping, accumulation and memory as DESIGN.md describes.
-#include "engine/error.hpp"
-#include "engine/session.hpp"
+#include "engine/base/error.hpp"
+#include "engine/run/session.hpp"
 #include "session_test_support.hpp"
 
 #include <QtTest>

@@ -1,11 +1,11 @@
 // Configuration flags → SessionConfig, and device choice.
 #include "cli_common.hpp"
 
-#include "engine/device_choice.hpp"
-#include "engine/error.hpp"
+#include "engine/base/error.hpp"
+#include "engine/config/device_choice.hpp"
 #ifdef MPX_HAVE_CUDA
-#include "cuda/cuda_backend.hpp"
 #include "cuda/compare/self_check.hpp"
+#include "cuda/cuda_backend.hpp"
 #endif
 
 namespace mpx::cli {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/session.hpp"
+#include "engine/run/session.hpp"
 
 namespace mpx::cli {
 

@@ -11,10 +11,10 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "engine/device_choice.hpp"
-#include "engine/error.hpp"
-#include "engine/fields.hpp"
-#include "engine/text.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/fields.hpp"
+#include "engine/base/text.hpp"
+#include "engine/config/device_choice.hpp"
 
 namespace mpx::cli {
 namespace {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "engine/format.hpp"
-#include "engine/text.hpp"
+#include "engine/base/text.hpp"
+#include "engine/precision/format.hpp"
 
 namespace mpx::cli {
 namespace {

@@ -12,12 +12,12 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "engine/device_choice.hpp"
-#include "engine/fp8_snippet.hpp"
-#include "engine/error.hpp"
-#include "engine/export.hpp"
-#include "engine/input_file.hpp"
-#include "engine/text.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/input_file.hpp"
+#include "engine/base/text.hpp"
+#include "engine/config/device_choice.hpp"
+#include "engine/io/export.hpp"
+#include "engine/precision/fp8_snippet.hpp"
 
 namespace mpx::cli {
 namespace {

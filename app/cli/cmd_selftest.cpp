@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "engine/format.hpp"
-#include "engine/scaler.hpp"
-#include "engine/session.hpp"
+#include "engine/precision/format.hpp"
+#include "engine/run/session.hpp"
+#include "engine/scaler/scaler.hpp"
 #ifdef MPX_HAVE_CUDA
 #include "cuda/compare/backend_compare.hpp"
 #include "cuda/cuda_backend.hpp"

@@ -12,9 +12,9 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "engine/error.hpp"
-#include "engine/export.hpp"
-#include "engine/sweep.hpp"
+#include "engine/base/error.hpp"
+#include "engine/io/export.hpp"
+#include "engine/sweep/sweep.hpp"
 
 namespace mpx::cli {
 namespace {

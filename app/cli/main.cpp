@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "engine/export.hpp"
+#include "engine/io/export.hpp"
 
 namespace {
 // `format` takes values such as -1.5 or -inf, which CLI11 would read as options: move every

@@ -3,8 +3,8 @@
 
 #include <QCommandLineParser>
 
-#include "app/gui/config_bridge.hpp"
-#include "engine/export.hpp"
+#include "engine/io/export.hpp"
+#include "ui/session/config_bridge.hpp"
 
 namespace mpx::gui {
 

@@ -6,7 +6,7 @@
 #include <QStringList>
 #include <optional>
 
-#include "engine/session_config.hpp"
+#include "engine/config/session_config.hpp"
 
 namespace mpx::gui {
 

@@ -6,11 +6,11 @@
 #include <cstdio>
 
 #include "app/gui/command_line.hpp"
-#include "engine/text.hpp"
-#include "ui/boundary_view.hpp"
-#include "ui/charts_panel.hpp"
-#include "ui/format_explorer.hpp"
-#include "ui/main_window.hpp"
+#include "engine/base/text.hpp"
+#include "ui/panels/charts_panel.hpp"
+#include "ui/views/boundary_view.hpp"
+#include "ui/views/format_explorer.hpp"
+#include "ui/window/main_window.hpp"
 
 namespace {
 

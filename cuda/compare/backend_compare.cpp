@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cuda/compare/tolerance.hpp"
-#include "engine/error.hpp"
-#include "engine/session.hpp"
+#include "engine/base/error.hpp"
+#include "engine/run/session.hpp"
 
 namespace mpx::compare {
 namespace {
@@ -199,7 +199,7 @@ Report linear_ops(Backend& ref, Backend& dut, const Policy& p) {
             bound[i] +=
                 eps(act) * (std::fabs(rdw[i]) + (add ? std::fabs(dw0[i]) : 0.0)) + min_sub(act);
         const std::size_t diff = rep.close(what + " dw", rdw, rig.dut_values(dw), bound);
-        // The bias column sums are hd::column_sum on both: equal bits.
+        // The bias column sums are core::column_sum on both: equal bits.
         rep.expect(same_bits(rig.ref_values(db), rig.dut_values(db)),
                    what + ": db differs in bits");
         rep.counts(what, sr, sd, 2 * diff);  // each differing dw element: two roundings
@@ -208,10 +208,10 @@ Report linear_ops(Backend& ref, Backend& dut, const Policy& p) {
         // Delayed scaling from the backend's amax histories: the casts take each tensor's scale
         // from its history, the step's amaxes go into the histories, which give the next scales.
         // Amaxes and scales come from the inputs alone (a maximum, a quotient): equal bits.
-        std::vector<hd::AmaxHistoryState> states(k_fp8_tensors);
+        std::vector<core::AmaxHistoryState> states(k_fp8_tensors);
         const float scales[k_fp8_tensors] = {64.0f, 0.25f, 2.0f};
         for (int t = 0; t < k_fp8_tensors; ++t) {
-            hd::AmaxHistoryState& s = states[static_cast<std::size_t>(t)];
+            core::AmaxHistoryState& s = states[static_cast<std::size_t>(t)];
             s.offset = 4LL * t;
             s.len = 4;
             s.next = t;
@@ -223,7 +223,7 @@ Report linear_ops(Backend& ref, Backend& dut, const Policy& p) {
         for (std::size_t i = 0; i < hist.size(); ++i) hist[i] = 0.5f * static_cast<float>(i % 5);
         Fp8Gemm g;  // delayed, E4M3 forward, E5M2 backward
         StepStats st[2];
-        std::vector<hd::AmaxHistoryState> got_states[2];
+        std::vector<core::AmaxHistoryState> got_states[2];
         std::vector<float> got_hist[2];
         Backend* bes[2] = {&ref, &dut};
         for (int k = 0; k < 2; ++k) {
@@ -249,8 +249,8 @@ Report linear_ops(Backend& ref, Backend& dut, const Policy& p) {
             be.set_amax_histories({}, {});
         }
         for (int t = 0; t < k_fp8_tensors; ++t) {
-            const hd::Fp8Record& r = st[0].fp8[fp8_index(0, static_cast<Fp8Tensor>(t))];
-            const hd::Fp8Record& d = st[1].fp8[fp8_index(0, static_cast<Fp8Tensor>(t))];
+            const core::Fp8Record& r = st[0].fp8[fp8_index(0, static_cast<Fp8Tensor>(t))];
+            const core::Fp8Record& d = st[1].fp8[fp8_index(0, static_cast<Fp8Tensor>(t))];
             rep.expect(r.amax == d.amax && r.scale == d.scale && r.scale == scales[t],
                        "fp8 delayed, tensor " + std::to_string(t) + ": amax " + std::to_string(d.amax) +
                            " scale " + std::to_string(d.scale) + " vs " + std::to_string(r.amax) + " " +
@@ -549,7 +549,7 @@ Report unscale_and_optimizer(Backend& ref, Backend& dut, const Policy& p) {
         rep.expect(cr.found_inf() == cd.found_inf(), "unscale: found_inf differs");
         rep.expect(same_bits(rig.ref_values(o), rig.dut_values(o)),
                    "unscale: values differ in bits");
-        // The sum of squares runs in hd::k_sum_chunk order on both: equal bits.
+        // The sum of squares runs in core::k_sum_chunk order on both: equal bits.
         rep.expect(cd.sum_squares == cr.sum_squares,
                    "unscale: sum of squares " + std::to_string(cd.sum_squares) + " vs " +
                        std::to_string(cr.sum_squares));
@@ -613,7 +613,7 @@ Report unscale_and_optimizer(Backend& ref, Backend& dut, const Policy& p) {
     {  // Adam's t and the learning rate from the backend's own counts (applied steps, schedule
        // steps) and the host's tables (bias corrections, learning rates).
         const std::vector<float> lrs = {1e-3f, 5e-4f, 2.5e-4f};
-        std::vector<hd::BiasCorrection> table;
+        std::vector<core::BiasCorrection> table;
         for (long long t = 1; t <= 4; ++t) table.push_back(bias_correction(0.9f, 0.999f, t));
         const auto w0 = normal(n, 34, 0.5);
         Twin wk = rig.make(Format::fp32, rows, cols, w0);

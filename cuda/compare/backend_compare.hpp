@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.hpp"
+#include "engine/compute/backend.hpp"
 
 namespace mpx::compare {
 

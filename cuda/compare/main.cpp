@@ -13,7 +13,7 @@
 #include "cuda/compare/self_check.hpp"
 #include "cuda/cuda_backend.hpp"
 #include "cuda/device.hpp"
-#include "engine/session.hpp"
+#include "engine/run/session.hpp"
 
 using namespace mpx;
 

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "engine/backend.hpp"
-#include "engine/device_choice.hpp"
+#include "engine/compute/backend.hpp"
+#include "engine/config/device_choice.hpp"
 
 namespace mpx::compare {
 

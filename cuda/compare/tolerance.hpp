@@ -2,8 +2,8 @@
 // rule for RoundStats. Header-only and Qt-free: used by tests/test_cuda_backend.cpp and by the
 // backend comparisons in backend_compare.cpp (mpx-cuda-check runs those where no Qt is installed).
 //
-// The contract (engine/op_math.hpp): both backends run the same engine/op_math.hpp and
-// engine/format_core.hpp functions, built without FMA contraction (-ffp-contract=off, nvcc
+// The contract (engine/core/op_math.hpp): both backends run the same engine/core/op_math.hpp and
+// engine/core/format_core.hpp functions, built without FMA contraction (-ffp-contract=off, nvcc
 // --fmad=false), so every result is bit-exact except in two places, which get bounds:
 //  - GEMMs: the FP32 accumulation order (cuBLAS vs Eigen). Each side is within K·eps32·Σ|a||b| of
 //    the exact sum of its (identically rounded) products, so they differ by at most
@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/format.hpp"
-#include "engine/rng.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/precision/format.hpp"
 
 namespace mpx::compare {
 

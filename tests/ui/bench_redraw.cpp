@@ -20,13 +20,13 @@
 #include <ctime>
 #include <vector>
 
-#include "app/gui/config_bridge.hpp"
-#include "ui/charts_panel.hpp"
-#include "ui/fp8_view.hpp"
-#include "ui/main_window.hpp"
-#include "ui/range_view.hpp"
-#include "ui/updates_view.hpp"
-#include "ui/where_view.hpp"
+#include "ui/panels/charts_panel.hpp"
+#include "ui/session/config_bridge.hpp"
+#include "ui/views/fp8_view.hpp"
+#include "ui/views/range_view.hpp"
+#include "ui/views/updates_view.hpp"
+#include "ui/views/where_view.hpp"
+#include "ui/window/main_window.hpp"
 
 namespace {
 
@@ -202,11 +202,11 @@ int main(int argc, char** argv) {
                         snap.layer_counts[static_cast<std::size_t>(l) * 3 + 1].underflow = static_cast<unsigned long long>((i * 7 + l * 131 + r) % 400);
                         snap.layer_counts[static_cast<std::size_t>(l) * 3 + 1].overflow = (i % 1999 == 0 && r == 1) ? 12 : 0;
                         for (const auto& e : mpx::k_hist_tensor_names) {
-                            mpx::hd::Bins b;
+                            mpx::core::Bins b;
                             const int centre = -20 + static_cast<int>((i / 500 + l * 3 + static_cast<int>(e.value)) % 24);
                             for (int k = -10; k <= 10; ++k)
-                                b.n[centre + k - mpx::hd::k_bin_min] = static_cast<unsigned long long>(1000.0 * std::exp(-k * k / 18.0));
-                            b.n[mpx::hd::k_slot_zero] = 7;
+                                b.n[centre + k - mpx::core::k_bin_min] = static_cast<unsigned long long>(1000.0 * std::exp(-k * k / 18.0));
+                            b.n[mpx::core::k_slot_zero] = 7;
                             snap.add(l, e.value, r == 0 ? mpx::Format::fp32 : mpx::Format::fp16, b);
                         }
                     }

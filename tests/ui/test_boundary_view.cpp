@@ -13,11 +13,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/boundary.hpp"
-#include "engine/session.hpp"
-#include "ui/boundary_view.hpp"
-#include "ui/main_window.hpp"
-#include "ui/run_style.hpp"
+#include "engine/run/boundary.hpp"
+#include "engine/run/session.hpp"
+#include "ui/kit/run_style.hpp"
+#include "ui/views/boundary_view.hpp"
+#include "ui/window/main_window.hpp"
 
 using mpx::gui::EngineState;
 using mpx::gui::RecordStore;

@@ -10,12 +10,12 @@
 #include <QTest>
 #include <QToolTip>
 
-#include "engine/scaler.hpp"
-#include "ui/chart_table.hpp"
-#include "ui/charts_panel.hpp"
-#include "ui/event_log_panel.hpp"
-#include "ui/main_window.hpp"
-#include "ui/plot_widget.hpp"
+#include "engine/scaler/scaler.hpp"
+#include "ui/kit/plot_widget.hpp"
+#include "ui/panels/charts_panel.hpp"
+#include "ui/panels/event_log_panel.hpp"
+#include "ui/views/chart_table.hpp"
+#include "ui/window/main_window.hpp"
 
 using mpx::gui::EngineState;
 using mpx::gui::RecordStore;

@@ -9,12 +9,12 @@
 #include <QTest>
 
 #include "app/gui/command_line.hpp"
-#include "app/gui/config_bridge.hpp"
-#include "ui/charts_panel.hpp"
-#include "ui/classroom.hpp"
-#include "ui/event_log_panel.hpp"
-#include "ui/main_window.hpp"
-#include "ui/message_bar.hpp"
+#include "ui/kit/message_bar.hpp"
+#include "ui/panels/charts_panel.hpp"
+#include "ui/panels/classroom.hpp"
+#include "ui/panels/event_log_panel.hpp"
+#include "ui/session/config_bridge.hpp"
+#include "ui/window/main_window.hpp"
 
 using namespace mpx::ui;
 

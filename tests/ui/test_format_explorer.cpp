@@ -1,14 +1,14 @@
 // The format explorer shows what the engine's encoder does: every format's bits, value, class and
-// neighbours equal engine/format.hpp's for typed values, clicked bits and dragged positions.
+// neighbours equal engine/precision/format.hpp's for typed values, clicked bits and dragged positions.
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTest>
 #include <cmath>
 
-#include "engine/format.hpp"
-#include "engine/format_probe.hpp"
-#include "ui/format_explorer.hpp"
+#include "engine/precision/format.hpp"
+#include "engine/precision/format_probe.hpp"
+#include "ui/views/format_explorer.hpp"
 
 using namespace mpx;
 using mpx::ui::FormatExplorer;

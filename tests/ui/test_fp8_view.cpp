@@ -12,15 +12,15 @@
 #include <cmath>
 #include <memory>
 
-#include "app/gui/config_bridge.hpp"
-#include "app/gui/fp8_history.hpp"
-#include "engine/backend.hpp"
-#include "engine/rng.hpp"
-#include "engine/run.hpp"
-#include "engine/session.hpp"
-#include "ui/fp8_view.hpp"
-#include "ui/main_window.hpp"
-#include "ui/plot_widget.hpp"
+#include "engine/compute/backend.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/run/run.hpp"
+#include "engine/run/session.hpp"
+#include "ui/kit/plot_widget.hpp"
+#include "ui/session/config_bridge.hpp"
+#include "ui/session/fp8_history.hpp"
+#include "ui/views/fp8_view.hpp"
+#include "ui/window/main_window.hpp"
 
 using mpx::Fp8ScaleRow;
 using mpx::Fp8Tensor;

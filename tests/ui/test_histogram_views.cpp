@@ -15,15 +15,15 @@
 #include <cmath>
 #include <memory>
 
-#include "app/gui/config_bridge.hpp"
-#include "engine/fp8_math.hpp"
-#include "engine/histograms.hpp"
-#include "engine/session.hpp"
-#include "ui/main_window.hpp"
-#include "ui/plot_widget.hpp"
-#include "ui/range_view.hpp"
-#include "ui/updates_view.hpp"
-#include "ui/where_view.hpp"
+#include "engine/compute/histograms.hpp"
+#include "engine/core/fp8_math.hpp"
+#include "engine/run/session.hpp"
+#include "ui/kit/plot_widget.hpp"
+#include "ui/session/config_bridge.hpp"
+#include "ui/views/range_view.hpp"
+#include "ui/views/updates_view.hpp"
+#include "ui/views/where_view.hpp"
+#include "ui/window/main_window.hpp"
 
 using mpx::Fp8ScaleRow;
 using mpx::Fp8Tensor;
@@ -42,10 +42,10 @@ namespace {
 
 constexpr int k_layers = 3;  // 2-64-64-2
 
-mpx::hd::Bins bins(std::initializer_list<std::pair<int, unsigned long long>> counts, unsigned long long zero = 0) {
-    mpx::hd::Bins b;
-    for (const auto& [bin, n] : counts) b.n[bin - mpx::hd::k_bin_min] = n;
-    b.n[mpx::hd::k_slot_zero] = zero;
+mpx::core::Bins bins(std::initializer_list<std::pair<int, unsigned long long>> counts, unsigned long long zero = 0) {
+    mpx::core::Bins b;
+    for (const auto& [bin, n] : counts) b.n[bin - mpx::core::k_bin_min] = n;
+    b.n[mpx::core::k_slot_zero] = zero;
     return b;
 }
 
@@ -108,7 +108,7 @@ private slots:
         const RangeView::Panel p = v.panel(0);
         QCOMPARE(p.total, 60ull);
         QCOMPARE(p.format, mpx::Format::fp16);
-        auto share = [&](int bin) { return p.share[static_cast<std::size_t>(bin - mpx::hd::k_bin_min)]; };
+        auto share = [&](int bin) { return p.share[static_cast<std::size_t>(bin - mpx::core::k_bin_min)]; };
         QCOMPARE(share(-30), 5.0 / 60);
         QCOMPARE(share(-20), 15.0 / 60);
         QCOMPARE(share(-10), 30.0 / 60);
@@ -213,7 +213,7 @@ private slots:
         const auto& snaps = w->store()->histograms(1).snapshots();
         for (int c = 0; c < where->columns(); ++c)
             for (int l = 0; l < 3; ++l) {
-                const mpx::hd::Counts& b = snaps[static_cast<std::size_t>(c)].layer(l, mpx::Pass::backward);
+                const mpx::core::Counts& b = snaps[static_cast<std::size_t>(c)].layer(l, mpx::Pass::backward);
                 const double expect = b.nonzero ? static_cast<double>(b.underflow) / static_cast<double>(b.nonzero) : 0.0;
                 QCOMPARE(where->cellValue(l, c), expect);
             }
@@ -228,7 +228,7 @@ private slots:
             QVERIFY(cell.contains(where->skipPos(s)));
         }
         where->setMeasure(WhereView::Measure::overflowCount);
-        const mpx::hd::Counts& f0 = snaps[0].layer(skips[0].layer, mpx::Pass::backward);
+        const mpx::core::Counts& f0 = snaps[0].layer(skips[0].layer, mpx::Pass::backward);
         QVERIFY(where->cellValue(skips[0].layer, static_cast<int>(skips[0].step)) >= static_cast<double>(f0.overflow));
         QVERIFY(where->cellValue(skips[0].layer, static_cast<int>(skips[0].step)) > 0);
 
@@ -286,13 +286,13 @@ private slots:
         UpdatesView::Curve c = u.curve(0);
         QCOMPARE(c.step, 30);
         QCOMPARE(c.nonzero, 10ull + 20 + 30 + 3 * 30);
-        QCOMPARE(c.n[static_cast<std::size_t>(-6 - mpx::hd::k_bin_min)], 20ull);
+        QCOMPARE(c.n[static_cast<std::size_t>(-6 - mpx::core::k_bin_min)], 20ull);
         QCOMPARE(u.shareBelowHalfUlp(0), 60.0 / 150);
         u.setLayer(1);  // fc2 only
         c = u.curve(0);
         QCOMPARE(c.nonzero, 20ull + 30);
-        QCOMPARE(c.n[static_cast<std::size_t>(-6 - mpx::hd::k_bin_min)], 20ull);
-        QCOMPARE(c.n[static_cast<std::size_t>(-5 - mpx::hd::k_bin_min)], 0ull);
+        QCOMPARE(c.n[static_cast<std::size_t>(-6 - mpx::core::k_bin_min)], 20ull);
+        QCOMPARE(c.n[static_cast<std::size_t>(-5 - mpx::core::k_bin_min)], 0ull);
         QCOMPARE(u.shareBelowHalfUlp(0), 20.0 / 50);
         u.setStep(19);  // the nearest collected step
         QCOMPARE(u.step(), 20);
@@ -331,7 +331,7 @@ private slots:
             for (int l = 0; l < 3; ++l) {
                 const mpx::Histogram* h = s.find(l, HistTensor::update_ulp);
                 QVERIFY(h);
-                for (int b = mpx::hd::k_bin_min; b <= mpx::hd::k_bin_max; ++b) {
+                for (int b = mpx::core::k_bin_min; b <= mpx::core::k_bin_max; ++b) {
                     all += s.count(*h, b);
                     if (b <= -2) below += s.count(*h, b);  // bin −2 holds [¼, ½) of an ulp
                 }
@@ -462,7 +462,7 @@ private slots:
         QVERIFY(p.fp8.active && p.fp8.block);
         QCOMPARE(p.fp8.scale, 0.0);
         QCOMPARE(p.fp8.amax, static_cast<double>(mx.amax));
-        QCOMPARE(p.fp8.shift, static_cast<double>(mpx::hd::mx_shared_exponent(mx.amax)));
+        QCOMPARE(p.fp8.shift, static_cast<double>(mpx::core::mx_shared_exponent(mx.amax)));
         QCOMPARE(p.fp8.bands[3].lo, std::log2(448.0) + p.fp8.shift);
         for (std::size_t i = 0; i < 4; ++i) QCOMPARE(p.shaded[i].hi, RangeView::bands(p.format)[i].hi);
         QVERIFY2(p.fp8.note.startsWith(QStringLiteral("MXFP8: every block of 32 values has its own power-of-two scale")),

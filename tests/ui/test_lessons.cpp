@@ -6,11 +6,11 @@
 #include <QStandardPaths>
 #include <QTest>
 
-#include "engine/session_config.hpp"
-#include "ui/charts_panel.hpp"
-#include "ui/format_explorer.hpp"
-#include "ui/lesson_panel.hpp"
-#include "ui/main_window.hpp"
+#include "engine/config/session_config.hpp"
+#include "ui/panels/charts_panel.hpp"
+#include "ui/panels/lesson_panel.hpp"
+#include "ui/views/format_explorer.hpp"
+#include "ui/window/main_window.hpp"
 
 using namespace mpx::ui;
 

@@ -7,8 +7,8 @@
 #include <QSpinBox>
 #include <QtTest>
 
-#include "ui/live_panel.hpp"
-#include "ui/number_edit.hpp"
+#include "ui/kit/number_edit.hpp"
+#include "ui/panels/live_panel.hpp"
 
 using mpx::ui::LivePanel;
 

@@ -13,15 +13,15 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "app/gui/config_bridge.hpp"
-#include "engine/export.hpp"
-#include "engine/session.hpp"
-#include "ui/charts_panel.hpp"
-#include "ui/event_log_panel.hpp"
-#include "ui/live_panel.hpp"
-#include "ui/main_window.hpp"
-#include "ui/message_bar.hpp"
-#include "ui/setup_panel.hpp"
+#include "engine/io/export.hpp"
+#include "engine/run/session.hpp"
+#include "ui/kit/message_bar.hpp"
+#include "ui/panels/charts_panel.hpp"
+#include "ui/panels/event_log_panel.hpp"
+#include "ui/panels/live_panel.hpp"
+#include "ui/panels/setup_panel.hpp"
+#include "ui/session/config_bridge.hpp"
+#include "ui/window/main_window.hpp"
 
 using mpx::gui::EngineController;
 using mpx::gui::EngineState;

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <thread>
 
-#include "app/gui/record_buffer.hpp"
+#include "ui/session/record_buffer.hpp"
 
 using namespace mpx::gui;
 

@@ -4,8 +4,8 @@
 #include <QTest>
 #include <cmath>
 
-#include "app/gui/record_store.hpp"
-#include "app/gui/run_history.hpp"
+#include "ui/session/record_store.hpp"
+#include "ui/session/run_history.hpp"
 
 using mpx::gui::BucketStat;
 using mpx::gui::Metric;

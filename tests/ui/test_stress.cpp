@@ -17,13 +17,13 @@
 #include <fstream>
 #include <random>
 
-#include "app/gui/engine_controller.hpp"
-#include "app/gui/record_store.hpp"
-#include "engine/session_config.hpp"
-#include "ui/live_panel.hpp"
-#include "ui/main_window.hpp"
-#include "ui/range_view.hpp"
-#include "ui/where_view.hpp"
+#include "engine/config/session_config.hpp"
+#include "ui/panels/live_panel.hpp"
+#include "ui/session/engine_controller.hpp"
+#include "ui/session/record_store.hpp"
+#include "ui/views/range_view.hpp"
+#include "ui/views/where_view.hpp"
+#include "ui/window/main_window.hpp"
 
 using mpx::gui::EngineState;
 using mpx::ui::MainWindow;

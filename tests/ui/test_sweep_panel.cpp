@@ -15,14 +15,14 @@
 #include <QDir>
 #include <QFile>
 
-#include "app/gui/engine_controller.hpp"
-#include "app/gui/sweep_job.hpp"
-#include "engine/session.hpp"
-#include "engine/sweep.hpp"
-#include "ui/main_window.hpp"
-#include "ui/setup_panel.hpp"
-#include "ui/sweep_heatmap.hpp"
-#include "ui/sweep_panel.hpp"
+#include "engine/run/session.hpp"
+#include "engine/sweep/sweep.hpp"
+#include "ui/panels/setup_panel.hpp"
+#include "ui/panels/sweep_panel.hpp"
+#include "ui/session/engine_controller.hpp"
+#include "ui/session/sweep_job.hpp"
+#include "ui/views/sweep_heatmap.hpp"
+#include "ui/window/main_window.hpp"
 
 using mpx::ui::MainWindow;
 using mpx::ui::SweepPanel;

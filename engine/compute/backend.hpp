@@ -1,0 +1,289 @@
+// The compute interface a run trains through: the CPU backend (Eigen) and the CUDA backend implement
+// it. Rule: every op computes in FP32 from the operands' stored values with engine/core/op_math.hpp's
+// arithmetic and rounds its result into the destination's format; what the rounding did is added to
+// the backend's step record (StepStats) under the pass the run has set, so both backends count
+// underflow and overflow at the same storage boundaries and the GPU never stops to report them.
+// Aliasing: an op's outputs must not overlap its inputs, except where an op says otherwise
+// (dropout, scale and clip work in place; unscale_and_check may write its input).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/compute/histograms.hpp"
+#include "engine/compute/tensor.hpp"
+#include "engine/core/op_math.hpp"
+#include "engine/core/scaler_rule.hpp"
+#include "engine/core/step_stats.hpp"
+
+namespace mpx {
+
+
+enum class Accumulate : std::uint8_t { overwrite, add };
+
+struct OptimizerStep {
+    OptimizerKind kind = OptimizerKind::adam;
+    float lr = 1e-3f;
+    float momentum = 0.9f;       // SGD
+    float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+    float weight_decay = 0.0f;   // SGD/Adam: L2 added to the gradient; AdamW: decoupled
+    long long t = 1;             // Adam step number (bias correction), counts applied steps only
+    // backend: t is the backend's applied steps + 1 and lr its schedule table at its schedule count
+    StepCount count = StepCount::given;
+};
+// Adam's bias corrections for step t (std::pow in float: one value on both backends).
+core::BiasCorrection bias_correction(float beta1, float beta2, long long t);
+// The per-step scalars of the element arithmetic (core::optimizer_element), computed once on the
+// host; Adam's from bias_correction(β1, β2, s.t).
+core::OptConsts optimizer_consts(const OptimizerStep& s);
+
+// How the linear ops of one FP8 layer scale their operands on this step (Backend::set_fp8): x and
+// w are cast to `fwd`, dy to `grad`. Per-tensor recipes multiply by a scale (delayed: the one the
+// backend's amax history of that tensor holds, Backend::set_amax_histories, 1 where it holds none;
+// current: from the tensor's own amax, core::current_scale) and
+// descale the FP32 accumulator by 1/(scale_a · scale_b); block scales MXFP8 blocks of 32 along
+// each GEMM's reduction dimension. Every cast of a counted site adds to StepStats::fp8.
+struct Fp8Gemm {
+    Fp8Recipe recipe = Fp8Recipe::delayed;
+    Format fwd = Format::e4m3;
+    Format grad = Format::e5m2;
+    Overflow e4m3_overflow = Overflow::saturate;
+    int layer = 0;  // whose amax histories (delayed) the casts read, counted or not
+    Format format(Fp8Tensor t) const { return t == Fp8Tensor::dy ? grad : fwd; }
+    // E4M3 as configured; E5M2 saturates, as Transformer Engine's casts do (__nv_fp8_e5m2's
+    // conversion uses __NV_SATFINITE), so an overflow is a saturated value, never an inf.
+    Overflow overflow(Fp8Tensor t) const {
+        return format(t) == Format::e4m3 ? e4m3_overflow : Overflow::saturate;
+    }
+};
+
+// One parameter tensor for the ops over all parameters at once (unscale_all, clip_all,
+// optimizer_all): its layer (counted at that layer's unscaled and optimizer sites), its gradient, the
+// unscaled gradient (may be the gradient's own tensor: in place), which the optimizer reads, the FP32
+// master copy (nullable), the working copy and the optimizer states (state2 nullable: SGD).
+struct ParamRef {
+    int layer = 0;
+    const Tensor* grad = nullptr;
+    Tensor* unscaled = nullptr;
+    Tensor* master = nullptr;
+    Tensor* working = nullptr;
+    Tensor* state1 = nullptr;
+    Tensor* state2 = nullptr;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    Backend() = default;
+    Backend(const Backend&) = delete;
+    Backend& operator=(const Backend&) = delete;
+
+    virtual std::string name() const = 0;     // "CPU (Eigen)" or the GPU's name
+    virtual bool is_gpu() const = 0;
+
+    Tensor alloc(Format f, int rows, int cols, MemCategory c);
+    const MemoryTotals& memory() const { return m_memory; }
+
+    // ---- the step record ----
+    // Zeroes the record (queued behind earlier work on the GPU).
+    virtual void begin_step() = 0;
+    // Where the following ops add their counts: layer `layer`, tensors of `kind`. An op that writes
+    // several kinds of tensor counts each under its own kind at that layer (linear_forward: its
+    // operand casts under `operand`; linear_backward: the dy cast, dw/db and dx under
+    // grad_operand, grad_weight and grad_input).
+    void set_site(int layer, TensorKind kind) {
+        m_layer = layer;
+        m_site = site_index(layer, kind);
+    }
+    // The following ops count nowhere (recomputation, uploads of targets, evaluation).
+    void set_uncounted() { m_site = -1; }
+    // The current site's index, -1 when uncounted; and the site of another kind at its layer.
+    int site() const { return m_site; }
+    int site(TensorKind kind) const { return m_site < 0 ? -1 : site_index(m_layer, kind); }
+    void set_site_index(int index) {  // as site() returned it (wrappers forwarding to a backend)
+        m_site = index;
+        m_layer = index < 0 ? 0 : index / k_tensor_kinds;
+    }
+    // The FP8 scaling of the linear ops that follow (nullptr: their `compute` format is a plain
+    // cast); `g` must outlive them. The layer is the current site's.
+    void set_fp8(const Fp8Gemm* g) { m_fp8 = g; }
+    const Fp8Gemm* fp8() const { return m_fp8; }
+    int layer() const { return m_layer; }
+    // The step's work is all queued (after its scaler_update): a backend may start it now (the
+    // CUDA backend launches a step captured into a CUDA graph here). read_stats follows.
+    virtual void end_step() {}
+    // A step whose queueing failed part-way (an op threw): the backend drops what it kept of it.
+    virtual void abort_step() noexcept {}
+    // Waits for every queued op and returns the record: the one wait of a training step.
+    virtual const StepStats& read_stats() = 0;
+    // Records one step late. A backend that holds_two_steps() keeps two step records: begin_step
+    // takes the other one, so the record of the step begun before the current one stays as it was
+    // and read_previous_stats() returns it, waiting only for that step (on a GPU the host reads step
+    // N's record while step N+1 runs). Histograms are not kept twice: a step that collects is read
+    // before the next begins.
+    virtual bool holds_two_steps() const { return false; }
+    virtual const StepStats& read_previous_stats();
+    // Bins this step's stores into exponent histograms (engine/compute/histograms.hpp) for a model of
+    // `layers` layers (0: this step does not collect); call after begin_step. Only those layers'
+    // bins are zeroed and read back: the rest of StepHistograms is left as it was.
+    virtual void collect_histograms(int layers) = 0;
+    // After read_stats: the bins of a step that collected, else nullptr (the copy back from the
+    // GPU happens here, only on collecting steps).
+    virtual const StepHistograms* read_histograms() = 0;
+
+    // ---- transfers ----
+    // upload rounds floats into dst's format (counted); download and copy between formats are not
+    // counted (copy rounds when dst is narrower).
+    virtual void upload(std::span<const float> src, Tensor& dst) = 0;
+    virtual void download(const Tensor& src, std::span<float> dst) = 0;
+    virtual void copy(const Tensor& src, Tensor& dst) = 0;           // same shape, any formats
+    virtual void fill(Tensor& dst, float value) = 0;
+
+    // ---- linear layers ----
+    // y (B, out) = x (B, in) · wᵀ (in, out) + b (out); GEMM operands cast to `compute` (the casts
+    // are counted, as autocast's), FP32 accumulation (cuBLAS compute type 32F), bias added in FP32
+    // before rounding into y.
+    virtual void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Format compute,
+                                Tensor& y) = 0;
+    // dx (B, in) = dy (B, out) · w (out, in); dy's cast to `compute` counted (w's cast was counted
+    // by the forward pass, whose cast copy autocast keeps for backward).
+    virtual void linear_backward_input(const Tensor& dy, const Tensor& w, Format compute,
+                                       Tensor& dx) = 0;
+    // dw (out, in) (+)= round_through(dyᵀ · x); db (out) (+)= round_through(column sums of dy as
+    // stored, core::column_sum). round_through is the format the GEMM writes (autocast: the low
+    // format) before dw's format (core::accumulate_element).
+    virtual void linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
+                                        Format round_through, Tensor& dw, Tensor* db,
+                                        Accumulate acc) = 0;
+    // Both backward GEMMs of one layer: dw, db as linear_backward_weight, and dx (when given) as
+    // linear_backward_input. Backends may share work between the two (the CPU casts dy once).
+    virtual void linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Format compute,
+                                 Format round_through, Tensor& dw, Tensor* db, Accumulate acc,
+                                 Tensor* dx) {
+        linear_backward_weight(dy, x, compute, round_through, dw, db, acc);
+        if (dx) linear_backward_input(dy, w, compute, *dx);
+    }
+
+    // ---- element-wise and per-row ops ----
+    virtual void activation_forward(Activation a, const Tensor& z, Tensor& h) = 0;
+    // dz = dh ⊙ act'(z)
+    virtual void activation_backward(Activation a, const Tensor& z, const Tensor& dh,
+                                     Tensor& dz) = 0;
+    // y = γ ⊙ (x − μ)/√(σ² + ε) + β per row, statistics in FP32; mean/rstd (B, 1) FP32 kept for
+    // backward.
+    virtual void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                   Tensor& y, Tensor& mean, Tensor& rstd) = 0;
+    virtual void layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                    const Tensor& rstd, const Tensor& dy, Tensor& dx,
+                                    Tensor& dgamma, Tensor& dbeta, Accumulate acc) = 0;
+    // h *= mask / (1 − p) in place, with a mask drawn from (seed); the same seed gives the same mask.
+    virtual void dropout(Tensor& h, float p, std::uint64_t seed) = 0;
+
+    // ---- losses: the mean loss goes into the record's loss_sum ----
+    // `scale` is a host value, or ScaleBy::loss(weight, parts): core::loss_factor of the backend's
+    // own loss scale (set_scaler), resolved where the op runs.
+    // Mean softmax cross-entropy of logits (B, C) against labels, in FP32; dlogits = scale ·
+    // ∂loss/∂logits, rounded into dlogits' format. Labels outside 0..C−1 are a ConfigError.
+    virtual void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels,
+                                       ScaleBy scale, Tensor& dlogits) = 0;
+    // Mean over all elements of (pred − target)², target in FP32.
+    virtual void mse(const Tensor& pred, const Tensor& target, ScaleBy scale, Tensor& dpred) = 0;
+    // Classification accuracy of logits against labels (evaluation only: waits for the result).
+    virtual double accuracy(const Tensor& logits, std::span<const int> labels) = 0;
+
+    // ---- the loss scaler (engine/core/scaler_rule.hpp), held by the backend ----
+    // The scaler's rule and state (a run's start, a live change, a resume), queued like any op: the
+    // ops after it read this state. Until it is first called: kind none, scale 1.
+    virtual void set_scaler(const ScalerRule& rule, const ScalerState& state) = 0;
+    // One update of the held state by core::update_scaler with this step's found-inf (the record's
+    // found_bad); the state before and after, the event and the at-minimum refusal go into the
+    // record (StepStats::scaler), which is how the host learns the new scale.
+    virtual void scaler_update() = 0;
+
+    // ---- the step counts, held by the backend: Adam's applied steps, the LR schedule's steps ----
+    // table (t = 1..table.size()): bias_correction(β1, β2, t), which optimizer_update with
+    // StepCount::backend reads at t = applied steps + 1 (a t beyond the table is a ConfigError, on
+    // the GPU a step that changes nothing: the run keeps the table ahead of its step count).
+    virtual void set_bias_corrections(std::span<const core::BiasCorrection> table) = 0;
+    virtual void set_applied_steps(long long n) = 0;  // a run's start (0) and a resume
+    // After a step's optimizer_update calls: the count += 1 unless the step was skipped (on_inf
+    // skip and the record found inf/NaN: step_applied); the count after it goes into the record
+    // (StepStats::applied_steps).
+    virtual void count_applied_step(OnInf on_inf) = 0;
+    // lrs[k]: the learning rate after k schedule steps (float of lr_at), which optimizer_update with
+    // StepCount::backend reads at the schedule count (beyond the table: as for t above).
+    virtual void set_lr_schedule(std::span<const float> lrs) = 0;
+    virtual void set_schedule_steps(long long n) = 0;  // a run's start (0) and a resume
+    // After a step: the schedule count += 1 when the step was applied or `advance_on_skip`; the
+    // count after it goes into the record (StepStats::schedule_steps).
+    virtual void count_schedule_step(OnInf on_inf, bool advance_on_skip) = 0;
+
+    // ---- FP8 delayed scaling's amax histories, held by the backend ----
+    // The histories by fp8_index(layer, tensor) (states beyond `states` hold none): each state's
+    // len values from its offset in `hist`. A run's start and a resume.
+    virtual void set_amax_histories(std::span<const core::AmaxHistoryState> states,
+                                    std::span<const float> hist) = 0;
+    // After a step: every active history takes its tensor's amax from the record (StepStats::fp8)
+    // and gives the next step's scale (core::amax_history_push); skipped steps included, as TE's.
+    virtual void update_amax_histories() = 0;
+    // The histories as set_amax_histories takes them (a wait on the GPU: for saving a run).
+    virtual void read_amax_histories(std::vector<core::AmaxHistoryState>& states,
+                                     std::vector<float>& hist) = 0;
+
+    // ---- gradients and the optimizer ----
+    // unscaled = grad · inv_scale, multiplied in FP32 and stored in unscaled's format; counts every
+    // inf/NaN (bad) and adds the sum of squares. unscaled may be grad itself (in place).
+    // inv_scale is a host value, or ScaleBy::unscale(): core::inverse_scale of the backend's scale.
+    virtual void unscale_and_check(const Tensor& grad, ScaleBy inv_scale, Tensor& unscaled) = 0;
+    // t *= factor in place (rounded back into t's format, uncounted).
+    virtual void scale(Tensor& t, float factor) = 0;
+    // Gradient clipping by the global norm in the record (core::clip_factor), in place; nothing on a
+    // step that found inf/NaN.
+    virtual void clip_to_norm(Tensor& t, double max_norm) = 0;
+    // One optimizer step on FP32 master weights (or, without a master, on the working copy in its
+    // own format), then write-back into the working copy; the states keep their own formats
+    // (rounded after each update, counted). Counts updates the working copy lost.
+    virtual void optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
+                                  Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) = 0;
+
+    // ---- all parameters at once ----
+    // What the single-tensor ops above do, tensor by tensor in the span's order, as one op: each
+    // tensor counted at its own layer's site (unscaled, optimizer), the sums of squares added in the
+    // same order, so the results are the single ops' bits. The CPU runs the single ops in a loop
+    // (these defaults); the CUDA backend launches one kernel over all tensors for each. The site
+    // afterwards is the last tensor's.
+    virtual void unscale_all(std::span<const ParamRef> ps, ScaleBy inv_scale);
+    virtual void clip_all(std::span<const ParamRef> ps, double max_norm);  // each unscaled tensor
+    virtual void optimizer_all(const OptimizerStep& s, std::span<const ParamRef> ps, OnInf on_inf);
+
+protected:
+    virtual void* raw_alloc(std::size_t bytes) = 0;
+    virtual void raw_free(void* p) noexcept = 0;
+
+private:
+    friend class Tensor;
+    void release(Tensor& t) noexcept;
+    MemoryTotals m_memory;
+    int m_layer = 0;
+    int m_site = -1;
+    const Fp8Gemm* m_fp8 = nullptr;
+};
+
+// Runs one op alone and returns what it counted (tests and the GPU/CPU comparison; a wait on the
+// GPU). The record is cleared before and after, so it must not be called inside a step.
+template <class Op>
+core::Counts counted(Backend& be, Op&& op) {
+    be.begin_step();
+    be.set_site(0, TensorKind::output);
+    op();
+    const core::Counts c = be.read_stats().total();
+    be.begin_step();
+    be.set_uncounted();
+    return c;
+}
+
+std::unique_ptr<Backend> make_cpu_backend();
+
+}  // namespace mpx

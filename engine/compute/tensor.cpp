@@ -1,0 +1,117 @@
+// Tensor lifetime and the backend's per-category byte totals.
+#include "engine/base/error.hpp"
+#include "engine/compute/backend.hpp"
+#include "engine/config/backend_names.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+namespace mpx {
+
+std::string_view to_string(MemCategory c) {
+    switch (c) {
+        case MemCategory::weights: return "weights";
+        case MemCategory::master: return "master";
+        case MemCategory::grads: return "grads";
+        case MemCategory::optimizer: return "optimizer";
+        case MemCategory::activations: return "activations";
+        case MemCategory::workspace: return "workspace";
+    }
+    return "?";
+}
+
+const char* to_string(TensorKind k) {
+    static constexpr const char* names[k_tensor_kinds] = {
+        "input",           "operand",         "output",       "normalized",
+        "activation",      "grad_output",     "grad_operand", "grad_activation",
+        "grad_input",      "grad_weight",     "unscaled",     "optimizer"};
+    return names[static_cast<int>(k)];
+}
+
+std::string site_name(int index) {
+    return "fc" + std::to_string(index / k_tensor_kinds + 1) + "." +
+           to_string(static_cast<TensorKind>(index % k_tensor_kinds));
+}
+
+std::string first_nonfinite_text(int site, std::optional<double> magnitude) {
+    if (site < 0) return {};
+    std::string t = site_name(site);
+    if (magnitude) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, ", where %.6g overflowed", *magnitude);
+        t += buf;
+    }
+    return t;
+}
+
+core::OptConsts optimizer_consts(const OptimizerStep& s) {
+    core::OptConsts k;
+    k.kind = s.kind;
+    k.lr = s.lr;
+    k.momentum = s.momentum;
+    k.beta1 = s.beta1;
+    k.beta2 = s.beta2;
+    k.eps = s.eps;
+    k.weight_decay = s.weight_decay;
+    if (s.kind != OptimizerKind::sgd) core::apply_bias_correction(k, bias_correction(s.beta1, s.beta2, s.t));
+    return k;
+}
+
+core::BiasCorrection bias_correction(float beta1, float beta2, long long t) {
+    const float bc1 = 1.0f - std::pow(beta1, static_cast<float>(t));
+    const float bc2 = 1.0f - std::pow(beta2, static_cast<float>(t));
+    return {bc1, std::sqrt(bc2)};
+}
+
+Tensor::~Tensor() {
+    if (m_backend) m_backend->release(*this);
+}
+
+const StepStats& Backend::read_previous_stats() {
+    throw std::logic_error(name() + " keeps one step record: its steps are read one at a time");
+}
+
+void Backend::unscale_all(std::span<const ParamRef> ps, ScaleBy inv_scale) {
+    for (const ParamRef& p : ps) {
+        set_site(p.layer, TensorKind::unscaled);
+        unscale_and_check(*p.grad, inv_scale, *p.unscaled);
+    }
+}
+
+void Backend::clip_all(std::span<const ParamRef> ps, double max_norm) {
+    for (const ParamRef& p : ps) clip_to_norm(*p.unscaled, max_norm);
+}
+
+void Backend::optimizer_all(const OptimizerStep& s, std::span<const ParamRef> ps, OnInf on_inf) {
+    for (const ParamRef& p : ps) {
+        set_site(p.layer, TensorKind::optimizer);
+        optimizer_update(s, *p.unscaled, p.master, *p.working, *p.state1, p.state2, on_inf);
+    }
+}
+
+Tensor Backend::alloc(Format f, int rows, int cols, MemCategory c) {
+    if (rows < 0 || cols < 0)
+        throw ConfigError("", "negative tensor shape requested");
+    Tensor t;
+    t.m_backend = this;
+    t.m_format = f;
+    t.m_rows = rows;
+    t.m_cols = cols;
+    t.m_category = c;
+    const std::size_t n = t.bytes();
+    t.m_data = raw_alloc(n == 0 ? 1 : n);
+    m_memory.bytes[static_cast<int>(c)] += static_cast<std::int64_t>(n);
+    return t;
+}
+
+void Backend::release(Tensor& t) noexcept {
+    if (!t.m_data) return;
+    m_memory.bytes[static_cast<int>(t.m_category)] -= static_cast<std::int64_t>(t.bytes());
+    raw_free(t.m_data);
+    t.m_data = nullptr;
+    t.m_backend = nullptr;
+}
+
+}  // namespace mpx

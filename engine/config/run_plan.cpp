@@ -1,0 +1,68 @@
+// Run labels → precision and scaler (DESIGN.md, "Precision policies" and the `run` column).
+#include "engine/config/run_plan.hpp"
+
+#include "engine/base/error.hpp"
+#include "engine/base/field_table.hpp"
+#include "engine/precision/fp8_scaling.hpp"
+
+namespace mpx {
+
+ScalerConfig with_overrides(ScalerConfig s, const nlohmann::json& overrides) {
+    if (s.kind != ScalerKind::dynamic) return s;
+    if (!overrides.is_object() && !overrides.is_null())
+        throw ConfigError("scaler_overrides", "must be an object of scaler settings");
+    for (auto it = overrides.begin(); it != overrides.end(); ++it) {
+        const auto* f = find_field(scaler_fields(), it.key());
+        if (!f) throw ConfigError("scaler_overrides." + it.key(), "unknown scaler setting");
+        f->read(*f, s, it.value(), "scaler_overrides." + it.key());
+    }
+    validate(s);
+    return s;
+}
+
+RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
+                    const nlohmann::json& overrides) {
+    RunInfo info;
+    info.spec = parse_run_spec(label, "runs");
+    info.mode = std::string(to_string(info.spec.mode));
+    switch (info.spec.mode) {
+        case Mode::fp32:
+        case Mode::scaling_only: info.precision = "fp32"; break;
+        case Mode::tf32: info.precision = "tf32"; break;
+        case Mode::fp8_hybrid: info.precision = "e4m3/e5m2"; break;
+        case Mode::fp8_e4m3: info.precision = "e4m3"; break;
+        case Mode::mxfp8: info.precision = "mxfp8"; break;
+        default: info.precision = std::string(to_string(info.spec.low));
+    }
+    const DefaultScaler def = default_scaler(info.spec);
+    ScalerConfig s;
+    if (info.spec.scaler_preset) {
+        try {
+            s = scaler_preset(*info.spec.scaler_preset);
+        } catch (const ConfigError&) {  // the user wrote it in the run label, not scaler.preset
+            std::string known;
+            for (const auto& n : scaler_preset_names()) known += (known.empty() ? "" : ", ") + n;
+            throw ConfigError("runs", "run '" + std::string(label) + "': unknown scaler '" +
+                                          *info.spec.scaler_preset + "'; choose from " + known);
+        }
+    } else if (def == DefaultScaler::dynamic) {
+        s = session_scaler;
+        info.follows_session_scaler = true;
+    } else if (def == DefaultScaler::fixed_one) {
+        s = scaler_preset("static");
+        s.init_scale = 1.0;
+    } else {
+        s = scaler_preset("none");
+    }
+    info.label = info.spec.base_label();
+    if (info.spec.fp8_recipe) info.label += "+" + std::string(enum_name(*info.spec.fp8_recipe));
+    if (info.spec.scaler_preset || def == DefaultScaler::dynamic) info.label += "+" + s.preset;
+    try {
+        info.scaler = with_overrides(s, overrides);
+    } catch (const ConfigError& e) {
+        throw ConfigError(e.field(), e.message() + " (run " + std::string(label) + ")");
+    }
+    return info;
+}
+
+}  // namespace mpx

@@ -1,0 +1,35 @@
+// A run label resolved once: its precision policy, its loss scaler (scaler_overrides applied) and
+// whether live edits of the session's scaler reach it. Rule: resolve_run is the only place a label
+// turns into settings and the only check of a run's scaler; Run, Session, the CSV and the app read
+// the RunInfo it returns and never re-read the label or the session's scaler.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+
+#include "engine/precision/policy.hpp"
+#include "engine/scaler/scaler.hpp"
+
+namespace mpx {
+
+struct RunInfo {
+    std::string label;      // unique: "amp-fp16+pytorch"
+    std::string precision;  // "fp32", "tf32", "fp16", "bf16"
+    std::string mode;       // "fp32", "amp", "half", ...
+    RunSpec spec;
+    ScalerConfig scaler;    // as the run starts, scaler_overrides applied
+    bool follows_session_scaler = false;  // no "+preset" and a dynamic default: live edits reach it
+};
+
+// `label` as in SessionConfig::runs; `session_scaler` is the scaler of runs that name none. Throws
+// ConfigError naming "runs" for a bad label or unknown preset, and naming the scaler field (with the
+// run) when scaler_overrides make the run's scaler invalid.
+RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
+                    const nlohmann::json& scaler_overrides);
+
+// `overrides` (an object of scaler settings) laid over a dynamic scaler and validated; a static or
+// absent scaler is returned as it is. Errors name "scaler_overrides.<key>" or the scaler field.
+ScalerConfig with_overrides(ScalerConfig scaler, const nlohmann::json& overrides);
+
+}  // namespace mpx

@@ -1,0 +1,347 @@
+// SessionConfig ⇄ JSON, preset lookup and --set overrides.
+#include "engine/config/session_config.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+#include "engine/base/error.hpp"
+#include "engine/base/input_file.hpp"
+#include "engine/base/json_util.hpp"
+#include "engine/base/text.hpp"
+#include "engine/config/device_choice.hpp"
+#include "engine/config/run_plan.hpp"
+
+namespace mpx {
+
+void validate(const SessionConfig& c) {
+    // Free text goes into every sidecar and state file: JSON carries only UTF-8, so refuse it now
+    // rather than after the last step, when the export would fail.
+    if (!valid_utf8(c.name)) throw ConfigError("name", "is not valid UTF-8 text; use UTF-8 characters only");
+    if (!valid_utf8(c.description))
+        throw ConfigError("description", "is not valid UTF-8 text; use UTF-8 characters only");
+    if (c.runs.empty()) throw ConfigError("runs", "choose at least one run, e.g. fp32,amp-fp16");
+    if (c.runs.size() > k_max_runs)
+        throw ConfigError("runs", "at most " + std::to_string(k_max_runs) + " runs can be compared at once");
+    if (c.steps < 1 || c.steps > k_max_steps) throw ConfigError("steps", "must be between 1 and " + std::to_string(k_max_steps));
+    if (c.record_every < 1) throw ConfigError("record_every", "must be at least 1");
+    if (c.eval_every < 0) throw ConfigError("eval_every", "must be 0 (never) or a step count");
+    if (c.instruments.every < 0)
+        throw ConfigError("instruments.every", "must be 0 (no histograms) or a step count");
+    if (!enum_parse<DeviceSetting>(c.device))
+        throw ConfigError("device", "must be one of " + enum_choices<DeviceSetting>() + " (got '" + c.device + "')");
+    if (!(c.adaptive_threshold > 0.0 && c.adaptive_threshold <= 1.0))
+        throw ConfigError("adaptive_threshold", "must be in (0, 1]");
+    if (c.memory_budget < 1) throw ConfigError("memory_budget", "must be a positive byte count");
+    validate(c.model);
+    validate(c.data);
+    validate(c.train);
+    validate(c.scaler);
+    validate(c.fp8);
+    std::set<std::string> labels;
+    for (const auto& r : c.runs) {  // every label resolves, its scaler (overrides applied) is valid
+        const RunInfo info = resolve_run(r, c.scaler, c.scaler_overrides);
+        if (!labels.insert(info.label).second) throw ConfigError("runs", "run '" + info.label + "' appears twice");
+        if (info.spec.mode != Mode::selective) continue;
+        for (const auto& name : c.selective_layers) {
+            bool found = false;
+            for (int i = 1; i <= c.model.layers(); ++i)
+                if (name == "fc" + std::to_string(i)) found = true;
+            if (!found)
+                throw ConfigError("selective_layers", "unknown layer '" + name + "'; this model has fc1..fc" +
+                                                          std::to_string(c.model.layers()));
+        }
+    }
+    const DatasetShape shape = dataset_shape(c.data);
+    const std::string kind(to_string(c.data.kind));
+    if (c.model.sizes.front() != shape.features)
+        throw ConfigError("model.sizes", "the input size is " + std::to_string(c.model.sizes.front()) +
+                                             " but data set '" + kind + "' has " + std::to_string(shape.features) +
+                                             " features; start the layer sizes with " +
+                                             std::to_string(shape.features));
+    if (c.model.sizes.back() != shape.outputs)
+        throw ConfigError("model.sizes", "the output size is " + std::to_string(c.model.sizes.back()) +
+                                             " but data set '" + kind + "' needs " + std::to_string(shape.outputs) +
+                                             "; end the layer sizes with " + std::to_string(shape.outputs));
+    if (c.train.batch > c.data.n_train)
+        throw ConfigError("train.batch", "is larger than the training set (data.n_train = " +
+                                             std::to_string(c.data.n_train) + ")");
+    const std::int64_t activations = static_cast<std::int64_t>(c.train.batch) *
+                                     *std::max_element(c.model.sizes.begin(), c.model.sizes.end()) *
+                                     static_cast<std::int64_t>(c.model.sizes.size());
+    if (activations > 2'000'000'000)
+        throw ConfigError("train.batch", "batch × layer width is too large for memory; lower one");
+    validate_live_changes(c);
+}
+
+namespace {
+nlohmann::json fp8_to_json(const Fp8Config& f) {
+    return {{"recipe", std::string(enum_name(f.recipe))},
+            {"amax_history_len", f.amax_history_len},
+            {"amax_compute_algo", std::string(enum_name(f.amax_compute_algo))},
+            {"margin", f.margin},
+            {"e4m3_overflow", std::string(enum_name(f.e4m3_overflow))}};
+}
+}  // namespace
+
+nlohmann::json to_json(const SessionConfig& c) {
+    nlohmann::json j;
+    j["name"] = c.name;
+    j["description"] = c.description;
+    if (!c.lesson.empty()) j["lesson"] = c.lesson;
+    if (c.classroom) j["classroom"] = *c.classroom;
+    j["runs"] = c.runs;
+    j["steps"] = c.steps;
+    j["seed"] = c.seed;
+    j["device"] = c.device;
+    j["record_every"] = c.record_every;
+    j["eval_every"] = c.eval_every;
+    j["instruments"] = {{"every", c.instruments.every}};
+    j["model"] = {{"sizes", model_sizes_text(c.model.sizes)},
+                  {"activation", std::string(to_string(c.model.activation))},
+                  {"layernorm", c.model.layernorm},
+                  {"dropout", c.model.dropout},
+                  {"recompute", c.model.recompute},
+                  {"keep_output_fp32", c.model.keep_output_fp32}};
+    j["data"] = c.data;
+    j["train"] = c.train;
+    j["scaler"] = c.scaler;
+    j["scaler_overrides"] = c.scaler_overrides;
+    // The fp8 section only where it matters: presets and sidecars without FP8 runs stay as they were.
+    const Fp8Config d8;
+    bool any_fp8 = c.fp8.recipe != d8.recipe || c.fp8.amax_history_len != d8.amax_history_len ||
+                   c.fp8.amax_compute_algo != d8.amax_compute_algo || c.fp8.margin != d8.margin ||
+                   c.fp8.e4m3_overflow != d8.e4m3_overflow;
+    for (const auto& r : c.runs) any_fp8 = any_fp8 || r.rfind("fp8-", 0) == 0 || r.rfind("mxfp8", 0) == 0;
+    if (any_fp8) j["fp8"] = fp8_to_json(c.fp8);
+    j["selective_layers"] = c.selective_layers;
+    j["adaptive_threshold"] = c.adaptive_threshold;
+    j["memory_budget"] = c.memory_budget;
+    if (!c.live_changes.empty()) {  // absent until a change is made: presets and plain runs stay as they were
+        nlohmann::json changes = nlohmann::json::array();
+        for (const auto& change : c.live_changes) changes.push_back(to_json(change));
+        j["live_changes"] = changes;
+    }
+    return j;
+}
+
+namespace {
+std::vector<std::string> split_list(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+        part.erase(0, part.find_first_not_of(' '));
+        part.erase(part.find_last_not_of(' ') + 1);
+        if (!part.empty()) out.push_back(part);
+    }
+    return out;
+}
+
+std::vector<std::string> string_list(JsonReader& r, const std::string& key) {
+    const auto& v = r.at(key);
+    if (v.is_string()) return split_list(v.get<std::string>());
+    if (!v.is_array()) throw ConfigError(r.field(key), "must be a list of names");
+    std::vector<std::string> out;
+    for (const auto& e : v) {
+        if (!e.is_string()) throw ConfigError(r.field(key), "must be a list of names");
+        out.push_back(e.get<std::string>());
+    }
+    return out;
+}
+}  // namespace
+
+SessionConfig session_config_from_json(const nlohmann::json& j) {
+    SessionConfig c;
+    JsonReader r(j, "");
+    r.get("name", c.name);
+    r.get("description", c.description);
+    r.get("lesson", c.lesson);
+    if (r.has("runs")) c.runs = string_list(r, "runs");
+    r.get("steps", c.steps);
+    r.get("seed", c.seed);
+    r.get("device", c.device);
+    r.get("record_every", c.record_every);
+    r.get("eval_every", c.eval_every);
+    if (r.has("instruments")) {
+        JsonReader in(r.at("instruments"), "instruments");
+        in.get("every", c.instruments.every);
+        in.finish();
+    }
+    if (r.has("model")) {
+        JsonReader m(r.at("model"), "model");
+        if (m.has("sizes")) {
+            const auto& v = m.at("sizes");
+            if (v.is_string()) c.model.sizes = parse_model_sizes(v.get<std::string>(), "model.sizes");
+            else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const auto& e) { return e.is_number_integer(); })) {
+                c.model.sizes.clear();
+                for (const auto& e : v) c.model.sizes.push_back(json_integer<int>(e, "model.sizes"));
+            } else throw ConfigError("model.sizes", "must be like \"2-64-64-2\" or [2, 64, 64, 2]");
+        }
+        m.get_enum("activation", c.model.activation);
+        m.get("layernorm", c.model.layernorm);
+        m.get("dropout", c.model.dropout);
+        m.get("recompute", c.model.recompute);
+        m.get("keep_output_fp32", c.model.keep_output_fp32);
+        m.finish();
+    }
+    if (r.has("data")) c.data = dataset_config_from_json(r.at("data"), c.data);
+    if (r.has("train")) c.train = train_config_from_json(r.at("train"), c.train);
+    if (r.has("scaler")) c.scaler = scaler_config_from_json(r.at("scaler"));
+    if (r.has("scaler_overrides")) {
+        const auto& o = r.at("scaler_overrides");
+        if (!o.is_object()) throw ConfigError("scaler_overrides", "must be an object of scaler settings");
+        if (o.contains("preset") || o.contains("kind"))
+            throw ConfigError("scaler_overrides", "cannot change preset or kind; name the preset in the run label");
+        c.scaler_overrides = o;
+    }
+    if (r.has("fp8")) {
+        JsonReader f(r.at("fp8"), "fp8");
+        f.get_enum("recipe", c.fp8.recipe);
+        f.get("amax_history_len", c.fp8.amax_history_len);
+        f.get_enum("amax_compute_algo", c.fp8.amax_compute_algo);
+        f.get("margin", c.fp8.margin);
+        f.get_enum("e4m3_overflow", c.fp8.e4m3_overflow);
+        f.finish();
+    }
+    if (r.has("selective_layers")) c.selective_layers = string_list(r, "selective_layers");
+    if (r.has("classroom")) c.classroom = string_list(r, "classroom");
+    r.get("adaptive_threshold", c.adaptive_threshold);
+    r.get("memory_budget", c.memory_budget);
+    if (r.has("live_changes")) {  // after "train": a training change starts from the session's settings
+        const auto& list = r.at("live_changes");
+        if (!list.is_array()) throw ConfigError("live_changes", "must be a list of changes, [] for none");
+        for (std::size_t i = 0; i < list.size(); ++i)
+            c.live_changes.push_back(
+                live_change_from_json(list[i], c.train, "live_changes[" + std::to_string(i) + "]"));
+    }
+    r.finish();
+    validate(c);
+    return c;
+}
+
+std::filesystem::path preset_directory() {
+    if (const char* env = std::getenv("MPX_PRESET_DIR"); env && *env) return env;
+    return MPX_PRESET_DIR;
+}
+
+std::vector<std::string> preset_names() {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(preset_directory(), ec))
+        if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+SessionConfig parse_config_text(const std::string& text, const std::string& origin) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw ConfigError("", origin + " is not valid JSON: " + e.what());
+    }
+    // An export sidecar carries the configuration that reproduces its CSV under "config".
+    if (j.is_object() && j.contains("format") && j["format"] == "mpx-export") {
+        if (!j.contains("config"))
+            throw ConfigError("config", origin + " is an mpx export sidecar without its \"config\" object");
+        j = nlohmann::json(j["config"]);
+    } else if (j.is_object() && j.contains("format") && j["format"] == "mpx-session-state") {
+        throw ConfigError("config", origin + " is a saved session state; continue it with --resume " + origin);
+    }
+    try {
+        return session_config_from_json(j);
+    } catch (const ConfigError& e) {
+        throw ConfigError(e.field(), e.message() + " (in " + origin + ")");
+    }
+}
+
+SessionConfig load_config(const std::string& name_or_path) {
+    std::filesystem::path path = name_or_path;
+    const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
+                                 path.extension() == ".json";
+    if (!looks_like_path) {
+        path = preset_directory() / (name_or_path + ".json");
+        std::error_code ec;
+        if (name_or_path.empty() || !std::filesystem::is_regular_file(path, ec)) {
+            std::string known;
+            for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
+            throw ConfigError("config", "unknown preset '" + name_or_path + "'; choose from " + known +
+                                            " or give a path to a .json file");
+        }
+    }
+    return parse_config_text(read_input_file(path, "the configuration file"), path.filename().string());
+}
+
+void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignments) {
+    // Every assignment lands in the JSON first and the result is converted and validated once, so
+    // the order of --set flags that only make sense together (data.n_train=1, train.batch=1) does
+    // not matter; a later assignment to the same key wins.
+    nlohmann::json known = to_json(c);  // the keys that exist
+    if (!known.contains("live_changes")) known["live_changes"] = nlohmann::json::array();
+    if (!known.contains("fp8")) known["fp8"] = fp8_to_json(c.fp8);  // to_json leaves it out without FP8 runs
+    nlohmann::json j = known;
+    for (const auto& assignment : assignments) {
+        // Checked first: JSON carries only UTF-8, and every message below quotes the assignment.
+        if (!valid_utf8(assignment))
+            throw ConfigError("--set", "an assignment is not valid UTF-8 text; use UTF-8 characters only");
+        const auto eq = assignment.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw ConfigError("--set", "'" + assignment + "' is not key=value (e.g. scaler.growth_interval=50)");
+        const std::string key = assignment.substr(0, eq);
+        const std::string text = assignment.substr(eq + 1);
+        nlohmann::json value;
+        try {
+            value = nlohmann::json::parse(text);
+        } catch (const nlohmann::json::exception&) {
+            value = text;  // bare text: a name such as fp32,amp-fp16 or 2-64-2
+        }
+        std::stringstream ss(key);
+        std::string part;
+        std::vector<std::string> parts;
+        while (std::getline(ss, part, '.')) parts.push_back(part);
+        if (parts.empty()) throw ConfigError("--set", "'" + assignment + "' has an empty key");
+        // A key is known when the configuration had it, or an earlier assignment made it.
+        const auto find = [&](const nlohmann::json& root, std::string& walked) {
+            const nlohmann::json* node = &root;
+            walked.clear();
+            for (const auto& p : parts) {
+                walked += (walked.empty() ? "" : ".") + p;
+                if (!node->is_object() || !node->contains(p)) return false;
+                node = &node->at(p);
+            }
+            return true;
+        };
+        std::string walked, walked_now;
+        if (!find(known, walked) && !find(j, walked_now)) {
+            std::string message = "unknown setting (in --set " + assignment + ")";
+            if (parts.size() == 2 && parts[0] == "scaler_overrides") {
+                nlohmann::json o = j["scaler_overrides"].is_object() ? j["scaler_overrides"] : nlohmann::json::object();
+                o[parts[1]] = value;
+                message += "; scaler_overrides is one object: write scaler_overrides=" + o.dump();
+            }
+            throw ConfigError(walked, message);
+        }
+        if (key == "scaler.preset") {
+            j["scaler"] = nlohmann::json{{"preset", value}};  // a new preset brings all its values
+            continue;
+        }
+        nlohmann::json* node = &j;
+        walked.clear();
+        for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+            walked += (walked.empty() ? "" : ".") + parts[i];
+            node = &(*node)[parts[i]];
+            if (node->is_null()) *node = nlohmann::json::object();
+            if (!node->is_object())
+                throw ConfigError(walked, "was set to " + node->dump() + " by an earlier --set, so " + key +
+                                              " cannot be set");
+        }
+        (*node)[parts.back()] = value;
+    }
+    c = session_config_from_json(j);
+}
+
+void apply_override(SessionConfig& c, const std::string& assignment) { apply_overrides(c, {assignment}); }
+
+}  // namespace mpx

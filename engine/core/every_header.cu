@@ -1,0 +1,8 @@
+// nvcc compiles every header of engine/core/ here, so a change nvcc cannot compile fails the build.
+#include "engine/core/format_core.hpp"
+#include "engine/core/fp8_math.hpp"
+#include "engine/core/host_device.hpp"
+#include "engine/core/op_math.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/core/scaler_rule.hpp"
+#include "engine/core/step_stats.hpp"

@@ -1,0 +1,343 @@
+// The arithmetic of every op, one element, row or column at a time, shared by the CPU backend and
+// the CUDA kernels: a kernel is only a mapping of threads onto these functions, the CPU backend a
+// loop over them. Values come in through small accessors (`x(c)` gives element c of the row as an
+// FP32 value, whatever the storage), so the same expressions run on decoded CPU blocks and on
+// device buffers. Rule (the bit-exact contract, docs/gpu.md): both backends build without FMA
+// contraction (-ffp-contract=off, nvcc --fmad=false) and use these expressions in this order, so
+// they agree bit for bit everywhere except (1) expf/logf/tanhf, whose libraries differ by an ulp or
+// two, and (2) the GEMMs' FP32 accumulation order (Eigen vs cuBLAS; REFERENCE.md).
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "engine/core/format_core.hpp"
+#include "engine/core/host_device.hpp"
+#include "engine/core/rng.hpp"
+
+namespace mpx {
+
+enum class Activation : std::uint8_t { relu, gelu, tanh, none };
+enum class OptimizerKind : std::uint8_t { sgd, adam, adamw };
+// Where optimizer_update takes a step's numbers from (engine/compute/backend.hpp): given, OptimizerStep::t
+// and lr; backend, the backend's own counts: Adam's t is its count of applied steps
+// (set_applied_steps, count_applied_step) + 1, with that t's bias corrections from the table the
+// host gave (set_bias_corrections), and the learning rate is the host's schedule table
+// (set_lr_schedule) at its count of schedule steps (set_schedule_steps, count_schedule_step).
+enum class StepCount : std::uint8_t { given, backend };
+
+namespace core {
+
+// ---- activations ---------------------------------------------------------------------------------
+
+MPX_HOST_DEVICE inline float gelu(float x) {  // tanh approximation, as PyTorch's approximate='tanh'
+    const float c = 0.7978845608028654f;
+    return 0.5f * x * (1.0f + tanhf(c * (x + 0.044715f * x * x * x)));
+}
+MPX_HOST_DEVICE inline float gelu_grad(float x) {
+    const float c = 0.7978845608028654f;
+    const float u = c * (x + 0.044715f * x * x * x);
+    const float t = tanhf(u);
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * c * (1.0f + 3.0f * 0.044715f * x * x);
+}
+// The activation as a compile-time choice (CPU loops vectorise over it), and at run time.
+template <Activation A>
+MPX_HOST_DEVICE float act_forward(float z) {
+    if constexpr (A == Activation::relu) return z > 0.0f ? z : 0.0f;
+    else if constexpr (A == Activation::gelu) return gelu(z);
+    else if constexpr (A == Activation::tanh) return tanhf(z);
+    else return z;
+}
+// dz = dh ⊙ act'(z)
+template <Activation A>
+MPX_HOST_DEVICE float act_backward(float z, float g) {
+    if constexpr (A == Activation::relu) return z > 0.0f ? g : 0.0f;
+    else if constexpr (A == Activation::gelu) return g * gelu_grad(z);
+    else if constexpr (A == Activation::tanh) {
+        const float t = tanhf(z);
+        return g * (1.0f - t * t);
+    } else return g;
+}
+// Calls f(std::integral_constant<Activation, a>{}): one switch turns the run-time value into a
+// template argument.
+template <class F>
+MPX_HOST_DEVICE decltype(auto) with_activation(Activation a, F&& f) {
+    switch (a) {
+        case Activation::relu: return f(std::integral_constant<Activation, Activation::relu>{});
+        case Activation::gelu: return f(std::integral_constant<Activation, Activation::gelu>{});
+        case Activation::tanh: return f(std::integral_constant<Activation, Activation::tanh>{});
+        case Activation::none: break;
+    }
+    return f(std::integral_constant<Activation, Activation::none>{});
+}
+MPX_HOST_DEVICE inline float act_forward(Activation a, float z) {
+    return with_activation(a, [&](auto k) { return act_forward<decltype(k)::value>(z); });
+}
+MPX_HOST_DEVICE inline float act_backward(Activation a, float z, float g) {
+    return with_activation(a, [&](auto k) { return act_backward<decltype(k)::value>(z, g); });
+}
+
+// ---- dropout: element i of the flat tensor, mask from hash_uniform(seed, i) ----------------------
+
+MPX_HOST_DEVICE inline float dropout_keep_scale(float p) { return 1.0f / (1.0f - p); }
+MPX_HOST_DEVICE inline float dropout_value(float v, float p, float keep, std::uint64_t seed, std::size_t i) {
+    return hash_uniform(seed, i) < static_cast<double>(p) ? 0.0f : v * keep;
+}
+
+// ---- layernorm over rows of width D (γ, β: (1, D)); statistics in FP32, sequential sums -----------
+
+constexpr float k_layernorm_eps = 1e-5f;
+
+template <class X>
+MPX_HOST_DEVICE void layernorm_row_stats(X x, int D, float& mean, float& rstd) {
+    float m = 0.0f;
+    for (int c = 0; c < D; ++c) m += x(c);
+    m /= static_cast<float>(D);
+    float var = 0.0f;
+    for (int c = 0; c < D; ++c) var += (x(c) - m) * (x(c) - m);
+    var /= static_cast<float>(D);
+    rstd = 1.0f / sqrtf(var + k_layernorm_eps);
+    mean = m;
+}
+MPX_HOST_DEVICE inline float layernorm_value(float x, float mean, float rstd, float g, float b) {
+    return (x - mean) * rstd * g + b;
+}
+// Backward, one row: Σ dy·γ and Σ dy·γ·x̂, then dx per element.
+template <class X, class G, class DY>
+MPX_HOST_DEVICE void layernorm_row_sums(X x, G g, DY dy, int D, float mean, float rstd, float& sum_dyg,
+                               float& sum_dyg_xhat) {
+    float s1 = 0.0f, s2 = 0.0f;
+    for (int c = 0; c < D; ++c) {
+        const float xhat = (x(c) - mean) * rstd;
+        const float dyg = dy(c) * g(c);
+        s1 += dyg;
+        s2 += dyg * xhat;
+    }
+    sum_dyg = s1;
+    sum_dyg_xhat = s2;
+}
+MPX_HOST_DEVICE inline float layernorm_dx(float x, float dy, float g, float mean, float rstd, int D,
+                                 float sum_dyg, float sum_dyg_xhat) {
+    const float inv_d = 1.0f / static_cast<float>(D);
+    const float xhat = (x - mean) * rstd;
+    const float dyg = dy * g;
+    return rstd * (dyg - inv_d * sum_dyg - xhat * inv_d * sum_dyg_xhat);
+}
+// dγ, dβ of one column: sums over the rows in row order, from 0. x(r), dy(r): the column's values.
+template <class X, class DY>
+MPX_HOST_DEVICE void layernorm_column_sums(X x, DY dy, const float* mean, const float* rstd, int rows,
+                                  float& dgamma, float& dbeta) {
+    float dg = 0.0f, db = 0.0f;
+    for (int r = 0; r < rows; ++r) {
+        const float xhat = (x(r) - mean[r]) * rstd[r];
+        const float d = dy(r);
+        dg += d * xhat;
+        db += d;
+    }
+    dgamma = dg;
+    dbeta = db;
+}
+
+// ---- bias gradient: the sum of one column of dy over its rows, in row order ----------------------
+
+template <class At>
+MPX_HOST_DEVICE float column_sum(At at, int rows) {
+    float s = 0.0f;
+    for (int r = 0; r < rows; ++r) s += at(r);
+    return s;
+}
+
+// ---- losses --------------------------------------------------------------------------------------
+
+// Softmax cross-entropy of one row of C logits (logit(c)): puts the scaled gradient of each logit
+// (put(c, value)) and returns the row's loss lse − logit[label]. The loss is taken before any
+// gradient is put, so the gradient may overwrite the logits in place.
+template <class L, class Put>
+MPX_HOST_DEVICE float softmax_xent_row(L logit, int C, int label, float inv_b, float scale, Put put) {
+    float mx = logit(0);
+    for (int c = 1; c < C; ++c) {
+        const float v = logit(c);
+        mx = mx < v ? v : mx;  // std::max(mx, v), NaN included
+    }
+    float sum = 0.0f;
+    for (int c = 0; c < C; ++c) sum += expf(logit(c) - mx);
+    const float lse = mx + logf(sum);
+    const float loss = lse - logit(label);
+    for (int c = 0; c < C; ++c) {
+        const float prob = expf(logit(c) - lse);
+        const float grad = (prob - (c == label ? 1.0f : 0.0f)) * inv_b;
+        put(c, grad * scale);
+    }
+    return loss;
+}
+
+// MSE, element i: the squared error (summed in double by the caller, in order) and the gradient.
+MPX_HOST_DEVICE inline float mse_grad(float pred, float target, float n, float scale, float& squared) {
+    const float d = pred - target;
+    squared = d * d;
+    return (2.0f * d / n) * scale;
+}
+
+// A loss op's mean over its rows (or elements), summed in double in order, as a float: the value
+// PyTorch's float loss has. The step's loss adds these per micro-batch.
+MPX_HOST_DEVICE inline double mean_loss(double total, double count) {
+    return static_cast<double>(static_cast<float>(total / count));
+}
+
+// First index of the row's maximum (strict >, so NaN never wins a comparison).
+template <class L>
+MPX_HOST_DEVICE int argmax_row(L logit, int C) {
+    float best = logit(0);
+    int arg = 0;
+    for (int c = 1; c < C; ++c) {
+        const float v = logit(c);
+        if (v > best) {
+            best = v;
+            arg = c;
+        }
+    }
+    return arg;
+}
+
+// ---- weight-gradient write-back, element i --------------------------------------------------------
+
+// dst[i] (+)= v rounded through `through` (the format the GEMM writes), stored in dst's format; both
+// roundings counted, the values' non-zero count once. The CPU backend does the same in blocks.
+MPX_HOST_DEVICE inline void accumulate_element(float v, Format through, bool add, Format df, void* dst,
+                                      std::size_t i, Counts& counts) {
+    const bool through_first = through != Format::fp32 && through != df;
+    if (through_first) {
+        const float r = round_value(through, v);
+        tally(tally_edges(through), v, r, counts);
+        v = r;
+    }
+    if (add) v = v + load_value(df, dst, i);
+    tally(tally_edges(df), v, store_value(df, dst, i, v), counts,
+          through_first ? CountInputs::no : CountInputs::yes);
+}
+
+// ---- unscale, clip and the optimizer --------------------------------------------------------------
+
+// Sum of squares of the unscaled gradients: in double, in element order within chunks of
+// k_sum_chunk, the chunk sums added in chunk order (a GPU sums each chunk in one thread).
+constexpr std::size_t k_sum_chunk = 1024;
+
+// PyTorch clip_grad_norm_: coefficient max_norm / (norm + 1e-6), applied when below 1 and the
+// norm is finite. Returns whether to scale, and the factor (a double rounded once to FP32).
+MPX_HOST_DEVICE inline bool clip_factor(double sum_squares, double max_norm, float& factor) {
+    const double norm = sqrt(sum_squares);
+    if (!(max_norm > 0.0) || !(norm == norm) || norm > 1.7976931348623157e308) return false;
+    const double coef = max_norm / (norm + 1e-6);
+    factor = static_cast<float>(coef);
+    return coef < 1.0;
+}
+
+// Scalars derived once per step on the host (std::pow: the bias corrections have one value on
+// both backends).
+struct OptConsts {
+    OptimizerKind kind = OptimizerKind::adam;
+    float lr = 0.0f, momentum = 0.0f, beta1 = 0.0f, beta2 = 0.0f, eps = 0.0f, weight_decay = 0.0f;
+    float step_size = 0.0f;  // Adam: lr / (1 − β1^t)
+    float bc2_sqrt = 0.0f;   // Adam: √(1 − β2^t)
+};
+
+// Adam's bias corrections for one step number t: 1 − β1^t and √(1 − β2^t), computed on the host
+// (bias_correction in backend.hpp, std::pow) and applied where the optimizer runs.
+struct BiasCorrection {
+    float bc1 = 1.0f, bc2_sqrt = 1.0f;
+};
+MPX_HOST_DEVICE inline void apply_bias_correction(OptConsts& k, BiasCorrection b) {
+    k.step_size = k.lr / b.bc1;
+    k.bc2_sqrt = b.bc2_sqrt;
+}
+
+// The host's tables that a StepCount::backend update reads at the backend's counts: the learning
+// rate after k schedule steps (lrs[k]) and Adam's bias corrections for t (bias[t − 1]).
+struct StepTables {
+    const float* lrs = nullptr;
+    long long lrs_size = 0;
+    const BiasCorrection* bias = nullptr;
+    long long bias_size = 0;
+};
+// StepCount::backend: k's learning rate from the schedule table at `schedule` steps, then (Adam)
+// the bias corrections of t = applied + 1. False, k unchanged, when a count is beyond its table.
+MPX_HOST_DEVICE inline bool take_backend_counts(OptConsts& k, const StepTables& t, long long schedule,
+                                       long long applied) {
+    if (schedule < 0 || schedule >= t.lrs_size) return false;
+    const bool adam = k.kind != OptimizerKind::sgd;
+    if (adam && (applied < 0 || applied >= t.bias_size)) return false;
+    k.lr = t.lrs[schedule];
+    if (adam) apply_bias_correction(k, t.bias[applied]);
+    return true;
+}
+
+// Updates w, m1 (and m2 for Adam) in place from the gradient g. Returns whether the optimizer
+// computed a non-zero change for this weight (NaN counts), whatever rounding later made of it, and
+// sets `update` to that change as computed in FP32 before it is added to w (AdamW: the decay's
+// change plus the step's), which the update-to-ulp histogram compares with w's ulp.
+// K is s.kind as a template argument (CPU loops vectorise over it).
+template <OptimizerKind K>
+MPX_HOST_DEVICE bool optimizer_element(const OptConsts& s, float grad, float& w, float& m1, float& m2,
+                              float& update) {
+    if constexpr (K == OptimizerKind::sgd) {  // PyTorch SGD: g += wd·w; buf = momentum·buf + g;
+        const float g = grad + s.weight_decay * w;  // w −= lr·buf
+        m1 = s.momentum * m1 + g;
+        const float delta = s.lr * m1;
+        w -= delta;
+        update = -delta;
+        return delta != 0.0f;
+    }
+    float g = grad;
+    bool decayed = false;
+    float decay = 0.0f;
+    if constexpr (K == OptimizerKind::adamw) {
+        decayed = w != 0.0f && s.lr * s.weight_decay != 0.0f;
+        const float before = w;
+        w *= 1.0f - s.lr * s.weight_decay;
+        decay = w - before;
+    } else {
+        g += s.weight_decay * w;
+    }
+    m1 = s.beta1 * m1 + (1.0f - s.beta1) * g;
+    m2 = s.beta2 * m2 + (1.0f - s.beta2) * g * g;
+    const float denom = sqrtf(m2) / s.bc2_sqrt + s.eps;
+    const float delta = s.step_size * (m1 / denom);
+    w -= delta;
+    update = decay - delta;
+    return decayed || delta != 0.0f;
+}
+template <OptimizerKind K>
+MPX_HOST_DEVICE bool optimizer_element(const OptConsts& s, float grad, float& w, float& m1, float& m2) {
+    float update;
+    return optimizer_element<K>(s, grad, w, m1, m2, update);
+}
+template <class F>
+MPX_HOST_DEVICE decltype(auto) with_optimizer(OptimizerKind k, F&& f) {
+    switch (k) {
+        case OptimizerKind::sgd: return f(std::integral_constant<OptimizerKind, OptimizerKind::sgd>{});
+        case OptimizerKind::adam: break;
+        case OptimizerKind::adamw:
+            return f(std::integral_constant<OptimizerKind, OptimizerKind::adamw>{});
+    }
+    return f(std::integral_constant<OptimizerKind, OptimizerKind::adam>{});
+}
+MPX_HOST_DEVICE inline bool optimizer_element(const OptConsts& s, float grad, float& w, float& m1,
+                                     float& m2, float& update) {
+    return with_optimizer(s.kind, [&](auto k) {
+        return optimizer_element<decltype(k)::value>(s, grad, w, m1, m2, update);
+    });
+}
+
+// The write-back's count for one weight: `moved` (the optimizer computed a non-zero change) is lost
+// when the stored working copy (FP32 too: an update below half its ulp) did not change.
+MPX_HOST_DEVICE inline void count_update(bool moved, float before, float after, Counts& counts) {
+    if (moved) {
+        ++counts.changed;
+        if (after == before) ++counts.lost;
+    }
+}
+
+}  // namespace core
+}  // namespace mpx

@@ -1,0 +1,338 @@
+// CSV rows, atomic files and sidecars.
+#include "engine/io/export.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "engine/base/error.hpp"
+#include "engine/base/input_file.hpp"
+#include "engine/base/text.hpp"
+
+namespace mpx {
+
+const char* const k_csv_columns[28] = {
+    "run", "precision", "mode", "step", "loss", "loss_scale", "found_inf", "skipped",
+    "scale_event", "grad_norm", "underflow_frac", "overflow_count", "lost_update_frac", "lr",
+    "mem_weights", "mem_master", "mem_grads", "mem_optimizer", "mem_activations",
+    "mem_workspace", "mem_total", "step_time_us", "wall_time_s", "eval_loss", "eval_accuracy", "first_nonfinite",
+    "fp8_saturated_frac", "fp8_underflow_frac"};
+
+const char* const k_histogram_columns[6] = {"run", "step", "layer", "tensor", "bin_log2", "count"};
+
+void write_histograms_csv(const std::filesystem::path& path, const std::vector<RunInfo>& runs,
+                          const std::vector<const HistogramLog*>& logs) {
+    AtomicFile out(path);
+    std::string text;
+    for (std::size_t i = 0; i < std::size(k_histogram_columns); ++i)
+        text += (i ? "," : "") + std::string(k_histogram_columns[i]);
+    text += "\r\n";
+    for (std::size_t r = 0; r < runs.size() && r < logs.size(); ++r) {
+        const std::string run = csv_field(runs[r].label);
+        for (const HistogramSnapshot& snap : logs[r]->snapshots()) {
+            for (const Histogram& h : snap.tensors) {
+                const std::string head = run + "," + std::to_string(snap.step) + ",fc" +
+                                         std::to_string(h.layer + 1) + "," +
+                                         std::string(to_string(h.tensor)) + ",";
+                for (std::uint32_t k = 0; k < h.len; ++k)
+                    if (const auto c = snap.counts[h.offset + k])
+                        text += head + std::to_string(h.lo + static_cast<int>(k)) + "," + std::to_string(c) + "\r\n";
+                const std::pair<const char*, unsigned long long> special[] = {
+                    {"zero", h.zero}, {"inf", h.inf}, {"nan", h.nan}};
+                for (const auto& [name, c] : special)
+                    if (c) text += head + name + "," + std::to_string(c) + "\r\n";
+            }
+            if (text.size() > (1u << 20)) {
+                out.write(text);
+                text.clear();
+            }
+        }
+    }
+    out.write(text);
+    out.finish();
+    out.publish();
+}
+
+const char* const k_fp8_scale_columns[7] = {"run", "step", "layer", "tensor", "format", "amax", "scale"};
+
+void write_fp8_scales_csv(const std::filesystem::path& path, const std::vector<RunInfo>& runs,
+                          const std::vector<const std::vector<Fp8ScaleRow>*>& rows) {
+    AtomicFile out(path);
+    std::string text;
+    for (std::size_t i = 0; i < std::size(k_fp8_scale_columns); ++i)
+        text += (i ? "," : "") + std::string(k_fp8_scale_columns[i]);
+    text += "\r\n";
+    for (std::size_t r = 0; r < runs.size() && r < rows.size(); ++r) {
+        if (!rows[r]) continue;
+        const std::string run = csv_field(runs[r].label);
+        for (const Fp8ScaleRow& row : *rows[r]) {
+            text += run + "," + std::to_string(row.step) + ",fc" + std::to_string(row.layer + 1) + "," +
+                    std::string(enum_name(row.tensor)) + "," +
+                    (row.block ? std::string("mxfp8") : std::string(to_string(row.format))) + "," +
+                    format_number(static_cast<double>(row.amax)) + "," +
+                    (row.block ? std::string() : format_number(static_cast<double>(row.scale))) + "\r\n";
+            if (text.size() > (1u << 20)) {
+                out.write(text);
+                text.clear();
+            }
+        }
+    }
+    out.write(text);
+    out.finish();
+    out.publish();
+}
+
+std::string csv_header() {
+    std::string s;
+    for (std::size_t i = 0; i < std::size(k_csv_columns); ++i) s += (i ? "," : "") + std::string(k_csv_columns[i]);
+    return s + "\r\n";
+}
+
+std::string csv_row(const StepRecord& r, const RunInfo& run) {
+    std::string s;
+    s.reserve(256);
+    auto add = [&s](const std::string& v) {
+        if (!s.empty()) s += ',';
+        s += v;
+    };
+    add(csv_field(run.label));
+    add(csv_field(run.precision));
+    add(csv_field(run.mode));
+    add(std::to_string(r.step));
+    add(format_number(r.loss));
+    add(format_number(r.loss_scale));
+    add(r.found_inf ? "1" : "0");
+    add(r.skipped ? "1" : "0");
+    add(std::string(to_string(static_cast<ScaleEvent>(r.scale_event))));
+    add(format_number(r.grad_norm));
+    add(format_number(r.underflow_frac));
+    add(std::to_string(r.overflow_count));
+    add(format_number(r.lost_update_frac));
+    add(format_number(r.lr));
+    for (int c = 0; c < k_mem_categories; ++c) add(std::to_string(r.mem.bytes[static_cast<std::size_t>(c)]));
+    add(std::to_string(r.mem.total()));
+    add(format_number(r.step_time_us));
+    add(format_number(r.wall_time_s));
+    add(r.eval_loss ? format_number(*r.eval_loss) : "");  // a cell without a value is empty
+    add(r.eval_accuracy ? format_number(*r.eval_accuracy) : "");
+    add(r.first_nonfinite < 0 ? std::string() : site_name(r.first_nonfinite));
+    add(r.fp8_saturated_frac ? format_number(*r.fp8_saturated_frac) : "");  // empty: not an FP8 run
+    add(r.fp8_underflow_frac ? format_number(*r.fp8_underflow_frac) : "");
+    return s + "\r\n";
+}
+
+namespace {
+std::filesystem::path temp_beside(const std::filesystem::path& path) {
+    std::filesystem::path tmp = path;
+    tmp += ".tmp-" + std::to_string(::getpid());
+    return tmp;
+}
+
+// Temporaries in flight, for the signal handler: fixed slots and plain char arrays, because a
+// handler may only call async-signal-safe functions (unlink). 0 free, 1 in use, 2 being filled.
+constexpr int k_slots = 32;
+struct Slot {
+    std::atomic<int> state{0};
+    char path[4096]{};
+};
+Slot g_slots[k_slots];
+
+int register_temporary(const std::filesystem::path& p) {
+    const std::string& s = p.native();
+    if (s.size() >= sizeof(Slot::path)) return -1;
+    for (int i = 0; i < k_slots; ++i) {
+        int expected = 0;
+        if (g_slots[i].state.compare_exchange_strong(expected, 2)) {
+            std::memcpy(g_slots[i].path, s.c_str(), s.size() + 1);
+            g_slots[i].state.store(1);
+            return i;
+        }
+    }
+    return -1;  // more than k_slots at once: still removed on every ordinary exit path
+}
+
+void unregister_temporary(int slot) {
+    if (slot >= 0) g_slots[slot].state.store(0);
+}
+
+extern "C" void remove_temporaries_and_die(int sig) {
+    for (auto& slot : g_slots)
+        if (slot.state.load() == 1) ::unlink(slot.path);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+std::string reason(int err) { return err ? std::strerror(err) : "unknown error"; }
+}  // namespace
+
+void install_temporary_cleanup() {
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        struct sigaction old {};
+        if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup keeps its meaning
+        struct sigaction sa {};
+        sa.sa_handler = remove_temporaries_and_die;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(sig, &sa, nullptr);
+    }
+    ::signal(SIGXFSZ, SIG_IGN);
+}
+
+void check_output_path(const std::filesystem::path& path, const std::string& what) {
+    if (path.empty()) throw IoError(what + ": no file name was given");
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (std::filesystem::is_directory(st))
+        throw IoError(what + ": '" + path.string() + "' is a directory; give a file name");
+    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+        throw IoError(what + ": '" + path.string() + "' is not a regular file and cannot be replaced");
+    const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    if (!std::filesystem::is_directory(dir, ec))
+        throw IoError(what + ": the directory of '" + path.string() + "' does not exist");
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw IoError(what + ": cannot write into the directory of '" + path.string() + "': " + reason(errno));
+}
+
+AtomicFile::AtomicFile(std::filesystem::path path) : m_path(std::move(path)), m_tmp(temp_beside(m_path)) {
+    m_slot = register_temporary(m_tmp);
+    m_file = std::fopen(m_tmp.c_str(), "wb");
+    if (!m_file) {
+        const int err = errno;
+        unregister_temporary(m_slot);
+        throw IoError("cannot write '" + m_path.string() + "': " + reason(err));
+    }
+}
+
+AtomicFile::~AtomicFile() { discard(); }
+
+void AtomicFile::discard() noexcept {
+    if (m_file) std::fclose(m_file);
+    m_file = nullptr;
+    if (!m_published) {
+        std::error_code ec;
+        std::filesystem::remove(m_tmp, ec);
+    }
+    unregister_temporary(m_slot);
+    m_slot = -1;
+}
+
+void AtomicFile::write(std::string_view text) {
+    if (!m_file || m_failed) return;
+    if (std::fwrite(text.data(), 1, text.size(), m_file) != text.size()) {
+        m_failed = true;
+        m_errno = errno;
+    }
+}
+
+void AtomicFile::finish() {
+    if (m_finished) return;
+    if (!m_file) throw IoError("export of '" + m_path.string() + "' was already finished");
+    bool ok = !m_failed;
+    int err = m_errno;
+    if (ok && (std::fflush(m_file) != 0 || ::fsync(::fileno(m_file)) != 0)) ok = false, err = errno;
+    if (std::fclose(m_file) != 0 && ok) ok = false, err = errno;
+    m_file = nullptr;
+    if (!ok) {
+        discard();  // the error code is kept above: a cleanup call must not overwrite it
+        m_gone = true;
+        throw IoError("cannot write '" + m_path.string() + "': " + reason(err));
+    }
+    m_finished = true;
+}
+
+void AtomicFile::publish() {
+    if (m_published || m_gone) throw IoError("export of '" + m_path.string() + "' was already finished");
+    finish();
+    std::error_code ec;
+    std::filesystem::rename(m_tmp, m_path, ec);
+    if (ec) {
+        const std::string why = ec.message();  // before the cleanup, which has its own error code
+        discard();
+        m_gone = true;
+        throw IoError("cannot replace '" + m_path.string() + "': " + why);
+    }
+    m_published = true;
+    unregister_temporary(m_slot);
+    m_slot = -1;
+}
+
+void write_file_atomic(const std::filesystem::path& path, const std::string& text) {
+    check_output_path(path, "cannot write");
+    AtomicFile f(path);
+    f.write(text);
+    f.publish();
+}
+
+CsvWriter::CsvWriter(std::filesystem::path path) : m_path(std::move(path)) {
+    check_output_path(m_path, "cannot write");
+    m_file = std::make_unique<AtomicFile>(m_path);
+    m_file->write(csv_header());
+}
+
+void CsvWriter::write(const StepRecord& r, const RunInfo& run) {
+    if (m_file) m_file->write(csv_row(r, run));
+}
+
+void CsvWriter::commit() {
+    if (!m_file) throw IoError("export of '" + m_path.string() + "' was already finished");
+    const auto file = std::move(m_file);
+    file->publish();
+}
+
+void CsvWriter::commit(const std::filesystem::path& sidecar, const std::string& sidecar_text) {
+    if (!m_file) throw IoError("export of '" + m_path.string() + "' was already finished");
+    const auto file = std::move(m_file);
+    std::error_code e1, e2;
+    if (std::filesystem::weakly_canonical(sidecar, e1) == std::filesystem::weakly_canonical(m_path, e2))
+        throw IoError("the sidecar '" + sidecar.string() + "' would replace the CSV itself; give the CSV another name");
+    AtomicFile side(sidecar);
+    side.write(sidecar_text);
+    side.finish();
+    file->finish();
+    // Both targets are checked again just before the renames: either may have changed during a run.
+    check_output_path(sidecar, "cannot write");
+    check_output_path(m_path, "cannot write");
+    side.publish();
+    file->publish();
+}
+
+nlohmann::json sidecar_json(const SessionConfig& cfg, const std::vector<RunInfo>& runs,
+                            const std::string& device, long long steps_recorded) {
+    nlohmann::json j;
+    j["format"] = "mpx-export";
+    j["program"] = "mpx";
+    j["version"] = MPX_VERSION;
+    j["device"] = device;
+    j["seed"] = cfg.seed;
+    j["steps_recorded"] = steps_recorded;
+    j["columns"] = std::vector<std::string>(std::begin(k_csv_columns), std::end(k_csv_columns));
+    nlohmann::json rl = nlohmann::json::array();
+    for (const auto& r : runs) rl.push_back({{"label", r.label}, {"precision", r.precision}, {"mode", r.mode}});
+    j["runs"] = rl;
+    j["config"] = to_json(cfg);
+    return j;
+}
+
+std::filesystem::path sidecar_path(const std::filesystem::path& csv) {
+    std::filesystem::path p = csv;
+    p.replace_extension(".json");
+    if (p == csv) p += ".json";
+    return p;
+}
+
+SessionConfig config_from_sidecar(const std::filesystem::path& path) {
+    const std::string text = read_input_file(path, "the sidecar");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw ConfigError("", path.filename().string() + " is not valid JSON: " + e.what());
+    }
+    if (!j.is_object() || !j.contains("config")) throw ConfigError("", path.filename().string() + " is not an mpx export sidecar");
+    return session_config_from_json(j.at("config"));
+}
+
+}  // namespace mpx

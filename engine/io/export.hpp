@@ -1,0 +1,98 @@
+// The CSV export of DESIGN.md (tidy, RFC 4180, C locale, round-trip floats) and its JSON sidecar.
+// Rule: writes are atomic — rows go to a temporary file beside the target, renamed over it only on
+// commit(); a failed or abandoned export leaves no half file and never touches an existing one.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/run/record.hpp"
+#include "engine/run/run.hpp"
+
+namespace mpx {
+
+extern const char* const k_csv_columns[28];
+std::string csv_header();
+std::string csv_row(const StepRecord& r, const RunInfo& run);
+
+// Checks, before any work is done, that `path` can receive a file: it is not a directory or other
+// non-regular file, and its directory exists. `what` names it in the message ("--csv"). IoError.
+void check_output_path(const std::filesystem::path& path, const std::string& what);
+
+// Writes `text` to `path` atomically (temporary file + rename). Throws IoError with the reason.
+void write_file_atomic(const std::filesystem::path& path, const std::string& text);
+
+// A temporary file beside its target, renamed over it by publish(). Rule: the temporary never
+// outlives the object or the process: the destructor removes it, and so does a SIGINT, SIGTERM or
+// SIGHUP once install_temporary_cleanup() has run.
+class AtomicFile {
+public:
+    explicit AtomicFile(std::filesystem::path path);  // opens the temporary; IoError on failure
+    ~AtomicFile();
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+    void write(std::string_view text);  // a failure is kept and reported by finish()
+    void finish();                      // flush, fsync, close; IoError on failure (temporary removed)
+    void publish();                     // rename over the target; IoError on failure (temporary removed)
+    const std::filesystem::path& path() const { return m_path; }
+
+private:
+    void discard() noexcept;
+    std::filesystem::path m_path, m_tmp;
+    std::FILE* m_file = nullptr;
+    bool m_failed = false, m_finished = false, m_published = false, m_gone = false;
+    int m_errno = 0;
+    int m_slot = -1;
+};
+
+// SIGINT, SIGTERM and SIGHUP remove every temporary in flight, then end the process by the same
+// signal; SIGXFSZ is ignored, so a file-size limit becomes a write error the writer reports.
+void install_temporary_cleanup();
+
+class CsvWriter {
+public:
+    explicit CsvWriter(std::filesystem::path path);  // opens the temporary file; IoError on failure
+    ~CsvWriter() = default;                          // abandons (removes the temporary) if not committed
+    CsvWriter(const CsvWriter&) = delete;
+    CsvWriter& operator=(const CsvWriter&) = delete;
+    void write(const StepRecord& r, const RunInfo& run);
+    void commit();                                   // flush, close, rename; IoError on failure
+    // The CSV and its sidecar: both are written and checked before either target is touched, then
+    // the sidecar is renamed first, so a CSV never appears without its configuration.
+    void commit(const std::filesystem::path& sidecar, const std::string& sidecar_text);
+    const std::filesystem::path& path() const { return m_path; }
+
+private:
+    std::filesystem::path m_path;
+    std::unique_ptr<AtomicFile> m_file;
+};
+
+// The exponent histograms of `mpx-cli run --histograms` (DESIGN.md's long form): one row per
+// non-empty bin, `run, step, layer, tensor, bin_log2, count`, where bin_log2 is the bin's integer
+// log2 (the edge bins −64 and 63 also hold everything beyond them) or `zero`, `inf`, `nan`.
+// Written atomically; runs[i]'s snapshots come from logs[i].
+extern const char* const k_histogram_columns[6];
+void write_histograms_csv(const std::filesystem::path& path, const std::vector<RunInfo>& runs,
+                          const std::vector<const HistogramLog*>& logs);
+
+// The FP8 scales of `mpx-cli run --fp8-scales` (long form): one row per step per FP8 tensor,
+// `run, step, layer, tensor, format, amax, scale`: amax measured on that step, scale the one used
+// on that step (empty for mxfp8, whose scales are per block of 32; its format is `mxfp8`).
+// Written atomically; runs[i]'s rows come from rows[i] (nullptr or empty: not an FP8 run).
+extern const char* const k_fp8_scale_columns[7];
+void write_fp8_scales_csv(const std::filesystem::path& path, const std::vector<RunInfo>& runs,
+                          const std::vector<const std::vector<Fp8ScaleRow>*>& rows);
+
+// The sidecar: full configuration, seed, device, program version, runs, columns.
+nlohmann::json sidecar_json(const SessionConfig& cfg, const std::vector<RunInfo>& runs,
+                            const std::string& device, long long steps_recorded);
+std::filesystem::path sidecar_path(const std::filesystem::path& csv);
+// Reads a sidecar back into the configuration that reproduces its runs.
+SessionConfig config_from_sidecar(const std::filesystem::path& path);
+
+}  // namespace mpx

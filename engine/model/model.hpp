@@ -1,0 +1,95 @@
+// The MLP every run trains: layers fc1..fcN with activation, optional LayerNorm and Dropout, a loss in
+// FP32. Rule: buffers are allocated once per (batch, policy) and reused every step, so the memory
+// totals are the real footprint; with `recompute`, pre-activations are rebuilt in backward.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/compute/backend.hpp"
+#include "engine/config/model_config.hpp"
+#include "engine/precision/policy.hpp"
+
+namespace mpx {
+
+// FP32 initial values shared by every run of a session: PyTorch Linear's default
+// U(−1/√fan_in, 1/√fan_in) for weights (out, in) and biases (out).
+struct InitialWeights {
+    std::vector<RowMatrix> w, b;
+};
+InitialWeights init_weights(const ModelConfig& m, std::uint64_t seed);
+
+// One trainable parameter: working copy, optional FP32 master, gradient, unscaled gradient (a
+// separate FP32 copy where the gradient is stored narrower and the policy keeps one; else the
+// gradient itself, unscaled in place) and optimizer state in the policy's state format.
+struct Param {
+    Tensor working, master, grad, grad32, state1, state2;
+    int layer = 0;  // fc1 is 0
+    bool has_master() const { return !master.empty(); }
+    Tensor& unscaled() { return grad32.empty() ? grad : grad32; }
+};
+
+class Mlp {
+public:
+    Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, int batch,
+        const InitialWeights& init, OptimizerKind opt);
+
+    // Uploads a batch (B, features) into the input buffer; its rounding counts at fc1's input.
+    void set_input(const RowMatrix& x);
+    // Forward over the stored input, counted at each layer's sites (Pass::uncounted: nowhere);
+    // returns the logits (B, outputs). `dropout_seed` fixes masks; dropout only when training.
+    const Tensor& forward(std::uint64_t dropout_seed, bool train, Pass pass = Pass::forward);
+    // Backward from dlogits, counted at each layer's gradient sites (recomputation uncounted: the
+    // forward pass counted it); weight gradients written (acc overwrite) or added (acc add).
+    void backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc);
+
+    Tensor& dlogits() { return m_layers.back().dh; }
+    Tensor& target() { return m_target; }
+    std::vector<Param>& params() { return m_params; }
+    const std::vector<LayerPrecision>& precisions() const { return m_prec; }
+    // Per layer, the FP8 scaling its linear ops use (read only where precisions()[i].fp8): the run
+    // sets recipe and, for delayed scaling, each step's scales.
+    std::vector<Fp8Gemm>& fp8_gemms() { return m_fp8; }
+    // The format a histogram tensor's values are rounded into at `layer`, the first narrow one where
+    // they pass through two (grad_weight: the GEMM's write format); update_ulp: the format of the
+    // weight its updates are applied to, the FP32 master where there is one.
+    Format stored_format(int layer, HistTensor t) const;
+    int batch() const { return m_batch; }
+    // Every parameter's stored state as exact floats: per parameter working, master, state1,
+    // state2 (empty where absent). Import restores it bit for bit.
+    std::vector<std::vector<float>> export_state() const;
+    void import_state(const std::vector<std::vector<float>>& values);
+
+private:
+    struct Layer {
+        Param* w = nullptr;
+        Param* b = nullptr;
+        Param* gamma = nullptr;
+        Param* beta = nullptr;
+        Tensor z, y, h;          // pre-activation, post-LayerNorm (if any), output (B, out)
+        Tensor ln_mean, ln_rstd; // (B, 1) FP32
+        Tensor dh, dy, dz;       // gradients (B, out), workspace
+        bool hidden = true;
+    };
+    void forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, bool recomputing);
+    const Tensor& layer_input(int i) const { return i == 0 ? m_input : m_layers[i - 1].h; }
+    // The following ops count at (layer, kind), or nowhere while recomputing or evaluating.
+    void at(int layer, TensorKind kind);
+
+    Backend& m_be;
+    ModelConfig m_cfg;
+    std::vector<LayerPrecision> m_prec;
+    int m_batch;
+    std::vector<Param> m_params;
+    std::vector<Layer> m_layers;
+    Tensor m_input, m_target;
+    Tensor m_recompute_z, m_recompute_y;  // shared workspace when recomputing
+    bool m_counting = true;               // false while recomputing or evaluating
+    std::vector<Fp8Gemm> m_fp8;           // by layer
+    const Fp8Gemm* fp8_of(int i) const {
+        return m_prec[static_cast<std::size_t>(i)].fp8 ? &m_fp8[static_cast<std::size_t>(i)] : nullptr;
+    }
+};
+
+}  // namespace mpx

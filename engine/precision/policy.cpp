@@ -1,0 +1,151 @@
+// Run labels and the per-layer formats of each precision mode (DESIGN.md table).
+#include "engine/precision/policy.hpp"
+
+#include <algorithm>
+
+#include "engine/base/error.hpp"
+#include "engine/precision/fp8_scaling.hpp"
+
+namespace mpx {
+
+bool uses_low_precision(Mode m) {
+    return m == Mode::amp || m == Mode::half || m == Mode::pure || m == Mode::selective ||
+           m == Mode::adaptive;
+}
+
+bool is_fp8(Mode m) { return m == Mode::fp8_hybrid || m == Mode::fp8_e4m3 || m == Mode::mxfp8; }
+
+std::string_view mode_help(Mode m) {
+    switch (m) {
+        case Mode::fp32: return "Everything in FP32: the reference.";
+        case Mode::tf32:
+            return "FP32, but matrix products round their inputs to TF32 (10-bit mantissa), as tensor cores do.";
+        case Mode::amp:
+            return "Autocast: matrix products and activations in low precision, FP32 weights, softmax, loss and norms.";
+        case Mode::half: return "The whole model in low precision with an FP32 master copy of the weights (Apex O2).";
+        case Mode::pure: return "Everything in low precision, no master copy (Apex O3): small updates get lost.";
+        case Mode::selective: return "Low precision only for the chosen layers.";
+        case Mode::adaptive: return "Autocast while memory is over the threshold, FP32 otherwise.";
+        case Mode::scaling_only: return "FP32 with a loss scaler: shows that scaling alone is harmless but useless.";
+        case Mode::fp8_hybrid:
+            return "Matrix products in FP8: E4M3 activations and weights, E5M2 gradients, each tensor scaled (Transformer Engine's HYBRID); the rest as amp-bf16.";
+        case Mode::fp8_e4m3: return "Matrix products in FP8 E4M3 for every operand, each tensor scaled; the rest as amp-bf16.";
+        case Mode::mxfp8:
+            return "Matrix products in MXFP8: E4M3 elements in blocks of 32, each block with a power-of-two scale; the rest as amp-bf16.";
+    }
+    return "";
+}
+
+std::string RunSpec::base_label() const {
+    std::string s(to_string(mode));
+    if (uses_low_precision(mode)) s += "-" + std::string(to_string(low));
+    return s;
+}
+
+RunSpec parse_run_spec(std::string_view label, const std::string& field) {
+    RunSpec spec;
+    std::string_view base = label;
+    if (const auto plus = label.find('+'); plus != std::string_view::npos) {
+        base = label.substr(0, plus);
+        const auto preset = label.substr(plus + 1);
+        if (preset.empty())
+            throw ConfigError(field, "run '" + std::string(label) + "' has an empty scaler after '+'");
+        spec.scaler_preset = std::string(preset);
+    }
+    if (const auto m = enum_parse<Mode>(base); m && is_fp8(*m) && spec.scaler_preset) {
+        // An FP8 label names its scaling recipe where AMP labels name their scaler.
+        const auto r = enum_parse<Fp8Recipe>(*spec.scaler_preset);
+        if (r && *m == Mode::mxfp8)
+            throw ConfigError(field, "run '" + std::string(label) +
+                                         "': mxfp8 scales blocks by powers of two; it takes no delayed or current recipe");
+        if (r && *r == Fp8Recipe::block)
+            throw ConfigError(field, "run '" + std::string(label) + "': block scaling is the mxfp8 run; write mxfp8");
+        if (r) {
+            spec.fp8_recipe = *r;
+            spec.scaler_preset.reset();
+        }
+    }
+    const std::string known =
+        "fp32, tf32, amp-fp16, amp-bf16, half-fp16, half-bf16, pure-fp16, pure-bf16, "
+        "selective-fp16, adaptive-fp16, scaling-only (optionally +scaler, e.g. amp-fp16+pytorch), "
+        "fp8-hybrid, fp8-e4m3 (optionally +delayed or +current), mxfp8";
+    // A mode without a low format is its own label ("fp32"); the others are "<mode>-<format>".
+    if (const auto m = enum_parse<Mode>(base); m && !uses_low_precision(*m)) spec.mode = *m;
+    else {
+        const auto dash = base.rfind('-');
+        const auto mode = dash == std::string_view::npos ? std::nullopt : enum_parse<Mode>(base.substr(0, dash));
+        if (!mode || !uses_low_precision(*mode))
+            throw ConfigError(field, "unknown run '" + std::string(label) + "'; choose from " + known);
+        spec.mode = *mode;
+        const auto fmt = parse_format(base.substr(dash + 1));
+        if (!fmt || (*fmt != Format::fp16 && *fmt != Format::bf16))
+            throw ConfigError(field, "run '" + std::string(label) +
+                                         "': the low format must be fp16 or bf16 (FP8 training is "
+                                         "not available yet)");
+        spec.low = *fmt;
+    }
+    return spec;
+}
+
+DefaultScaler default_scaler(const RunSpec& spec) {
+    switch (spec.mode) {
+        case Mode::fp32:
+        case Mode::tf32: return DefaultScaler::none;
+        case Mode::scaling_only: return DefaultScaler::dynamic;
+        case Mode::pure: return DefaultScaler::fixed_one;
+        // Per-tensor scaling keeps E5M2 gradients in range; Transformer Engine trains FP8 with a
+        // BF16 base and no loss scaler. A scaler can still be named ("fp8-hybrid+pytorch").
+        case Mode::fp8_hybrid:
+        case Mode::fp8_e4m3:
+        case Mode::mxfp8: return DefaultScaler::none;
+        default: return spec.low == Format::fp16 ? DefaultScaler::dynamic : DefaultScaler::none;
+    }
+}
+
+std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
+                                             const PolicyOptions& opt, bool adaptive_low) {
+    const Format X = spec.low;
+    LayerPrecision fp32{};
+    const Format F = Format::fp32;
+    LayerPrecision tf32{Format::tf32, F, F, F, F, false, F, F};
+    // autocast: FP32 weights cast per GEMM, low-precision activations, FP32 .grad written through
+    // the low format by the GEMM.
+    LayerPrecision amp{X, X, F, X, F, false, F, F};
+    // A low-precision model with FP32 masters (Apex O2): gradients unscaled into an FP32 copy, FP32
+    // optimizer state.
+    LayerPrecision half{X, X, X, X, X, true, F, F};
+    // Plain .half()/.bfloat16() training with a standard optimizer: everything in the low format,
+    // gradients unscaled in place, optimizer state in the low format.
+    LayerPrecision pure{X, X, X, X, X, false, X, X};
+    // FP8: autocast with BF16, GEMM operands in FP8 (TE: only the GEMMs of te.Linear are FP8).
+    const Format B = Format::bf16;
+    LayerPrecision fp8{Format::e4m3, B, F, B, F, false, F, F, true,
+                       spec.mode == Mode::fp8_hybrid ? Format::e5m2 : Format::e4m3};
+    std::vector<LayerPrecision> out(static_cast<std::size_t>(layers));
+    for (int i = 0; i < layers; ++i) {
+        const std::string name = "fc" + std::to_string(i + 1);
+        LayerPrecision p;
+        switch (spec.mode) {
+            case Mode::fp32:
+            case Mode::scaling_only: p = fp32; break;
+            case Mode::tf32: p = tf32; break;
+            case Mode::amp: p = amp; break;
+            case Mode::half: p = half; break;
+            case Mode::pure: p = pure; break;
+            case Mode::adaptive: p = adaptive_low ? amp : fp32; break;
+            case Mode::fp8_hybrid:
+            case Mode::fp8_e4m3:
+            case Mode::mxfp8: p = fp8; break;
+            case Mode::selective: {
+                const auto& l = opt.selective_layers;
+                p = std::find(l.begin(), l.end(), name) != l.end() ? half : fp32;
+                break;
+            }
+        }
+        out[static_cast<std::size_t>(i)] = p;
+    }
+    if (opt.keep_output_fp32 && layers > 0) out.back() = fp32;
+    return out;
+}
+
+}  // namespace mpx

@@ -1,0 +1,71 @@
+// Precision policies: which format each layer's GEMMs, activations, weights and gradients use.
+// Rule: a run's label ("amp-fp16+pytorch") is parsed once into a RunSpec; everything downstream
+// reads per-layer LayerPrecision, never the mode name (DESIGN.md, "Precision policies").
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/base/enum_names.hpp"
+#include "engine/core/fp8_math.hpp"
+#include "engine/precision/format.hpp"
+
+namespace mpx {
+
+enum class Mode : std::uint8_t {
+    fp32, tf32, amp, half, pure, selective, adaptive, scaling_only, fp8_hybrid, fp8_e4m3, mxfp8 };
+constexpr EnumName<Mode> mode_names[] = {
+    {Mode::fp32, "fp32"},           {Mode::tf32, "tf32"},     {Mode::amp, "amp"},
+    {Mode::half, "half"},           {Mode::pure, "pure"},     {Mode::selective, "selective"},
+    {Mode::adaptive, "adaptive"},   {Mode::scaling_only, "scaling-only"},
+    {Mode::fp8_hybrid, "fp8-hybrid"}, {Mode::fp8_e4m3, "fp8-e4m3"}, {Mode::mxfp8, "mxfp8"}};
+constexpr std::span<const EnumName<Mode>> names_of(Mode) { return mode_names; }
+inline std::string_view to_string(Mode m) { return enum_name(m); }
+
+struct RunSpec {
+    Mode mode = Mode::fp32;
+    Format low = Format::fp16;                 // the low format of amp/half/pure/selective/adaptive
+    std::optional<std::string> scaler_preset;  // given after '+' in the label
+    // FP8 modes: the recipe named after '+' ("fp8-hybrid+current"); absent: the session's fp8.recipe.
+    std::optional<Fp8Recipe> fp8_recipe;
+    std::string base_label() const;            // "amp-fp16", "fp32", "scaling-only"
+};
+// Parses "fp32", "tf32", "amp-fp16", "amp-bf16+pytorch", "half-fp16+deepspeed", "pure-bf16",
+// "selective-fp16", "adaptive-bf16", "scaling-only+apex"; ConfigError naming `field` otherwise.
+RunSpec parse_run_spec(std::string_view label, const std::string& field = "runs");
+bool uses_low_precision(Mode m);
+// The FP8 modes: GEMM operands in E4M3/E5M2 (per-tensor scaled) or MXFP8, the rest as amp-bf16.
+bool is_fp8(Mode m);
+// One plain sentence on what the mode does (DESIGN.md, "Precision policies"): the app's tooltip.
+std::string_view mode_help(Mode m);
+// The scaler a mode gets when none is named: "pytorch"-style dynamic for FP16 that trains in low
+// precision, none for FP32/TF32/BF16, static 1 for pure.
+enum class DefaultScaler { none, fixed_one, dynamic };
+DefaultScaler default_scaler(const RunSpec& spec);
+
+struct LayerPrecision {
+    Format compute = Format::fp32;     // GEMM operands are rounded to this
+    Format activation = Format::fp32;  // outputs and their gradients are stored in this
+    Format weight = Format::fp32;      // the working copy of the weights
+    Format grad_through = Format::fp32;// the GEMM writes weight gradients in this (autocast: low)
+    Format grad = Format::fp32;        // weight gradients are stored in this
+    bool master = false;               // an FP32 master copy beside the working copy
+    Format unscaled = Format::fp32;    // gradients are unscaled into this (= grad: in place)
+    Format state = Format::fp32;       // optimizer state is stored in this
+    bool fp8 = false;                  // compute is FP8: operands are scaled (engine/core/fp8_math.hpp)
+    Format grad_compute = Format::fp32;// FP8: the format of the gradient operand dy of backward GEMMs
+};
+
+struct PolicyOptions {
+    std::vector<std::string> selective_layers;  // selective: layers in low precision
+    bool keep_output_fp32 = false;
+};
+// Per-layer precision for `layers` layers named fc1..fcN. For adaptive, `adaptive_low` says whether
+// this step trains in amp (true) or FP32.
+std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
+                                             const PolicyOptions& opt, bool adaptive_low = true);
+
+}  // namespace mpx

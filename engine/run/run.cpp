@@ -1,0 +1,483 @@
+// One run's training step, following DESIGN.md "Data flow of one step" point by point.
+#include "engine/run/run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include "engine/base/error.hpp"
+#include "engine/base/text.hpp"
+#include "engine/core/rng.hpp"
+
+namespace mpx {
+namespace {
+// The first site, in the order the step writes them, whose stored values hold an inf or NaN; -1
+// when there is none.
+std::int16_t first_nonfinite(const StepStats& st, int layers) {
+    int where = -1;
+    for_each_site_in_step_order(layers, [&](int layer, TensorKind kind) {
+        const int i = site_index(layer, kind);
+        if (where < 0 && st.site[i].nonfinite != 0) where = i;
+    });
+    return static_cast<std::int16_t>(where);
+}
+}  // namespace
+
+namespace {
+// FP32 footprint of this model and batch, measured by building it on a scratch CPU backend.
+std::int64_t fp32_footprint(const SessionConfig& c, const InitialWeights& init) {
+    auto be = make_cpu_backend();
+    RunSpec fp32;
+    Mlp m(*be, c.model, layer_precisions(fp32, c.model.layers(), {}), c.train.batch, init,
+          c.train.optimizer);
+    return be->memory().total();
+}
+}  // namespace
+
+Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights& init,
+         std::unique_ptr<Backend> backend)
+    : m_index(index),
+      m_info(std::move(info)),
+      m_cfg(&cfg),
+      m_train(cfg.train),
+      m_backend(std::move(backend)),
+      m_scaler(m_info.scaler) {
+    if (m_info.spec.mode == Mode::adaptive)
+        m_adaptive_low = static_cast<double>(fp32_footprint(cfg, init)) >
+                         cfg.adaptive_threshold * static_cast<double>(cfg.memory_budget);
+    PolicyOptions opt{cfg.selective_layers, cfg.model.keep_output_fp32};
+    m_model = std::make_unique<Mlp>(*m_backend, cfg.model,
+                                    layer_precisions(m_info.spec, cfg.model.layers(), opt, m_adaptive_low),
+                                    cfg.train.batch, init, cfg.train.optimizer);
+    if (is_fp8(m_info.spec.mode)) {
+        // Delayed scaling's amax histories live in the backend, one per layer and tensor (every FP8
+        // run keeps them, as its saved state does; only delayed-scaled FP8 layers update theirs).
+        const Fp8Recipe recipe = fp8_recipe_of(m_info.spec, cfg.fp8);
+        const int L = cfg.model.layers();
+        const auto& prec = m_model->precisions();
+        std::vector<core::AmaxHistoryState> states;
+        for (int l = 0; l < L; ++l) {
+            Fp8Gemm& g = m_model->fp8_gemms()[static_cast<std::size_t>(l)];
+            g.recipe = recipe;
+            g.e4m3_overflow = e4m3_overflow_mode(cfg.fp8.e4m3_overflow);
+            for (int t = 0; t < k_fp8_tensors; ++t) {
+                AmaxHistory h(cfg.fp8.amax_history_len, cfg.fp8.amax_compute_algo, cfg.fp8.margin,
+                              format_info(g.format(static_cast<Fp8Tensor>(t))).max_finite);
+                core::AmaxHistoryState s = h.state();
+                s.offset = static_cast<long long>(states.size()) * cfg.fp8.amax_history_len;
+                s.active = recipe == Fp8Recipe::delayed && prec[static_cast<std::size_t>(l)].fp8;
+                states.push_back(s);
+            }
+        }
+        m_fp8_tensors = static_cast<int>(states.size());
+        m_backend->set_amax_histories(states, std::vector<float>(states.size() * static_cast<std::size_t>(cfg.fp8.amax_history_len), 0.0f));
+    }
+    m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
+    m_backend->set_applied_steps(0);
+    m_backend->set_schedule_steps(0);
+    cover_adam_steps(std::clamp(cfg.steps, 1LL, 4096LL));  // grown by step() as needed
+    cover_schedule(std::clamp(cfg.steps, 1LL, 4096LL));
+}
+
+// The learning rate after k schedule steps for k = 0..n − 1 (float of lr_at, the value the optimizer
+// was given from the host), for the backend to index by its own schedule count. Computed again
+// when the training settings or the session's length (warmup_cosine's default span) changed.
+void Run::cover_schedule(long long n) {
+    const bool same = m_lrs_for && m_lrs_for->first == m_cfg->steps && m_lrs_for->second == m_train;
+    if (same && n <= static_cast<long long>(m_lrs.size())) return;
+    if (!same) m_lrs.clear();
+    const long long size = std::max(n, 2 * static_cast<long long>(m_lrs.size()));
+    for (long long k = static_cast<long long>(m_lrs.size()); k < size; ++k)
+        m_lrs.push_back(static_cast<float>(lr_at(m_train, k, m_cfg->steps)));
+    m_lrs_for.emplace(m_cfg->steps, m_train);
+    m_backend->set_lr_schedule(m_lrs);
+}
+
+// Adam's bias corrections for t = 1..n, computed once here with the expressions optimizer_consts
+// uses (bit-equal), for the backend to index by its own applied-step count. The table grows (to at
+// least twice its size) when a session is extended past it; a step's t is at most its index + 1.
+void Run::cover_adam_steps(long long t) {
+    const float b1 = static_cast<float>(m_train.beta1), b2 = static_cast<float>(m_train.beta2);
+    const bool same_betas = b1 == m_bias_betas[0] && b2 == m_bias_betas[1];
+    if (same_betas && t <= static_cast<long long>(m_bias.size())) return;
+    if (!same_betas) m_bias.clear();
+    const long long n = std::max(t, 2 * static_cast<long long>(m_bias.size()));
+    for (long long k = static_cast<long long>(m_bias.size()) + 1; k <= n; ++k) m_bias.push_back(bias_correction(b1, b2, k));
+    m_bias_betas[0] = b1;
+    m_bias_betas[1] = b2;
+    m_backend->set_bias_corrections(m_bias);
+}
+
+void Run::set_scaler(const ScalerConfig& c) {
+    // Between steps the mirror holds what the last read_stats returned, the backend's own state:
+    // the change is computed from it here and handed back whole.
+    m_scaler.reconfigure(c);
+    m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
+}
+
+// The step's FP8 record: its fractions into the StepRecord, each tensor's amax and scale into the
+// log. (The backend's delayed-scaling histories took the amaxes: update_amax_histories.)
+void Run::fp8_after_step(long long step_index, const StepStats& st, StepRecord& rec) {
+    if (!m_fp8_tensors) return;
+    const auto& prec = m_model->precisions();
+    const auto& gemms = m_model->fp8_gemms();
+    unsigned long long sat = 0, under = 0, nonzero = 0, count = 0;
+    if (m_fp8_scales.size() > k_max_fp8_scale_rows)
+        m_fp8_scales.erase(m_fp8_scales.begin(), m_fp8_scales.begin() + static_cast<std::ptrdiff_t>(m_fp8_scales.size() / 2));
+    for (std::size_t l = 0; l < gemms.size(); ++l) {
+        if (!prec[l].fp8) continue;
+        for (int t = 0; t < k_fp8_tensors; ++t) {
+            const auto tensor = static_cast<Fp8Tensor>(t);
+            const core::Fp8Record& r = st.fp8[fp8_index(static_cast<int>(l), tensor)];
+            sat += r.saturated;
+            under += r.underflow;
+            nonzero += r.nonzero;
+            count += r.count;
+            Fp8ScaleRow row;
+            row.step = step_index;
+            row.layer = static_cast<int>(l);
+            row.tensor = tensor;
+            row.block = gemms[l].recipe == Fp8Recipe::block;
+            row.format = row.block ? Format::e4m3 : gemms[l].format(tensor);
+            row.amax = r.amax;
+            row.scale = r.scale;
+            row.saturated = r.saturated;
+            row.underflow = r.underflow;
+            row.count = r.count;
+            row.nonzero = r.nonzero;
+            if (r.count) m_fp8_scales.push_back(row);  // dy of a layer without backward: none
+        }
+    }
+    rec.fp8_saturated_frac = count ? static_cast<double>(sat) / static_cast<double>(count) : 0.0;
+    rec.fp8_underflow_frac = nonzero ? static_cast<double>(under) / static_cast<double>(nonzero) : 0.0;
+}
+
+StepRecord Run::step(long long step_index, const std::vector<Batch>& micro, LossKind loss) {
+    queue_step(step_index, micro, loss);
+    return finish_step();
+}
+
+void Run::queue_step(long long step_index, const std::vector<Batch>& micro, LossKind loss) {
+    if (!can_queue_next())
+        throw std::logic_error("Run::queue_step: the previous step was not finished, and this run cannot "
+                               "queue its next step before it is");
+    const auto t0 = std::chrono::steady_clock::now();
+    Queued q;  // kept only once the whole step is queued: a throw leaves nothing queued
+    StepRecord& rec = q.rec;
+    rec.run = m_index;
+    rec.step = step_index;
+    rec.lr = lr_at(m_train, m_schedule_steps, m_cfg->steps);
+    // A stopped run records the scale it stopped at; a step's own scale comes from the record.
+    rec.loss_scale = m_scaler.scale();
+    rec.new_scale = rec.loss_scale;
+    if (failed()) {
+        rec.loss = std::nan("");
+        rec.skipped = true;
+        rec.mem = m_backend->memory();
+        q.stopped = true;
+        m_queued.push_back(std::move(q));
+        return;
+    }
+    Backend& be = *m_backend;
+    Mlp& model = *m_model;
+    // The tables the optimizer reads at the backend's counts reach this step before the step
+    // starts (Adam's bias corrections; the learning rates), so a table that grows is never
+    // uploaded inside the step. A count is at most the steps begun on the backend: the step's
+    // index, or more where a step some other run failed to queue was taken by this one.
+    const long long begun = std::max(step_index, m_begun) + 1;
+    cover_adam_steps(begun);
+    cover_schedule(begun);
+    be.begin_step();
+    q.begun = ++m_begun;
+    // An op that throws leaves the step part-queued: the backend drops what it kept of it.
+    struct AbortUnlessQueued {
+        Backend& be;
+        bool queued = false;
+        ~AbortUnlessQueued() {
+            if (!queued) be.abort_step();
+        }
+    } guard{be};
+    const bool collect = m_histograms.wants(step_index, m_cfg->instruments.every);
+    q.collect = collect;
+    q.accum = static_cast<int>(micro.size());
+    const int model_layers = m_cfg->model.layers();
+    be.collect_histograms(collect ? model_layers : 0);
+    const int accum = static_cast<int>(micro.size());
+    // The factor the loss gradient carries: the backend's own loss scale × loss weight /
+    // micro-batches (core::loss_factor), taken where the loss op runs: the host never reads the scale.
+    const ScaleBy loss_factor = ScaleBy::loss(m_train.loss_weight, accum);
+    for (int k = 0; k < accum; ++k) {
+        const Batch& b = micro[static_cast<std::size_t>(k)];
+        model.set_input(b.x);
+        // One independent stream per (step, micro-batch): accumulation is at most k_max_accumulation.
+        const std::uint64_t drop_seed =
+            Rng::derive(m_cfg->seed, static_cast<std::uint64_t>(step_index) * k_max_accumulation +
+                                         static_cast<std::uint64_t>(k))
+                .next_u64();
+        const Tensor& logits = model.forward(drop_seed, true);
+        const int last = model_layers - 1;  // the loss's gradient arrives at the output layer
+        if (loss == LossKind::cross_entropy) {
+            be.set_site(last, TensorKind::grad_output);
+            be.softmax_cross_entropy(logits, b.labels, loss_factor, model.dlogits());
+        } else {
+            be.set_uncounted();
+            be.upload({b.targets.data(), static_cast<std::size_t>(b.targets.size())}, model.target());
+            be.set_site(last, TensorKind::grad_output);
+            be.mse(logits, model.target(), loss_factor, model.dlogits());
+        }
+        model.backward(model.dlogits(), drop_seed, k == 0 ? Accumulate::overwrite : Accumulate::add);
+    }
+
+    // Unscale by the backend's scale: reciprocal in double, multiply in FP32 (PyTorch's unscale_),
+    // check every gradient; then clipping, the optimizer and the scaler's update, which read the
+    // backend's own found-inf count, so the step waits for the device only once, at its end.
+    // Each op runs over all parameters at once (one launch each on the GPU).
+    m_param_refs.clear();
+    for (Param& p : model.params())
+        m_param_refs.push_back({p.layer, &p.grad, &p.unscaled(), p.has_master() ? &p.master : nullptr,
+                                &p.working, &p.state1, p.state2.empty() ? nullptr : &p.state2});
+    be.unscale_all(m_param_refs, ScaleBy::unscale());
+    if (m_train.clip_norm > 0.0) be.clip_all(m_param_refs, m_train.clip_norm);
+    const OnInf on_inf = m_scaler.skips_on_inf() ? OnInf::skip : OnInf::apply;
+    OptimizerStep os;
+    os.kind = m_train.optimizer;
+    os.lr = static_cast<float>(rec.lr);
+    os.momentum = static_cast<float>(m_train.momentum);
+    os.beta1 = static_cast<float>(m_train.beta1);
+    os.beta2 = static_cast<float>(m_train.beta2);
+    os.eps = static_cast<float>(m_train.eps);
+    os.weight_decay = static_cast<float>(m_train.weight_decay);
+    // Adam's t is the backend's own count of applied steps + 1 (this step's, if it is applied),
+    // its bias corrections from the table: a skipped step leaves the count where it was.
+    // The learning rate is the backend's schedule table at its own schedule count, which a skipped
+    // step advances only with advance_on_skip.
+    os.count = StepCount::backend;
+    be.optimizer_all(os, m_param_refs, on_inf);
+    be.count_applied_step(on_inf);
+    be.count_schedule_step(on_inf, m_train.advance_on_skip);
+    // Delayed scaling: this step's amaxes into the histories, skipped steps included (TE updates
+    // them in every forward pass, whether or not the optimizer steps); the next step's scales.
+    if (m_fp8_tensors) be.update_amax_histories();
+
+    be.scaler_update();
+    be.end_step();
+    guard.queued = true;
+    q.on_inf = on_inf;
+    q.queue_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    m_queued.push_back(std::move(q));
+}
+
+void Run::require_idle(const char* what) const {
+    if (!m_queued.empty())
+        throw std::logic_error(std::string("Run::") + what + ": a step is queued; finish it first");
+}
+
+bool Run::can_queue_next() const {
+    if (m_queued.empty()) return true;
+    if (m_queued.size() > 1 || m_queued.back().collect) return false;
+    if (m_queued.back().stopped) return true;  // a stopped run's steps never reach the backend
+    return m_backend->holds_two_steps() && m_scaler.config().at_min != AtMin::error;
+}
+
+void Run::abandon_step() noexcept {
+    while (!m_queued.empty()) {
+        try {
+            finish_step();  // the mirror follows what the backend did
+        } catch (...) {
+            m_queued.clear();
+        }
+    }
+}
+
+StepRecord Run::finish_step() {
+    if (m_queued.empty()) throw std::logic_error("Run::finish_step: no step was queued");
+    const Queued q = std::move(m_queued.front());
+    m_queued.pop_front();
+    if (q.stopped) return q.rec;
+    const auto t0 = std::chrono::steady_clock::now();
+    StepRecord rec = q.rec;
+    const long long step_index = rec.step;
+    const bool collect = q.collect;
+    const int accum = q.accum;
+    const OnInf on_inf = q.on_inf;
+    const int model_layers = m_cfg->model.layers();
+    Backend& be = *m_backend;
+    const Mlp& model = *m_model;
+    // Its record is the backend's current one, or the previous one where a later step has begun
+    // since (queued behind it, or failed to queue).
+    if (m_begun - q.begun > 1) throw std::logic_error("Run::finish_step: the step's record was not kept");
+    if (q.collect && m_begun != q.begun) throw std::logic_error("Run::finish_step: the step's histograms were not kept");
+    const StepStats& st = m_begun == q.begun ? be.read_stats() : be.read_previous_stats();
+    const double S = st.scaler.before.scale;  // the scale this step's loss was multiplied by
+    rec.loss_scale = S;
+    const core::Counts fwd = st.of(Pass::forward, model_layers);
+    const core::Counts bwd = st.of(Pass::backward, model_layers);
+    const core::Counts upd = st.of(Pass::update, model_layers);
+    rec.first_nonfinite = first_nonfinite(st, model_layers);
+    if (rec.first_nonfinite >= 0)
+        if (const auto bits = st.site[rec.first_nonfinite].overflow_max)
+            rec.first_nonfinite_magnitude = core::float_of(static_cast<std::uint32_t>(bits));
+    fp8_after_step(step_index, st, rec);
+    if (const StepHistograms* h = collect ? be.read_histograms() : nullptr)
+        m_histograms.add(HistogramSnapshot::from(step_index, S, st, *h, model_layers, m_cfg->model.layernorm,
+                                                 [&](int l, HistTensor t) { return model.stored_format(l, t); }),
+                         m_cfg->instruments.every);
+    rec.loss = st.loss_sum / accum * m_train.loss_weight;
+    rec.found_inf = st.found_inf();
+    rec.grad_norm = rec.found_inf ? std::numeric_limits<double>::infinity() : std::sqrt(st.sum_squares);
+    rec.skipped = rec.found_inf && on_inf == OnInf::skip;
+    m_applied_steps = st.applied_steps;
+    if (!rec.skipped) {
+        rec.lost_update_frac =
+            upd.changed ? static_cast<double>(upd.lost) / static_cast<double>(upd.changed) : 0.0;
+    }
+    // The learning rate this step used: the schedule count before the step's own advance.
+    m_schedule_steps = st.schedule_steps;
+    rec.lr = lr_at(m_train, m_schedule_steps - (!rec.skipped || m_train.advance_on_skip ? 1 : 0), m_cfg->steps);
+
+    // The backend updated its scaler with the one rule; the host only mirrors the result. An update
+    // refused at the minimum (at_min = error) left the state as it was and stops the run.
+    if (st.scaler.at_minimum) {
+        m_failure = ScalerAtMinimumError(st.scaler.before.scale).what();
+    } else {
+        rec.scale_event = static_cast<std::uint8_t>(st.scaler.event);
+        rec.new_scale = st.scaler.after.scale;
+    }
+    m_scaler.mirror(st.scaler.after);
+    // Of the gradient values that were non-zero before a rounding, the fraction it flushed to zero.
+    rec.underflow_frac = bwd.nonzero ? static_cast<double>(bwd.underflow) /
+                                           static_cast<double>(bwd.nonzero)
+                                     : 0.0;
+    rec.overflow_count = static_cast<long long>(fwd.overflow + bwd.overflow + upd.overflow);
+    rec.mem = be.memory();
+    rec.step_time_us =
+        q.queue_us + std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    return rec;
+}
+
+namespace {
+// JSON numbers cannot carry NaN or ±inf (nlohmann writes null), yet a diverged run's weights are data
+// to save and resume: those values travel as text, "nan", "-nan", "inf", "-inf", as in the CSV.
+nlohmann::json params_to_json(const std::vector<std::vector<float>>& values) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& v : values) {
+        nlohmann::json a = nlohmann::json::array();
+        for (const float x : v) {
+            if (std::isfinite(x)) a.push_back(x);
+            else if (std::isnan(x)) a.push_back(std::signbit(x) ? "-nan" : "nan");
+            else a.push_back(x > 0 ? "inf" : "-inf");
+        }
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+std::vector<std::vector<float>> params_from_json(const nlohmann::json& j) {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::vector<std::vector<float>> out;
+    if (!j.is_array()) throw ConfigError("params", "must be a list of parameter lists");
+    for (const auto& a : j) {
+        if (!a.is_array()) throw ConfigError("params", "must be a list of parameter lists");
+        std::vector<float> v;
+        v.reserve(a.size());
+        for (const auto& x : a) {
+            const std::string s = x.is_string() ? x.get<std::string>() : "";
+            if (x.is_number()) {
+                // A number beyond FP32 would silently become inf: only the text "inf" stands for it.
+                const double d = x.get<double>();
+                if (!(std::fabs(d) <= static_cast<double>(std::numeric_limits<float>::max())))
+                    throw ConfigError("params", "the saved state holds " + x.dump() +
+                                                    ", outside the FP32 range (a diverged value is saved as \"inf\" or \"nan\")");
+                v.push_back(static_cast<float>(d));
+            }
+            else if (s == "nan" || s == "-nan") v.push_back(s == "nan" ? nan : -nan);
+            else if (s == "inf" || s == "-inf") v.push_back(s == "inf" ? inf : -inf);
+            else throw ConfigError("", "the saved state holds a parameter value that is not a number");
+        }
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+}  // namespace
+
+nlohmann::json Run::save_state() const {
+    nlohmann::json j;
+    j["label"] = m_info.label;
+    j["applied_steps"] = m_applied_steps;
+    j["schedule_steps"] = m_schedule_steps;
+    j["failure"] = m_failure;
+    nlohmann::json sc;
+    to_json(sc, m_scaler.config());
+    j["scaler_config"] = sc;
+    nlohmann::json ss;
+    to_json(ss, m_scaler.state());
+    j["scaler_state"] = ss;
+    j["params"] = params_to_json(m_model->export_state());
+    if (m_fp8_tensors) {
+        // Delayed scaling's state, one list per tensor: scale, next slot, then the history (as
+        // params: an inf or NaN amax of a diverged step travels as text).
+        std::vector<core::AmaxHistoryState> states;
+        std::vector<float> hist;
+        m_backend->read_amax_histories(states, hist);
+        std::vector<std::vector<float>> fp8;
+        for (const core::AmaxHistoryState& h : states) {
+            std::vector<float> v{h.scale, static_cast<float>(h.next)};
+            v.insert(v.end(), hist.begin() + h.offset, hist.begin() + h.offset + h.len);
+            fp8.push_back(std::move(v));
+        }
+        j["fp8_amax"] = params_to_json(fp8);
+    }
+    return j;
+}
+
+void Run::load_state(const nlohmann::json& j) {
+    // As strict as a configuration: every key known, values finite where they must be.
+    if (!j.is_object()) throw ConfigError("", "a run's saved state must be a JSON object");
+    static const std::set<std::string> keys = {"label", "applied_steps", "schedule_steps", "failure",
+                                               "scaler_config", "scaler_state", "params", "fp8_amax"};
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!keys.count(it.key())) throw ConfigError(it.key(), "unknown key in a run's saved state");
+    if (j.at("label").get<std::string>() != m_info.label)
+        throw ConfigError("", "saved run '" + j.at("label").get<std::string>() +
+                                  "' does not match run '" + m_info.label + "'");
+    m_applied_steps = j.at("applied_steps").get<long long>();
+    if (m_applied_steps < 0) throw ConfigError("applied_steps", "must be >= 0");
+    m_backend->set_applied_steps(m_applied_steps);
+    m_schedule_steps = j.at("schedule_steps").get<long long>();
+    if (m_schedule_steps < 0) throw ConfigError("schedule_steps", "must be >= 0");
+    m_backend->set_schedule_steps(m_schedule_steps);
+    m_failure = j.at("failure").get<std::string>();
+    m_scaler = LossScaler(scaler_config_from_json(j.at("scaler_config")));
+    const ScalerState st = scaler_state_from_json(j.at("scaler_state"));
+    if (!std::isfinite(st.scale))
+        throw ConfigError("scaler.state.scale", "must be a finite number, got " + format_number(st.scale));
+    m_scaler.restore(st);
+    m_backend->set_scaler(m_scaler.rule(), m_scaler.state());
+    m_model->import_state(params_from_json(j.at("params")));
+    if (j.contains("fp8_amax") != (m_fp8_tensors > 0))
+        throw ConfigError("fp8_amax", "the saved state's FP8 scaling does not match run '" + m_info.label + "'");
+    if (m_fp8_tensors) {
+        const auto fp8 = params_from_json(j.at("fp8_amax"));
+        if (fp8.size() != static_cast<std::size_t>(m_fp8_tensors))
+            throw ConfigError("fp8_amax", "the saved state has a different number of FP8 tensors");
+        std::vector<core::AmaxHistoryState> states;
+        std::vector<float> hist;
+        m_backend->read_amax_histories(states, hist);  // the settings; the values come from the file
+        for (std::size_t i = 0; i < fp8.size(); ++i) {
+            const auto& v = fp8[i];
+            core::AmaxHistoryState& h = states[i];
+            const auto len = static_cast<std::size_t>(h.len);
+            if (v.size() != len + 2 || !(v[1] >= 0.0f) || v[1] >= static_cast<float>(len))
+                throw ConfigError("fp8_amax", "an amax history does not match fp8.amax_history_len");
+            h.scale = v[0];
+            h.next = static_cast<int>(v[1]);
+            std::copy(v.begin() + 2, v.end(), hist.begin() + h.offset);
+        }
+        m_backend->set_amax_histories(states, hist);
+    }
+}
+
+}  // namespace mpx

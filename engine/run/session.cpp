@@ -1,0 +1,459 @@
+// Lockstep session: one sampler, one gathered batch per micro-step, every run stepped in order.
+#include "engine/run/session.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <new>
+#include <set>
+#include <stdexcept>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "engine/base/error.hpp"
+
+namespace mpx {
+
+namespace {
+// The memory this process may use: physical memory, or less under an address-space limit.
+std::uint64_t usable_memory() {
+    std::uint64_t bytes = std::numeric_limits<std::uint64_t>::max();
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) bytes = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+    struct rlimit lim {};
+    if (::getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+        bytes = std::min<std::uint64_t>(bytes, lim.rlim_cur);
+    return bytes;
+}
+}  // namespace
+
+// Refused before the examples are generated (which takes long for a large set), not by a
+// bad_alloc half a minute later: both splits, features and targets, as FP32.
+void check_dataset_fits(const DatasetConfig& d) {
+    const DatasetShape shape = dataset_shape(d);
+    const std::uint64_t examples = static_cast<std::uint64_t>(std::max(0, d.n_train)) +
+                                   static_cast<std::uint64_t>(std::max(0, d.n_test));
+    const std::uint64_t need = examples * static_cast<std::uint64_t>(shape.features + shape.outputs + 1) * sizeof(float);
+    const std::uint64_t have = usable_memory();
+    if (need > have / 2)
+        throw ConfigError("data.n_train", "the data set needs " + std::to_string(need >> 20) + " MiB, more than half of the " +
+                                              std::to_string(have >> 20) +
+                                              " MiB this process may use; lower data.n_train or data.n_test");
+}
+
+Session::Session(SessionConfig cfg, BackendFactory factory)
+    : m_cfg(std::move(cfg)), m_factory(std::move(factory)) {
+    validate(m_cfg);
+    if (!m_factory) m_factory = [] { return make_cpu_backend(); };
+    check_dataset_fits(m_cfg.data);
+    try {
+        m_data = make_dataset(m_cfg.data);
+    } catch (const std::bad_alloc&) {
+        throw ConfigError("data.n_train", "not enough memory for the data set (" + std::to_string(m_cfg.data.n_train) +
+                                              " training and " + std::to_string(m_cfg.data.n_test) +
+                                              " held-out examples); lower data.n_train or data.n_test");
+    }
+    gather_eval_split();
+    build();
+}
+
+void Session::gather_eval_split() {
+    const int n = static_cast<int>(m_data.x_test.rows()), batch = m_cfg.train.batch;
+    const bool labels = m_data.loss == LossKind::cross_entropy;
+    m_eval.clear();
+    for (int first = 0; first < n; first += batch) {
+        EvalChunk c;
+        c.rows = std::min(batch, n - first);
+        c.data.x = RowMatrix::Zero(batch, m_data.x_test.cols());
+        c.data.x.topRows(c.rows) = m_data.x_test.middleRows(first, c.rows);
+        if (labels) c.data.labels.assign(m_data.y_test.begin() + first, m_data.y_test.begin() + first + c.rows);
+        else c.data.targets = m_data.t_test.middleRows(first, c.rows);
+        m_eval.push_back(std::move(c));
+    }
+}
+
+void Session::build() {
+    try {
+        build_runs();
+    } catch (const std::bad_alloc&) {
+        m_runs.clear();
+        throw ConfigError("model.sizes", "not enough memory for " + std::to_string(m_cfg.runs.size()) +
+                                             " runs of this model at batch " + std::to_string(m_cfg.train.batch) +
+                                             "; lower model.sizes, train.batch or the number of runs");
+    }
+}
+
+void Session::build_runs() {
+    m_init = init_weights(m_cfg.model, m_cfg.seed);
+    m_sampler = std::make_unique<BatchSampler>(static_cast<std::size_t>(m_data.x_train.rows()),
+                                               static_cast<std::size_t>(m_cfg.train.batch),
+                                               m_cfg.seed);
+    m_runs.clear();
+    for (std::size_t i = 0; i < m_cfg.runs.size(); ++i)
+        m_runs.push_back(std::make_unique<Run>(
+            static_cast<int>(i), resolve_run(m_cfg.runs[i], m_cfg.scaler, m_cfg.scaler_overrides), m_cfg,
+            m_init, m_factory()));
+    m_micro.assign(static_cast<std::size_t>(m_cfg.train.accumulation), Batch{});
+    m_step = 0;
+    m_start = std::chrono::steady_clock::now();
+    m_session_scaler = m_cfg.scaler;
+    m_train = m_cfg.train;
+    m_applied = 0;
+    m_effects.clear();
+    apply_due();  // changes at step 0
+}
+
+void Session::reset() {
+    m_pending.reset();  // the runs it was queued on are rebuilt
+    m_late.clear();
+    build();
+}
+
+void Session::gather_batches() {
+    for (Batch& b : m_micro) {
+        const auto idx = m_sampler->next();
+        gather_rows(m_data.x_train, idx, b.x);
+        if (m_data.loss == LossKind::cross_entropy) {
+            b.labels.resize(idx.size());
+            for (std::size_t k = 0; k < idx.size(); ++k) b.labels[k] = m_data.y_train[static_cast<std::size_t>(idx[k])];
+        } else {
+            gather_rows(m_data.t_train, idx, b.targets);
+        }
+    }
+}
+
+void Session::queue_runs() {
+    // Every run's step is queued before any is waited for: on a GPU one run's work runs while the
+    // next is queued, and every run's record is read once its work is done.
+    const BatchSampler::State drawn_from = m_sampler->state();
+    gather_batches();
+    try {
+        for (auto& r : m_runs) r->queue_step(m_step, m_micro, m_data.loss);
+    } catch (...) {
+        m_sampler->restore(drawn_from);  // the step is taken again with the same batches
+        // The step is not taken: its records are dropped. A pending step is finished first and
+        // its records kept for finish_pending().
+        if (m_pending) {
+            m_pending.reset();
+            try {
+                std::vector<StepRecord> late;
+                for (auto& r : m_runs) late.push_back(r->finish_step());
+                m_late = std::move(late);
+            } catch (...) {
+            }
+        }
+        for (auto& r : m_runs) r->abandon_step();
+        throw;
+    }
+}
+
+std::vector<StepRecord> Session::finish_runs(double wall) {
+    std::vector<StepRecord> out;
+    out.reserve(m_runs.size());
+    for (auto& r : m_runs) {
+        StepRecord rec = r->finish_step();
+        rec.wall_time_s = wall;
+        out.push_back(rec);
+    }
+    return out;
+}
+
+std::vector<StepRecord> Session::complete_step(std::vector<StepRecord> out) {
+    // After every run's step and its timing: evaluation costs no run step time.
+    if (evaluates(m_step))
+        for (std::size_t i = 0; i < m_runs.size(); ++i) {
+            const Evaluation ev = m_runs[i]->evaluate(m_eval, m_data.loss);
+            out[i].eval_loss = ev.loss;
+            out[i].eval_accuracy = ev.accuracy;
+        }
+    ++m_step;
+    apply_due();  // the next step's changes land now, between steps, as a live edit would
+    return out;
+}
+
+double Session::wall_now() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+}
+
+void Session::require_nothing_pending(const char* what) const {
+    if (pending())
+        throw std::logic_error(std::string("Session::") + what +
+                               ": a step queued by step_ahead is pending; call finish_pending first");
+}
+
+std::vector<StepRecord> Session::step() {
+    require_nothing_pending("step");
+    const double wall = wall_now();
+    queue_runs();
+    return complete_step(finish_runs(wall));
+}
+
+bool Session::can_leave_pending() const {
+    if (m_step + 1 >= m_cfg.steps || evaluates(m_step)) return false;
+    const auto& list = m_cfg.live_changes;
+    if (m_applied < list.size() && list[m_applied].step <= m_step + 1) return false;  // lands before the next
+    return std::all_of(m_runs.begin(), m_runs.end(), [](const auto& r) { return r->can_queue_next(); });
+}
+
+std::vector<std::vector<StepRecord>> Session::step_ahead() {
+    std::vector<std::vector<StepRecord>> out;
+    if (!m_late.empty())  // a step failed behind it: its records first
+        throw std::logic_error("Session::step_ahead: a pending step was finished when the next failed to queue; "
+                               "call finish_pending first");
+    if (finished()) return out;
+    const double wall = wall_now();
+    queue_runs();  // step N, behind the pending step N−1 where there is one
+    if (m_pending) {
+        const double pending_wall = *m_pending;
+        m_pending.reset();
+        out.push_back(finish_runs(pending_wall));  // N−1 evaluated nothing and changed nothing
+    }
+    if (can_leave_pending()) {
+        m_pending = wall;
+        ++m_step;  // no change is due at the next step (can_leave_pending)
+    } else {
+        out.push_back(complete_step(finish_runs(wall)));
+    }
+    return out;
+}
+
+std::vector<StepRecord> Session::finish_pending() {
+    if (!m_late.empty()) return std::exchange(m_late, {});
+    if (!m_pending) return {};
+    const double wall = *m_pending;
+    m_pending.reset();
+    return finish_runs(wall);
+}
+
+bool Session::evaluates(long long step) const {
+    if (m_cfg.eval_every < 1 || m_eval.empty()) return false;
+    return step % m_cfg.eval_every == 0 || step + 1 == m_cfg.steps;
+}
+
+void Session::apply_due() {
+    const auto& list = m_cfg.live_changes;
+    while (m_applied < list.size() && list[m_applied].step <= m_step) apply(list[m_applied++]);
+}
+
+void Session::apply(const LiveChange& c) {
+    const auto effect = [&](std::vector<int> runs, std::string changes) {
+        if (!changes.empty()) m_effects.push_back({c.step, c.target, std::move(runs), std::move(changes)});
+    };
+    switch (c.target) {
+        case LiveTarget::session_scaler: {
+            const ScalerConfig resolved = with_overrides(c.scaler, m_cfg.scaler_overrides);  // as resolve_run does
+            std::vector<int> reached;
+            bool runs_changed = false;
+            for (std::size_t i = 0; i < m_runs.size(); ++i)
+                if (m_runs[i]->info().follows_session_scaler) {
+                    runs_changed |= !(m_runs[i]->scaler().config() == resolved);
+                    m_runs[i]->set_scaler(resolved);
+                    reached.push_back(static_cast<int>(i));
+                }
+            std::string what = scaler_changes(m_session_scaler, c.scaler);
+            if (what.empty() && runs_changed) what = "its runs back to the session scaler's settings";  // after a run's own edit
+            effect(std::move(reached), what);
+            m_session_scaler = c.scaler;
+            break;
+        }
+        case LiveTarget::run_scalers:
+            for (const auto& label : c.runs)
+                for (std::size_t i = 0; i < m_runs.size(); ++i)
+                    if (m_runs[i]->info().label == label) {
+                        const std::string what = scaler_changes(m_runs[i]->scaler().config(), c.scaler);
+                        m_runs[i]->set_scaler(c.scaler);
+                        effect({static_cast<int>(i)}, what);
+                    }
+            break;
+        case LiveTarget::train: {
+            TrainConfig t = m_train;
+            copy_live_fields(t, c.train);
+            std::vector<int> all;
+            for (std::size_t i = 0; i < m_runs.size(); ++i) {
+                m_runs[i]->set_train(t);
+                all.push_back(static_cast<int>(i));
+            }
+            effect(std::move(all), train_changes(m_train, t));
+            m_train = t;
+            break;
+        }
+    }
+}
+
+void Session::change_live(LiveChange c) {
+    require_nothing_pending("a live change");
+    c.step = m_step;
+    validate_live_change(m_cfg, c, "");
+    bool changes = false;
+    switch (c.target) {
+        case LiveTarget::session_scaler: {
+            changes = !(c.scaler == m_session_scaler);
+            const ScalerConfig resolved = with_overrides(c.scaler, m_cfg.scaler_overrides);
+            for (const auto& r : m_runs) changes |= r->info().follows_session_scaler && !(r->scaler().config() == resolved);
+            break;
+        }
+        case LiveTarget::run_scalers:
+            for (const auto& r : m_runs)
+                for (const auto& label : c.runs) changes |= r->info().label == label && !(r->scaler().config() == c.scaler);
+            break;
+        case LiveTarget::train: changes = !train_changes(m_train, c.train).empty(); break;
+    }
+    if (!changes) return;
+    // Every change up to this step is in force (apply_due runs after each step), so this one goes
+    // after them: a replay applies the list in order at the start of each step and meets the same.
+    auto& list = m_cfg.live_changes;
+    list.insert(list.begin() + static_cast<std::ptrdiff_t>(m_applied), c);
+    apply(list[m_applied++]);
+}
+
+void Session::set_scaler(const ScalerConfig& s) {
+    LiveChange c;
+    c.target = LiveTarget::session_scaler;
+    c.scaler = s;
+    change_live(std::move(c));
+}
+
+void Session::set_scaler(const std::vector<std::string>& runs, const ScalerConfig& s) {
+    LiveChange c;
+    c.target = LiveTarget::run_scalers;
+    c.runs = runs;
+    c.scaler = s;
+    change_live(std::move(c));
+}
+
+void Session::set_train(const TrainConfig& t) {
+    LiveChange c;
+    c.target = LiveTarget::train;
+    c.train = m_train;  // fields that shape the runs (batch, optimizer) need a reset
+    copy_live_fields(c.train, t);
+    change_live(std::move(c));
+}
+
+void Session::set_lr(double lr) {
+    TrainConfig t = m_train;
+    t.lr = lr;
+    t.min_lr = std::min(t.min_lr, lr);
+    set_train(t);
+}
+
+void Session::set_clip_norm(double clip) {
+    TrainConfig t = m_train;
+    t.clip_norm = clip;
+    set_train(t);
+}
+
+void Session::fold_applied() {
+    m_session_scaler = m_cfg.scaler;
+    m_train = m_cfg.train;
+    m_applied = 0;
+    const auto& list = m_cfg.live_changes;
+    for (; m_applied < list.size() && list[m_applied].step <= m_step; ++m_applied) {
+        const LiveChange& c = list[m_applied];
+        if (c.target == LiveTarget::session_scaler) m_session_scaler = c.scaler;
+        if (c.target == LiveTarget::train) copy_live_fields(m_train, c.train);
+    }
+    for (auto& r : m_runs) r->set_train(m_train);
+    m_effects.clear();
+}
+
+nlohmann::json Session::save_state() const {
+    require_nothing_pending("save_state");
+    nlohmann::json j;
+    j["format"] = "mpx-session-state";
+    j["version"] = 1;
+    j["config"] = to_json(m_cfg);
+    j["step"] = m_step;
+    const auto st = m_sampler->state();
+    j["sampler"] = {{"epoch", st.epoch}, {"position", st.position}};
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& r : m_runs) runs.push_back(r->save_state());
+    j["runs"] = runs;
+    return j;
+}
+
+namespace {
+[[noreturn]] void bad_state(const std::string& what) { throw ConfigError("--resume", what + " in the saved state"); }
+
+const nlohmann::json& saved(const nlohmann::json& j, const char* key, const std::string& where) {
+    if (!j.is_object() || !j.contains(key)) bad_state("\"" + std::string(key) + "\" is missing" + where);
+    return j.at(key);
+}
+
+// A count the state holds: a whole number from 0 to max.
+long long saved_count(const nlohmann::json& j, const char* key, long long max, const std::string& where) {
+    const auto& v = saved(j, key, where);
+    if (!v.is_number_integer() || (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(max)
+                                                          : v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > max))
+        bad_state("\"" + std::string(key) + "\"" + where + " is " + v.dump() + ", not a whole number from 0 to " +
+                  std::to_string(max));
+    return v.get<long long>();
+}
+}  // namespace
+
+std::unique_ptr<Session> Session::load_state(const nlohmann::json& j, BackendFactory factory) {
+    if (!j.is_object() || !j.contains("format") || j["format"] != "mpx-session-state")
+        throw ConfigError("--resume", "not an mpx session state file (it has no \"format\": \"mpx-session-state\")");
+    if (!j.contains("version") || j["version"] != 1)
+        throw ConfigError("--resume", "this state was saved by another mpx version (state version " +
+                                          (j.contains("version") ? j["version"].dump() : std::string("missing")) +
+                                          ", this mpx reads version 1); it cannot be resumed, but the run can be "
+                                          "re-run from its export sidecar: mpx-cli run --config <export>.json");
+    try {
+        std::unique_ptr<Session> s;
+        try {
+            s = std::make_unique<Session>(session_config_from_json(saved(j, "config", "")), std::move(factory));
+        } catch (const ConfigError& e) {
+            if (e.field() == "--resume") throw;
+            throw ConfigError(e.field(), e.message() + " (in the saved state)");
+        }
+        // Counts must agree with each other and the configuration: a state edited by hand or cut
+        // short would otherwise resume into a different session than the one saved.
+        const long long step = saved_count(j, "step", s->m_cfg.steps, "");
+        const auto& sampler = saved(j, "sampler", "");
+        BatchSampler::State st;
+        st.epoch = static_cast<std::uint64_t>(
+            saved_count(sampler, "epoch", std::numeric_limits<long long>::max(), " of the sampler"));
+        st.position = static_cast<std::size_t>(
+            saved_count(sampler, "position", s->m_cfg.data.n_train, " of the sampler"));
+        // The session draws `accumulation` batches per step and starts a new epoch lazily, when the
+        // next batch would not fit: (epoch, position) follows from the step.
+        const auto batch = static_cast<std::uint64_t>(s->m_cfg.train.batch);
+        const auto per_epoch = static_cast<std::uint64_t>(s->m_sampler->batches_per_epoch());
+        const std::uint64_t drawn = static_cast<std::uint64_t>(step) * static_cast<std::uint64_t>(s->m_cfg.train.accumulation);
+        const std::uint64_t epoch = drawn == 0 ? 0 : (drawn - 1) / per_epoch;
+        const std::uint64_t position = drawn == 0 ? 0 : ((drawn - 1) % per_epoch + 1) * batch;
+        if (st.epoch != epoch || st.position != position)
+            bad_state("the batch order (epoch " + std::to_string(st.epoch) + ", position " +
+                      std::to_string(st.position) + ") does not match step " + std::to_string(step));
+        const auto& runs = saved(j, "runs", "");
+        if (!runs.is_array() || runs.size() != s->m_runs.size())
+            bad_state("the number of runs differs from the configuration's " + std::to_string(s->m_runs.size()));
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const std::string where = " of run " + std::to_string(i + 1);
+            saved_count(runs[i], "applied_steps", step, where);  // at most one update per step
+            saved_count(runs[i], "schedule_steps", step, where);
+        }
+        s->m_step = step;
+        s->m_sampler->restore(st);
+        // The runs' scalers are in their states; the session scaler and training settings follow
+        // from the changes of the configuration up to this step.
+        s->fold_applied();
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            try {
+                s->m_runs[i]->load_state(runs[i]);
+            } catch (const ConfigError& e) {  // a run that does not match, its scaler, its parameters
+                throw ConfigError("--resume", (e.field().empty() ? "" : e.field() + ": ") + e.message() +
+                                                  " (run " + std::to_string(i + 1) + " in the saved state)");
+            }
+        }
+        return s;
+    } catch (const nlohmann::json::exception& e) {
+        // A key missing or of the wrong type deeper inside (a run's scaler state, its parameters).
+        const std::string what = e.what();
+        const auto cut = what.find("] ");
+        bad_state("a value is missing or of the wrong type (" +
+                  (cut == std::string::npos ? what : what.substr(cut + 2)) + ")");
+    }
+}
+
+}  // namespace mpx

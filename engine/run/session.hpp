@@ -1,0 +1,133 @@
+// A comparison: several runs from the same seed, initial weights and batch order, advanced in
+// lockstep. Rule: the session gathers each micro-batch once and hands the same batch to every run;
+// live changes (scaler, LR, clipping) land between steps, and every one is an entry of
+// config().live_changes: a change made live is appended there, one the configuration lists is applied
+// at the start of its step, so config() replays the session. It keeps no history: callers keep records.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/config/session_config.hpp"
+#include "engine/model/dataset.hpp"
+#include "engine/run/run.hpp"
+
+namespace mpx {
+
+// Makes the backend for one run; the default gives CPU backends. The app and CLI pass one that
+// picks the GPU where the configuration asks for it.
+using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+
+// A ConfigError (data.n_train) when the data set could not fit in the memory this process may
+// use; checked before the examples are generated.
+void check_dataset_fits(const DatasetConfig& d);
+
+// A live change as it landed, for the event log and the CLI: one per run whose scaler a run_scalers
+// change set, one for a session-scaler or training change (runs: every run it reached).
+struct LiveEffect {
+    long long step = 0;
+    LiveTarget target = LiveTarget::session_scaler;
+    std::vector<int> runs;
+    std::string changes;  // "hysteresis 2 → 4" (live_change.hpp, scaler_changes)
+};
+
+class Session {
+public:
+    explicit Session(SessionConfig cfg, BackendFactory factory = {});
+    // Runs keep a pointer to m_cfg: a Session stays where it was built (hold it by unique_ptr).
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    const SessionConfig& config() const { return m_cfg; }
+    const Dataset& dataset() const { return m_data; }
+    std::size_t run_count() const { return m_runs.size(); }
+    const Run& run(std::size_t i) const { return *m_runs[i]; }
+    Run& run(std::size_t i) { return *m_runs[i]; }  // for reads that use its buffers (boundary.hpp)
+    long long steps_done() const { return m_step; }
+    bool finished() const { return m_step >= m_cfg.steps; }
+
+    // One lockstep step: one record per run, in run order; on evaluation steps each record also
+    // carries its run's loss and accuracy on the held-out split after the step's update.
+    std::vector<StepRecord> step();
+    // Records one step late: queues step N behind step N−1, which stays pending, and only then
+    // finishes N−1, so on a GPU the host reads N−1's records while N runs. Returns the steps this
+    // call finished, oldest first, each as step() returns it, bit for bit: N−1's (if pending) and
+    // N's where N cannot stay pending: it evaluates, collects histograms or is the last step, a
+    // change is due at N+1, a run's scaler may stop it (AtMin::error), or a backend keeps one step
+    // record (Run::can_queue_next). While a step is pending nothing else may be asked of the
+    // session (step, live changes, save_state throw std::logic_error): finish_pending() first.
+    std::vector<std::vector<StepRecord>> step_ahead();
+    bool pending() const { return m_pending.has_value() || !m_late.empty(); }
+    // The pending step's records (empty when none is). After step_ahead threw (a run's step failed
+    // to queue), the step that was pending was finished: its records come from here.
+    std::vector<StepRecord> finish_pending();
+    // Whether step `step` (0-based) evaluates: every eval_every-th step from step 0, and the last
+    // step, as record_every keeps them; never with eval_every 0 or an empty held-out split.
+    bool evaluates(long long step) const;
+    // Raises the step count (a resumed session trained further); never lowers it.
+    void extend_to(long long steps) { m_cfg.steps = std::max(m_cfg.steps, steps); }
+    // Back to step 0 with the same seed: same weights, same batches, the same live changes replayed.
+    void reset();
+
+    // Live-tunable settings; anything else needs a new Session (the UI says which is which). Each
+    // is validated (ConfigError naming the field, nothing changed), applied before the next step and
+    // appended to config().live_changes at the current step; one that changes nothing is not.
+    void set_scaler(const ScalerConfig& s);  // the session scaler: runs whose label names no scaler
+    // The scaler of the runs named by label (as RunInfo::label, the CSV's run column), as given.
+    void set_scaler(const std::vector<std::string>& runs, const ScalerConfig& s);
+    void set_lr(double lr);
+    void set_clip_norm(double clip);
+    void set_train(const TrainConfig& t);  // applies the live fields: lr, schedule, clipping
+    // The settings in force now: config().scaler and config().train with the live changes applied.
+    const ScalerConfig& session_scaler() const { return m_session_scaler; }
+    const TrainConfig& train() const { return m_train; }
+    // The live changes applied since the last call, in order (the app's event log, the CLI's notes).
+    std::vector<LiveEffect> take_live_effects() { return std::exchange(m_effects, {}); }
+
+    // Everything needed to resume bit-identically: configuration, step, sampler and every run.
+    nlohmann::json save_state() const;
+    static std::unique_ptr<Session> load_state(const nlohmann::json& j, BackendFactory factory = {});
+
+private:
+    void gather_batches();  // the step's micro-batches, the same for every run
+    void queue_runs();      // the batches, then every run's step; on a throw the step is not taken
+    std::vector<StepRecord> finish_runs(double wall);
+    std::vector<StepRecord> complete_step(std::vector<StepRecord> out);  // evaluation, next step, changes
+    bool can_leave_pending() const;
+    double wall_now() const;
+    void require_nothing_pending(const char* what) const;
+    void build();       // build_runs, with out-of-memory turned into a ConfigError naming the fix
+    void build_runs();
+    void gather_eval_split();
+    void apply_due();  // every change of the configuration whose step has come
+    void apply(const LiveChange& c);
+    void change_live(LiveChange c);
+    void fold_applied();  // session scaler and training settings after the applied changes
+
+    SessionConfig m_cfg;
+    BackendFactory m_factory;
+    Dataset m_data;
+    InitialWeights m_init;
+    std::unique_ptr<BatchSampler> m_sampler;
+    std::vector<std::unique_ptr<Run>> m_runs;
+    std::vector<Batch> m_micro;
+    std::vector<EvalChunk> m_eval;  // the held-out split in batch-sized chunks
+    long long m_step = 0;
+    // Live changes: m_cfg.live_changes[0, m_applied) are in force, every one whose step is <= m_step.
+    std::size_t m_applied = 0;
+    ScalerConfig m_session_scaler;
+    TrainConfig m_train;
+    std::vector<LiveEffect> m_effects;
+    std::chrono::steady_clock::time_point m_start;
+    std::optional<double> m_pending;  // step_ahead left step m_step − 1 queued: its wall time
+    std::vector<StepRecord> m_late;   // a pending step finished when the next failed to queue
+};
+
+}  // namespace mpx

@@ -1,0 +1,466 @@
+// ChartsPanel: a PlotWidget per row of the chart table over one RecordStore, one shared step range.
+#include <algorithm>
+#include "ui/panels/charts_panel.hpp"
+
+#include <QCheckBox>
+#include <QGraphicsDropShadowEffect>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QSlider>
+#include <QToolTip>
+#include <cmath>
+
+#include "ui/kit/concepts.hpp"
+#include "ui/kit/run_style.hpp"
+#include "ui/session/config_bridge.hpp"
+
+namespace mpx::ui {
+namespace {
+
+double niceCeil(double v) {
+    if (v <= 10) return 10;
+    const double mag = std::pow(10.0, std::floor(std::log10(v)));
+    for (double m : {1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0})
+        if (m * mag >= v) return m * mag;
+    return 10 * mag;
+}
+
+QString number(double v) { return QString::number(v, 'g', 6); }
+
+constexpr double k_min_span = 10;  // steps: the closest zoom
+constexpr int k_chart_columns = 3;
+
+}  // namespace
+
+QIcon swatch(const QColor& c, int size) {
+    QPixmap pm(size, size);
+    pm.fill(Qt::transparent);
+    QPainter p(&pm);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setBrush(c);
+    p.setPen(c.darker(120));
+    p.drawRoundedRect(QRectF(0.5, 0.5, size - 1, size - 1), 2, 2);
+    return QIcon(pm);
+}
+
+ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(4, 2, 4, 2);
+    outer->setSpacing(2);
+
+    auto* bar = new QHBoxLayout;
+    bar->setSpacing(10);
+    m_legendLayout = new QGridLayout;
+    m_legendLayout->setHorizontalSpacing(14);
+    m_legendLayout->setVerticalSpacing(0);
+    bar->addLayout(m_legendLayout);
+    bar->addStretch(1);
+    m_logLoss = new QCheckBox(tr("Log loss"));
+    m_logLoss->setToolTip(tr("Show the training and held-out loss on a logarithmic axis."));
+    bar->addWidget(m_logLoss);
+    auto* smoothLabel = new QLabel(tr("Smoothing"));
+    smoothLabel->setToolTip(concepts::smoothing());
+    bar->addWidget(smoothLabel);
+    m_smoothing = new QSlider(Qt::Horizontal);
+    m_smoothing->setRange(0, 99);
+    m_smoothing->setValue(60);
+    m_smoothing->setFixedWidth(110);
+    m_smoothing->setToolTip(concepts::smoothing());
+    bar->addWidget(m_smoothing);
+    m_zoomHint = new QLabel;
+    m_zoomHint->setStyleSheet(QStringLiteral("color: #666"));
+    bar->addWidget(m_zoomHint);
+    auto* resetZoomButton = new QPushButton(tr("Reset zoom"));
+    resetZoomButton->setToolTip(tr("Follow the whole run again (or double-click a chart). Wheel zooms, "
+                                   "dragging pans; all charts share the step axis."));
+    bar->addWidget(resetZoomButton);
+    outer->addLayout(bar);
+
+    m_area = new QWidget;
+    auto* grid = new QGridLayout(m_area);
+    grid->setContentsMargins(0, 0, 0, 0);
+    grid->setSpacing(4);
+    for (const ChartSpec& c : chartTable()) {
+        const int i = static_cast<int>(c.id);
+        auto* p = new PlotWidget(m_titles[i] = chartTitle(c));
+        p->setMinimumSize(240, 150);
+        m_plots[i] = p;
+        grid->addWidget(p, i / k_chart_columns, i % k_chart_columns);
+        if (c.draw == Draw::stacked) {
+            p->setToolTip(c.explain());
+            continue;
+        }
+        p->setXTitle(tr("step"));
+        p->setYTitle(chartYTitle(c));
+        switch (c.axis) {
+            case AxisKind::loss: break;
+            case AxisKind::log2: p->setYScale(PlotWidget::YScale::log2); break;
+            case AxisKind::percent: p->setYLabelFormat(QStringLiteral("%.3g%%")); break;
+            case AxisKind::count: p->setYLabelFormat(QStringLiteral("%.0f")); break;
+        }
+        const ChartId id = c.id;
+        connect(p, &PlotWidget::xRangeRequested, this, [this](double a, double b) { setView(a, b, false); });
+        connect(p, &PlotWidget::resetRequested, this, &ChartsPanel::resetZoom);
+        connect(p, &PlotWidget::hovered, this, [this, id](double x, const QPoint& g) { showHover(id, x, g); });
+        connect(p, &PlotWidget::plotResized, this, [this] { drawTimeCharts(); });
+    }
+    for (int r = 0; r * k_chart_columns < k_chart_count; ++r) grid->setRowStretch(r, 1);
+    outer->addWidget(m_area, 1);
+
+    connect(m_logLoss, &QCheckBox::toggled, this, [this](bool on) {
+        for (const ChartSpec& c : chartTable())
+            if (c.axis == AxisKind::loss)
+                plot(c.id)->setYScale(on ? PlotWidget::YScale::log10 : PlotWidget::YScale::linear);
+        drawTimeCharts();
+    });
+    connect(m_smoothing, &QSlider::valueChanged, this, [this] { drawTimeCharts(); });
+    connect(resetZoomButton, &QPushButton::clicked, this, &ChartsPanel::resetZoom);
+    connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
+        rebuildSeries();
+        m_cursor = std::nan("");
+        resetZoom();
+    });
+    connect(m_store, &gui::RecordStore::stepsRecorded, this, &ChartsPanel::refresh);
+    connect(m_store, &gui::RecordStore::scalersEdited, this, &ChartsPanel::updateRunLabels);
+}
+
+// A run whose scaler was edited live reads "amp-fp16+deepspeed ✎" in the legend: the pencil is short
+// enough for four runs to a row, and the tooltip lists the edits (the event log has each one).
+void ChartsPanel::updateRunLabels() {
+    const auto session = m_store->session();
+    if (!session) return;
+    for (int r = 0; r < m_runBoxes.size() && r < m_store->runCount(); ++r) {
+        const QString label = session->runs[static_cast<std::size_t>(r)].label;
+        const QStringList& edits = m_store->liveEdits(r);
+        m_runBoxes[r]->setText(edits.isEmpty() ? label : label + QStringLiteral(" ✎"));
+        QString tip = concepts::run(label);
+        if (!edits.isEmpty()) {
+            const qsizetype shown = std::min<qsizetype>(edits.size(), 5);
+            tip += QStringLiteral("\n\n✎ ") +
+                   (edits.size() == 1 ? tr("Its scaler was edited live:")
+                                      : tr("Its scaler was edited live %1 times; the latest:").arg(edits.size())) +
+                   QStringLiteral("\n") + edits.mid(edits.size() - shown).join(QStringLiteral("\n"));
+        }
+        m_runBoxes[r]->setToolTip(tip);
+    }
+}
+
+void ChartsPanel::rebuildSeries() {
+    for (const ChartSpec& c : chartTable())
+        if (c.draw != Draw::stacked) plot(c.id)->removeAllSeries();
+    for (QCheckBox* b : m_runBoxes) delete b;
+    m_runBoxes.clear();
+    m_series.clear();
+    const auto session = m_store->session();
+    if (!session) return;
+    const int runs = static_cast<int>(session->runs.size());
+    m_series.assign(static_cast<std::size_t>(runs), RunSeries{});
+    updateTitles();
+    // In three passes so that what matters is drawn on top: faint raw lines, then every run's line,
+    // then markers.
+    for (const ChartSpec& c : chartTable())
+        if (c.draw == Draw::rawAndSmoothed)
+            for (int r = 0; r < runs; ++r) {
+                QColor faint = runColour(r);
+                faint.setAlpha(70);
+                m_series[r][static_cast<int>(c.id)].raw = plot(c.id)->addLine(session->runs[r].label, faint, 1.0 * m_scale);
+            }
+    for (int r = 0; r < runs; ++r) {
+        const QString label = session->runs[r].label;
+        const QColor colour = runColour(r);
+        for (const ChartSpec& c : chartTable())
+            if (c.draw != Draw::stacked)
+                m_series[r][static_cast<int>(c.id)].line =
+                    plot(c.id)->addLine(label, colour, (c.draw == Draw::rawAndSmoothed || c.scaleEvents ? 2.0 : 1.6) * m_scale);
+        auto* box = new QCheckBox(label);
+        box->setChecked(true);
+        box->setIcon(swatch(colour, 14));
+        box->setToolTip(concepts::run(label));
+        QFont f = box->font();
+        f.setBold(true);
+        box->setFont(f);
+        connect(box, &QCheckBox::toggled, this, [this] { drawTimeCharts(); });
+        m_legendLayout->addWidget(box, r / 4, r % 4);  // four runs to a row
+        m_runBoxes << box;
+    }
+    updateRunLabels();
+    for (int r = 0; r < runs; ++r) {
+        const QColor colour = runColour(r);
+        for (const ChartSpec& c : chartTable()) {
+            Series& s = m_series[r][static_cast<int>(c.id)];
+            if (c.draw == Draw::dots)
+                s.dots = plot(c.id)->addMarkers(tr("evaluated"), colour, colour.darker(140), PlotWidget::Marker::circle, 6 * m_scale);
+            if (c.scaleEvents) {
+                s.skips = plot(c.id)->addMarkers(tr("skipped"), colour, QColor(0xc0, 0x39, 0x2b),
+                                                 PlotWidget::Marker::diamond, 9 * m_scale);
+                s.grows = plot(c.id)->addMarkers(tr("grew"), colour.lighter(130), colour.darker(140),
+                                                 PlotWidget::Marker::triangle, 7 * m_scale);
+            }
+        }
+    }
+}
+
+bool ChartsPanel::runVisible(int run) const {
+    return run < m_runBoxes.size() && m_runBoxes[run]->isChecked();
+}
+
+int ChartsPanel::lineSeries(ChartId c, int run) const {
+    return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(c)].line;
+}
+int ChartsPanel::rawLossSeries(int run) const {
+    return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(ChartId::loss)].raw;
+}
+int ChartsPanel::scaleSeries(int run) const {
+    return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(ChartId::scale)].line;
+}
+int ChartsPanel::skipMarkerSeries(int run) const {
+    return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(ChartId::scale)].skips;
+}
+
+void ChartsPanel::setLossLogScale(bool on) { m_logLoss->setChecked(on); }
+bool ChartsPanel::lossLogScale() const { return m_logLoss->isChecked(); }
+void ChartsPanel::setSmoothing(double s) { m_smoothing->setValue(static_cast<int>(std::lround(s * 100))); }
+double ChartsPanel::smoothing() const { return m_smoothing->value() / 100.0; }
+
+void ChartsPanel::updateFollowRange() {
+    const auto session = m_store->session();
+    const double steps = static_cast<double>(m_store->steps());
+    double x1 = niceCeil(std::max(steps, 1.0));
+    if (session && session->totalSteps > 0) x1 = std::min(x1, static_cast<double>(session->totalSteps));
+    m_x0 = 0;
+    m_x1 = std::max(x1, k_min_span);
+}
+
+void ChartsPanel::setView(double x0, double x1, bool follow) {
+    m_follow = follow;
+    if (follow) {
+        updateFollowRange();
+    } else {
+        const auto session = m_store->session();
+        const double limit = std::max<double>(
+            {k_min_span, static_cast<double>(m_store->steps()), session ? static_cast<double>(session->totalSteps) : 0.0});
+        double span = std::clamp(x1 - x0, k_min_span, limit * 1.1);
+        x0 = std::clamp(x0, -0.05 * span, limit - 0.5 * span);
+        m_x0 = x0;
+        m_x1 = x0 + span;
+    }
+    m_zoomHint->setText(m_follow ? QString() : tr("zoomed: steps %1–%2").arg(std::llround(m_x0)).arg(std::llround(m_x1)));
+    drawTimeCharts();
+    emit viewChanged();
+}
+
+void ChartsPanel::resetZoom() { setView(0, 0, true); }
+void ChartsPanel::zoomTo(double x0, double x1) { setView(x0, x1, false); }
+
+void ChartsPanel::focusStep(qint64 step) {
+    const double span = m_follow ? std::max(200.0, (m_x1 - m_x0) / 10) : (m_x1 - m_x0);
+    m_cursor = static_cast<double>(step);
+    setView(static_cast<double>(step) - span / 2, static_cast<double>(step) + span / 2, false);
+}
+
+void ChartsPanel::refresh() {
+    if (m_follow) updateFollowRange();
+    updateTitles();
+    drawTimeCharts();
+    drawMemory();
+}
+
+void ChartsPanel::updateTitles() {
+    const auto session = m_store->session();
+    for (const ChartSpec& c : chartTable()) {
+        QString title = chartTitle(c);
+        // Evaluation charts say how often they are measured, or that nothing is: step 0 always
+        // evaluates, so no value there means the data has none (accuracy of a regression).
+        if (c.draw == Draw::dots && session) {
+            bool any = false;
+            for (int r = 0; r < m_store->runCount(); ++r) any = any || m_store->history(r).at(c.metric, 0).valid;
+            if (session->config.eval_every < 1) title = tr("%1 · off (eval_every 0)").arg(title);
+            else if (m_store->steps() > 0 && !any) title = tr("%1 · none for this data set").arg(title);
+            else title = tr("%1 · every %2 steps").arg(title).arg(session->config.eval_every);
+        }
+        if (highlighted(c.id)) title = QStringLiteral("<span style='color:#d35400'>★</span> ") + title;
+        if (title != m_titles[static_cast<int>(c.id)]) plot(c.id)->setTitle(m_titles[static_cast<int>(c.id)] = title);
+    }
+}
+
+void ChartsPanel::setPresentationScale(double s) {
+    if (s == m_scale) return;
+    m_scale = s;
+    for (PlotWidget* p : m_plots) p->setFontScale(s);
+    if (m_store->session()) rebuildSeries();
+    refresh();
+}
+
+void ChartsPanel::setHighlighted(const QList<ChartId>& charts) {
+    for (int i = 0; i < k_chart_count; ++i) {
+        const bool on = charts.contains(static_cast<ChartId>(i));
+        m_highlighted[i] = on;
+        if (on) {
+            auto* glow = new QGraphicsDropShadowEffect(m_plots[i]);
+            glow->setColor(QColor(230, 126, 34));
+            glow->setOffset(0, 0);
+            glow->setBlurRadius(18);
+            m_plots[i]->setGraphicsEffect(glow);
+        } else {
+            m_plots[i]->setGraphicsEffect(nullptr);
+        }
+    }
+    updateTitles();
+}
+
+void ChartsPanel::drawTimeCharts() {
+    if (static_cast<int>(m_series.size()) != m_store->runCount()) return;
+    for (const ChartSpec& c : chartTable())
+        if (c.draw != Draw::stacked) {
+            plot(c.id)->setXRange(m_x0, m_x1);
+            plot(c.id)->setCursorStep(m_cursor);
+            drawLines(c, m_x0, m_x1);
+        }
+}
+
+void ChartsPanel::drawLines(const ChartSpec& c, double x0, double x1) {
+    PlotWidget* p = plot(c.id);
+    const bool logAxis = c.axis == AxisKind::loss && lossLogScale();
+    const double smooth = smoothing();
+    const double k = c.axis == AxisKind::percent ? 100 : 1;
+    // One pixel column per two pixels: a min/max pair per column is still a point per pixel, and
+    // Qt Charts' cost grows with every point it strokes.
+    const int columns = std::max(16, p->plotWidth() / 2);
+    // The y range comes from the points drawn, so an axis always fits what is on screen.
+    double lo = INFINITY, hi = -INFINITY;
+    QList<QPointF> pts;
+    auto put = [&](int id, bool visible, bool ranged) {
+        if (id < 0) return;
+        for (QPointF& q : pts) q.setY(q.y() * k);
+        p->setSeriesVisible(id, visible);
+        if (visible && ranged)
+            for (const QPointF& q : pts)
+                if (!logAxis || q.y() > 0) lo = std::min(lo, q.y()), hi = std::max(hi, q.y());
+        p->setPoints(id, visible ? pts : QList<QPointF>{});
+        pts.clear();
+    };
+    for (int r = 0; r < static_cast<int>(m_series.size()); ++r) {
+        const gui::RunHistory& h = m_store->history(r);
+        const Series& s = m_series[static_cast<std::size_t>(r)][static_cast<int>(c.id)];
+        const bool vis = runVisible(r);
+        switch (c.draw) {
+            case Draw::rawAndSmoothed:
+                h.decimate(c.metric, gui::Reduce::envelope, x0, x1, columns, pts);
+                put(s.raw, vis, true);
+                if (smooth > 0) h.smoothed(c.metric, smooth, x0, x1, columns, pts);
+                put(s.line, vis && smooth > 0, false);
+                break;
+            case Draw::dots: {
+                h.decimate(c.metric, gui::Reduce::mean, x0, x1, columns, pts);
+                const QList<QPointF> line = pts;
+                put(s.line, vis, true);
+                // Dots only while they stand apart: one per evaluation, not a smear.
+                if (line.size() <= p->plotWidth() / 8) pts = line;
+                put(s.dots, vis, false);
+                break;
+            }
+            case Draw::envelope:
+            case Draw::mean:
+            case Draw::max:
+                h.decimate(c.metric, c.draw == Draw::envelope ? gui::Reduce::envelope
+                                     : c.draw == Draw::mean   ? gui::Reduce::mean
+                                                              : gui::Reduce::max,
+                           x0, x1, columns, pts);
+                put(s.line, vis, true);
+                break;
+            case Draw::average:  // step times are noisy (other processes share the cores)
+                h.smoothed(c.metric, 0.9, x0, x1, columns, pts);
+                put(s.line, vis, true);
+                break;
+            case Draw::stacked: return;
+        }
+        if (c.scaleEvents) {
+            gui::decimateMarkers(m_store->skips(r), x0, x1, p->plotWidth() / 4, pts);
+            put(s.skips, vis, false);
+            gui::decimateMarkers(m_store->grows(r), x0, x1, p->plotWidth() / 4, pts);
+            put(s.grows, vis, false);
+        }
+    }
+    const bool valid = lo <= hi;
+    switch (c.axis) {
+        case AxisKind::loss:
+            if (valid) {
+                const double pad = logAxis ? 0 : (hi - lo) * 0.05;
+                p->setYRange(logAxis ? lo : std::max(0.0, lo - pad), hi + pad);
+            }
+            break;
+        case AxisKind::log2:
+            if (valid) p->setYRange(lo / 2, hi * 2);
+            break;
+        // A share in percent: headroom above the highest value, but never past 100 %.
+        case AxisKind::percent: p->setYRange(0, valid && hi > 0 ? std::min(100.0, hi * 1.1) : 1); break;
+        case AxisKind::count: p->setYRange(0, std::max(5.0, valid ? hi * 1.1 : 0.0)); break;
+    }
+}
+
+void ChartsPanel::drawMemory() {
+    const auto session = m_store->session();
+    if (!session || m_store->steps() == 0) return;
+    QStringList categories;
+    double largest = 0;
+    for (int r = 0; r < m_store->runCount(); ++r) {
+        categories << session->runs[static_cast<std::size_t>(r)].label;
+        largest = std::max(largest, static_cast<double>(m_store->memory(r).total()));
+    }
+    const bool mib = largest >= 1024.0 * 1024.0;
+    const double unit = mib ? 1024.0 * 1024.0 : 1024.0;
+    QList<PlotWidget::BarSet> sets;
+    for (int c = 0; c < gui::k_memory_categories; ++c) {
+        PlotWidget::BarSet s{gui::memoryCategoryName(c), memoryColour(c), {}};
+        for (int r = 0; r < m_store->runCount(); ++r)
+            s.values << static_cast<double>(m_store->memory(r).bytes[static_cast<std::size_t>(c)]) / unit;
+        sets << s;
+    }
+    plot(ChartId::memory)->setBars(categories, sets, mib ? tr("MiB") : tr("KiB"));
+}
+
+QString ChartsPanel::hoverText(ChartId id, long long step) const {
+    const auto session = m_store->session();
+    const ChartSpec& c = chartSpec(id);
+    if (!session || c.draw == Draw::stacked) return {};
+    const gui::Metric m = c.metric;
+    // Values recorded only every few steps: the latest at or before the step, and where it was taken.
+    const bool sparse = c.draw == Draw::dots;
+    const double k = c.axis == AxisKind::percent ? 100 : 1;
+    const QString unit = c.axis == AxisKind::percent ? QStringLiteral("%") : QString();
+    QString rows;
+    for (int r = 0; r < m_store->runCount(); ++r) {
+        const gui::RunHistory& h = m_store->history(r);
+        const gui::BucketStat st = sparse ? h.latest(m, step) : h.at(m, step);
+        QString value;
+        if (st.last < st.first && !st.valid) value = tr("—");
+        else if (!st.valid) value = m == gui::Metric::loss ? tr("NaN/inf") : tr("—");
+        else if (st.first == st.last || st.min == st.max) value = number(st.min * k) + unit;
+        else value = tr("%1 … %2").arg(number(st.min * k) + unit, number(st.max * k) + unit);
+        if (sparse && st.valid && !(st.first <= step && step <= st.last))  // taken earlier: say when
+            value += st.first == st.last ? tr(" (step %1)").arg(st.last) : tr(" (steps %1–%2)").arg(st.first).arg(st.last);
+        rows += QStringLiteral("<tr><td><span style='color:%1'>■</span> %2</td><td align=right>&nbsp;%3</td></tr>")
+                    .arg(runColour(r).name(), session->runs[static_cast<std::size_t>(r)].label.toHtmlEscaped(), value);
+    }
+    const gui::BucketStat any = m_store->runCount() ? m_store->history(0).at(m, step) : gui::BucketStat{};
+    const QString where = any.last > any.first ? tr("steps %1–%2").arg(any.first).arg(any.last) : tr("step %1").arg(step);
+    QString html = QStringLiteral("<b>%1</b><table>%2</table>").arg(where, rows);
+    html += QStringLiteral("<p style='color:#666; white-space:normal'>%1</p>").arg(c.explain());
+    return html;
+}
+
+void ChartsPanel::showHover(ChartId c, double x, const QPoint& globalPos) {
+    if (!std::isfinite(x) || x < 0 || x >= static_cast<double>(m_store->steps())) {
+        QToolTip::hideText();
+        for (int i = 0; i < k_chart_count; ++i) m_plots[i]->setCursorStep(m_cursor);
+        return;
+    }
+    const long long step = std::llround(x);
+    for (int i = 0; i < k_chart_count; ++i) m_plots[i]->setCursorStep(static_cast<double>(step));
+    QToolTip::showText(globalPos + QPoint(14, 10), hoverText(c, step), plot(c));
+}
+
+}  // namespace mpx::ui

@@ -1,0 +1,95 @@
+// The charts of every run at once, one per row of the chart table (ui/views/chart_table.hpp). One shared
+// step axis: zoom or pan one chart and all follow; hovering shows every run's value at that step.
+// Rule: refresh() reads the RecordStore and sets each series once, decimated to the plot's pixels;
+// it is called once per drain (~30 Hz), never per step.
+#pragma once
+
+#include <QWidget>
+#include <array>
+#include <limits>
+#include <vector>
+
+#include "ui/kit/plot_widget.hpp"
+#include "ui/session/record_store.hpp"
+#include "ui/views/chart_table.hpp"
+
+class QCheckBox;
+class QSlider;
+class QGridLayout;
+class QLabel;
+
+namespace mpx::ui {
+
+class ChartsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ChartsPanel(gui::RecordStore* store, QWidget* parent = nullptr);
+
+    void refresh();
+    void focusStep(qint64 step);  // centre every chart on this step and mark it
+    void resetZoom();             // back to following the whole run
+    void zoomTo(double x0, double x1);  // show steps [x0, x1] on every chart
+    void setLossLogScale(bool on);
+    bool lossLogScale() const;
+    void setSmoothing(double s);  // [0, 0.99]
+    double smoothing() const;
+    QWidget* chartArea() const { return m_area; }
+    // Fonts, line widths and markers × s (the classroom view); 1 = normal.
+    void setPresentationScale(double s);
+    double presentationScale() const { return m_scale; }
+    // The charts a lesson names: a ★ before the title and a glow around the chart.
+    void setHighlighted(const QList<ChartId>& charts);
+    bool highlighted(ChartId c) const { return m_highlighted[static_cast<int>(c)]; }
+
+    // For tests: the plot of a chart and a run's series in it.
+    PlotWidget* plot(ChartId c) const { return m_plots[static_cast<int>(c)]; }
+    int lineSeries(ChartId c, int run) const;  // the run's line in that chart
+    int rawLossSeries(int run) const;
+    int scaleSeries(int run) const;
+    int skipMarkerSeries(int run) const;
+    double viewX0() const { return m_x0; }
+    double viewX1() const { return m_x1; }
+    bool following() const { return m_follow; }
+
+signals:
+    void viewChanged();
+
+private:
+    // A run's series in one chart; -1 where the chart's row draws no such series.
+    struct Series {
+        int raw = -1;    // rawAndSmoothed: the faint envelope
+        int line = -1;   // the run's line (the smoothed one for rawAndSmoothed)
+        int dots = -1;   // dots: a marker at each recorded value
+        int skips = -1, grows = -1;  // scaleEvents
+    };
+    using RunSeries = std::array<Series, k_chart_count>;
+    void rebuildSeries();
+    void updateRunLabels();  // a ✎ after the label of each run edited live
+    void setView(double x0, double x1, bool follow);
+    void updateFollowRange();
+    void drawTimeCharts();
+    void drawMemory();
+    void showHover(ChartId c, double x, const QPoint& globalPos);
+    void drawLines(const ChartSpec& c, double x0, double x1);
+    void updateTitles();  // sets a title only when it changed (a new title lays the chart out again)
+    QString hoverText(ChartId c, long long step) const;
+    bool runVisible(int run) const;
+
+    gui::RecordStore* m_store;
+    QWidget* m_area = nullptr;
+    QGridLayout* m_legendLayout = nullptr;
+    QList<QCheckBox*> m_runBoxes;
+    QCheckBox* m_logLoss = nullptr;
+    QSlider* m_smoothing = nullptr;
+    QLabel* m_zoomHint = nullptr;
+    PlotWidget* m_plots[k_chart_count] = {};
+    bool m_highlighted[k_chart_count] = {};
+    double m_scale = 1.0;
+    QString m_titles[k_chart_count];
+    std::vector<RunSeries> m_series;
+    double m_x0 = 0, m_x1 = 100;
+    bool m_follow = true;
+    double m_cursor = std::numeric_limits<double>::quiet_NaN();
+};
+
+}  // namespace mpx::ui

@@ -1,0 +1,62 @@
+// The settings that shape a session and so need a reset: precisions to compare, model, data set,
+// optimizer, batch, seed, steps, device. Rule: writes only these fields (applyTo); the window
+// decides when they take effect and shows the "needs reset" banner.
+#pragma once
+
+#include <QWidget>
+
+#include "ui/session/config_bridge.hpp"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QGridLayout;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace mpx::ui {
+
+class SetupPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SetupPanel(QWidget* parent = nullptr);
+
+    void setConfig(const mpx::SessionConfig& cfg);  // no signal
+    void applyTo(mpx::SessionConfig& cfg) const;
+    QStringList runs() const;  // checked run labels, in display order
+    void setRunChecked(const QString& label, bool checked);
+    void setPendingReset(bool pending);  // the title badge
+
+signals:
+    void edited();
+
+private:
+    QWidget* buildRuns();
+    QWidget* buildModel();
+    QWidget* buildData();
+    QWidget* buildTraining();
+    QCheckBox* addRunBox(const QString& label);
+    void dataKindChanged();
+    void changed();
+
+    bool m_filling = false;
+    QLabel* m_badge = nullptr;
+    QGridLayout* m_runGrid = nullptr;
+    QList<QCheckBox*> m_runBoxes;
+    QLineEdit* m_addRun = nullptr;
+    QLabel* m_runError = nullptr;
+    QLineEdit* m_sizes = nullptr;
+    QLabel* m_sizesError = nullptr;
+    QComboBox* m_activation = nullptr;
+    QCheckBox *m_layernorm = nullptr, *m_recompute = nullptr, *m_keepOutput = nullptr;
+    QDoubleSpinBox* m_dropout = nullptr;
+    QComboBox* m_dataKind = nullptr;
+    QSpinBox *m_classes = nullptr, *m_nTrain = nullptr;
+    QDoubleSpinBox *m_noise = nullptr, *m_inputScale = nullptr;
+    QComboBox *m_optimizer = nullptr, *m_device = nullptr;
+    QSpinBox *m_batch = nullptr, *m_accumulation = nullptr, *m_steps = nullptr, *m_seed = nullptr,
+             *m_recordEvery = nullptr;
+};
+
+}  // namespace mpx::ui

@@ -1,0 +1,327 @@
+// config_bridge: engine configuration calls wrapped so that every failure becomes a message.
+#include "ui/session/config_bridge.hpp"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <cmath>
+#include <limits>
+
+#include "engine/base/error.hpp"
+#include "engine/base/field_table.hpp"
+#include "engine/base/input_file.hpp"
+#include "engine/config/device_choice.hpp"
+#include "engine/io/export.hpp"
+#ifdef MPX_HAVE_CUDA
+#include "cuda/compare/self_check.hpp"
+#include "cuda/cuda_backend.hpp"
+#endif
+
+namespace mpx::gui {
+namespace {
+
+QString q(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+template <class F>
+ConfigResult guarded(F&& f) {
+    ConfigResult r;
+    try {
+        r.config = f();
+    } catch (const std::exception& e) {
+        r.error = QString::fromStdString(e.what());
+    }
+    return r;
+}
+
+// The choices of an enum, in its table's order.
+template <class E>
+QStringList namesOf() {
+    QStringList out;
+    for (const auto& e : names_of(E{})) out << q(e.name);
+    return out;
+}
+
+template <class E>
+E fromText(const QString& s, E fallback) {
+    return mpx::enum_parse<E>(s.toStdString()).value_or(fallback);
+}
+
+
+}  // namespace
+
+QStringList presetNames() {
+    QStringList out;
+    for (const auto& n : mpx::preset_names()) out << QString::fromStdString(n);
+    return out;
+}
+
+ConfigResult loadConfig(const QString& nameOrPath) {
+    return guarded([&] { return mpx::load_config(nameOrPath.toStdString()); });
+}
+
+ConfigResult configFromSidecar(const QString& path) {
+    return guarded([&] { return mpx::config_from_sidecar(path.toStdString()); });
+}
+
+QStringList sidecarLiveChanges(const QString& path) {
+    QStringList out;
+    try {  // the one reader of named files: a FIFO or a device is refused, not waited on
+        const auto j = nlohmann::json::parse(mpx::read_input_file(path.toStdString(), "the sidecar"));
+        if (j.contains("live_changes") && j["live_changes"].is_array())
+            for (const auto& c : j["live_changes"])
+                out << QStringLiteral("step %1: %2")
+                           .arg(c.value("step", 0LL))
+                           .arg(QString::fromStdString(c.value("change", std::string())));
+    } catch (const std::exception&) {
+    }
+    return out;
+}
+
+ConfigResult parseConfigText(const QString& text, const QString& origin) {
+    return guarded([&] { return mpx::parse_config_text(text.toStdString(), origin.toStdString()); });
+}
+
+ConfigResult applyOverrides(mpx::SessionConfig cfg, const QStringList& assignments) {
+    return guarded([&] {
+        std::vector<std::string> list;
+        for (const QString& a : assignments) list.push_back(a.toStdString());
+        mpx::apply_overrides(cfg, list);  // all at once: their order does not matter
+        return cfg;
+    });
+}
+
+QString configToJson(const mpx::SessionConfig& cfg) {
+    return QString::fromStdString(mpx::to_json(cfg).dump(2) + "\n");
+}
+
+QString saveConfig(const mpx::SessionConfig& cfg, const QString& path) {
+    try {
+        mpx::write_file_atomic(path.toStdString(), mpx::to_json(cfg).dump(2) + "\n");
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+std::pair<int, int> datasetShape(const mpx::DatasetConfig& data) {
+    const mpx::DatasetShape shape = mpx::dataset_shape(data);
+    return {shape.features, shape.outputs};
+}
+
+QString checkConfig(const mpx::SessionConfig& cfg) {
+    try {
+        mpx::validate(cfg);  // the checks a Session makes before it trains
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+QStringList standardRuns() {
+    return {QStringLiteral("fp32"),         QStringLiteral("amp-fp16"),      QStringLiteral("amp-bf16"),
+            QStringLiteral("tf32"),         QStringLiteral("half-fp16"),     QStringLiteral("half-bf16"),
+            QStringLiteral("pure-fp16"),    QStringLiteral("pure-bf16"),     QStringLiteral("scaling-only"),
+            QStringLiteral("selective-fp16"), QStringLiteral("adaptive-fp16")};
+}
+
+QString checkRunLabel(const QString& label) {
+    try {
+        mpx::resolve_run(label.toStdString(), mpx::scaler_preset("pytorch"), nlohmann::json::object());
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+QString runModeHelp(const QString& label, bool* bf16) {
+    try {
+        const mpx::RunSpec spec = mpx::parse_run_spec(label.toStdString(), "runs");
+        if (bf16) *bf16 = mpx::uses_low_precision(spec.mode) && spec.low == mpx::Format::bf16;
+        return QCoreApplication::translate("mpx", std::string(mpx::mode_help(spec.mode)).c_str());
+    } catch (const std::exception&) {
+        if (bf16) *bf16 = false;
+        return {};
+    }
+}
+
+QStringList scalerPresetNames() {
+    QStringList out;
+    for (const auto& n : mpx::scaler_preset_names()) out << QString::fromStdString(n);
+    return out;
+}
+
+mpx::ScalerConfig scalerPreset(const QString& name) {
+    try {
+        return mpx::scaler_preset(name.toStdString());
+    } catch (const std::exception&) {
+        return mpx::scaler_preset("pytorch");
+    }
+}
+
+PresetSource scalerPresetSource(const QString& name) {
+    try {
+        const mpx::ScalerPresetSource s = mpx::scaler_preset_source(name.toStdString());
+        return {q(s.framework), q(s.source)};
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+QString checkScaler(const mpx::ScalerConfig& s) {
+    try {
+        mpx::validate(s);
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+namespace {
+template <class S>
+QList<FieldSpec> specs(std::span<const mpx::Field<S>> fields) {
+    QList<FieldSpec> out;
+    for (const auto& f : fields) {
+        FieldSpec r;
+        r.name = q(f.name);
+        r.label = QCoreApplication::translate("mpx", std::string(f.label).c_str());
+        r.help = QCoreApplication::translate("mpx", std::string(f.help).c_str());
+        r.kind = f.kind;
+        // Controls check closed ranges: an open bound moves to the next double inward, and a number
+        // that must be finite gets the largest finite maximum.
+        r.min = f.min_open ? std::nextafter(f.min, HUGE_VAL) : f.min;
+        r.max = f.max_open ? std::nextafter(f.max, -HUGE_VAL) : f.max;
+        if (std::isinf(r.max) && !(f.nullable && std::isinf(f.none))) r.max = std::numeric_limits<double>::max();
+        r.nullable = f.nullable;
+        r.none = f.none;
+        if (f.choices)
+            for (auto c : f.choices()) r.choices << q(c);
+        r.live = f.apply == mpx::Apply::live;
+        out << r;
+    }
+    return out;
+}
+
+template <class S>
+const mpx::Field<S>* fieldNamed(std::span<const mpx::Field<S>> fields, const QString& name) {
+    return mpx::find_field(fields, name.toStdString());
+}
+template <class S>
+double numberOf(std::span<const mpx::Field<S>> fields, const S& s, const QString& name) {
+    const auto* f = fieldNamed(fields, name);
+    return f && f->number ? f->number(s) : 0.0;
+}
+template <class S>
+void setNumberOf(std::span<const mpx::Field<S>> fields, S& s, const QString& name, double v) {
+    if (const auto* f = fieldNamed(fields, name); f && f->set_number) f->set_number(s, v);
+}
+template <class S>
+QString choiceOf(std::span<const mpx::Field<S>> fields, const S& s, const QString& name) {
+    const auto* f = fieldNamed(fields, name);
+    return f && f->name_of ? q(f->name_of(s)) : QString();
+}
+template <class S>
+void setChoiceOf(std::span<const mpx::Field<S>> fields, S& s, const QString& name, const QString& v) {
+    if (const auto* f = fieldNamed(fields, name); f && f->set_name) f->set_name(s, v.toStdString());
+}
+}  // namespace
+
+QList<FieldSpec> scalerFields() { return specs(mpx::scaler_fields()); }
+QList<FieldSpec> trainFields() { return specs(mpx::train_fields()); }
+QString scalerFieldHelp(const QString& name) {
+    for (const FieldSpec& f : scalerFields())
+        if (f.name == name) return f.help;
+    return {};
+}
+double fieldNumber(const mpx::ScalerConfig& s, const QString& n) { return numberOf(mpx::scaler_fields(), s, n); }
+double fieldNumber(const mpx::TrainConfig& t, const QString& n) { return numberOf(mpx::train_fields(), t, n); }
+void setFieldNumber(mpx::ScalerConfig& s, const QString& n, double v) { setNumberOf(mpx::scaler_fields(), s, n, v); }
+void setFieldNumber(mpx::TrainConfig& t, const QString& n, double v) { setNumberOf(mpx::train_fields(), t, n, v); }
+QString fieldChoice(const mpx::ScalerConfig& s, const QString& n) { return choiceOf(mpx::scaler_fields(), s, n); }
+QString fieldChoice(const mpx::TrainConfig& t, const QString& n) { return choiceOf(mpx::train_fields(), t, n); }
+void setFieldChoice(mpx::ScalerConfig& s, const QString& n, const QString& v) { setChoiceOf(mpx::scaler_fields(), s, n, v); }
+void setFieldChoice(mpx::TrainConfig& t, const QString& n, const QString& v) { setChoiceOf(mpx::train_fields(), t, n, v); }
+long long maxSteps() { return mpx::k_max_steps; }
+
+QStringList frameworkNames() {
+    return {QStringLiteral("PyTorch"), QStringLiteral("Apex"), QStringLiteral("DeepSpeed"),
+            QStringLiteral("Keras"), QStringLiteral("Megatron-LM")};
+}
+
+QString frameworkSnippet(const mpx::ScalerConfig& s, int frameworkIndex) {
+    constexpr mpx::Framework k_fw[] = {mpx::Framework::pytorch, mpx::Framework::apex,
+                                       mpx::Framework::deepspeed, mpx::Framework::keras,
+                                       mpx::Framework::megatron};
+    if (frameworkIndex < 0 || frameworkIndex >= 5) return {};
+    try {
+        return QString::fromStdString(mpx::framework_snippet(s, k_fw[frameworkIndex]));
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+}
+
+QStringList activationNames() { return namesOf<mpx::Activation>(); }
+QStringList datasetNames() { return namesOf<mpx::DatasetKind>(); }
+QStringList deviceNames() { return namesOf<mpx::DeviceSetting>(); }
+bool datasetHasClasses(mpx::DatasetKind k) { return mpx::uses_classes(k); }
+int maxClasses() { return mpx::k_max_classes; }
+int maxSamples() { return mpx::k_max_samples; }
+QStringList optimizerNames() { return namesOf<mpx::OptimizerKind>(); }
+QStringList scheduleNames() { return namesOf<mpx::Schedule>(); }
+QStringList scalerKindNames() { return namesOf<mpx::ScalerKind>(); }
+QString toText(mpx::Activation v) { return q(mpx::to_string(v)); }
+QString toText(mpx::DatasetKind v) { return q(mpx::to_string(v)); }
+QString toText(mpx::OptimizerKind v) { return q(mpx::to_string(v)); }
+QString toText(mpx::Schedule v) { return q(mpx::to_string(v)); }
+QString toText(mpx::ScalerKind v) { return q(mpx::to_string(v)); }
+mpx::Activation activationFrom(const QString& s) { return fromText(s, mpx::Activation::relu); }
+mpx::DatasetKind datasetFrom(const QString& s) { return fromText(s, mpx::DatasetKind::spirals); }
+mpx::OptimizerKind optimizerFrom(const QString& s) { return fromText(s, mpx::OptimizerKind::adam); }
+mpx::Schedule scheduleFrom(const QString& s) { return fromText(s, mpx::Schedule::constant); }
+mpx::ScalerKind scalerKindFrom(const QString& s) { return fromText(s, mpx::ScalerKind::dynamic); }
+
+QString modelSizesText(const std::vector<int>& sizes) {
+    return QString::fromStdString(mpx::model_sizes_text(sizes));
+}
+
+std::optional<std::vector<int>> parseModelSizes(const QString& text, QString* error) {
+    try {
+        mpx::ModelConfig m;
+        m.sizes = mpx::parse_model_sizes(text.toStdString(), "model.sizes");
+        mpx::validate(m);
+        return m.sizes;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return std::nullopt;
+    }
+}
+
+QString scaleEventText(int event) { return q(mpx::to_string(static_cast<mpx::ScaleEvent>(event))); }
+
+QString siteName(int site) { return site < 0 ? QString() : q(mpx::site_name(site)); }
+QString firstNonfiniteText(int site, std::optional<double> magnitude) {
+    return q(mpx::first_nonfinite_text(site, magnitude));
+}
+
+QString memoryCategoryName(int category) {
+    return q(mpx::to_string(static_cast<mpx::MemCategory>(category)));
+}
+
+mpx::BackendFactory backendFor(const std::string& device, QString& name, QString& note) {
+#ifdef MPX_HAVE_CUDA
+    const mpx::GpuProbe gpu = mpx::cuda::checked_gpu();  // the probe, then the startup self-check
+#else
+    const mpx::GpuProbe gpu = mpx::probe_without_cuda();
+#endif
+    const mpx::DeviceChoice c = mpx::choose_device(device, gpu, "Device");
+    name = QString::fromStdString(c.name);
+    note = QString::fromStdString(c.fallback.empty() ? c.unused_gpu : c.fallback);
+#ifdef MPX_HAVE_CUDA
+    if (c.gpu) return [] { return mpx::cuda::make_cuda_backend(); };
+#endif
+    return [] { return mpx::make_cpu_backend(); };
+}
+
+QString describeBackend(const QString& name, const QString& note) {
+    return note.isEmpty() ? name : QStringLiteral("%1 — %2").arg(name, note);
+}
+
+}  // namespace mpx::gui

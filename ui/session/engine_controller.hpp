@@ -1,0 +1,59 @@
+// The window's handle on the engine: starts the worker's QThread, queues commands to it and
+// re-emits its signals on the UI thread. Rule: every call returns at once; results come back as
+// signals (stateChanged, runFailed, settingsApplied, exported) and records through buffer().
+#pragma once
+
+#include <QObject>
+#include <QThread>
+
+#include "ui/session/record_buffer.hpp"
+#include "ui/session/session_info.hpp"
+
+namespace mpx::gui {
+
+class EngineWorker;
+
+class EngineController : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineController(QObject* parent = nullptr);
+    ~EngineController() override;
+
+    RecordBuffer& buffer() { return m_buffer; }
+    EngineState state() const { return m_state; }
+    qint64 step() const { return m_step; }  // steps done, as last reported by the worker
+
+    void configure(const mpx::SessionConfig& cfg);  // a new session (replaces the current one)
+    void start(qint64 stopAtStep = -1);
+    void pause();
+    void stepOnce();
+    void reset();
+    void setScaler(const mpx::ScalerConfig& s);  // the session scaler (runs without "+preset")
+    // The scaler of the runs named (RunDescription::label), whatever their label says; a bad value
+    // comes back as runFailed with the field named, and the session carries on.
+    void setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s);
+    void setTrain(const mpx::TrainConfig& t);
+    void exportCsv(const QString& path);
+    // Whether the window shows the decision boundaries: the worker computes grids only while it
+    // does (paced, see EngineWorker::setBoundariesWanted); they arrive through buffer().
+    void setBoundariesWanted(bool wanted);
+
+signals:
+    void stateChanged(mpx::gui::EngineState state, qint64 step);
+    void runFailed(const QString& message);
+    void settingsApplied(qint64 step, const QString& what);
+    void exported(const QString& path);
+    void exportFailed(const QString& message);
+
+private:
+    template <class F>
+    void post(F&& f);
+
+    RecordBuffer m_buffer;
+    QThread m_thread;
+    EngineWorker* m_worker = nullptr;
+    EngineState m_state = EngineState::empty;
+    qint64 m_step = 0;
+};
+
+}  // namespace mpx::gui

@@ -1,0 +1,84 @@
+// The engine worker: owns the Session on its own QThread and trains in slices of ~10 ms, posting
+// the next slice to its own event queue so that commands (pause, a live setting, export) land
+// between steps. Rule: every engine exception is caught here and becomes runFailed; records and
+// decision-boundary grids leave through the RecordBuffer only, never one signal per step.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "engine/run/boundary.hpp"
+#include "engine/run/session.hpp"
+#include "ui/session/record_buffer.hpp"
+#include "ui/session/record_spool.hpp"
+
+namespace mpx::gui {
+
+class EngineWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineWorker(RecordBuffer* buffer);
+    ~EngineWorker() override;
+
+    // Called on the worker's thread (EngineController queues them).
+    void configure(const mpx::SessionConfig& cfg);  // a new session at step 0; the old one stays if this fails
+    void start(long long stopAtStep);              // run until paused, finished or stopAtStep (-1: none)
+    void pause();
+    void stepOnce();
+    void reset();                                   // same configuration, step 0
+    void setScaler(const mpx::ScalerConfig& s);                           // the session scaler
+    void setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s);  // these runs' scalers
+    void setTrain(const mpx::TrainConfig& t);
+    void exportCsv(const QString& path);
+    // While wanted, decision-boundary grids: during training as often as the BoundaryPacer allows
+    // (≥ 250 ms apart, ≤ 10 % of the engine's time), and once whenever training stops on a step the
+    // last grid did not show (pause, a single step, a new session, the view opened).
+    void setBoundariesWanted(bool wanted);
+
+signals:
+    void stateChanged(mpx::gui::EngineState state, qint64 step);
+    void runFailed(const QString& message);
+    void settingsApplied(qint64 step, const QString& what);
+    void exported(const QString& path);
+    void exportFailed(const QString& message);
+
+private:
+    void runSlice();
+    void stepInto(std::vector<mpx::StepRecord>& out);  // one lockstep step; throws engine errors
+    void flush(std::vector<mpx::StepRecord>& out);
+    void publishSession(const QString& device, const QString& note);
+    void boundariesIfDue();    // training: when the pacer allows
+    void boundariesIfStale(mpx::BoundaryTrigger why = mpx::BoundaryTrigger::on_request);  // when the last grid shows another step
+    void computeBoundaries(mpx::BoundaryTrigger why);
+    void emitState();
+    LiveScalersPtr liveScalers() const;
+    // The session's live changes since the last call become notes; returns them as one line each.
+    QStringList noteLiveEffects();
+    void applyLive(const std::function<void()>& change);
+    enum class OnError { stop, carryOn };  // whether a failure pauses training
+    bool guard(const QString& what, const std::function<void()>& f, OnError onError = OnError::stop);
+
+    RecordBuffer* m_buffer;
+    std::unique_ptr<mpx::Session> m_session;
+    RecordSpool m_spool;
+    QString m_device;
+    quint64 m_generation = 0;
+    bool m_running = false;
+    bool m_slicePosted = false;
+    long long m_stopAt = -1;
+    long long m_spooledSteps = 0;
+    std::vector<bool> m_stopped;  // runs already reported as stopped
+    std::vector<mpx::StepRecord> m_pending;
+    std::vector<std::pair<int, mpx::Fp8ScaleRow>> m_fp8;  // FP8 scale rows not yet in the buffer
+    bool m_boundariesWanted = false;
+    std::string m_boundaryRefusal;  // why this session's data set has no plane, or empty
+    bool m_boundariesFailed = false;  // an evaluation threw: no more tries in this session
+    long long m_boundaryStep = -1;    // steps done when the last grid was computed
+    mpx::BoundaryPacer m_pacer;
+};
+
+}  // namespace mpx::gui

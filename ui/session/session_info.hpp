@@ -1,0 +1,64 @@
+// What the window knows about the session the worker owns: its runs, length and device, plus the
+// engine's state. Rule: a SessionInfo is immutable once published; a new session (configure or
+// reset) publishes a new one with a higher generation, and records always travel with theirs.
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+#include <memory>
+#include <vector>
+
+#include "engine/config/session_config.hpp"
+
+namespace mpx::gui {
+
+struct RunDescription {
+    QString label;      // unique: "amp-fp16+pytorch"
+    QString precision;  // "fp32", "tf32", "fp16", "bf16"
+    QString mode;       // "fp32", "amp", "half", ...
+    bool followsLiveScaler = false;  // the session's scaler applies (live changes reach it)
+    bool hasScaler = false;          // a dynamic or static scaler is in use
+    QString scalerPreset;            // the preset its label names ("deepspeed"); empty when it names none
+};
+
+// Every run's scaler settings in force, and the session scaler's (runs without "+preset" follow it):
+// what the Scaler tab shows for the run it edits. Published with the session and with each live change.
+struct LiveScalers {
+    std::vector<mpx::ScalerConfig> runs;
+    mpx::ScalerConfig session;
+};
+using LiveScalersPtr = std::shared_ptr<const LiveScalers>;
+
+struct SessionInfo {
+    quint64 generation = 0;
+    std::vector<RunDescription> runs;
+    long long totalSteps = 0;
+    QString device;                  // "CPU (Eigen)" or the GPU's name
+    QString deviceNote;              // why not the GPU, where one was asked for or found
+    mpx::SessionConfig config;       // as the session was built (the live changes it lists included)
+    LiveScalersPtr scalers;          // as the session starts (changes at step 0 applied)
+};
+using SessionInfoPtr = std::shared_ptr<const SessionInfo>;
+
+enum class EngineState { empty, ready, running, paused, finished };
+QString toText(EngineState s);
+
+// A line of the event log that is not a step's scale event: live training settings changed, a scaler
+// was edited live (one run's, or the session scaler: run -1), a run stopped.
+enum class NoteKind : quint8 { settingChanged, scalerEdited, runStopped };
+struct Note {
+    long long step = 0;
+    int run = -1;  // -1: every run (settingChanged), the session scaler (scalerEdited)
+    NoteKind kind = NoteKind::settingChanged;
+    QString text;
+    std::vector<int> runs;   // scalerEdited: the runs whose scaler it set
+    LiveScalersPtr scalers;  // scalerEdited: every scaler after the change
+};
+
+}  // namespace mpx::gui
+
+Q_DECLARE_METATYPE(mpx::gui::EngineState)
+Q_DECLARE_METATYPE(mpx::SessionConfig)
+Q_DECLARE_METATYPE(mpx::ScalerConfig)
+Q_DECLARE_METATYPE(mpx::TrainConfig)

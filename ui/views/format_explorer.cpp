@@ -1,0 +1,305 @@
+// The format explorer (see format_explorer.hpp).
+#include "ui/views/format_explorer.hpp"
+
+#include <QFontDatabase>
+#include <QGridLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "engine/base/text.hpp"
+
+namespace mpx::ui {
+namespace {
+
+constexpr int k_cell = 15;  // px per bit
+constexpr double k_axisLo = -152, k_axisHi = 132;  // log2 |x|: FP32's subnormals to past its max
+
+const QColor k_sign(142, 68, 173), k_exponent(39, 150, 80), k_mantissa(41, 110, 185);
+
+QString formatTitle(Format f) {
+    const QString n = QString::fromLatin1(to_string(f).data(), int(to_string(f).size())).toUpper();
+    return (f == Format::e4m3 || f == Format::e5m2) ? QStringLiteral("FP8 ") + n : n;
+}
+
+QString number(double v) {
+    if (std::isnan(v)) return QStringLiteral("NaN");
+    if (std::isinf(v)) return v > 0 ? QStringLiteral("+inf") : QStringLiteral("−inf");
+    return QString::number(v, 'g', 9);
+}
+
+QString shortNumber(double v) {
+    if (std::isnan(v)) return QStringLiteral("—");
+    if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("−inf");
+    return QString::number(v, 'g', 4);
+}
+
+QString power(double v) {  // 2^-24 for exact powers of two, the number otherwise
+    int e = 0;
+    if (v > 0 && std::frexp(v, &e) == 0.5) return QStringLiteral("2^%1").arg(e - 1);
+    return QString::number(v, 'g', 6);
+}
+
+}  // namespace
+
+// ---- BitStrip ------------------------------------------------------------------------------------
+
+BitStrip::BitStrip(Format f, QWidget* parent) : QWidget(parent), m_format(f) {
+    setCursor(Qt::PointingHandCursor);
+    setToolTip(tr("Sign (purple), exponent (green), mantissa (blue). Click a bit to flip it."));
+}
+
+void BitStrip::setCode(std::uint32_t code) {
+    m_code = code;
+    QWidget::update();
+}
+
+QSize BitStrip::sizeHint() const { return {code_bit_count(m_format) * k_cell + 8, k_cell + 6}; }
+
+QRect BitStrip::cellRect(int codeBit) const {
+    const FormatInfo& d = info(m_format);
+    const int n = code_bit_count(m_format);
+    const int i = n - 1 - codeBit;  // left to right
+    int gap = 0;                    // a small gap after the sign and after the exponent
+    if (i >= 1) gap += 4;
+    if (i >= 1 + d.exponent_bits) gap += 4;
+    return {i * k_cell + gap, 3, k_cell - 1, k_cell};
+}
+
+void BitStrip::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    const FormatInfo& d = info(m_format);
+    const int n = code_bit_count(m_format);
+    QFont f = font();
+    f.setPointSizeF(f.pointSizeF() * 0.85);
+    p.setFont(f);
+    for (int b = n - 1; b >= 0; --b) {
+        const QColor c = b == n - 1 ? k_sign : (b >= d.mantissa_bits ? k_exponent : k_mantissa);
+        const bool set = (m_code >> b) & 1u;
+        const QRect r = cellRect(b);
+        p.fillRect(r, set ? c : c.lighter(185));
+        p.setPen(set ? Qt::white : c.darker(130));
+        p.drawText(r, Qt::AlignCenter, set ? QStringLiteral("1") : QStringLiteral("0"));
+    }
+}
+
+void BitStrip::mousePressEvent(QMouseEvent* e) {
+    for (int b = 0; b < code_bit_count(m_format); ++b)
+        if (cellRect(b).adjusted(0, -3, 1, 3).contains(e->position().toPoint())) {
+            emit bitClicked(b);
+            return;
+        }
+}
+
+// ---- FormatRangeBar ------------------------------------------------------------------------------
+
+FormatRangeBar::FormatRangeBar(QWidget* parent) : QWidget(parent) {
+    setMinimumHeight(230);
+    setCursor(Qt::SizeHorCursor);
+    setToolTip(tr("Each format's range of magnitudes on a log₂ axis: faint = subnormal (precision lost), "
+                  "solid = normal. Press or drag to pick a value."));
+}
+
+QSize FormatRangeBar::sizeHint() const { return {1200, 250}; }
+
+QRect FormatRangeBar::plotRect() const { return rect().adjusted(90, 46, -320, -30); }
+
+int FormatRangeBar::xAt(double l) const {
+    const QRect r = plotRect();
+    return r.left() + int(std::lround((l - k_axisLo) / (k_axisHi - k_axisLo) * r.width()));
+}
+
+double FormatRangeBar::log2At(int x) const {
+    const QRect r = plotRect();
+    return k_axisLo + double(x - r.left()) / r.width() * (k_axisHi - k_axisLo);
+}
+
+void FormatRangeBar::setValue(float x) {
+    m_value = x;
+    QWidget::update();
+}
+
+void FormatRangeBar::mousePressEvent(QMouseEvent* e) {
+    const double l = std::clamp(log2At(int(e->position().x())), -149.0, 127.9);
+    emit valuePicked(std::exp2(l));
+}
+
+void FormatRangeBar::mouseMoveEvent(QMouseEvent* e) {
+    if (e->buttons() & Qt::LeftButton) mousePressEvent(e);
+}
+
+void FormatRangeBar::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    const QRect r = plotRect();
+    p.setPen(palette().color(QPalette::WindowText));
+    p.drawText(QRect(0, 0, width(), 22), Qt::AlignLeft | Qt::AlignVCenter,
+               tr("  Which format can hold it?  log₂ |x| — faint: subnormal, solid: normal, beyond the band: "
+                  "0 (underflow) or inf (overflow)"));
+    // Axis: a tick every 16 binades, with 2^0 = 1 marked.
+    p.setPen(QColor(150, 150, 150));
+    for (int l = -144; l <= 128; l += 16) {
+        const int x = xAt(l);
+        p.drawLine(x, r.top(), x, r.bottom());
+        p.drawText(QRect(x - 30, r.bottom() + 4, 60, 20), Qt::AlignCenter, QStringLiteral("2^%1").arg(l));
+    }
+    const int rowH = r.height() / int(std::size(all_formats));
+    int row = 0;
+    const double v = std::fabs(double(m_value));
+    for (Format f : all_formats) {
+        const FormatInfo& d = info(f);
+        const int y = r.top() + row * rowH + 3, h = rowH - 6;
+        const int xs = xAt(std::log2(d.min_subnormal)), xn = xAt(std::log2(d.min_normal)),
+                  xm = xAt(std::log2(d.max_finite));
+        const QColor c = QColor::fromHsv(row * 55 % 360, 150, 200);
+        p.fillRect(QRect(xs, y, std::max(1, xn - xs), h), c.lighter(160));
+        p.fillRect(QRect(xn, y, std::max(1, xm - xn), h), c);
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(QRect(0, y, 84, h), Qt::AlignRight | Qt::AlignVCenter, formatTitle(f));
+        p.drawText(QRect(r.right() + 10, y, 320, h), Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("smallest: subnormal %1, normal %2\nlargest %3 · ε (ulp at 1) %4")
+                       .arg(power(d.min_subnormal), power(d.min_normal), QString::number(d.max_finite, 'g', 5),
+                            power(d.epsilon)));
+        // Where the current value falls for this format: green normal, orange subnormal, red lost.
+        if (v > 0 && std::isfinite(v)) {
+            const float s = round_to(f, float(v));
+            QColor dot(39, 174, 96);
+            if (s == 0.0f || !std::isfinite(s) || (f == Format::e4m3 && v > d.max_finite)) dot = QColor(192, 57, 43);
+            else if (s < d.min_normal) dot = QColor(230, 126, 34);
+            p.setBrush(dot);
+            p.setPen(Qt::white);
+            p.drawEllipse(QPoint(std::clamp(xAt(std::log2(v)), r.left(), r.right()), y + h / 2), 6, 6);
+        }
+        ++row;
+    }
+    if (v > 0 && std::isfinite(v)) {
+        const int x = std::clamp(xAt(std::log2(v)), r.left(), r.right());
+        p.setPen(QPen(QColor(40, 40, 40), 2));
+        p.drawLine(x, r.top() - 2, x, r.bottom());
+        p.drawText(QRect(x - 80, r.top() - 20, 160, 18), Qt::AlignCenter,
+                   QStringLiteral("|x| ≈ 2^%1").arg(std::log2(v), 0, 'f', 1));
+    }
+}
+
+// ---- FormatExplorer ------------------------------------------------------------------------------
+
+FormatExplorer::FormatExplorer(QWidget* parent) : QWidget(parent) {
+    setWindowTitle(tr("mpx — Format explorer"));
+    auto* v = new QVBoxLayout(this);
+    auto* head = new QHBoxLayout;
+    head->addWidget(new QLabel(tr("Value:")));
+    m_input = new QLineEdit;
+    m_input->setPlaceholderText(tr("a decimal (0.1, 65520, 1e-8), hex-float (0x1p-24), nan or inf"));
+    m_input->setToolTip(m_input->placeholderText());
+    m_input->setMaximumWidth(320);
+    head->addWidget(m_input);
+    m_asFloat = new QLabel;
+    head->addWidget(m_asFloat, 1);
+    v->addLayout(head);
+
+    auto* grid = new QGridLayout;
+    grid->setHorizontalSpacing(14);
+    const QStringList heads = {tr("Format"), tr("Bits: sign · exponent · mantissa (click to flip)"), tr("Stored value"),
+                               tr("Abs. error"), tr("Rel. error"), tr("ulp here"), tr("Next down"), tr("Next up"),
+                               tr("Class")};
+    const QStringList tips = {{}, {}, tr("The value the format actually keeps: the nearest it can represent (ties to even)."),
+                              tr("|stored − typed|"), tr("|stored − typed| / |typed|"),
+                              tr("Unit in the last place: the gap between neighbouring values at this size."),
+                              tr("The representable value just below"), tr("The representable value just above"),
+                              tr("zero, subnormal (below the smallest normal: fewer bits of precision), normal, inf or nan")};
+    for (int c = 0; c < heads.size(); ++c) {
+        auto* l = new QLabel(QStringLiteral("<b>%1</b>").arg(heads[c]));
+        l->setToolTip(tips[c]);
+        grid->addWidget(l, 0, c);
+    }
+    const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    int r = 1;
+    for (Format f : all_formats) {
+        Row& row = m_rows[static_cast<int>(f)];
+        auto* name = new QLabel(QStringLiteral("<b>%1</b>").arg(formatTitle(f)));
+        const FormatInfo& d = info(f);
+        name->setToolTip(tr("1 sign, %1 exponent, %2 mantissa bits; bias %3").arg(d.exponent_bits).arg(d.mantissa_bits).arg(d.bias));
+        grid->addWidget(name, r, 0);
+        row.bits = new BitStrip(f);
+        grid->addWidget(row.bits, r, 1);
+        connect(row.bits, &BitStrip::bitClicked, this, [this, f](int b) { flipBit(f, b); });
+        for (int c = 0; c < columnCount; ++c) {
+            row.cells[c] = new QLabel;
+            row.cells[c]->setFont(mono);
+            row.cells[c]->setTextInteractionFlags(Qt::TextSelectableByMouse);
+            grid->addWidget(row.cells[c], r, c + 2);
+        }
+        ++r;
+    }
+    grid->setColumnStretch(int(columnCount) + 2, 1);
+    v->addLayout(grid);
+    m_range = new FormatRangeBar;
+    v->addWidget(m_range, 1);
+    connect(m_range, &FormatRangeBar::valuePicked, this, [this](double magnitude) {
+        const double sign = std::signbit(probe(Format::fp32).value) ? -1.0 : 1.0;
+        // Three significant digits: a value a student can read aloud (1020, 6.1e-05).
+        setText(QString::number(QString::number(sign * magnitude, 'g', 3).toDouble(), 'g', 6));
+    });
+    connect(m_input, &QLineEdit::textEdited, this, [this](const QString& t) { setText(t); });
+    setText(QStringLiteral("0.1"));
+}
+
+QString FormatExplorer::text() const { return m_input->text(); }
+
+bool FormatExplorer::setText(const QString& text) {
+    if (m_input->text() != text) m_input->setText(text);
+    const auto v = parse_typed_value(text.trimmed().toStdString());
+    if (!v) {
+        m_input->setStyleSheet(QStringLiteral("QLineEdit { border: 2px solid #c0392b; }"));
+        m_asFloat->setText(tr("<span style='color:#c0392b'>Not a number: type a decimal, a hex-float, nan or inf.</span>"));
+        return false;
+    }
+    m_input->setStyleSheet({});
+    showValue(*v);
+    return true;
+}
+
+void FormatExplorer::flipBit(Format f, int codeBit) {
+    const float x = decode(f, flip_code_bit(f, probe(f).bits, codeBit));
+    m_input->setText(QString::fromStdString(format_number(x)));
+    showValue(typed_value(x));
+}
+
+void FormatExplorer::showValue(const TypedValue& v) {
+    for (Format f : all_formats) {
+        const FormatProbe p = mpx::probe(f, v);
+        m_probes[static_cast<int>(f)] = p;
+        Row& row = m_rows[static_cast<int>(f)];
+        row.bits->setCode(p.code);
+        row.cells[valueColumn]->setText(number(p.value));
+        row.cells[absErrorColumn]->setText(shortNumber(p.abs_error));
+        row.cells[relErrorColumn]->setText(shortNumber(p.rel_error));
+        row.cells[ulpColumn]->setText(shortNumber(p.ulp));
+        row.cells[nextDownColumn]->setText(number(p.next_down));
+        row.cells[nextUpColumn]->setText(number(p.next_up));
+        QString klass = QString::fromLatin1(to_string(p.cls).data(), int(to_string(p.cls).size()));
+        QString colour = QStringLiteral("inherit");
+        if (p.overflow) {
+            klass += std::isfinite(p.value) ? tr(" (saturated)") : tr(" (overflow)");
+            colour = QStringLiteral("#c0392b");
+        } else if (p.underflow) {
+            klass += tr(" (underflow)");
+            colour = QStringLiteral("#c0392b");
+        } else if (p.cls == FpClass::subnormal) {
+            colour = QStringLiteral("#d35400");
+        }
+        row.cells[classColumn]->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(colour, klass));
+    }
+    m_asFloat->setText(tr("  read as FP32 first (as every value in the engine): %1").arg(number(v.as_float)));
+    m_range->setValue(v.as_float);
+    emit valueChanged();
+}
+
+QString FormatExplorer::shownText(Format f, int column) const {
+    return m_rows[static_cast<int>(f)].cells[column]->text();
+}
+
+}  // namespace mpx::ui

@@ -1,0 +1,87 @@
+// The format explorer: one value seen in every number format at once (bits you can click, stored
+// value, errors, ulp, neighbours, class) above a log2 axis with each format's range as a band, on
+// which a drag picks a value. Rule: every figure comes from engine/precision/format_probe.hpp (the encoder
+// `mpx-cli format` uses); this file only lays them out.
+#pragma once
+
+#include <QWidget>
+#include <array>
+
+#include "engine/precision/format_probe.hpp"
+
+class QLabel;
+class QLineEdit;
+
+namespace mpx::ui {
+
+// A format's code as coloured cells (sign, exponent, mantissa); a click flips that bit.
+class BitStrip : public QWidget {
+    Q_OBJECT
+public:
+    explicit BitStrip(mpx::Format f, QWidget* parent = nullptr);
+    void setCode(std::uint32_t code);
+    QSize sizeHint() const override;
+    QRect cellRect(int codeBit) const;  // where bit `codeBit` (0 = last mantissa bit) is drawn
+signals:
+    void bitClicked(int codeBit);
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void mousePressEvent(QMouseEvent* e) override;
+private:
+    mpx::Format m_format;
+    std::uint32_t m_code = 0;
+};
+
+// Every format's range on one log2 |x| axis: subnormals faint, normals solid, the current value a
+// vertical line. Pressing or dragging picks |x| = 2^position (the sign is kept).
+class FormatRangeBar : public QWidget {
+    Q_OBJECT
+public:
+    explicit FormatRangeBar(QWidget* parent = nullptr);
+    void setValue(float x);
+    QSize sizeHint() const override;
+    double log2At(int x) const;  // the axis position under pixel column x
+    int xAt(double log2) const;
+signals:
+    void valuePicked(double magnitude);
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void mousePressEvent(QMouseEvent* e) override;
+    void mouseMoveEvent(QMouseEvent* e) override;
+private:
+    QRect plotRect() const;
+    float m_value = 1.0f;
+};
+
+class FormatExplorer : public QWidget {
+    Q_OBJECT
+public:
+    explicit FormatExplorer(QWidget* parent = nullptr);
+    // Decimal or hex-float text, nan, inf. False (and a message shown) when it is not a number.
+    bool setText(const QString& text);
+    QString text() const;
+    // Flips one bit of the value as `f` stores it; the decoded result becomes the typed value.
+    void flipBit(mpx::Format f, int codeBit);
+    const mpx::FormatProbe& probe(mpx::Format f) const { return m_probes[static_cast<int>(f)]; }
+    QString shownText(mpx::Format f, int column) const;  // a cell's text, for tests
+    BitStrip* bitStrip(mpx::Format f) const { return m_rows[static_cast<int>(f)].bits; }
+    FormatRangeBar* rangeBar() const { return m_range; }
+    QLineEdit* input() const { return m_input; }
+
+    enum Column { valueColumn, absErrorColumn, relErrorColumn, ulpColumn, nextDownColumn, nextUpColumn, classColumn, columnCount };
+signals:
+    void valueChanged();
+private:
+    void showValue(const mpx::TypedValue& v);
+    struct Row {
+        BitStrip* bits = nullptr;
+        std::array<QLabel*, columnCount> cells{};
+    };
+    QLineEdit* m_input = nullptr;
+    QLabel* m_asFloat = nullptr;
+    FormatRangeBar* m_range = nullptr;
+    std::array<Row, std::size(mpx::all_formats)> m_rows{};
+    std::array<mpx::FormatProbe, std::size(mpx::all_formats)> m_probes{};
+};
+
+}  // namespace mpx::ui

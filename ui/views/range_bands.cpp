@@ -1,0 +1,249 @@
+// The Range view's bands: a format's spans, an FP8 cast's spans placed by the engine's scale rows,
+// their labels, fates and drawing.
+#include "ui/views/range_bands.hpp"
+
+#include <QCoreApplication>
+#include <QFontMetrics>
+#include <QLocale>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engine/compute/backend.hpp"
+#include "engine/precision/fp8_scaling.hpp"
+#include "engine/precision/policy.hpp"
+#include "ui/kit/log2_axis.hpp"
+
+namespace mpx::ui {
+namespace {
+
+constexpr double k_inf = std::numeric_limits<double>::infinity();
+
+QString tr(const char* s) { return QCoreApplication::translate("mpx::ui::RangeView", s); }
+QString upper(mpx::Format f) { return QString::fromLatin1(format_info(f).name).toUpper(); }
+// 1.43, 312.7, 57344: a value as a student reads it; powers of two far from 1 as 2^k.
+QString valueText(double log2v) {
+    if (log2v < -9.5 || log2v > 19.5) return pow2Text(std::round(log2v * 10) / 10);
+    return QString::number(std::exp2(log2v), 'g', log2v < 0 ? 3 : 4);
+}
+// A scale as a student reads it: 74.28, 8247; far from 1 as a power of two (2^25.7).
+QString scaleText(double scale) {
+    if (scale >= 0.01 && scale < 1e5) return QString::number(scale, 'g', 4);
+    return pow2Text(std::round(std::log2(scale) * 10) / 10);
+}
+QString percent(double share) {
+    if (share == 0) return QStringLiteral("0 %");
+    return QStringLiteral("%1 %").arg(100.0 * share, 0, 'g', share < 0.001 ? 2 : 3);
+}
+QString maxText(mpx::Format f) { return QString::number(format_info(f).max_finite, 'g', 6); }
+
+// The nearest engine row to `step`: the store keeps every step's row until it thins a long run.
+const gui::Fp8Point* nearestRow(const gui::Fp8Series& s, long long step) {
+    const auto& pts = s.points();
+    auto it = std::lower_bound(pts.begin(), pts.end(), step,
+                               [](const gui::Fp8Point& p, long long v) { return p.step < v; });
+    if (it == pts.end()) return pts.empty() ? nullptr : &pts.back();
+    if (it != pts.begin() && step - std::prev(it)->step < it->step - step) --it;
+    return &*it;
+}
+
+QString overflowFate(const Fp8Cast& c) {
+    if (c.overflow == mpx::Overflow::saturate) return tr("saturate at %1 (clipped)").arg(maxText(c.format));
+    return format_info(c.format).has_inf ? tr("become ±inf") : tr("become NaN (fp8.e4m3_overflow = nan)");
+}
+
+}  // namespace
+
+std::vector<BandSpan> formatBands(mpx::Format f, double shift) {
+    const FormatInfo d = format_info(f);
+    // Round to nearest: below half the smallest subnormal a value becomes 0 (exactly half: the tie
+    // goes to the even neighbour, 0).
+    const double flush = std::log2(static_cast<double>(d.min_subnormal)) - 1.0 + shift;
+    const double normal = std::log2(static_cast<double>(d.min_normal)) + shift;
+    const double top = std::log2(static_cast<double>(d.max_finite)) + shift;
+    return {{Band::flushed, -k_inf, flush}, {Band::subnormal, flush, normal},
+            {Band::normal, normal, top}, {Band::overflow, top, k_inf}};
+}
+
+QColor bandColour(Band b) {
+    switch (b) {
+        case Band::flushed: return QColor(0xd9, 0xd9, 0xd9);
+        case Band::subnormal: return QColor(0xfd, 0xe6, 0xc4);
+        case Band::normal: return QColor(0xe3, 0xf2, 0xe6);
+        case Band::overflow: return QColor(0xf8, 0xc9, 0xc4);
+    }
+    return Qt::white;
+}
+
+std::optional<mpx::Fp8Tensor> fp8OperandOf(mpx::HistTensor t) {
+    // The histogram of `input` is the layer's input as stored, which its forward GEMM casts as x;
+    // `weight` the working copy the GEMMs cast as w; `grad_output` the dy its backward GEMMs cast.
+    switch (t) {
+        case mpx::HistTensor::input: return mpx::Fp8Tensor::x;
+        case mpx::HistTensor::weight: return mpx::Fp8Tensor::w;
+        case mpx::HistTensor::grad_output: return mpx::Fp8Tensor::dy;
+        default: return std::nullopt;
+    }
+}
+
+Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTensor t, long long step) {
+    Fp8Cast c;
+    const auto session = store.session();
+    if (!session || run < 0 || run >= store.runCount() || run >= static_cast<int>(session->runs.size())) return c;
+    mpx::RunSpec spec;
+    try {
+        spec = mpx::parse_run_spec(session->runs[static_cast<std::size_t>(run)].label.toStdString());
+    } catch (const std::exception&) {
+        return c;  // the session was built from it, so it parsed there
+    }
+    if (!mpx::is_fp8(spec.mode)) return c;
+    c.fp8Run = true;
+    c.recipe = mpx::fp8_recipe_of(spec, session->config.fp8);
+    c.block = c.recipe == mpx::Fp8Recipe::block;
+    const auto operand = fp8OperandOf(t);
+    if (!operand) return c;
+    const gui::Fp8Series* s = store.fp8(run).series(layer, *operand);
+    const gui::Fp8Point* row = s ? nearestRow(*s, step) : nullptr;
+    if (!row) {
+        c.note = tr("This run casts fc%1's %2 to FP8, but no scale has arrived for it yet.")
+                     .arg(layer + 1).arg(QString::fromLatin1(mpx::to_string(t).data(), static_cast<int>(mpx::to_string(t).size())));
+        return c;
+    }
+    c.format = s->format();
+    c.rowStep = row->step;
+    c.amax = row->amax;
+    c.scale = row->scale;
+    c.saturated = row->saturated;
+    c.count = row->count;
+    c.flushedShare = row->underflowShare();
+    const QString atStep = row->step == step ? QString() : tr(" (the scale of step %1: the store kept no row at %2)").arg(row->step).arg(step);
+    // What the engine counted when it cast this tensor on that step: the bars' bins straddle the
+    // band edges, the counts do not.
+    const QString counted = tr("The cast on step %1 saturated %2 of %3 values and turned %4 of the non-zero ones into 0.")
+                                .arg(row->step)
+                                .arg(QLocale().toString(row->saturated), QLocale().toString(row->count), percent(c.flushedShare));
+    if (c.block) {
+        c.overflow = mpx::Overflow::saturate;  // OCP MX: conversion to the element type saturates
+        const QString why = tr("MXFP8: every block of 32 values has its own power-of-two scale, set by its largest value, so "
+                               "no single band fits the whole tensor.");
+        if (!(row->amax > 0.0f) || !std::isfinite(row->amax)) {
+            c.note = why + QLatin1Char('\n') + counted;
+            return c;
+        }
+        c.active = true;
+        c.shift = mpx::core::mx_shared_exponent(row->amax);
+        c.bands = formatBands(c.format, c.shift);
+        // In any block a value flushes below E4M3's flush edge times 2^(floor(log2 block max) − emax).
+        const double relative = formatBands(c.format)[0].hi - mpx::core::k_e4m3_emax;
+        c.title = tr("cast to MXFP8 (%1, a scale per block of 32)").arg(upper(c.format));
+        c.note = why + QLatin1Char('\n') +
+                 tr("Strip above: %1's window in the block holding the amax (%2, ×%3)%4. In any block, values under "
+                    "~%5 × its largest become 0.")
+                     .arg(upper(c.format), QString::number(row->amax, 'g', 3), pow2Text(-c.shift), atStep, pow2Text(relative)) +
+                 QLatin1Char('\n') + counted;
+        return c;
+    }
+    mpx::Fp8Gemm g;  // the engine's rule for what each operand's cast does above the format's max
+    g.fwd = g.grad = c.format;
+    g.e4m3_overflow = mpx::e4m3_overflow_mode(session->config.fp8.e4m3_overflow);
+    c.overflow = g.overflow(*operand);
+    const double shift = -std::log2(c.scale);
+    if (!(c.scale > 0) || !std::isfinite(shift)) {
+        c.note = tr("%1's scale at step %2 is %3: its bands cannot be placed on this axis.")
+                     .arg(upper(c.format)).arg(row->step).arg(c.scale) + QLatin1Char('\n') + counted;
+        return c;
+    }
+    c.active = true;
+    c.shift = shift;
+    c.bands = formatBands(c.format, shift);
+    const QString scale = scaleText(c.scale);
+    c.title = tr("cast to %1 ×%2").arg(upper(c.format), scale);
+    const QString how = c.recipe == mpx::Fp8Recipe::current ? tr("current scaling")
+                        : row->step == 0                    ? tr("delayed scaling, no history yet")
+                                                            : tr("delayed scaling");
+    const QString power = pow2Text(std::round(-shift * 10) / 10);
+    c.note = tr("Shaded: %1's range as the matrix product casts these values: it multiplies each by %2 (%3)%4, then "
+                "rounds to %1.")
+                 .arg(upper(c.format), scale, power == scale ? how : power + QStringLiteral(", ") + how, atStep) +
+             QLatin1Char('\n') +
+             tr("Below %1 values become 0; above %2 (= %3 ÷ %4) they %5.")
+                 .arg(valueText(c.bands[0].hi), valueText(c.bands[3].lo), maxText(c.format), scale, overflowFate(c)) +
+             QLatin1Char('\n') + counted;
+    return c;
+}
+
+QString bandLabel(const BandSpan& b, mpx::Format f, const Fp8Cast* cast) {
+    if (!cast) {
+        switch (b.band) {
+            case Band::flushed: return tr("flushed to zero (below %1)").arg(pow2Text(b.hi));
+            case Band::subnormal: return tr("subnormal (precision lost)");
+            case Band::normal: return tr("normal");
+            case Band::overflow: return tr("overflow (above %1)").arg(maxText(f));
+        }
+        return {};
+    }
+    const QString name = upper(cast->format);
+    switch (b.band) {
+        case Band::flushed: return tr("%1: 0 (below %2)").arg(name, valueText(b.hi));
+        case Band::subnormal: return tr("subnormal");
+        case Band::normal: return tr("%1 normal").arg(name);
+        case Band::overflow:
+            return cast->overflow == mpx::Overflow::saturate ? tr("saturates (above %1)").arg(valueText(b.lo))
+                                                             : tr("overflow (above %1)").arg(valueText(b.lo));
+    }
+    return {};
+}
+
+QString bandFate(Band b, const Fp8Cast* cast) {
+    if (!cast) {
+        switch (b) {
+            case Band::flushed: return tr("too small for %1: they are stored as 0 (the gradient is lost)");
+            case Band::subnormal: return tr("so small that %1 keeps fewer significant digits for them");
+            case Band::normal: return tr("stored by %1 with its full precision");
+            case Band::overflow: return tr("too large for %1: they become infinity");
+        }
+        return {};
+    }
+    const QString scale = scaleText(cast->scale);
+    switch (b) {
+        case Band::flushed: return tr("too small for %1 even after the scale ×%2: the matrix product reads them as 0").arg(QStringLiteral("%1"), scale);
+        case Band::subnormal:
+            return tr("after the scale ×%2 still so small that %1 keeps fewer significant bits for them").arg(QStringLiteral("%1"), scale);
+        case Band::normal:
+            return tr("read by the matrix product in %1 with its full %2-bit mantissa")
+                .arg(QStringLiteral("%1"), QString::number(format_info(cast->format).mantissa_bits));
+        case Band::overflow: return tr("too large for %1 after the scale ×%2: they %3").arg(QStringLiteral("%1"), scale, overflowFate(*cast));
+    }
+    return {};
+}
+
+void drawBands(QPainter& p, const Log2Axis& ax, const QRectF& plot, const std::vector<BandSpan>& bands,
+               mpx::Format f, const Fp8Cast* cast, double labelY) {
+    const QFontMetrics fs(p.font());
+    for (const BandSpan& b : bands) {
+        const double x0 = ax.x(std::max(b.lo, ax.lo)), x1 = ax.x(std::min(b.hi, ax.hi));
+        if (x1 <= x0) continue;
+        p.fillRect(QRectF(x0, plot.top(), x1 - x0, plot.height()), bandColour(b.band));
+        if (std::isnan(labelY)) continue;
+        p.setPen(bandColour(b.band).darker(220));
+        p.drawText(QPointF(x0 + 3, labelY), fs.elidedText(bandLabel(b, f, cast), Qt::ElideRight, static_cast<int>(x1 - x0) - 4));
+    }
+}
+
+void drawBlockWindow(QPainter& p, const Log2Axis& ax, const QRectF& strip, const Fp8Cast& cast) {
+    const QFontMetrics fs(p.font());
+    for (const BandSpan& b : cast.bands) {
+        const double x0 = ax.x(std::max(b.lo, ax.lo)), x1 = ax.x(std::min(b.hi, ax.hi));
+        if (x1 <= x0) continue;
+        const QRectF r(x0, strip.top(), x1 - x0, strip.height());
+        p.fillRect(r, bandColour(b.band).darker(115));
+        p.setPen(bandColour(b.band).darker(300));
+        const QString t = b.band == Band::normal ? tr("%1 normal: the amax's block").arg(upper(cast.format))
+                                                 : bandLabel(b, cast.format, &cast);
+        p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, fs.elidedText(t, Qt::ElideRight, static_cast<int>(r.width()) - 5));
+    }
+}
+
+}  // namespace mpx::ui

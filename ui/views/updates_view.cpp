@@ -1,0 +1,328 @@
+// UpdatesView: update-to-ulp bins added over layers, drawn as one outline per run; the lost-updates
+// chart row beneath.
+#include "ui/views/updates_view.hpp"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QPainter>
+#include <QPainterPath>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ui/kit/concepts.hpp"
+#include "ui/kit/log2_axis.hpp"
+#include "ui/kit/plot_widget.hpp"
+#include "ui/kit/run_style.hpp"
+#include "ui/kit/step_scrubber.hpp"
+#include "ui/kit/view_canvas.hpp"
+#include "ui/views/chart_table.hpp"
+
+namespace mpx::ui {
+namespace {
+
+constexpr int k_halfUlp = -1;  // log2(½): an update below half the spacing rounds to nothing
+
+QString percent(double share) { return QStringLiteral("%1 %").arg(100.0 * share, 0, 'g', 3); }
+
+}  // namespace
+
+class UpdatesView::Canvas : public ViewCanvas<UpdatesView> {
+public:
+    explicit Canvas(UpdatesView* view) : ViewCanvas(view, {500, 220}) { setMouseTracking(false); }
+};
+
+UpdatesView::UpdatesView(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
+    auto* v = new QVBoxLayout(this);
+    v->setContentsMargins(4, 2, 4, 2);
+    v->setSpacing(4);
+    auto* bar = new QHBoxLayout;
+    m_layer = new QComboBox;
+    m_layer->setToolTip(tr("Whose updates: one layer's weights and biases, or every layer's together."));
+    bar->addWidget(new QLabel(tr("Layer")));
+    bar->addWidget(m_layer);
+    m_scrub = new StepScrubber;
+    bar->addWidget(m_scrub, 1);
+    v->addLayout(bar);
+    m_canvas = new Canvas(this);
+    v->addWidget(m_canvas, 3);
+    const ChartSpec& spec = chartSpec(ChartId::lostUpdates);
+    m_plot = new PlotWidget(chartTitle(spec));
+    m_plot->setXTitle(tr("step"));
+    m_plot->setYTitle(chartYTitle(spec));
+    m_plot->setYLabelFormat(QStringLiteral("%.3g%%"));
+    m_plot->setMinimumHeight(180);
+    m_plot->setToolTip(spec.explain());
+    v->addWidget(m_plot, 2);
+    setToolTip(tr("How big each weight's change is compared with the gap between the weight and the next number "
+                  "its format can store. Right of the dashed line the change is at least half a gap, so the stored "
+                  "weight moves; left of it rounding puts the weight back where it was, and the update is lost. "
+                  "Below: the share of weights that did not change, step by step."));
+    connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
+        m_plot->removeAllSeries();
+        m_lines.clear();
+        if (const auto s = m_store->session())
+            for (int r = 0; r < static_cast<int>(s->runs.size()); ++r)
+                m_lines.push_back(m_plot->addLine(s->runs[static_cast<std::size_t>(r)].label, runColour(r)));
+        rebuildChoices();
+        m_scrub->follow();
+        stepsChanged();
+    });
+    connect(m_store, &gui::RecordStore::stepsRecorded, this, &UpdatesView::stepsChanged);
+    connect(m_layer, &QComboBox::currentIndexChanged, this, [this] { m_canvas->update(); });
+    connect(m_scrub, &StepScrubber::stepChanged, this, [this] {
+        m_plot->setCursorStep(m_scrub->following() || step() < 0 ? std::nan("") : static_cast<double>(step()));
+        m_canvas->update();
+    });
+    rebuildChoices();
+    stepsChanged();
+    connect(m_plot, &PlotWidget::plotResized, this, [this] { refresh(); });
+}
+
+void UpdatesView::showEvent(QShowEvent* e) {
+    QWidget::showEvent(e);
+    refresh();
+}
+
+void UpdatesView::rebuildChoices() {
+    const QSignalBlocker block(m_layer);
+    m_layer->clear();
+    m_layer->addItem(tr("all layers"), -1);
+    if (const auto s = m_store->session())
+        for (int l = 0; l < s->config.model.layers(); ++l) m_layer->addItem(QStringLiteral("fc%1").arg(l + 1), l);
+    m_layer->setCurrentIndex(0);
+}
+
+// The first run's collected steps drive the slider; the other runs show their nearest.
+void UpdatesView::stepsChanged() {
+    const long long every = m_store->session() ? m_store->session()->config.instruments.every : 0;
+    if (m_store->runCount() > 0)
+        m_scrub->setSnapshots(&m_store->histograms(0).snapshots(), every * m_store->histograms(0).stride());
+    else
+        m_scrub->setSnapshots(nullptr, every);
+    if (isVisible()) refresh();  // the chart only while shown (showEvent catches up)
+}
+
+void UpdatesView::setLayer(int layer) { m_layer->setCurrentIndex(std::max(0, m_layer->findData(layer))); }
+int UpdatesView::layer() const { return m_layer->currentIndex() < 0 ? -1 : m_layer->currentData().toInt(); }
+void UpdatesView::setStep(long long step) { m_scrub->setStep(step); }
+long long UpdatesView::step() const { return m_scrub->step(); }
+bool UpdatesView::following() const { return m_scrub->following(); }
+
+void UpdatesView::refresh() {
+    // The Training tab's lost-updates row: its metric, reduced per pixel column as it reduces it.
+    const ChartSpec& spec = chartSpec(ChartId::lostUpdates);
+    const double x1 = std::max<double>(10, static_cast<double>(m_store->steps()));
+    const int columns = std::max(16, m_plot->plotWidth() / 2);
+    double hi = 0;
+    QList<QPointF> pts;
+    for (int r = 0; r < static_cast<int>(m_lines.size()) && r < m_store->runCount(); ++r) {
+        pts.clear();
+        m_store->history(r).decimate(spec.metric, gui::Reduce::mean, 0, x1, columns, pts);
+        for (QPointF& q : pts) {
+            q.setY(q.y() * 100);
+            hi = std::max(hi, q.y());
+        }
+        m_plot->setPoints(m_lines[static_cast<std::size_t>(r)], pts);
+    }
+    m_plot->setXRange(0, x1);
+    m_plot->setYRange(0, hi > 0 ? std::min(100.0, hi * 1.1) : 1);
+    m_canvas->update();
+}
+
+UpdatesView::Curve UpdatesView::curve(int run) const {
+    Curve c;
+    if (run < 0 || run >= m_store->runCount()) return c;
+    const mpx::HistogramSnapshot* snap = nearestSnapshot(&m_store->histograms(run).snapshots(), step());
+    if (!snap) return c;
+    c.run = run;
+    c.step = snap->step;
+    const int layers = m_store->session() ? m_store->session()->config.model.layers() : 0;
+    const int only = layer();
+    for (int l = 0; l < layers; ++l)
+        if (only < 0 || l == only)
+            if (const mpx::Histogram* h = snap->find(l, mpx::HistTensor::update_ulp)) {
+                for (int b = core::k_bin_min; b <= core::k_bin_max; ++b) {
+                    const auto n = snap->count(*h, b);
+                    c.n[static_cast<std::size_t>(b - core::k_bin_min)] += n;
+                    c.nonzero += n;
+                }
+                c.zero += h->zero;
+            }
+    return c;
+}
+
+double UpdatesView::shareBelowHalfUlp(int run) const {
+    const Curve c = curve(run);
+    if (c.nonzero == 0) return 0.0;
+    unsigned long long below = 0;
+    for (int b = core::k_bin_min; b < k_halfUlp; ++b) below += c.n[static_cast<std::size_t>(b - core::k_bin_min)];
+    return static_cast<double>(below) / static_cast<double>(c.nonzero);
+}
+
+QString UpdatesView::message() const {
+    const auto session = m_store->session();
+    if (!session) return tr("No session yet: press Run or Step.");
+    if (session->config.instruments.every <= 0)
+        return tr("Histograms are off for this session (instruments.every = 0): set it to 10 and reset.");
+    for (int r = 0; r < m_store->runCount(); ++r)
+        if (!m_store->histograms(r).snapshots().empty()) return {};
+    return tr("No collected step yet (one every %1 steps). Press Run or Step.").arg(session->config.instruments.every);
+}
+
+void UpdatesView::setPresentationScale(double s) {
+    QFont f = font();
+    f.setPointSizeF(QApplication::font().pointSizeF() * s);
+    m_canvas->setFont(f);
+    m_plot->setFontScale(s);
+    m_canvas->update();
+}
+
+QRect UpdatesView::histogramRect() const {
+    const QFontMetrics fm(m_canvas->font());
+    const QRect a = m_canvas->rect();
+    const int line = fm.lineSpacing();
+    const int legend = std::max(1, m_store->runCount()) * line;
+    return QRect(a.left() + 64, a.top() + line + 10, a.width() - 64 - 18,
+                 std::max(40, a.height() - line - 10 - 2 * line - 10 - legend - 6))
+        .translated(m_canvas->geometry().topLeft());
+}
+
+std::pair<double, double> UpdatesView::axisRange() const {
+    double lo = -16, hi = 12;
+    for (int r = 0; r < m_store->runCount(); ++r) {
+        const Curve c = curve(r);
+        for (int i = 0; i < core::k_log2_bins; ++i)
+            if (c.n[static_cast<std::size_t>(i)]) {
+                lo = std::min(lo, i + core::k_bin_min - 1.0);
+                hi = std::max(hi, i + core::k_bin_min + 2.0);
+            }
+    }
+    return {std::max<double>(lo, core::k_bin_min), std::min<double>(hi, core::k_bin_max + 1)};
+}
+
+void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
+    const QString msg = message();
+    if (!msg.isEmpty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(area.adjusted(40, 40, -40, -40), Qt::AlignCenter | Qt::TextWordWrap, msg);
+        return;
+    }
+    const QFontMetrics fm(p.font());
+    const int line = fm.lineSpacing();
+    const QColor text = palette().color(QPalette::WindowText);
+    const QRect r = histogramRect().translated(-m_canvas->geometry().topLeft());
+    const auto [lo, hi] = axisRange();
+    const Log2Axis ax{lo, hi, QRectF(r)};
+    const auto session = m_store->session();
+    const int runs = m_store->runCount();
+    std::vector<Curve> curves;
+    double ymax = 0;
+    long long step = -1;
+    for (int run = 0; run < runs; ++run) {
+        curves.push_back(curve(run));
+        const Curve& c = curves.back();
+        step = std::max(step, c.step);
+        for (auto n : c.n)
+            if (c.nonzero) ymax = std::max(ymax, static_cast<double>(n) / static_cast<double>(c.nonzero));
+    }
+    ymax = shareAxisTop(ymax, 1.45);  // room above the peaks for the bands' words
+
+    QFont bold = p.font();
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(text);
+    p.drawText(area.left() + 8, area.top() + 4 + fm.ascent(),
+               fm.elidedText(tr("How big each weight update is, measured in gaps between neighbouring stored weights "
+                                "(%1, step %2)").arg(m_layer->currentText()).arg(step), Qt::ElideRight, area.width() - 16));
+    p.setFont(m_canvas->font());
+
+    // Left of the half-ulp line: rounding throws the update away.
+    const double xh = ax.x(k_halfUlp);
+    p.fillRect(QRectF(r.left(), r.top(), xh - r.left(), r.height()), QColor(0xf8, 0xd7, 0xd3));
+    p.fillRect(QRectF(xh, r.top(), r.right() - xh, r.height()), QColor(0xe3, 0xf2, 0xe6));
+    p.setPen(QPen(text, 1.5, Qt::DashLine));
+    p.drawLine(QPointF(xh, r.top() - 4), QPointF(xh, r.bottom()));
+    // The bands' words inside the plot's top, wrapped to their band.
+    const int pad = 8;
+    p.setPen(QColor(0x8e, 0x24, 0x1a));
+    p.drawText(QRectF(r.left() + pad, r.top() + 4, xh - r.left() - 2 * pad, 3 * line), Qt::AlignRight | Qt::AlignTop | Qt::TextWordWrap,
+               tr("← left of this line: the update is less than half the weight's spacing — rounding throws it away"));
+    p.setPen(QColor(0x1e, 0x6b, 0x34));
+    p.drawText(QRectF(xh + pad, r.top() + 4, r.right() - xh - 2 * pad, 3 * line), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+               tr("half a spacing (2⁻¹) or more → the stored weight changes"));
+    // One outline per run (outlines stay readable where runs overlap), lightly filled.
+    p.setRenderHint(QPainter::Antialiasing, true);
+    for (const Curve& c : curves) {
+        if (c.run < 0 || c.nonzero == 0) continue;
+        // Earlier runs thicker, so a run drawn over an identical one (fp32 and amp-fp16 both keep
+        // FP32 weights) still shows both colours.
+        const double width = 1.8 + 1.6 * (runs - 1 - c.run);
+        QPainterPath path;
+        path.moveTo(ax.x(lo), r.bottom());
+        for (int i = 0; i < core::k_log2_bins; ++i) {
+            const double b = i + core::k_bin_min;
+            if (b < lo || b + 1 > hi) continue;
+            const double y = r.bottom() - static_cast<double>(c.n[static_cast<std::size_t>(i)]) / static_cast<double>(c.nonzero) / ymax * r.height();
+            path.lineTo(ax.x(b), y);
+            path.lineTo(ax.x(b + 1), y);
+        }
+        path.lineTo(ax.x(hi), r.bottom());
+        QColor fill = runColour(c.run);
+        fill.setAlpha(40);
+        p.fillPath(path, fill);
+        p.setPen(QPen(runColour(c.run), width));
+        p.drawPath(path);
+    }
+    p.setRenderHint(QPainter::Antialiasing, false);
+    drawShareAxis(p, QRectF(r), ymax, text, tr("share of updates"), area.left() + 2);
+    ax.draw(p, text);
+    p.drawText(QRect(r.left(), r.bottom() + 6 + line, r.width(), line), Qt::AlignHCenter,
+               tr("|update| ÷ gap between the weight and its neighbour (log₂ scale; 1 = one gap)"));
+    // Legend with each run's lost share.
+    int y = r.bottom() + 8 + 2 * line;
+    for (const Curve& c : curves) {
+        if (c.run < 0) continue;
+        p.fillRect(QRect(r.left(), y + 3, 12, line - 6), runColour(c.run));
+        p.setPen(text);
+        const double share = shareBelowHalfUlp(c.run);
+        const QString& label = session->runs[static_cast<std::size_t>(c.run)].label;
+        p.drawText(QPointF(r.left() + 18, y + fm.ascent()),
+                   c.nonzero + c.zero == 0
+                       ? tr("%1: no update at step %2 (the step was skipped)").arg(label).arg(c.step)
+                       : tr("%1: %2 of the non-zero updates are left of the line%3")
+                             .arg(label, percent(share),
+                                  c.zero ? tr(" (and %1 updates were exactly 0)").arg(QLocale().toString(c.zero)) : QString()));
+        y += line;
+    }
+}
+
+QString UpdatesView::tooltipAt(QPoint pos) const {
+    if (!message().isEmpty()) return {};
+    const QRect r = histogramRect();
+    const QPoint vp = pos + m_canvas->geometry().topLeft();
+    if (!r.contains(vp)) return {};
+    const auto [lo, hi] = axisRange();
+    const Log2Axis ax{lo, hi, QRectF(r)};
+    const int b = static_cast<int>(std::floor(ax.log2At(vp.x())));
+    if (b < core::k_bin_min || b > core::k_bin_max) return {};
+    QString t = tr("<b>Updates between %1 and %2 of the weight's gap</b> (%3)<br>")
+                    .arg(pow2Text(b), pow2Text(b + 1),
+                         b < k_halfUlp ? tr("lost: rounding puts the weight back") : tr("kept: the stored weight changes"));
+    const auto session = m_store->session();
+    for (int run = 0; run < m_store->runCount(); ++run) {
+        const Curve c = curve(run);
+        if (c.nonzero == 0) continue;
+        t += QStringLiteral("<span style='color:%1'>■</span> %2: %3<br>")
+                 .arg(runColour(run).name(), session->runs[static_cast<std::size_t>(run)].label.toHtmlEscaped(),
+                      percent(static_cast<double>(c.n[static_cast<std::size_t>(b - core::k_bin_min)]) / static_cast<double>(c.nonzero)));
+    }
+    return t + concepts::lostUpdates();
+}
+
+}  // namespace mpx::ui

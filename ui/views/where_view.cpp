@@ -1,0 +1,369 @@
+// WhereView: per-layer counts of the snapshots into an image, skip markers from the event log.
+#include "ui/views/where_view.hpp"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/core/step_stats.hpp"
+#include "ui/kit/concepts.hpp"
+#include "ui/kit/run_style.hpp"
+#include "ui/kit/view_canvas.hpp"
+#include "ui/session/config_bridge.hpp"
+#include "ui/views/range_bands.hpp"
+
+namespace mpx::ui {
+namespace {
+
+const QColor k_skip(0xc0, 0x39, 0x2b);
+
+QString percent(double share) { return QStringLiteral("%1 %").arg(100.0 * share, 0, 'g', 3); }
+
+}  // namespace
+
+class WhereView::Canvas : public ViewCanvas<WhereView> {
+public:
+    explicit Canvas(WhereView* view) : ViewCanvas(view, {500, 260}, true) {
+        setMouseTracking(false);
+        setCursor(Qt::PointingHandCursor);
+    }
+
+protected:
+    void mouseReleaseEvent(QMouseEvent* e) override {
+        const QPointF pos = e->position() + geometry().topLeft();
+        const QRect r = m_view->heatRect();
+        const int col = m_view->columnAt(pos.x());
+        if (e->button() != Qt::LeftButton || !r.contains(pos.toPoint()) || col < 0) return;
+        const int layer = std::clamp(static_cast<int>((pos.y() - r.top()) * m_view->layers() / r.height()), 0, m_view->layers() - 1);
+        emit m_view->cellActivated(m_view->run(), layer, m_view->columnStep(col), m_view->measure());
+    }
+};
+
+WhereView::WhereView(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(4, 2, 4, 2);
+    outer->setSpacing(2);
+    auto* bar = new QHBoxLayout;
+    m_run = new QComboBox;
+    m_run->setToolTip(tr("The run whose layers are shown."));
+    m_run->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_measure = new QComboBox;
+    m_measure->addItem(tr("Gradient underflow (share → 0)"));
+    m_measure->addItem(tr("Overflows (count → ±inf or max)"));
+    m_measure->setToolTip(concepts::underflow() + QStringLiteral("\n\n") + concepts::overflow());
+    bar->addWidget(new QLabel(tr("Run")));
+    bar->addWidget(m_run);
+    bar->addWidget(new QLabel(tr("Colour")));
+    bar->addWidget(m_measure);
+    bar->addStretch(1);
+    outer->addLayout(bar);
+    m_canvas = new Canvas(this);
+    outer->addWidget(m_canvas, 1);
+    setToolTip(tr("Where in the network and when precision trouble happens: one row per layer (fc1 reads the "
+                  "data), one column per step at which histograms were collected. The darker a cell, the more of "
+                  "that layer's values were lost (became 0) or blew up (became infinity). A red ring marks a step "
+                  "that was skipped, in the layer where the first infinity or NaN appeared. Click a cell to see "
+                  "that layer's values in the Range view."));
+    connect(m_run, &QComboBox::currentIndexChanged, this, [this] { m_canvas->update(); });
+    connect(m_measure, &QComboBox::currentIndexChanged, this, [this] { m_canvas->update(); });
+    connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
+        rebuildChoices();
+        m_canvas->update();
+    });
+    connect(m_store, &gui::RecordStore::stepsRecorded, this, [this] {
+        if (isVisible()) m_canvas->update();
+    });
+    rebuildChoices();
+}
+
+void WhereView::rebuildChoices() {
+    const QSignalBlocker b(m_run);
+    m_run->clear();
+    m_key = {};
+    const auto session = m_store->session();
+    if (!session) return;
+    int pick = -1, fp8 = -1;
+    for (int r = 0; r < static_cast<int>(session->runs.size()); ++r) {
+        const auto& d = session->runs[static_cast<std::size_t>(r)];
+        m_run->addItem(swatch(runColour(r)), d.label, r);
+        if (pick < 0 && d.precision != QLatin1String("fp32")) pick = r;  // where the trouble is
+        if (fp8 < 0 && fp8Cast(*m_store, r, 0, mpx::HistTensor::input, 0).fp8Run) fp8 = r;
+    }
+    // A session with FP8 runs (the fp8 preset) opens on the first of them and where its casts
+    // saturate: its gradients stay in BF16, so their underflow map would be empty.
+    // The measure follows only a change between FP8 and other sessions: a Reset keeps the user's.
+    m_run->setCurrentIndex(std::max(0, fp8 >= 0 ? fp8 : pick));
+    if ((fp8 >= 0) != m_fp8Session) setMeasure(fp8 >= 0 ? Measure::overflowCount : Measure::underflowShare);
+    m_fp8Session = fp8 >= 0;
+}
+
+bool WhereView::fp8Run() const { return run() >= 0 && fp8Cast(*m_store, run(), 0, mpx::HistTensor::input, 0).fp8Run; }
+
+void WhereView::setRun(int run) { m_run->setCurrentIndex(m_run->findData(run)); }
+int WhereView::run() const { return m_run->currentIndex() < 0 ? -1 : m_run->currentData().toInt(); }
+void WhereView::setMeasure(Measure m) { m_measure->setCurrentIndex(static_cast<int>(m)); }
+WhereView::Measure WhereView::measure() const { return static_cast<Measure>(std::max(0, m_measure->currentIndex())); }
+
+int WhereView::layers() const {
+    const auto session = m_store->session();
+    return session ? session->config.model.layers() : 0;
+}
+
+int WhereView::columns() const {
+    const int r = run();
+    return r < 0 || r >= m_store->runCount() ? 0 : static_cast<int>(m_store->histograms(r).snapshots().size());
+}
+
+long long WhereView::columnStep(int column) const {
+    return m_store->histograms(run()).snapshots()[static_cast<std::size_t>(column)].step;
+}
+
+double WhereView::cellValue(int layer, int column) const {
+    const mpx::HistogramSnapshot& s = m_store->histograms(run()).snapshots()[static_cast<std::size_t>(column)];
+    if (measure() == Measure::overflowCount) {
+        unsigned long long n = 0;
+        for (mpx::Pass p : {mpx::Pass::forward, mpx::Pass::backward, mpx::Pass::update}) n += s.layer(layer, p).overflow;
+        return static_cast<double>(n);
+    }
+    const core::Counts& c = s.layer(layer, mpx::Pass::backward);
+    return c.nonzero ? static_cast<double>(c.underflow) / static_cast<double>(c.nonzero) : 0.0;
+}
+
+std::vector<WhereView::Skip> WhereView::skips() const {
+    std::vector<Skip> out;
+    const int r = run();
+    for (const gui::LogRow& row : m_store->log())
+        if (row.skipped && row.run == r)
+            out.push_back({row.step, row.firstNonfinite >= 0 ? row.firstNonfinite / mpx::k_tensor_kinds : -1,
+                           row.firstNonfinite, row.firstNonfiniteMagnitude});
+    return out;
+}
+
+QString WhereView::message() const {
+    const auto session = m_store->session();
+    if (!session) return tr("No session yet: press Run or Step.");
+    if (session->config.instruments.every <= 0)
+        return tr("Histograms are off for this session (instruments.every = 0): set it to 10 and reset.");
+    if (columns() == 0) return tr("No collected step yet (one every %1 steps). Press Run or Step.").arg(session->config.instruments.every);
+    return {};
+}
+
+QRect WhereView::heatRectIn(const QRect& area) const {
+    const QFontMetrics fm(m_canvas->font());
+    const int line = fm.lineSpacing();
+    const int left = fm.horizontalAdvance(QStringLiteral("fc99 ")) + 12, right = 110;
+    const int top = 3 * line + 10, bottom = 4 * line + 10;
+    const int h = std::min(area.height() - top - bottom, std::max(1, layers()) * 130);
+    return QRect(area.left() + left, area.top() + top, area.width() - left - right, std::max(20, h));
+}
+
+QRect WhereView::heatRect() const { return heatRectIn(m_canvas->rect()).translated(m_canvas->geometry().topLeft()); }
+
+QRectF WhereView::cellRect(int layer, int column) const {
+    const QRect r = heatRect();
+    const int n = std::max(1, columns()), L = std::max(1, layers());
+    return {r.left() + r.width() * static_cast<double>(column) / n, r.top() + r.height() * static_cast<double>(layer) / L,
+            r.width() / static_cast<double>(n), r.height() / static_cast<double>(L)};
+}
+
+int WhereView::columnAt(double x) const {
+    const QRect r = heatRect();
+    const int n = columns();
+    if (n == 0 || x < r.left() || x > r.right() + 1) return -1;
+    return std::clamp(static_cast<int>((x - r.left()) * n / r.width()), 0, n - 1);
+}
+
+QPointF WhereView::skipPos(const Skip& s) const {
+    const auto& snaps = m_store->histograms(run()).snapshots();
+    // The column of the collected step at or before the skipped one.
+    auto it = std::upper_bound(snaps.begin(), snaps.end(), s.step,
+                               [](long long x, const mpx::HistogramSnapshot& h) { return x < h.step; });
+    const int col = std::max(0, static_cast<int>(it - snaps.begin()) - 1);
+    return cellRect(std::max(0, s.layer), col).center();
+}
+
+QColor WhereView::colour(double v, double max) const {
+    if (!(v > 0) || !(max > 0)) return QColor(0xf7, 0xf7, 0xf7);
+    // Overflow counts span decades: a log scale; shares: linear up to the largest.
+    const double t = measure() == Measure::overflowCount ? std::log1p(v) / std::log1p(max) : v / max;
+    const QColor deep = measure() == Measure::overflowCount ? QColor(0x99, 0x1b, 0x1b) : QColor(0x08, 0x30, 0x6b);
+    const QColor pale = measure() == Measure::overflowCount ? QColor(0xfc, 0xe0, 0xd0) : QColor(0xde, 0xeb, 0xf7);
+    const double w = std::clamp(t, 0.0, 1.0);
+    return QColor::fromRgbF(pale.redF() + (deep.redF() - pale.redF()) * w, pale.greenF() + (deep.greenF() - pale.greenF()) * w,
+                            pale.blueF() + (deep.blueF() - pale.blueF()) * w);
+}
+
+void WhereView::setPresentationScale(double s) {
+    m_scale = s;
+    QFont f = font();
+    f.setPointSizeF(QApplication::font().pointSizeF() * s);
+    m_canvas->setFont(f);
+    m_key = {};
+    m_canvas->update();
+}
+
+void WhereView::paintCanvas(QPainter& p, const QRect& area) {
+    const QString msg = message();
+    const QFontMetrics fm(p.font());
+    const QColor text = palette().color(QPalette::WindowText);
+    if (!msg.isEmpty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(area.adjusted(40, 40, -40, -40), Qt::AlignCenter | Qt::TextWordWrap, msg);
+        return;
+    }
+    const QRect r = heatRectIn(area);
+    const int n = columns(), L = layers();
+    const auto& snaps = m_store->histograms(run()).snapshots();
+    // The image: one pixel column per collected step, or per group of them when there are more
+    // steps than pixels (each group's largest value).
+    const int w = std::max(1, std::min(n, r.width()));
+    const Key key{run(), static_cast<int>(measure()), n, w, snaps.back().step};
+    if (!(key == m_key)) {
+        m_key = key;
+        std::vector<double> v(static_cast<std::size_t>(w) * static_cast<std::size_t>(L), 0.0);
+        m_max = 0;
+        for (int c = 0; c < n; ++c) {
+            const int x = static_cast<int>(static_cast<long long>(c) * w / n);
+            for (int l = 0; l < L; ++l) {
+                double& cell = v[static_cast<std::size_t>(l) * static_cast<std::size_t>(w) + static_cast<std::size_t>(x)];
+                cell = std::max(cell, cellValue(l, c));
+                m_max = std::max(m_max, cell);
+            }
+        }
+        m_image = QImage(w, L, QImage::Format_RGB32);
+        for (int l = 0; l < L; ++l) {
+            auto* line = reinterpret_cast<QRgb*>(m_image.scanLine(l));
+            for (int x = 0; x < w; ++x) line[x] = colour(v[static_cast<std::size_t>(l) * static_cast<std::size_t>(w) + static_cast<std::size_t>(x)], m_max).rgb();
+        }
+    }
+    const auto session = m_store->session();
+    const int line = fm.lineSpacing();
+    QFont bold = p.font();
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(runColour(run()));
+    const QString label = session->runs[static_cast<std::size_t>(run())].label;
+    const QString title = measure() == Measure::underflowShare
+                              ? tr("%1: which layer's gradients underflow (became 0), and when").arg(label)
+                              : fp8Run() ? tr("%1: which layer's values saturate in FP8 or become ±inf, and when").arg(label)
+                                         : tr("%1: which layer overflows (values became ±inf), and when").arg(label);
+    p.drawText(area.left() + 8, area.top() + 4 + fm.ascent(), fm.elidedText(title, Qt::ElideRight, area.width() - 16));
+    p.setFont(m_canvas->font());
+    p.setPen(text);
+    const long long stride = session->config.instruments.every * m_store->histograms(run()).stride();
+    p.drawText(QRect(area.left() + 8, area.top() + 4 + line, area.width() - 16, 2 * line), Qt::AlignLeft | Qt::TextWordWrap,
+               (tr("One row per layer (fc1 reads the data, fc%1 gives the output), one column per collected step "
+                                "(%2). Click a cell to see that layer's values in the Range view.")
+                                 .arg(L).arg(stride == 1 ? tr("every step") : tr("every %1 steps").arg(stride))));
+
+    p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    p.drawImage(r, m_image);
+    p.setPen(QPen(palette().color(QPalette::Mid), 1));
+    p.drawRect(r.adjusted(-1, -1, 0, 0));
+    // Row labels and separators.
+    p.setPen(text);
+    for (int l = 0; l < L; ++l) {
+        const double y0 = r.top() + r.height() * static_cast<double>(l) / L, h = r.height() / static_cast<double>(L);
+        const QString t = QStringLiteral("fc%1").arg(l + 1);
+        p.drawText(QRectF(area.left(), y0, r.left() - area.left() - 6, h), Qt::AlignRight | Qt::AlignVCenter, t);
+        if (l > 0) {
+            p.setPen(QPen(QColor(255, 255, 255), 1));
+            p.drawLine(QPointF(r.left(), y0), QPointF(r.right(), y0));
+            p.setPen(text);
+        }
+    }
+    // Step axis: ticks at round steps (1, 2 or 5 × 10^k apart), under the column holding each.
+    const long long s0 = snaps.front().step, s1 = snaps.back().step;
+    const double want = std::max(1.0, static_cast<double>(s1 - s0) / std::max(2, r.width() / 90));
+    const double mag = std::pow(10.0, std::floor(std::log10(want)));
+    const long long every = static_cast<long long>(want <= mag ? mag : want <= 2 * mag ? 2 * mag : want <= 5 * mag ? 5 * mag : 10 * mag);
+    for (long long t = (s0 + every - 1) / every * every; t <= s1; t += every) {
+        const double x = skipPos({t, 0, -1, std::nullopt}).x() - m_canvas->geometry().left();
+        p.drawLine(QPointF(x, r.bottom() + 1), QPointF(x, r.bottom() + 5));
+        const QString label = QString::number(t);
+        p.drawText(QPointF(x - fm.horizontalAdvance(label) / 2.0, r.bottom() + 6 + fm.ascent()), label);
+    }
+    p.drawText(QRect(r.left(), r.bottom() + 6 + line, r.width(), line), Qt::AlignHCenter, tr("step"));
+    // Skipped steps: a red ring in the layer of the first inf/NaN.
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.setPen(QPen(k_skip, 2));
+    p.setBrush(Qt::NoBrush);
+    const QPoint off = m_canvas->geometry().topLeft();
+    const double radius = std::clamp(r.height() / std::max(1.0, 2.5 * L), 4.0, 7.0);
+    int unplaced = 0;
+    for (const Skip& s : skips()) {
+        if (s.layer < 0) {
+            ++unplaced;
+            continue;
+        }
+        p.drawEllipse(skipPos(s) - off, radius, radius);
+    }
+    p.setRenderHint(QPainter::Antialiasing, false);
+    // Colour scale on the right, and the legend of the rings below.
+    const QRect scale(r.right() + 24, r.top(), 14, r.height());
+    for (int y = 0; y < scale.height(); ++y)
+        p.fillRect(QRect(scale.left(), scale.bottom() - y, scale.width(), 1), colour(m_max * (y + 1) / scale.height(), m_max));
+    p.setPen(text);
+    p.drawRect(scale.adjusted(0, 0, -1, -1));
+    const QString maxText = measure() == Measure::underflowShare ? percent(m_max) : QString::number(m_max, 'f', 0);
+    p.drawText(QPointF(scale.right() + 4, scale.top() + fm.ascent()), maxText);
+    p.drawText(QPointF(scale.right() + 4, scale.bottom()), measure() == Measure::underflowShare ? QStringLiteral("0 %") : QStringLiteral("0"));
+    const int ly = r.bottom() + 6 + 2 * line;
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.setPen(QPen(k_skip, 2));
+    p.drawEllipse(QPointF(r.left() + 6, ly + line / 2.0), 5, 5);
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(text);
+    QString legend = tr("skipped step (inf/NaN in the gradients), in the layer where the first inf/NaN was stored");
+    if (unplaced) legend += tr(" (%1 skips with no recorded place are not drawn)").arg(unplaced);
+    p.drawText(QPointF(r.left() + 16, ly + fm.ascent()), fm.elidedText(legend, Qt::ElideRight, area.width() - r.left() - 24));
+    p.drawText(QPointF(r.left(), ly + line + fm.ascent()),
+               fm.elidedText(measure() == Measure::underflowShare
+                                 ? tr("Colour: the share of the layer's non-zero gradient values that became 0 when stored (darker: more lost).")
+                                 : fp8Run() ? tr("Colour: values that saturated in an FP8 cast or became ±inf, per layer and step (log scale; darker: more).")
+                                            : tr("Colour: how many of the layer's values became ±inf when stored (log scale; darker: more)."),
+                             Qt::ElideRight, area.width() - r.left() - 24));
+}
+
+QString WhereView::tooltipAt(QPoint pos) const {
+    if (!message().isEmpty()) return {};
+    const QRect r = heatRect();
+    const int col = columnAt(pos.x());
+    if (!r.contains(pos) || col < 0) return {};
+    const int L = layers();
+    const int layer = std::clamp((pos.y() - r.top()) * L / r.height(), 0, L - 1);
+    const mpx::HistogramSnapshot& s = m_store->histograms(run()).snapshots()[static_cast<std::size_t>(col)];
+    const core::Counts& b = s.layer(layer, mpx::Pass::backward);
+    unsigned long long over = 0;
+    for (mpx::Pass p : {mpx::Pass::forward, mpx::Pass::backward, mpx::Pass::update}) over += s.layer(layer, p).overflow;
+    QString t = tr("<b>fc%1 at step %2</b><br>").arg(layer + 1).arg(s.step);
+    t += tr("%1 of the %2 non-zero gradient values of this layer became 0 when stored (underflow: %3 of that "
+            "signal is lost).<br>").arg(QLocale().toString(b.underflow), QLocale().toString(b.nonzero),
+                                        percent(b.nonzero ? static_cast<double>(b.underflow) / static_cast<double>(b.nonzero) : 0.0));
+    unsigned long long largest = 0;  // core::Counts::overflow_max: bits of the largest value that overflowed
+    for (mpx::Pass p : {mpx::Pass::forward, mpx::Pass::backward, mpx::Pass::update})
+        largest = std::max(largest, s.layer(layer, p).overflow_max);
+    t += over ? (fp8Run() ? tr("%1 values saturated or became ±inf (overflow); the largest was %2 before rounding "
+                               "(FP8 casts: after scaling).")
+                          : tr("%1 values became ±inf (overflow); the largest was %2 before rounding."))
+                    .arg(QLocale().toString(over))
+                    .arg(QLocale().toString(core::float_of(static_cast<std::uint32_t>(largest)), 'g', 6))
+              : tr("No value became ±inf.");
+    for (const Skip& k : skips())
+        if (k.layer == layer && columnAt(skipPos(k).x()) == col)
+            t += tr("<br><span style='color:#c0392b'>Step %1 was skipped: its first inf/NaN was stored at %2.</span>")
+                     .arg(k.step).arg(gui::firstNonfiniteText(k.site, k.magnitude));
+    t += tr("<br><i>Click to see this layer's values in the Range view.</i>");
+    return t;
+}
+
+}  // namespace mpx::ui

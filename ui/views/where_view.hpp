@@ -1,0 +1,87 @@
+// The Where view: which layer, at which step, as a heatmap of layers (rows fc1..fcN) × collected
+// steps (columns) of one run's backward underflow share (values of the gradient that became 0 ÷
+// non-zero values) or its overflow count (every pass), with each skipped step marked in the layer
+// where its first inf/NaN was stored. Clicking a cell asks for the Range view at that layer and step.
+// Rule: values come from the snapshots' per-layer counts (HistogramSnapshot::layer) and the skips
+// from the store's event log; it computes only colours. Columns wider than the plot are merged by
+// their largest value, so no overflow hides between pixels.
+#pragma once
+
+#include <QImage>
+#include <QWidget>
+
+#include <optional>
+#include <vector>
+
+#include "ui/session/record_store.hpp"
+
+class QComboBox;
+class QLabel;
+
+namespace mpx::ui {
+
+template <class View>
+class ViewCanvas;
+
+class WhereView : public QWidget {
+    Q_OBJECT
+public:
+    enum class Measure { underflowShare, overflowCount };
+    explicit WhereView(gui::RecordStore* store, QWidget* parent = nullptr);
+
+    void setRun(int run);
+    int run() const;
+    void setMeasure(Measure m);
+    Measure measure() const;
+    int layers() const;
+    int columns() const;  // the run's collected steps
+    long long columnStep(int column) const;
+    // A cell's value: backward underflow ÷ backward non-zero (0 where nothing was non-zero), or the
+    // overflow count of the layer over every pass.
+    double cellValue(int layer, int column) const;
+    // A skipped step of the run and the layer its first inf/NaN was stored in (-1: not known).
+    struct Skip {
+        long long step = 0;
+        int layer = -1;
+        int site = -1;  // StepRecord::first_nonfinite
+        std::optional<double> magnitude;  // StepRecord::first_nonfinite_magnitude
+    };
+    std::vector<Skip> skips() const;
+    // Where things are drawn, in this widget's coordinates (tests, clicks).
+    QRect heatRect() const;
+    QRectF cellRect(int layer, int column) const;
+    QPointF skipPos(const Skip& s) const;
+    int columnAt(double x) const;  // -1 outside
+    QString message() const;
+    void setPresentationScale(double s);
+
+signals:
+    // A cell was clicked: show `layer` of `run` at `step` in the Range view.
+    void cellActivated(int run, int layer, qint64 step, WhereView::Measure m);
+
+private:
+    class Canvas;
+    friend class ViewCanvas<WhereView>;  // draws and explains through paintCanvas and tooltipAt
+    void rebuildChoices();
+    bool fp8Run() const;  // the run shown casts its GEMM operands to FP8 (saturations count as overflows)
+    bool m_fp8Session = false;  // the last session had FP8 runs (rebuildChoices)
+    void paintCanvas(QPainter& p, const QRect& area);
+    QString tooltipAt(QPoint pos) const;
+    QRect heatRectIn(const QRect& area) const;
+    QColor colour(double v, double max) const;
+
+    gui::RecordStore* m_store;
+    Canvas* m_canvas = nullptr;
+    QComboBox *m_run = nullptr, *m_measure = nullptr;
+    // The heatmap as drawn before scaling: one pixel per layer row and merged column.
+    QImage m_image;
+    struct Key {
+        int run = -1, measure = -1, columns = -1, width = -1;
+        long long lastStep = -1;
+        bool operator==(const Key&) const = default;
+    } m_key;
+    double m_max = 0;
+    double m_scale = 1.0;
+};
+
+}  // namespace mpx::ui

@@ -1,0 +1,540 @@
+// MainWindow: actions, layout and the connections between panels, store and engine.
+#include "ui/window/main_window.hpp"
+
+#include <QAction>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "ui/kit/message_bar.hpp"
+#include "ui/panels/charts_panel.hpp"
+#include "ui/panels/classroom.hpp"
+#include "ui/panels/event_log_panel.hpp"
+#include "ui/panels/lesson_panel.hpp"
+#include "ui/panels/live_panel.hpp"
+#include "ui/panels/setup_panel.hpp"
+#include "ui/panels/status_line.hpp"
+#include "ui/panels/sweep_panel.hpp"
+#include "ui/session/config_bridge.hpp"
+#include "ui/views/boundary_view.hpp"
+#include "ui/views/format_explorer.hpp"
+#include "ui/views/fp8_view.hpp"
+#include "ui/views/range_view.hpp"
+#include "ui/views/updates_view.hpp"
+#include "ui/views/where_view.hpp"
+
+namespace mpx::ui {
+namespace {
+
+QScrollArea* scrolled(QWidget* w) {
+    auto* area = new QScrollArea;
+    area->setWidget(w);
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    return area;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle(tr("mpx — Mixed-Precision Explorer"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/mpx.png")));
+    m_engine = new gui::EngineController(this);
+    m_store = new gui::RecordStore(&m_engine->buffer(), this);
+    buildLayout();
+    buildActions();
+    connectEngine();
+    m_status = new StatusLine(statusBar(), m_store, m_engine);
+    resize(1500, 950);
+    restoreSettings();
+    updateRunAction();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildLayout() {
+    m_setup = new SetupPanel;
+    m_live = new LivePanel;
+    m_tabs = new QTabWidget;
+    m_tabs->addTab(scrolled(m_setup), tr("Setup ⟳ reset"));
+    m_tabs->addTab(scrolled(m_live), tr("Scaler && LR ● live"));
+    m_tabs->setTabToolTip(0, tr("Precisions, model, data and training: changes apply when you reset."));
+    m_tabs->setTabToolTip(1, tr("Loss scaler, learning rate and clipping: changes apply at the next step."));
+    m_sweep = new SweepPanel;
+    m_sweep->setBaseConfig([this] { return currentConfig(); });
+    m_tabs->setTabToolTip(m_tabs->addTab(scrolled(m_sweep), tr("Sweep")),
+                          tr("Train a grid of settings in the background; click a cell to load it here."));
+    connect(m_sweep, &SweepPanel::pointChosen, this, [this](const mpx::SessionConfig& c, const QString& origin) { applyConfig(c, origin); });
+    connect(m_sweep, &SweepPanel::progressText, this, [this](const QString& t) { statusBar()->showMessage(t, 5000); });
+    auto* dock = new QDockWidget(tr("Settings"), this);
+    dock->setObjectName(QStringLiteral("settingsDock"));
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    dock->setWidget(m_tabs);
+    dock->setMinimumWidth(340);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+    m_lesson = new LessonPanel;
+    m_lessonDock = new QDockWidget(tr("Lesson"), this);
+    m_lessonDock->setObjectName(QStringLiteral("lessonDock"));
+    m_lessonDock->setWidget(m_lesson);
+    m_lessonDock->setMinimumWidth(300);
+    addDockWidget(Qt::RightDockWidgetArea, m_lessonDock);
+    m_lessonDock->hide();  // shown by a configuration that carries a lesson
+    connect(m_lesson, &LessonPanel::explorerRequested, this, [this](const QString& v) { showFormatExplorer(v); });
+
+    auto* top = new QWidget;
+    auto* v = new QVBoxLayout(top);
+    v->setContentsMargins(4, 4, 4, 0);
+    v->setSpacing(4);
+    m_messages = new MessageBar;
+    m_resetBar = new MessageBar;
+    v->addWidget(m_messages);
+    v->addWidget(m_resetBar);
+    m_charts = new ChartsPanel(m_store);
+    m_boundaries = new BoundaryView(m_store);
+    m_views = new QTabWidget;
+    m_views->setDocumentMode(true);
+    m_views->addTab(m_charts, tr("Training"));
+    m_views->setTabToolTip(0, tr("Loss, loss scale, overflow, underflow and memory of every run, step by step."));
+    m_views->addTab(m_boundaries, tr("Decision boundaries"));
+    m_views->setTabToolTip(1, tr("For two-dimensional data sets: which class each run's model predicts over the input "
+                                 "plane, computed in that run's own precision, side by side. Where a low-precision run "
+                                 "draws the same map as fp32, it tracks FP32."));
+    connect(m_boundaries, &BoundaryView::wantedChanged, m_engine, &gui::EngineController::setBoundariesWanted);
+    m_range = new RangeView(m_store);
+    m_views->setTabToolTip(m_views->addTab(m_range, tr("Range")),
+                           tr("How big one layer's values are, against what the run's number format can hold: which "
+                              "ones become 0, lose digits, or become infinity, and how the loss scale moves gradients."));
+    m_where = new WhereView(m_store);
+    m_views->setTabToolTip(m_views->addTab(m_where, tr("Where")),
+                           tr("Which layer loses gradients to underflow or overflows, step by step, and where each "
+                              "skipped step's first inf/NaN appeared. Click a cell to open it in Range."));
+    m_updates = new UpdatesView(m_store);
+    m_views->setTabToolTip(m_views->addTab(m_updates, tr("Updates")),
+                           tr("How big weight updates are against the spacing of the stored weights: updates under "
+                              "half a spacing are rounded away."));
+    m_fp8 = new Fp8View(m_store);
+    m_views->setTabToolTip(m_views->addTab(m_fp8, tr("FP8 scaling")),
+                           tr("FP8 runs: how each tensor's scale follows its largest value (amax), the steps delayed "
+                              "scaling takes it from, and the share of values that saturate or flush to zero."));
+    connect(m_where, &WhereView::cellActivated, this, [this](int run, int layer, qint64 step, WhereView::Measure m) {
+        m_range->setRuns(run, m_range->runB() == run ? -1 : m_range->runB());
+        m_range->setLayer(layer);
+        m_range->setTensor(m == WhereView::Measure::underflowShare ? mpx::HistTensor::grad_weight : mpx::HistTensor::grad_output);
+        m_range->setStep(step);
+        setView(View::range);
+    });
+    v->addWidget(m_views, 1);
+    m_log = new EventLogPanel(m_store);
+    m_split = new QSplitter(Qt::Vertical);
+    m_split->addWidget(top);
+    m_split->addWidget(m_log);
+    m_split->setStretchFactor(0, 4);
+    m_split->setStretchFactor(1, 1);
+    m_split->setSizes({720, 170});
+    setCentralWidget(m_split);
+}
+
+void MainWindow::buildActions() {
+    QStyle* st = style();
+    m_runAction = new QAction(st->standardIcon(QStyle::SP_MediaPlay), tr("Run"), this);
+    m_runAction->setShortcut(Qt::Key_Space);
+    m_runAction->setToolTip(tr("Run or pause all runs (Space)"));
+    m_stepAction = new QAction(st->standardIcon(QStyle::SP_MediaSkipForward), tr("Step"), this);
+    m_stepAction->setShortcuts({QKeySequence(Qt::Key_S), QKeySequence(Qt::Key_Right)});
+    m_stepAction->setToolTip(tr("One step of every run (S or →)"));
+    m_resetAction = new QAction(st->standardIcon(QStyle::SP_BrowserReload), tr("Reset"), this);
+    m_resetAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    m_resetAction->setToolTip(tr("Back to step 0 with the settings shown, same seed (Ctrl+R)"));
+    connect(m_runAction, &QAction::triggered, this, [this] {
+        if (m_engine->state() == gui::EngineState::running) pause();
+        else run();
+    });
+    connect(m_stepAction, &QAction::triggered, this, &MainWindow::stepOnce);
+    connect(m_resetAction, &QAction::triggered, this, &MainWindow::reset);
+
+    auto* open = new QAction(tr("Open configuration…"), this);
+    open->setShortcut(QKeySequence::Open);
+    connect(open, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open configuration"), {}, tr("JSON (*.json)"));
+        if (!path.isEmpty()) loadConfigFile(path);
+    });
+    auto* save = new QAction(tr("Save configuration as…"), this);
+    save->setShortcut(QKeySequence::SaveAs);
+    connect(save, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save configuration"), QStringLiteral("mpx-config.json"), tr("JSON (*.json)"));
+        if (path.isEmpty()) return;
+        const QString error = gui::saveConfig(currentConfig(), path);
+        if (error.isEmpty()) m_messages->showMessage(MessageBar::Kind::success, tr("Saved the configuration to %1").arg(path));
+        else m_messages->showMessage(MessageBar::Kind::error, error);
+    });
+    auto* reproduce = new QAction(tr("Reproduce from export…"), this);
+    reproduce->setToolTip(tr("Load the configuration from an export's JSON sidecar"));
+    connect(reproduce, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Reproduce a run from its sidecar"), {}, tr("mpx sidecar (*.json)"));
+        if (!path.isEmpty()) reproduceFrom(path);
+    });
+    auto* csv = new QAction(tr("Export CSV…"), this);
+    csv->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    connect(csv, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export every run as CSV"), QStringLiteral("mpx-runs.csv"), tr("CSV (*.csv)"));
+        if (!path.isEmpty()) exportCsv(path);
+    });
+    auto* png = new QAction(tr("Export the view as PNG…"), this);
+    png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where, updates or FP8 scaling) as a PNG picture"));
+    connect(png, &QAction::triggered, this, [this] {
+        static const char* names[] = {"charts", "boundaries", "range", "where", "updates", "fp8"};
+        const QString name = QString::fromLatin1(names[static_cast<int>(view())]);
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save the view shown"), QStringLiteral("mpx-%1.png").arg(name),
+                                                          tr("PNG (*.png)"));
+        if (path.isEmpty()) return;
+        if (exportViewPng(path)) m_messages->showMessage(MessageBar::Kind::success, tr("Saved the view to %1").arg(path));
+        else m_messages->showMessage(MessageBar::Kind::error, tr("Could not write %1").arg(path));
+    });
+    auto* quit = new QAction(tr("Quit"), this);
+    quit->setShortcut(QKeySequence::Quit);
+    connect(quit, &QAction::triggered, this, &QWidget::close);
+
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addActions({open, save, reproduce});
+    file->addSeparator();
+    file->addActions({csv, png});
+    file->addSeparator();
+    file->addAction(quit);
+    QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
+    runMenu->addActions({m_runAction, m_stepAction, m_resetAction});
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("Reset zoom"), m_charts, &ChartsPanel::resetZoom);
+    view->addAction(m_lessonDock->toggleViewAction());
+    view->addAction(tr("Format explorer…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F), this, [this] { showFormatExplorer(); });
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("Keyboard shortcuts"), this, [this] {
+        QMessageBox::information(this, tr("Keyboard shortcuts"),
+                                 tr("Space: run / pause\nS or →: one step\nCtrl+R: reset\nCtrl+E: export CSV\n"
+                                    "Mouse wheel on a chart: zoom the step axis\nDrag: pan\nDouble-click: follow the whole run"));
+    });
+
+    auto* bar = addToolBar(tr("Run"));
+    bar->setObjectName(QStringLiteral("runToolbar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->setMovable(false);
+    bar->addActions({m_runAction, m_stepAction, m_resetAction});
+    bar->addSeparator();
+    QAction* presetLabel = bar->addWidget(new QLabel(tr(" Preset ")));
+    m_presets = new QComboBox;
+    m_presets->addItems(gui::presetNames());
+    m_presets->setMinimumContentsLength(14);
+    m_presets->setPlaceholderText(tr("(own configuration)"));
+    m_presets->setToolTip(tr("A shipped configuration: runs, model, data, scaler and training together."));
+    connect(m_presets, &QComboBox::textActivated, this, &MainWindow::loadConfigFile);
+    QAction* presetBox = bar->addWidget(m_presets);
+    bar->addAction(open);
+    bar->addAction(save);
+    bar->addSeparator();
+    bar->addAction(csv);
+    bar->addAction(png);
+
+    // Classroom view: what it hides unless the teacher keeps it (the keys a configuration names).
+    m_classroom = new Classroom(this);
+    m_classroom->addControl(QStringLiteral("settings"), tr("Settings panel"), {findChild<QDockWidget*>(QStringLiteral("settingsDock"))});
+    m_classroom->addControl(QStringLiteral("presets"), tr("Preset list"), {}, {presetLabel, presetBox});
+    m_classroom->addControl(QStringLiteral("files"), tr("Open, save and export"), {}, {open, save, csv, png});
+    m_classroom->addControl(QStringLiteral("event-log"), tr("Event log"), {m_log});
+    m_classroom->addControl(QStringLiteral("menu"), tr("Menu bar"), {menuBar()});
+    m_classroom->addControl(QStringLiteral("status"), tr("Status bar"), {statusBar()});
+    m_classroomAction = new QAction(tr("Classroom"), this);
+    m_classroomAction->setCheckable(true);
+    m_classroomAction->setShortcut(Qt::Key_F11);
+    m_classroomAction->setToolTip(tr("Classroom view (F11): large text and lines for a projector, only Run, Step, Reset, "
+                                     "the charts and the lesson; View ▸ Keep in classroom chooses what else stays"));
+    connect(m_classroomAction, &QAction::toggled, this, &MainWindow::setClassroom);
+    connect(m_classroom, &Classroom::changed, this, [this] {
+        m_charts->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_boundaries->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_range->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_where->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_updates->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_fp8->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_classroomAction->setChecked(m_classroom->isOn());
+    });
+    bar->insertAction(presetLabel, m_classroomAction);
+    view->addAction(m_classroomAction);
+    QMenu* keep = view->addMenu(tr("Keep in classroom"));
+    for (const QString& key : m_classroom->keys()) {
+        QAction* a = keep->addAction(m_classroom->label(key));
+        a->setCheckable(true);
+        connect(keep, &QMenu::aboutToShow, a, [this, a, key] { a->setChecked(m_classroom->isKept(key)); });
+        connect(a, &QAction::toggled, this, [this, key](bool on) {
+            QStringList k = m_classroom->kept();
+            if (on && !k.contains(key)) k << key;
+            if (!on) k.removeAll(key);
+            m_classroom->setKept(k);
+        });
+    }
+}
+
+void MainWindow::connectEngine() {
+    connect(m_engine, &gui::EngineController::stateChanged, this, &MainWindow::updateRunAction);
+    connect(m_engine, &gui::EngineController::runFailed, this,
+            [this](const QString& m) { m_messages->showMessage(MessageBar::Kind::error, m); });
+    connect(m_engine, &gui::EngineController::exported, this, [this](const QString& path) {
+        m_messages->showMessage(MessageBar::Kind::success,
+                                tr("Exported every recorded step to %1 (configuration in %2)")
+                                    .arg(path, QFileInfo(path).completeBaseName() + QStringLiteral(".json")));
+    });
+    connect(m_engine, &gui::EngineController::exportFailed, this, [this](const QString& m) {
+        m_messages->showMessage(MessageBar::Kind::error, tr("Export failed: %1").arg(m));
+    });
+    connect(m_engine, &gui::EngineController::settingsApplied, this, [this](qint64 step, const QString& what) {
+        statusBar()->showMessage(tr("Applied from step %1: %2").arg(step).arg(what), 5000);
+    });
+    connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
+        if (const auto s = m_store->session()) m_live->setRuns(s->runs, s->scalers);
+        updatePendingReset();
+    });
+    connect(m_store, &gui::RecordStore::scalersEdited, this, [this] { m_live->setScalers(m_store->liveScalers()); });
+    connect(m_setup, &SetupPanel::edited, this, &MainWindow::updatePendingReset);
+    connect(m_resetBar, &MessageBar::actionClicked, this, &MainWindow::reset);
+    connect(m_messages, &MessageBar::actionClicked, this, &MainWindow::reset);  // "all steps done: Reset"
+    connect(m_live, &LivePanel::scalerEdited, this, [this](const mpx::ScalerConfig& s) {
+        const ScalerTarget t = m_live->target();
+        if (!t.session) {
+            m_engine->setRunScaler(t.runs, s);  // this session only: Reset starts the runs as their labels say
+            return;
+        }
+        m_base.scaler = s;  // the session scaler is also where the next Reset starts
+        m_engine->setScaler(s);
+    });
+    connect(m_live, &LivePanel::trainEdited, this, [this] {
+        m_base.train = m_live->train(m_base.train);
+        m_engine->setTrain(m_base.train);
+    });
+    connect(m_live, &LivePanel::snippetCopied, this, [this](const QString& fw) {
+        statusBar()->showMessage(tr("Copied the scaler settings for %1 to the clipboard").arg(fw), 5000);
+    });
+    connect(m_log, &EventLogPanel::stepActivated, m_charts, &ChartsPanel::focusStep);
+}
+
+mpx::SessionConfig MainWindow::currentConfig() const {
+    mpx::SessionConfig c = m_base;
+    m_setup->applyTo(c);
+    c.train = m_live->train(c.train);  // the session scaler is m_base's: the panel may show a run's
+    if (m_classroom->isOn()) {
+        c.classroom.emplace();
+        for (const QString& k : m_classroom->kept()) c.classroom->push_back(k.toStdString());
+    } else {
+        c.classroom.reset();
+    }
+    return c;
+}
+
+void MainWindow::applyConfig(const mpx::SessionConfig& cfg, const QString& origin) {
+    m_base = cfg;
+    m_setup->setConfig(cfg);
+    m_live->setScaler(cfg.scaler);
+    m_live->setTrain(cfg.train);
+    // The shipped preset of that name, unless the configuration came from elsewhere.
+    const int i = m_presets->findText(QString::fromStdString(cfg.name));
+    m_presets->setCurrentIndex(i >= 0 && gui::presetNames().contains(origin) ? i : -1);
+    m_engine->configure(cfg);
+    const Lesson lesson = parseLesson(QString::fromStdString(cfg.lesson));
+    m_lesson->setLesson(QString::fromStdString(cfg.name), lesson);
+    m_lessonDock->setVisible(!cfg.lesson.empty());
+    m_charts->setHighlighted(lesson.charts);
+    if (!lesson.explorerValue.isEmpty()) showFormatExplorer(lesson.explorerValue);
+    if (cfg.classroom) {
+        QStringList keep;
+        for (const auto& k : *cfg.classroom) keep << QString::fromStdString(k);
+        const QStringList unknown = m_classroom->setKept(keep);
+        setClassroom(true);
+        if (!unknown.isEmpty())
+            m_messages->showMessage(MessageBar::Kind::warning, tr("The classroom list names controls mpx does not have: %1 (it knows %2)")
+                                                                   .arg(unknown.join(QStringLiteral(", ")), m_classroom->keys().join(QStringLiteral(", "))));
+    }
+    statusBar()->showMessage(tr("Loaded %1").arg(origin), 4000);
+    updatePendingReset();
+}
+
+void MainWindow::loadConfigFile(const QString& nameOrPath) {
+    const gui::ConfigResult r = gui::loadConfig(nameOrPath);
+    if (!r.config) {
+        m_messages->showMessage(MessageBar::Kind::error,
+                                tr("Could not load “%1”: %2").arg(nameOrPath, r.error));
+        return;
+    }
+    m_messages->hide();
+    applyConfig(*r.config, nameOrPath);
+}
+
+void MainWindow::reproduceFrom(const QString& sidecarPath) {
+    const gui::ConfigResult r = gui::configFromSidecar(sidecarPath);
+    if (!r.config) {
+        m_messages->showMessage(MessageBar::Kind::error, tr("Could not reproduce from “%1”: %2").arg(sidecarPath, r.error));
+        return;
+    }
+    applyConfig(*r.config, sidecarPath);
+    const QStringList changes = gui::sidecarLiveChanges(sidecarPath);  // an older export: its changes as text, not replayable
+    const int replayed = static_cast<int>(r.config->live_changes.size());
+    if (changes.isEmpty() && replayed == 0)
+        m_messages->showMessage(MessageBar::Kind::success, tr("Loaded the configuration of %1: Run reproduces it step for step.").arg(sidecarPath));
+    else if (changes.isEmpty())
+        m_messages->showMessage(MessageBar::Kind::success,
+                                tr("Loaded the configuration of %1 and its live changes (%2 in all): Run replays each "
+                                   "at its step, so it reproduces the export step for step.")
+                                    .arg(sidecarPath)
+                                    .arg(replayed));
+    else
+        m_messages->showMessage(MessageBar::Kind::warning,
+                                tr("Loaded the starting configuration of %1. It was changed live while it ran, and "
+                                   "those changes are not replayed: %2").arg(sidecarPath, changes.join(QStringLiteral("; "))));
+}
+
+void MainWindow::run(qint64 stopAtStep) {
+    if (m_engine->state() == gui::EngineState::finished) {
+        m_messages->showMessage(MessageBar::Kind::warning, tr("All %1 steps are done. Reset (Ctrl+R) to run again, or raise the step count.")
+                                                               .arg(m_store->steps()), tr("Reset"));
+        return;
+    }
+    if (!m_store->session() && m_engine->state() == gui::EngineState::empty) reset();
+    m_engine->start(stopAtStep);
+}
+
+void MainWindow::pause() { m_engine->pause(); }
+void MainWindow::stepOnce() { m_engine->stepOnce(); }
+
+void MainWindow::reset() {
+    mpx::SessionConfig cfg = currentConfig();
+    QString error = gui::checkConfig(cfg);
+    QString dropped;
+    if (!error.isEmpty() && !cfg.live_changes.empty()) {
+        // The live changes of a loaded configuration name its runs and settings: after the Setup tab
+        // changed those (a run removed, a batch that makes a listed change impossible) they are left
+        // out rather than making every reset fail.
+        mpx::SessionConfig without = cfg;
+        without.live_changes.clear();
+        if (gui::checkConfig(without).isEmpty()) {
+            dropped = error;
+            cfg = std::move(without);
+            error.clear();
+        }
+    }
+    if (!error.isEmpty()) {
+        m_messages->showMessage(MessageBar::Kind::error, tr("Cannot reset with these settings: %1").arg(error));
+        return;
+    }
+    m_messages->hide();
+    if (!dropped.isEmpty())
+        m_messages->showMessage(MessageBar::Kind::warning,
+                                tr("The live changes the loaded configuration lists do not fit these settings and are "
+                                   "left out: %1").arg(dropped));
+    m_base = cfg;
+    m_engine->configure(cfg);
+}
+
+void MainWindow::setClassroom(bool on) {
+    m_classroom->setOn(on);
+    if (on) m_lessonDock->setVisible(!m_base.lesson.empty());
+}
+
+void MainWindow::exportCsv(const QString& path) { m_engine->exportCsv(path); }
+
+bool MainWindow::exportChartsPng(const QString& path) { return m_charts->grab().save(path, "PNG"); }
+
+void MainWindow::setView(View v) { m_views->setCurrentIndex(static_cast<int>(v)); }
+
+MainWindow::View MainWindow::view() const { return static_cast<View>(std::max(0, m_views->currentIndex())); }
+
+bool MainWindow::exportViewPng(const QString& path) {
+    return view() == View::charts ? exportChartsPng(path) : m_views->currentWidget()->grab().save(path, "PNG");
+}
+
+bool MainWindow::saveScreenshot(const QString& path) { return grab().save(path, "PNG"); }
+
+FormatExplorer* MainWindow::showFormatExplorer(const QString& value) {
+    if (!m_explorer) {
+        m_explorer = new FormatExplorer(this);
+        m_explorer->setWindowFlag(Qt::Window);
+        m_explorer->resize(1450, 620);
+    }
+    if (!value.isEmpty()) m_explorer->setText(value);
+    m_explorer->show();
+    m_explorer->raise();
+    m_explorer->activateWindow();
+    return m_explorer;
+}
+
+void MainWindow::updatePendingReset() {
+    const auto session = m_store->session();
+    bool pending = false;
+    if (session) {
+        mpx::SessionConfig candidate = session->config;
+        m_setup->applyTo(candidate);
+        pending = gui::configToJson(candidate) != gui::configToJson(session->config);
+    }
+    m_setup->setPendingReset(pending);
+    if (pending)
+        m_resetBar->showMessage(MessageBar::Kind::warning,
+                                tr("You changed settings that need a reset (precisions, model, data or training). "
+                                   "The charts still show the session as it was built."),
+                                tr("Reset now (Ctrl+R)"));
+    else
+        m_resetBar->hide();
+}
+
+void MainWindow::updateRunAction() {
+    const bool running = m_engine->state() == gui::EngineState::running;
+    m_runAction->setText(running ? tr("Pause") : tr("Run"));
+    m_runAction->setIcon(style()->standardIcon(running ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+    m_stepAction->setEnabled(!running && m_engine->state() != gui::EngineState::finished);
+}
+
+std::optional<mpx::SessionConfig> MainWindow::lastConfig() {
+    const QString text = QSettings().value(QStringLiteral("session/config")).toString();
+    if (text.isEmpty()) return std::nullopt;
+    return gui::parseConfigText(text, QStringLiteral("the last session")).config;
+}
+
+void MainWindow::restoreSettings() {
+    QSettings s;
+    if (s.contains(QStringLiteral("window/geometry"))) restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    m_split->restoreState(s.value(QStringLiteral("window/split")).toByteArray());
+    m_tabs->setCurrentIndex(s.value(QStringLiteral("window/tab"), 0).toInt());
+    m_views->setCurrentIndex(s.value(QStringLiteral("window/view"), 0).toInt());
+    m_charts->setLossLogScale(s.value(QStringLiteral("charts/logLoss"), true).toBool());
+    m_charts->setSmoothing(s.value(QStringLiteral("charts/smoothing"), 0.6).toDouble());
+}
+
+void MainWindow::saveSettings() const {
+    QSettings s;
+    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    s.setValue(QStringLiteral("window/state"), saveState());
+    s.setValue(QStringLiteral("window/split"), m_split->saveState());
+    s.setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
+    s.setValue(QStringLiteral("window/view"), m_views->currentIndex());
+    s.setValue(QStringLiteral("charts/logLoss"), m_charts->lossLogScale());
+    s.setValue(QStringLiteral("charts/smoothing"), m_charts->smoothing());
+    s.setValue(QStringLiteral("session/config"), gui::configToJson(currentConfig()));
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    saveSettings();
+    e->accept();
+}
+
+}  // namespace mpx::ui

@@ -1,0 +1,125 @@
+// The main window: wires the panels, the engine controller and the record store together, and
+// owns the actions (run, pause, step, reset, presets, export). Rule: it wires, it does not compute:
+// numbers come from the store, settings from the panels, results from the engine's signals.
+#pragma once
+
+#include <QMainWindow>
+
+#include "ui/session/engine_controller.hpp"
+#include "ui/session/record_store.hpp"
+
+class QAction;
+class QComboBox;
+class QDockWidget;
+class QSplitter;
+class QTabWidget;
+
+namespace mpx::ui {
+
+class BoundaryView;
+class ChartsPanel;
+class EventLogPanel;
+class FormatExplorer;
+class Fp8View;
+class Classroom;
+class LessonPanel;
+class LivePanel;
+class MessageBar;
+class RangeView;
+class SetupPanel;
+class StatusLine;
+class SweepPanel;
+class UpdatesView;
+class WhereView;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Shows the configuration in the panels and builds a session from it (paused at step 0).
+    void applyConfig(const mpx::SessionConfig& cfg, const QString& origin);
+    // The configuration saved at the last close, or nullopt.
+    static std::optional<mpx::SessionConfig> lastConfig();
+    // The configuration the panels describe now (what Reset would build).
+    mpx::SessionConfig currentConfig() const;
+
+    void run(qint64 stopAtStep = -1);
+    void pause();
+    void stepOnce();
+    void reset();
+    void loadConfigFile(const QString& nameOrPath);  // errors go to the message bar
+    void reproduceFrom(const QString& sidecarPath);
+    void exportCsv(const QString& path);
+    bool exportChartsPng(const QString& path);
+    // The view the central tabs show, in tab order: the training charts, the decision boundaries,
+    // the histogram views (Range, Where, Updates) and the FP8 scaling view.
+    enum class View { charts, boundaries, range, where, updates, fp8 };
+    void setView(View v);
+    View view() const;
+    bool exportViewPng(const QString& path);  // the view shown, as File ▸ Export the view as PNG saves it
+    bool saveScreenshot(const QString& path);
+    // The format explorer window (made on first use), showing `value` when one is given.
+    FormatExplorer* showFormatExplorer(const QString& value = {});
+
+    gui::EngineController* engine() const { return m_engine; }
+    gui::RecordStore* store() const { return m_store; }
+    ChartsPanel* charts() const { return m_charts; }
+    BoundaryView* boundaryView() const { return m_boundaries; }
+    RangeView* rangeView() const { return m_range; }
+    WhereView* whereView() const { return m_where; }
+    UpdatesView* updatesView() const { return m_updates; }
+    Fp8View* fp8View() const { return m_fp8; }
+    EventLogPanel* eventLog() const { return m_log; }
+    SetupPanel* setupPanel() const { return m_setup; }
+    LivePanel* livePanel() const { return m_live; }
+    SweepPanel* sweepPanel() const { return m_sweep; }
+    MessageBar* messages() const { return m_messages; }
+    MessageBar* resetBanner() const { return m_resetBar; }
+    LessonPanel* lessonPanel() const { return m_lesson; }
+    QDockWidget* lessonDock() const { return m_lessonDock; }
+    Classroom* classroom() const { return m_classroom; }
+    void setClassroom(bool on);
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
+
+private:
+    void buildActions();
+    void buildLayout();
+    void connectEngine();
+    void updatePendingReset();
+    void updateRunAction();
+    void restoreSettings();
+    void saveSettings() const;
+
+    gui::EngineController* m_engine;
+    gui::RecordStore* m_store;
+    mpx::SessionConfig m_base;  // the last configuration applied; panels write over it
+    ChartsPanel* m_charts = nullptr;
+    BoundaryView* m_boundaries = nullptr;
+    RangeView* m_range = nullptr;
+    WhereView* m_where = nullptr;
+    UpdatesView* m_updates = nullptr;
+    Fp8View* m_fp8 = nullptr;
+    QTabWidget* m_views = nullptr;  // in View's order
+    EventLogPanel* m_log = nullptr;
+    SetupPanel* m_setup = nullptr;
+    LivePanel* m_live = nullptr;
+    SweepPanel* m_sweep = nullptr;
+    MessageBar* m_messages = nullptr;
+    MessageBar* m_resetBar = nullptr;
+    StatusLine* m_status = nullptr;
+    QSplitter* m_split = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    QComboBox* m_presets = nullptr;
+    FormatExplorer* m_explorer = nullptr;
+    LessonPanel* m_lesson = nullptr;
+    QDockWidget* m_lessonDock = nullptr;
+    Classroom* m_classroom = nullptr;
+    QAction* m_classroomAction = nullptr;
+    QAction *m_runAction = nullptr, *m_stepAction = nullptr, *m_resetAction = nullptr;
+};
+
+}  // namespace mpx::ui
