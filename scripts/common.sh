@@ -10,7 +10,7 @@ mpx_die() { echo "mpx: $*" >&2; exit 1; }
 # package requires Qt6OpenGL, which --no-install-recommends leaves out (without it CMake finds no
 # Qt Charts and would build neither the app nor the tests).
 MPX_PACKAGES=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
-  libcli11-dev qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth)
+  libcli11-dev qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth python3)
 
 mpx_install_packages() {
   local missing=()

@@ -264,7 +264,8 @@ private slots:
         QCOMPARE(b.runs.size(), std::size_t(2));
         QCOMPARE(b.runs[0].label.size(), std::size_t(256));
         QCOMPARE(*b.agreement[1], 1.0);
-        QCOMPARE(b.points, s.dataset().x_test);
+        const RowMatrix& held_out = s.dataset().x_test;  // (n, 2), fewer than k_max_boundary_points
+        QCOMPARE(b.points, std::vector<float>(held_out.data(), held_out.data() + held_out.size()));
         QCOMPARE(b.point_labels, s.dataset().y_test);
         QVERIFY(b.seconds > 0);
         QCOMPARE(b.plane, plane_extent(s.dataset()));

@@ -15,6 +15,7 @@
 
 #include "engine/compute/backend.hpp"
 #include "engine/compute/histograms.hpp"
+#include "engine/compute/site_names.hpp"
 #include "engine/model/dataset.hpp"
 #include "engine/precision/format.hpp"
 #include "engine/run/session.hpp"

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/compute/site_names.hpp"
 #include "engine/run/session.hpp"
 
 using namespace mpx;

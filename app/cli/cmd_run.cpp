@@ -15,6 +15,7 @@
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
 #include "engine/base/text.hpp"
+#include "engine/compute/site_names.hpp"
 #include "engine/config/device_choice.hpp"
 #include "engine/io/export.hpp"
 #include "engine/precision/fp8_snippet.hpp"

@@ -13,6 +13,7 @@
 
 #include "cuda/compare/tolerance.hpp"
 #include "engine/base/error.hpp"
+#include "engine/compute/site_names.hpp"
 #include "engine/run/session.hpp"
 
 namespace mpx::compare {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/compute/histograms.hpp"
+#include "engine/precision/fp8_scaling.hpp"
 #include "engine/compute/tensor.hpp"
 #include "engine/core/op_math.hpp"
 #include "engine/core/scaler_rule.hpp"
@@ -38,26 +39,6 @@ core::BiasCorrection bias_correction(float beta1, float beta2, long long t);
 // The per-step scalars of the element arithmetic (core::optimizer_element), computed once on the
 // host; Adam's from bias_correction(β1, β2, s.t).
 core::OptConsts optimizer_consts(const OptimizerStep& s);
-
-// How the linear ops of one FP8 layer scale their operands on this step (Backend::set_fp8): x and
-// w are cast to `fwd`, dy to `grad`. Per-tensor recipes multiply by a scale (delayed: the one the
-// backend's amax history of that tensor holds, Backend::set_amax_histories, 1 where it holds none;
-// current: from the tensor's own amax, core::current_scale) and
-// descale the FP32 accumulator by 1/(scale_a · scale_b); block scales MXFP8 blocks of 32 along
-// each GEMM's reduction dimension. Every cast of a counted site adds to StepStats::fp8.
-struct Fp8Gemm {
-    Fp8Recipe recipe = Fp8Recipe::delayed;
-    Format fwd = Format::e4m3;
-    Format grad = Format::e5m2;
-    Overflow e4m3_overflow = Overflow::saturate;
-    int layer = 0;  // whose amax histories (delayed) the casts read, counted or not
-    Format format(Fp8Tensor t) const { return t == Fp8Tensor::dy ? grad : fwd; }
-    // E4M3 as configured; E5M2 saturates, as Transformer Engine's casts do (__nv_fp8_e5m2's
-    // conversion uses __NV_SATFINITE), so an overflow is a saturated value, never an inf.
-    Overflow overflow(Fp8Tensor t) const {
-        return format(t) == Format::e4m3 ? e4m3_overflow : Overflow::saturate;
-    }
-};
 
 // One parameter tensor for the ops over all parameters at once (unscale_all, clip_all,
 // optimizer_all): its layer (counted at that layer's unscaled and optimizer sites), its gradient, the

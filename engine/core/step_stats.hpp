@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <string>
 
 #include "engine/core/format_core.hpp"
 #include "engine/core/fp8_math.hpp"
@@ -72,11 +71,6 @@ MPX_HOST_DEVICE constexpr int fp8_index(int layer, Fp8Tensor t) {
     return layer * k_fp8_tensors + static_cast<int>(t);
 }
 
-// "fc2.grad_input" for a site_index (layers are named fc1, fc2, ... as in selective_layers).
-std::string site_name(int index);
-// "fc3.output, where 83456 overflowed": a step's first inf/NaN site (StepRecord::first_nonfinite)
-// and, when a finite value overflowed there, its magnitude before rounding; empty for -1.
-std::string first_nonfinite_text(int site, std::optional<double> magnitude);
 
 // What optimizer_update does on a step whose gradients held inf/NaN (read from the step record):
 // skip (every loss scaler) or apply the NaN update anyway (no scaler, as plain PyTorch does).

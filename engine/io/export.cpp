@@ -12,6 +12,7 @@
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
 #include "engine/base/text.hpp"
+#include "engine/compute/site_names.hpp"
 
 namespace mpx {
 

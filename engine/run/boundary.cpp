@@ -149,7 +149,7 @@ Boundaries evaluate_boundaries(Session& s, int resolution) {
     const bool test = d.x_test.rows() > 0;
     const RowMatrix& x = test ? d.x_test : d.x_train;
     const auto n = std::min<Eigen::Index>(x.rows(), k_max_boundary_points);
-    b.points = x.topRows(n);
+    b.points.assign(x.data(), x.data() + n * x.cols());  // row-major: the first n rows
     const std::vector<int>& y = test ? d.y_test : d.y_train;
     b.point_labels.assign(y.begin(), y.begin() + n);
     b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

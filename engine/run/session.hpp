@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/compute/backend_factory.hpp"
 #include "engine/config/session_config.hpp"
 #include "engine/model/dataset.hpp"
 #include "engine/run/run.hpp"
@@ -23,7 +24,6 @@ namespace mpx {
 
 // Makes the backend for one run; the default gives CPU backends. The app and CLI pass one that
 // picks the GPU where the configuration asks for it.
-using BackendFactory = std::function<std::unique_ptr<Backend>()>;
 
 // A ConfigError (data.n_train) when the data set could not fit in the memory this process may
 // use; checked before the examples are generated.

@@ -9,6 +9,7 @@
 #include "engine/base/error.hpp"
 #include "engine/base/field_table.hpp"
 #include "engine/base/input_file.hpp"
+#include "engine/compute/site_names.hpp"
 #include "engine/config/device_choice.hpp"
 #include "engine/io/export.hpp"
 #ifdef MPX_HAVE_CUDA

@@ -7,7 +7,8 @@
 #include <QStringList>
 #include <optional>
 
-#include "engine/run/session.hpp"
+#include "engine/compute/backend_factory.hpp"
+#include "engine/config/session_config.hpp"
 #include "ui/session/session_info.hpp"
 
 namespace mpx::gui {

@@ -11,7 +11,7 @@
 
 #include "engine/compute/histograms.hpp"
 #include "engine/precision/fp8_scaling.hpp"
-#include "engine/run/boundary.hpp"
+#include "engine/run/boundary_grid.hpp"
 #include "engine/run/record.hpp"
 #include "ui/session/session_info.hpp"
 

@@ -1,6 +1,8 @@
 // SweepJob: run_sweep on a std::thread (it starts its own workers), points drained on a timer.
 #include "ui/session/sweep_job.hpp"
 
+#include "engine/sweep/sweep.hpp"
+
 #ifdef __linux__
 #include <sys/resource.h>
 #include <unistd.h>

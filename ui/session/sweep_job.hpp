@@ -11,7 +11,8 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/sweep/sweep.hpp"
+#include "engine/sweep/sweep_grid.hpp"
+#include "engine/sweep/sweep_outcome.hpp"
 
 namespace mpx::gui {
 

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <functional>
 
-#include "engine/run/boundary.hpp"
+#include "engine/run/boundary_grid.hpp"
 #include "ui/kit/run_style.hpp"
 
 namespace mpx::ui {
@@ -232,9 +232,9 @@ void BoundaryView::paintEvent(QPaintEvent*) {
         // Held-out points in their true class's colour.
         p.setRenderHint(QPainter::Antialiasing, true);
         p.setClipRect(r);
-        for (Eigen::Index k = 0; k < b.points.rows(); ++k) {
-            const double px = r.left() + (b.points(k, 0) - b.plane.x0) * sx * r.width();
-            const double py = r.bottom() + 1 - (b.points(k, 1) - b.plane.y0) * sy * r.height();
+        for (std::size_t k = 0; k + 1 < b.points.size(); k += 2) {  // (n, 2) row-major
+            const double px = r.left() + (b.points[k] - b.plane.x0) * sx * r.width();
+            const double py = r.bottom() + 1 - (b.points[k + 1] - b.plane.y0) * sy * r.height();
             p.setPen(QPen(Qt::white, 0.8));
             p.setBrush(classColour(b.point_labels[static_cast<std::size_t>(k)]).darker(115));
             p.drawEllipse(QPointF(px, py), dot, dot);

@@ -11,7 +11,6 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/compute/backend.hpp"
 #include "engine/precision/fp8_scaling.hpp"
 #include "engine/precision/policy.hpp"
 #include "ui/kit/log2_axis.hpp"

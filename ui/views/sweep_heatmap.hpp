@@ -8,7 +8,8 @@
 
 #include <optional>
 
-#include "engine/sweep/sweep.hpp"
+#include "engine/sweep/sweep_grid.hpp"
+#include "engine/sweep/sweep_outcome.hpp"
 
 namespace mpx::ui {
 

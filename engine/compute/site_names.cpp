@@ -1,0 +1,24 @@
+// Site names: "fc" + layer + "." + the tensor kind's name.
+#include "engine/compute/site_names.hpp"
+
+#include <cstdio>
+
+namespace mpx {
+
+std::string site_name(int index) {
+    return "fc" + std::to_string(index / k_tensor_kinds + 1) + "." +
+           to_string(static_cast<TensorKind>(index % k_tensor_kinds));
+}
+
+std::string first_nonfinite_text(int site, std::optional<double> magnitude) {
+    if (site < 0) return {};
+    std::string t = site_name(site);
+    if (magnitude) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, ", where %.6g overflowed", *magnitude);
+        t += buf;
+    }
+    return t;
+}
+
+}  // namespace mpx

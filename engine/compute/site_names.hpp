@@ -1,0 +1,18 @@
+// The names of the step's counting sites as people read them ("fc2.grad_input"), for records, logs
+// and the app. Rule: text about core's site_index, kept out of core (which nvcc compiles: no strings).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "engine/core/step_stats.hpp"
+
+namespace mpx {
+
+// "fc2.grad_input" for a site_index (layers are named fc1, fc2, ... as in selective_layers).
+std::string site_name(int index);
+// "fc3.output, where 83456 overflowed": a step's first inf/NaN site (StepRecord::first_nonfinite)
+// and, when a finite value overflowed there, its magnitude before rounding; empty for -1.
+std::string first_nonfinite_text(int site, std::optional<double> magnitude);
+
+}  // namespace mpx
