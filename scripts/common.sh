@@ -10,7 +10,7 @@ mpx_die() { echo "mpx: $*" >&2; exit 1; }
 # package requires Qt6OpenGL, which --no-install-recommends leaves out (without it CMake finds no
 # Qt Charts and would build neither the app nor the tests).
 MPX_PACKAGES=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
-  libcli11-dev qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth python3)
+  libcli11-dev qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth python3 ccache)
 
 mpx_install_packages() {
   local missing=()
@@ -30,8 +30,14 @@ mpx_install_packages() {
     || mpx_die "apt-get install failed for: ${missing[*]}"
 }
 
+# A compiler cache where one is installed (CCACHE_DISABLE=1 turns it off for a cold-build timing).
+MPX_LAUNCHER_ARGS=()
+if command -v ccache >/dev/null; then
+  MPX_LAUNCHER_ARGS=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+
 mpx_build() {
-  local args=(-S "$MPX_ROOT" -B "$MPX_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release)
+  local args=(-S "$MPX_ROOT" -B "$MPX_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${MPX_LAUNCHER_ARGS[@]}")
   if [ ! -f "$MPX_BUILD_DIR/CMakeCache.txt" ]; then
     cmake "${args[@]}" "$@" || mpx_die "CMake configure failed (see the messages above)"
   elif [ $# -gt 0 ]; then

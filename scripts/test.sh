@@ -1,49 +1,70 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds (Release, incremental) and runs every CTest suite, the exhaustive
-# format sweeps included, with Qt's offscreen platform. Extra arguments go to ctest (e.g. -L unit).
+# Installs what is missing, builds and runs the tests with Qt's offscreen platform. Each phase prints
+# its wall time (docs/benchmarks.md, "Test suite timings", keeps the figures). Extra arguments go to
+# ctest (e.g. -L unit, -R scaler).
 #
-# --sanitize: instead, builds in build-asan/ with AddressSanitizer + UndefinedBehaviorSanitizer
-# (LeakSanitizer included) and runs every suite but the exhaustive sweeps; then builds the
-# record-buffer thread suite in build-tsan/ with ThreadSanitizer and runs it; then fuzzes the
-# readers for MPX_FUZZ_SECONDS (scripts/fuzz.sh). Any finding fails. Suppressions, in
-# scripts/sanitize/, are for third-party code only, each with its reason. The UI stress test does
-# MPX_STRESS_ACTIONS=2000 random actions there (10,000 in the plain run): under ASan each action
-# costs five to six times as much, and 10,000 took longer than every other suite together.
-# Each phase prints its wall time (docs/benchmarks.md has the figures).
+# scripts/test.sh          the gate (.ci/run): one AddressSanitizer + UndefinedBehaviorSanitizer build
+#                          (build-asan/, LeakSanitizer included) runs every suite but the exhaustive
+#                          format sweeps: the layer check, the bad-input catalogue and the UI stress
+#                          test (2,000 actions from a new seed, printed) among them. Where nvcc
+#                          exists, the CUDA backend and mpx-cuda-check are compiled too (build-cuda/;
+#                          running them needs a GPU: docs/gpu.md).
+# scripts/test.sh --deep   the gate, then the Release build (build/) with every suite, the exhaustive
+#                          2^32 FP16/BF16 sweeps and the 10,000-action stress test included; the
+#                          record-buffer thread suite under ThreadSanitizer (build-tsan/); the fuzzer
+#                          on the readers for MPX_FUZZ_SECONDS (scripts/fuzz.sh). Run it before you
+#                          stop whenever you touched formats, threads or readers.
+#
+# Any sanitizer finding fails. Suppressions, in scripts/sanitize/, are for third-party code only,
+# each with its reason. A compiler cache (ccache) is used where installed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 mpx_install_packages
 export QT_QPA_PLATFORM=offscreen
 
-if [ "${1:-}" = "--sanitize" ]; then
+deep=0
+if [ "${1:-}" = "--deep" ]; then
+  deep=1
   shift
-  supp="$MPX_ROOT/scripts/sanitize"
-  phase() { echo "mpx: sanitizer phase '$1' took $(( SECONDS - t0 )) s"; t0=$SECONDS; }
-  t0=$SECONDS
-  export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
-  export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
-  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
-  export MPX_STRESS_ACTIONS="${MPX_STRESS_ACTIONS:-2000}"
-  MPX_BUILD_DIR="$MPX_ROOT/build-asan" mpx_build -DMPX_SANITIZE=address,undefined -DMPX_WITH_CUDA=OFF
-  phase "ASan+UBSan build"
-  (cd "$MPX_ROOT/build-asan" && ctest --output-on-failure --no-tests=error --timeout 1800 -j "$(nproc)" \
-    -LE exhaustive "$@") || mpx_die "tests failed under ASan/UBSan (see ctest's output above)"
-  phase "ASan+UBSan suites"
-  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
-  tsan="$MPX_ROOT/build-tsan"
-  if [ ! -f "$tsan/CMakeCache.txt" ]; then
-    cmake -S "$MPX_ROOT" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPX_SANITIZE=thread \
-      -DMPX_WITH_CUDA=OFF >/dev/null || mpx_die "CMake configure of the TSan build failed"
-  fi
-  cmake --build "$tsan" --parallel "$(nproc)" --target ui_test_record_buffer_threads || mpx_die "TSan build failed"
-  (cd "$tsan" && ctest --output-on-failure --no-tests=error -R record_buffer_threads) \
-    || mpx_die "the thread suite failed under TSan (see above)"
-  phase "TSan build and thread suite"
-  "$MPX_ROOT/scripts/fuzz.sh"
-  phase "fuzzer build and run"
-  exit 0
 fi
 
+t0=$SECONDS
+phase() { echo "mpx: phase '$1' took $(( SECONDS - t0 )) s"; t0=$SECONDS; }
+supp="$MPX_ROOT/scripts/sanitize"
+
+# ---- the gate ----
+export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp"
+MPX_BUILD_DIR="$MPX_ROOT/build-asan" mpx_build -DMPX_SANITIZE=address,undefined -DMPX_WITH_CUDA=OFF
+phase "ASan+UBSan build"
+(cd "$MPX_ROOT/build-asan" && MPX_STRESS_ACTIONS="${MPX_STRESS_ACTIONS:-2000}" \
+  ctest --output-on-failure --no-tests=error --timeout 1800 -j "$(nproc)" -LE exhaustive "$@") \
+  || mpx_die "tests failed under ASan/UBSan (see ctest's output above)"
+phase "ASan+UBSan suites"
+if command -v nvcc >/dev/null; then
+  MPX_BUILD_DIR="$MPX_ROOT/build-cuda" mpx_build -DMPX_WITH_CUDA=ON -DMPX_BUILD_UI=OFF -DMPX_BUILD_TESTS=OFF
+  phase "CUDA backend compiled (build-cuda/)"
+else
+  echo "mpx: skipped compiling the CUDA backend: no nvcc on the PATH"
+fi
+[ "$deep" = 1 ] || exit 0
+
+# ---- the deep tier ----
+unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 mpx_build
-cd "$MPX_BUILD_DIR"
-ctest --output-on-failure --no-tests=error --timeout 1800 -j "$(nproc)" "$@" || mpx_die "tests failed (see ctest's output above)"
+(cd "$MPX_BUILD_DIR" && ctest --output-on-failure --no-tests=error --timeout 1800 -j "$(nproc)" "$@") \
+  || mpx_die "tests failed in the Release build (see ctest's output above)"
+phase "Release build and every suite (exhaustive sweeps, 10,000-action stress)"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+tsan="$MPX_ROOT/build-tsan"
+if [ ! -f "$tsan/CMakeCache.txt" ]; then
+  cmake -S "$MPX_ROOT" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPX_SANITIZE=thread \
+    -DMPX_WITH_CUDA=OFF "${MPX_LAUNCHER_ARGS[@]}" >/dev/null || mpx_die "CMake configure of the TSan build failed"
+fi
+cmake --build "$tsan" --parallel "$(nproc)" --target ui_test_record_buffer_threads || mpx_die "TSan build failed"
+(cd "$tsan" && ctest --output-on-failure --no-tests=error -R record_buffer_threads) \
+  || mpx_die "the thread suite failed under TSan (see above)"
+phase "TSan build and thread suite"
+"$MPX_ROOT/scripts/fuzz.sh"
+phase "fuzzer build and run"

@@ -1,4 +1,4 @@
-// RecordBuffer under real threads, the suite the TSan build runs (scripts/test.sh --sanitize): a
+// RecordBuffer under real threads, the suite the TSan build runs (scripts/test.sh --deep): a
 // producer appends records and starts new sessions while the consumer drains, as the engine worker
 // and the window's timer do. Rule: every record drained belongs to the session drained with it,
 // steps arrive in order within a session, and none is lost or doubled.
