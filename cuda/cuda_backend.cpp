@@ -48,7 +48,7 @@ CudaBackend::CudaBackend(int device, CudaOptions options) {
                           "; rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(m->cc) +
                           " or train on the CPU backend (--device cpu)");
     }
-    set_scaler(ScalerRule{}, ScalerState{});  // as the CPU backend starts: kind none, scale 1
+    set_scaler(core::no_scaler(), ScalerState{});  // as the CPU backend starts: kind none, scale 1
     set_applied_steps(0);
     set_schedule_steps(0);
 }

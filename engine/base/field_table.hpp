@@ -36,9 +36,9 @@ E read_choice(const nlohmann::json& v, const std::string& field) {
 
 // The row of one member: field<&TrainConfig::lr>({.name = "lr", ...}). Its kind follows the
 // member's type: enum → choice (names from its table), bool → flag, integer, floating → number.
-template <auto M>
-Field<typename detail::member_of<decltype(M)>::owner> field(const FieldInfo& info) {
-    using S = typename detail::member_of<decltype(M)>::owner;
+// S names the settings struct where the member is one of its base's (ScalerConfig's ScalerRule).
+template <auto M, class S = typename detail::member_of<decltype(M)>::owner>
+Field<S> field(const FieldInfo& info) {
     using V = typename detail::member_of<decltype(M)>::type;
     Field<S> f{info};
     f.copy = [](S& to, const S& from) { to.*M = from.*M; };

@@ -613,7 +613,7 @@ private:
     StepStats m_records[2];
     int m_current = 0;
     StepStats& stats() { return m_records[m_current]; }
-    ScalerRule m_rule;      // the loss scaler's settings and state (set_scaler, scaler_update)
+    ScalerRule m_rule = core::no_scaler();  // the loss scaler's settings and state (set_scaler, scaler_update)
     ScalerState m_scaler;
     long long m_applied = 0;                 // Adam's applied steps (count_applied_step)
     std::vector<core::BiasCorrection> m_bias;  // by t − 1 (set_bias_corrections)

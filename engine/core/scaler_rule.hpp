@@ -38,18 +38,19 @@ enum class NonFiniteGrowth { apply, refuse };
 enum class HysteresisDecrement { stop_at_one, always };
 enum class ScaleEvent { none, grow, backoff, hysteresis };
 
-// The settings the rule reads: ScalerConfig without its preset name (scaler_rule(config) in
-// scaler.hpp copies every field; test_scaler checks each one arrives; validate() has checked them).
-// A ScalerRule of its own (a backend before set_scaler) scales by nothing.
+// The settings the rule reads, with the defaults of a dynamic scaler as PyTorch's GradScaler sets
+// them. Rule: the one list of the scaler's settings: ScalerConfig (engine/scaler/scaler.hpp) is this
+// plus the name of the preset it started from, so a backend runs the configuration itself, never a
+// copy of it. validate() has checked the values. A backend that was given none runs no_scaler().
 struct ScalerRule {
-    ScalerKind kind = ScalerKind::none;
-    double init_scale = 1.0;
+    ScalerKind kind = ScalerKind::dynamic;
+    double init_scale = 65536.0;
     double growth_factor = 2.0;
     double backoff_factor = 0.5;
-    int growth_interval = 1;
-    double min_scale = 0.0;     // 0 = none
-    double max_scale = 1e308;   // scaler_rule() copies +inf for none
-    int hysteresis = 1;         // >= 1; 1 = none
+    int growth_interval = 2000;
+    double min_scale = 0.0;                    // 0 = none
+    double max_scale = __builtin_huge_val();   // +inf = none (a builtin: g++ and nvcc, host and device)
+    int hysteresis = 1;                        // >= 1; 1 = none
     HysteresisReset hysteresis_reset = HysteresisReset::on_growth;
     GrowthCount growth_count = GrowthCount::consecutive;
     AtMin at_min = AtMin::clamp;
@@ -78,6 +79,15 @@ struct ScalerOutcome {
 };
 
 namespace core {
+
+// What a backend runs before its run sets a scaler: kind none, scale 1 (ScalerState's default).
+MPX_HOST_DEVICE inline ScalerRule no_scaler() {
+    ScalerRule r;
+    r.kind = ScalerKind::none;
+    r.init_scale = 1.0;
+    return r;
+}
+
 
 // Rounds a double to float32 the way a float tensor stores it (nearest, ties to even), without the
 // undefined behaviour of casting an out-of-range double: at or beyond FLT_MAX + half an ulp the

@@ -60,7 +60,15 @@ constexpr PresetRow preset_rows[] = {
       "REFERENCE.md, loss-scaler rules"}},
 };
 
-// Each preset lists only what differs from ScalerConfig's defaults, which are PyTorch's.
+// Each preset lists only what differs from ScalerRule's defaults, which are PyTorch's.
+// A preset: its name and the rule's settings it changes.
+ScalerConfig named(std::string_view preset, const ScalerRule& rule) {
+    ScalerConfig c;
+    static_cast<ScalerRule&>(c) = rule;
+    c.preset = preset;
+    return c;
+}
+
 ScalerConfig make_preset(std::string_view name) {
     using enum ScaleStorage;
     using enum NonFiniteGrowth;
@@ -68,45 +76,45 @@ ScalerConfig make_preset(std::string_view name) {
     using enum HysteresisDecrement;
     // torch/amp/grad_scaler.py + the _amp_update_scale_ kernel: float32 scale, growth refused when
     // the FP32 result is inf, no min, no max, no hysteresis.
-    if (name == "pytorch") return {.preset = "pytorch"};
+    if (name == "pytorch") return named("pytorch", {});
     // apex/amp/scaler.py: Python float; growth min(max, 2S), backoff max(min, S/2), min None.
     if (name == "apex")
-        return {.preset = "apex", .max_scale = 0x1p24, .scale_storage = fp64, .non_finite_growth = apply};
+        return named("apex", {.max_scale = 0x1p24, .scale_storage = fp64, .non_finite_growth = apply});
     // keras/src/optimizers/loss_scale_optimizer.py: float32 variable, assign(scale * 2.0) without a
     // finite check, assign(scale / 2.0) without a floor.
-    if (name == "keras") return {.preset = "keras", .init_scale = 0x1p15, .non_finite_growth = apply};
+    if (name == "keras") return named("keras", {.init_scale = 0x1p15, .non_finite_growth = apply});
     // tf.keras _DynamicLossScaleState.update: maximum(S / 2, 1) and _assign_if_finite on growth.
     if (name == "tf-keras-legacy")
-        return {.preset = "tf-keras-legacy", .init_scale = 0x1p15, .min_scale = 1.0};
+        return named("tf-keras-legacy", {.init_scale = 0x1p15, .min_scale = 1.0});
     // deepspeed/runtime/fp16/loss_scaler.py DynamicLossScaler (ZeRO) with the "fp16" defaults:
     // initial_scale_power 16, loss_scale_window 1000, hysteresis 2, consecutive_hysteresis false,
     // min_loss_scale 1, raise_error_at_min_scale True. Since 0.17.1 (PR #6976) it grows when
     // `stable_interval = cur_iter - last_overflow_iter - 1` is a positive multiple of the window.
     if (name == "deepspeed")
-        return {.preset = "deepspeed", .growth_interval = 1000, .min_scale = 1.0, .hysteresis = 2,
+        return named("deepspeed", {.growth_interval = 1000, .min_scale = 1.0, .hysteresis = 2,
                 .hysteresis_reset = on_growth, .growth_count = GrowthCount::stable_interval,
-                .at_min = AtMin::error, .scale_storage = fp64, .non_finite_growth = apply};
+                .at_min = AtMin::error, .scale_storage = fp64, .non_finite_growth = apply});
     // The same class up to 0.17.0: `(cur_iter - last_overflow_iter) % scale_window == 0`.
     if (name == "deepspeed-legacy")
-        return {.preset = "deepspeed-legacy", .growth_interval = 1000, .min_scale = 1.0,
+        return named("deepspeed-legacy", {.growth_interval = 1000, .min_scale = 1.0,
                 .hysteresis = 2, .hysteresis_reset = on_growth,
                 .growth_count = GrowthCount::since_last_overflow, .at_min = AtMin::error,
-                .scale_storage = fp64, .non_finite_growth = apply};
+                .scale_storage = fp64, .non_finite_growth = apply});
     // megatron/core/optimizer/grad_scaler.py DynamicGradScaler with the training defaults
     // (--initial-loss-scale 2^32, --min-loss-scale 1, --loss-scale-window 1000, --hysteresis 2).
     if (name == "megatron")
-        return {.preset = "megatron", .init_scale = 0x1p32, .growth_interval = 1000, .min_scale = 1.0,
+        return named("megatron", {.init_scale = 0x1p32, .growth_interval = 1000, .min_scale = 1.0,
                 .hysteresis = 2, .hysteresis_reset = on_growth, .non_finite_growth = apply,
-                .hysteresis_decrement = always};
+                .hysteresis_decrement = always});
     // NeMo's GradScaler on Apex's update_scale_hysteresis kernel, with the NeMo GPT config values
     // (native_amp_init_scale 2^32, native_amp_growth_interval 1000, hysteresis 2).
     if (name == "nemo")
-        return {.preset = "nemo", .init_scale = 0x1p32, .growth_interval = 1000, .hysteresis = 2,
-                .hysteresis_reset = on_clean_step, .hysteresis_decrement = always};
+        return named("nemo", {.init_scale = 0x1p32, .growth_interval = 1000, .hysteresis = 2,
+                .hysteresis_reset = on_clean_step, .hysteresis_decrement = always});
     // DESIGN.md: the `pure` mode's default is a static scale of 1; the skip on inf remains.
     if (name == "static")
-        return {.preset = "static", .kind = ScalerKind::fixed, .init_scale = 1.0, .scale_storage = fp64};
-    if (name == "none") return {.preset = "none", .kind = ScalerKind::none, .init_scale = 1.0};
+        return named("static", {.kind = ScalerKind::fixed, .init_scale = 1.0, .scale_storage = fp64});
+    if (name == "none") return named("none", {.kind = ScalerKind::none, .init_scale = 1.0});
     std::string known;
     for (const auto& n : scaler_preset_names()) known += (known.empty() ? "'" : ", '") + n + "'";
     throw ConfigError("scaler.preset",
@@ -140,55 +148,55 @@ std::span<const Field<ScalerConfig>> scaler_fields() {
     using S = ScalerConfig;
     constexpr Apply live = Apply::live;
     static const Field<S> fields[] = {
-        field<&S::kind>({.name = "kind", .label = "Kind", .apply = live,
+        field<&S::kind, S>({.name = "kind", .label = "Kind", .apply = live,
                          .help = "dynamic: the scale adapts to overflows; static: a fixed scale; none: no "
                                  "scaling (FP32, TF32 and BF16 runs use none)."}),
-        field<&S::init_scale>({.name = "init_scale", .label = "Initial scale", .min = 0, .min_open = true,
+        field<&S::init_scale, S>({.name = "init_scale", .label = "Initial scale", .min = 0, .min_open = true,
                                .apply = live, .help = "The loss scale the run starts with.",
                                .hint = "frameworks start at 2^15 to 2^32, e.g. 65536"}),
-        field<&S::growth_factor>({.name = "growth_factor", .label = "Growth factor", .min = 1, .min_open = true,
+        field<&S::growth_factor, S>({.name = "growth_factor", .label = "Growth factor", .min = 1, .min_open = true,
                                   .apply = live, .help = "The scale is multiplied by this when it grows (> 1).",
                                   .hint = "every framework uses 2"}),
-        field<&S::backoff_factor>({.name = "backoff_factor", .label = "Backoff factor", .min = 0, .max = 1,
+        field<&S::backoff_factor, S>({.name = "backoff_factor", .label = "Backoff factor", .min = 0, .max = 1,
                                    .min_open = true, .max_open = true, .apply = live,
                                    .help = "The scale is multiplied by this after an overflow (between 0 and 1).",
                                    .hint = "every framework uses 0.5"}),
-        field<&S::growth_interval>({.name = "growth_interval", .label = "Growth interval", .min = 1, .apply = live,
+        field<&S::growth_interval, S>({.name = "growth_interval", .label = "Growth interval", .min = 1, .apply = live,
                                     .help = "After this many clean steps in a row the scale grows by the "
                                             "growth factor.",
                                     .hint = "PyTorch uses 2000"}),
-        field<&S::min_scale>({.name = "min_scale", .label = "Minimum scale", .min = 0, .apply = live,
+        field<&S::min_scale, S>({.name = "min_scale", .label = "Minimum scale", .min = 0, .apply = live,
                               .help = "The scale never backs off below this (0: no minimum).",
                               .hint = "0 = no minimum", .nullable = true, .none = 0.0}),
-        field<&S::max_scale>({.name = "max_scale", .label = "Maximum scale", .min = 0, .min_open = true,
+        field<&S::max_scale, S>({.name = "max_scale", .label = "Maximum scale", .min = 0, .min_open = true,
                               .apply = live,
                               .help = "The scale never grows above this (empty or inf: no maximum).",
                               .hint = "use null for no maximum", .nullable = true, .none = inf}),
-        field<&S::hysteresis>({.name = "hysteresis", .label = "Hysteresis", .min = 1, .apply = live,
+        field<&S::hysteresis, S>({.name = "hysteresis", .label = "Hysteresis", .min = 1, .apply = live,
                                .help = "Hysteresis: how many overflows the scaler absorbs (skipping the step "
                                        "but keeping the scale) before it backs off. 1 means back off at "
                                        "every overflow.",
                                .hint = "1 means every overflow backs off, DeepSpeed and Megatron use 2"}),
-        field<&S::hysteresis_reset>({.name = "hysteresis_reset", .label = "Hysteresis refill", .apply = live,
+        field<&S::hysteresis_reset, S>({.name = "hysteresis_reset", .label = "Hysteresis refill", .apply = live,
                                      .help = "When a spent hysteresis counter is refilled: after every clean "
                                              "step, or only when the scale grows (DeepSpeed's and "
                                              "Megatron's default)."}),
-        field<&S::growth_count>({.name = "growth_count", .label = "Growth count", .apply = live,
+        field<&S::growth_count, S>({.name = "growth_count", .label = "Growth count", .apply = live,
                                  .help = "How clean steps are counted towards growth: consecutively since the "
                                          "last growth or overflow (consecutive); DeepSpeed <= 0.17.0's "
                                          "steps since the last overflow (since_last_overflow); or DeepSpeed "
                                          ">= 0.17.1's stable interval, which grows one clean step later "
                                          "(stable_interval)."}),
-        field<&S::at_min>({.name = "at_min", .label = "At minimum", .apply = live,
+        field<&S::at_min, S>({.name = "at_min", .label = "At minimum", .apply = live,
                            .help = "Backing off at the minimum scale: stay there (clamp), or stop the run "
                                    "with an error as DeepSpeed does."}),
-        field<&S::scale_storage>({.name = "scale_storage", .label = "Scale stored as", .apply = live,
+        field<&S::scale_storage, S>({.name = "scale_storage", .label = "Scale stored as", .apply = live,
                                   .help = "Whether the scale is a float32 tensor (PyTorch, Keras, Megatron) or "
                                           "a Python float (Apex, DeepSpeed)."}),
-        field<&S::non_finite_growth>({.name = "non_finite_growth", .label = "Growth to inf", .apply = live,
+        field<&S::non_finite_growth, S>({.name = "non_finite_growth", .label = "Growth to inf", .apply = live,
                                       .help = "A growth whose result would be infinite: applied, or refused "
                                               "(the scale stays)."}),
-        field<&S::hysteresis_decrement>({.name = "hysteresis_decrement", .label = "Hysteresis count",
+        field<&S::hysteresis_decrement, S>({.name = "hysteresis_decrement", .label = "Hysteresis count",
                                          .apply = live,
                                          .help = "How an overflow spends the hysteresis counter: stop at one "
                                                  "(DeepSpeed) or keep counting down (Megatron, NeMo). The "
@@ -234,25 +242,6 @@ void validate(const ScalerConfig& c) {
         throw ConfigError("scaler.at_min",
                           "'error' needs a min_scale > 0 to stop at (DeepSpeed's default is 1); "
                           "set scaler.min_scale or use at_min 'clamp'");
-}
-
-ScalerRule scaler_rule(const ScalerConfig& c) {
-    ScalerRule r;
-    r.kind = c.kind;
-    r.init_scale = c.init_scale;
-    r.growth_factor = c.growth_factor;
-    r.backoff_factor = c.backoff_factor;
-    r.growth_interval = c.growth_interval;
-    r.min_scale = c.min_scale;
-    r.max_scale = c.max_scale;
-    r.hysteresis = c.hysteresis;
-    r.hysteresis_reset = c.hysteresis_reset;
-    r.growth_count = c.growth_count;
-    r.at_min = c.at_min;
-    r.scale_storage = c.scale_storage;
-    r.non_finite_growth = c.non_finite_growth;
-    r.hysteresis_decrement = c.hysteresis_decrement;
-    return r;
 }
 
 // --- JSON --------------------------------------------------------------------------------------------
@@ -333,14 +322,13 @@ ScalerAtMinimumError::ScalerAtMinimumError(double scale)
 
 LossScaler::LossScaler(const ScalerConfig& config) : m_config(config) {
     validate(m_config);
-    m_rule = scaler_rule(m_config);
     m_state.scale = m_config.kind == ScalerKind::none ? 1.0 : stored(m_config, m_config.init_scale);
     m_state.hysteresis_left = m_config.hysteresis;
 }
 
 ScalerUpdate LossScaler::update(bool found_inf) {
     ScalerState s = m_state;
-    const ScalerOutcome out = core::update_scaler(m_rule, s, found_inf);
+    const ScalerOutcome out = core::update_scaler(m_config, s, found_inf);
     if (out.at_minimum) throw ScalerAtMinimumError(m_state.scale);  // m_state untouched
     const ScalerUpdate u{out.event, m_state.scale, s.scale};
     m_state = s;
@@ -387,7 +375,6 @@ void LossScaler::reconfigure(const ScalerConfig& config) {
     validate(config);
     const bool kind_changed = config.kind != m_config.kind;
     m_config = config;
-    m_rule = scaler_rule(config);
     ScalerState& s = m_state;
     if (kind_changed) {
         s.scale = config.kind == ScalerKind::none ? 1.0 : stored(config, config.init_scale);

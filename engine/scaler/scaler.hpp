@@ -53,22 +53,10 @@ constexpr std::span<const EnumName<HysteresisDecrement>> names_of(HysteresisDecr
 }
 constexpr std::span<const EnumName<ScaleEvent>> names_of(ScaleEvent) { return scale_event_names; }
 
-struct ScalerConfig {
-    std::string preset = "custom";  // the preset it started from; "custom" if none
-    ScalerKind kind = ScalerKind::dynamic;
-    double init_scale = 65536.0;
-    double growth_factor = 2.0;
-    double backoff_factor = 0.5;
-    int growth_interval = 2000;
-    double min_scale = 0.0;                                        // 0 = none
-    double max_scale = std::numeric_limits<double>::infinity();  // +inf = none
-    int hysteresis = 1;                                            // >= 1; 1 = none
-    HysteresisReset hysteresis_reset = HysteresisReset::on_growth;
-    GrowthCount growth_count = GrowthCount::consecutive;
-    AtMin at_min = AtMin::clamp;
-    ScaleStorage scale_storage = ScaleStorage::fp32;
-    NonFiniteGrowth non_finite_growth = NonFiniteGrowth::refuse;
-    HysteresisDecrement hysteresis_decrement = HysteresisDecrement::stop_at_one;
+// A scaler's settings: the rule's (engine/core/scaler_rule.hpp, with its defaults) and the preset
+// it started from ("custom" if none).
+struct ScalerConfig : ScalerRule {
+    std::string preset = "custom";
 
     bool operator==(const ScalerConfig&) const = default;
 };
@@ -95,8 +83,6 @@ std::string setting_text(const ScalerConfig& config, std::string_view field);
 
 // Throws ConfigError naming the offending field ("scaler.growth_factor", ...) and the fix.
 void validate(const ScalerConfig& config);
-// The settings the update rule reads (engine/core/scaler_rule.hpp), as plain data for both backends.
-ScalerRule scaler_rule(const ScalerConfig& config);
 
 // JSON: "preset", then every field of scaler_fields(), enums as text, max_scale +inf as null.
 void to_json(nlohmann::json& j, const ScalerConfig& config);
@@ -141,7 +127,8 @@ public:
     ScalerUpdate update(bool found_inf);
 
     const ScalerConfig& config() const { return m_config; }
-    const ScalerRule& rule() const { return m_rule; }
+    // The settings the backends run: the configuration itself.
+    const ScalerRule& rule() const { return m_config; }
     const ScalerState& state() const { return m_state; }
     // Takes the state a backend's scaler_update left (a Run mirrors its backend's scaler, which is
     // the one that updates); unchecked: the rule produced it from a state this scaler held.
@@ -160,7 +147,6 @@ public:
 
 private:
     ScalerConfig m_config;
-    ScalerRule m_rule;
     ScalerState m_state;
 };
 
