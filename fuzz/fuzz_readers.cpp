@@ -15,6 +15,7 @@
 #include "app/cli/commands.hpp"
 #include "engine/base/error.hpp"
 #include "engine/config/session_config.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/run/session.hpp"
 
 namespace {
@@ -41,7 +42,7 @@ void read_state(const std::string& text) {
         return;
     }
     if (j.is_object() && j.contains("config") && !small_enough(j)) return;
-    (void)mpx::Session::load_state(j);
+    (void)mpx::load_session_state(j);
 }
 
 void format_value(const std::string& text) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/base/error.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/io/export.hpp"
 #include "engine/precision/format.hpp"
 #include "engine/run/boundary.hpp"
@@ -52,7 +53,7 @@ RowMatrix hand_forward(const Session& s, std::size_t i, const RowMatrix& x) {
                            run.adaptive_low()),
           c.train.batch, init_weights(c.model, c.seed), c.train.optimizer);
     std::vector<std::vector<float>> params;
-    const json state = run.save_state();
+    const json state = save_state(run);
     for (const json& p : state.at("params")) params.push_back(p.get<std::vector<float>>());
     m.import_state(params);
     const int B = c.train.batch, C = c.model.sizes.back();
@@ -173,7 +174,7 @@ private slots:
         const PlaneExtent plane = plane_extent(s.dataset());
         const int n = 48;
         const BoundaryGrid g = evaluate_boundary(s.run(0), c.data, plane, n);
-        const json p = s.run(0).save_state().at("params");
+        const json p = save_state(s.run(0)).at("params");
         Eigen::MatrixXd h = centres(plane, n).cast<double>();
         const auto& sizes = c.model.sizes;
         for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
@@ -249,7 +250,7 @@ private slots:
         }
         QCOMPARE(a, b);
         for (std::size_t i = 0; i < with.run_count(); ++i)
-            QCOMPARE(with.run(i).save_state().dump(), plain.run(i).save_state().dump());
+            QCOMPARE(save_state(with.run(i)).dump(), save_state(plain.run(i)).dump());
     }
 
     void boundaries_carry_points_reference_and_step() {

@@ -2,6 +2,7 @@
 // export (CSV columns and number round trip, atomic writes, the sidecar that reproduces a run).
 #include "engine/base/error.hpp"
 #include "engine/config/device_choice.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/io/export.hpp"
 #include "engine/run/session.hpp"
 
@@ -427,12 +428,12 @@ private slots:
         apply_overrides(c, {"runs=fp32,amp-fp16", "model.sizes=2-8-2", "steps=10", "train.batch=16", "data.n_train=64"});
         Session s(c);
         for (int i = 0; i < 4; ++i) s.step();
-        const json good = s.save_state();
-        QCOMPARE(Session::load_state(good)->steps_done(), 4LL);  // the unpatched state resumes
+        const json good = save_state(s);
+        QCOMPARE(load_session_state(good)->steps_done(), 4LL);  // the unpatched state resumes
         const json bad = good.patch(json::parse(patch.toStdString()));
         QString e;
         try {
-            Session::load_state(bad);
+            load_session_state(bad);
             e = QStringLiteral("no error");
         } catch (const ConfigError& err) {
             e = QString::fromStdString(err.field() + "|" + err.what());

@@ -5,6 +5,7 @@
 // backend must give its sequence step for step.
 #include "engine/base/error.hpp"
 #include "engine/compute/backend.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/run/session.hpp"
 #include "engine/scaler/scaler.hpp"
 #include "session_test_support.hpp"
@@ -214,12 +215,12 @@ private slots:
         c.scaler.init_scale = std::ldexp(1.0, 40);
         c.train.clip_norm = 0.01;
         Session s(c);
-        json params[2] = {s.run(0).save_state().at("params"), s.run(1).save_state().at("params")};
+        json params[2] = {save_state(s.run(0)).at("params"), save_state(s.run(1)).at("params")};
         int skipped = 0, applied = 0;
         for (int i = 0; i < 40; ++i) {
             const auto recs = s.step();
             for (int r = 0; r < 2; ++r) {
-                const json now = s.run(r).save_state().at("params");
+                const json now = save_state(s.run(r)).at("params");
                 if (recs[r].skipped) {
                     ++skipped;
                     QVERIFY(recs[r].found_inf);
@@ -394,12 +395,12 @@ private slots:
                 skipped += step[r].skipped;
                 taken += !step[r].skipped || advance_on_skip;
             }
-            QCOMPARE(s.run(r).save_state().at("schedule_steps").get<long long>(), taken);
+            QCOMPARE(save_state(s.run(r)).at("schedule_steps").get<long long>(), taken);
         }
         QVERIFY(skipped > 5);  // the schedule's count met skipped steps
         Session first(c);
         train(first, c.steps / 2);
-        auto resumed = Session::load_state(json::parse(first.save_state().dump()));
+        auto resumed = load_session_state(json::parse(save_state(first).dump()));
         const auto rest = train(*resumed, c.steps - c.steps / 2);
         for (std::size_t k = 0; k < rest.size(); ++k)
             for (std::size_t r = 0; r < rest[k].size(); ++r)
@@ -415,7 +416,7 @@ private slots:
             long long applied = 0, skipped = 0;
             for (const auto& step : recs) (step[r].skipped ? skipped : applied) += 1;
             QVERIFY(skipped > 0);
-            QCOMPARE(s.run(r).save_state().at("applied_steps").get<long long>(), applied);
+            QCOMPARE(save_state(s.run(r)).at("applied_steps").get<long long>(), applied);
         }
     }
 
@@ -427,7 +428,7 @@ private slots:
         Session whole(c), first(c);
         const auto all = train_preset(whole);
         train(first, half);
-        auto resumed = Session::load_state(json::parse(first.save_state().dump()));
+        auto resumed = load_session_state(json::parse(save_state(first).dump()));
         const auto rest = train(*resumed, c.steps - half);
         const std::vector<std::vector<StepRecord>> expected(all.begin() + half, all.end());
         QVERIFY2(differs(rest, expected).isEmpty(), qPrintable(differs(rest, expected)));
@@ -487,7 +488,7 @@ private slots:
         QVERIFY(thrown.rfind("Current loss scale already at minimum", 0) == 0);
         QVERIFY(same_state(s.run(0).scaler().state(), host.state()));
         QCOMPARE(s.run(0).scaler().state().iteration, stop);  // the refused update did not count
-        const json saved = s.run(0).save_state();
+        const json saved = save_state(s.run(0));
         QCOMPARE(saved.at("failure").get<std::string>(), thrown);
     }
 };

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/checkpoint.hpp"
 #include "engine/io/export.hpp"
 #include "engine/run/session.hpp"
 #include "session_test_support.hpp"
@@ -42,7 +43,7 @@ std::vector<std::string> training_cells(Session& s, long long steps) {
 
 // The current weights of an FP32 run, forward in double on the host: (n, outputs) logits.
 Eigen::MatrixXd host_forward(const Session& s, const RowMatrix& x) {
-    const json p = s.run(0).save_state().at("params");  // working, master, state1, state2 per parameter
+    const json p = save_state(s.run(0)).at("params");  // working, master, state1, state2 per parameter
     const auto& sizes = s.config().model.sizes;
     Eigen::MatrixXd h = x.cast<double>();
     for (std::size_t l = 0; l + 1 < sizes.size(); ++l) {
@@ -95,7 +96,7 @@ private slots:
         QCOMPARE(a.size(), b.size());
         for (std::size_t i = 0; i < a.size(); ++i) QCOMPARE(a[i], b[i]);
         for (std::size_t i = 0; i < with_eval.run_count(); ++i)
-            QCOMPARE(with_eval.run(i).save_state().dump(), plain.run(i).save_state().dump());
+            QCOMPARE(save_state(with_eval.run(i)).dump(), save_state(plain.run(i)).dump());
     }
 
     void evaluation_steps_follow_eval_every_data() {

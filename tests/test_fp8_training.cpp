@@ -4,6 +4,7 @@
 #include "engine/base/error.hpp"
 #include "engine/compute/backend.hpp"
 #include "engine/core/rng.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/io/export.hpp"
 #include "engine/run/run.hpp"
 #include "engine/run/session.hpp"
@@ -267,7 +268,7 @@ private slots:
             for (const StepRecord& r : whole.step()) want.push_back(r.loss);
         Session first(c);
         for (int i = 0; i < 6; ++i) first.step();
-        const auto resumed = Session::load_state(nlohmann::json::parse(first.save_state().dump()));
+        const auto resumed = load_session_state(nlohmann::json::parse(save_state(first).dump()));
         std::vector<double> got(want.begin(), want.begin() + 12);
         while (!resumed->finished())
             for (const StepRecord& r : resumed->step()) got.push_back(r.loss);
@@ -275,9 +276,9 @@ private slots:
         for (std::size_t i = 0; i < got.size(); ++i)
             QVERIFY2(std::memcmp(&got[i], &want[i], sizeof(double)) == 0, qPrintable(QString::number(i)));
         // and a state without its histories is refused, naming the key
-        nlohmann::json j = first.save_state();
+        nlohmann::json j = save_state(first);
         for (auto& run : j.at("runs")) run.erase("fp8_amax");
-        QVERIFY_THROWS_EXCEPTION(ConfigError, Session::load_state(j));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, load_session_state(j));
     }
 
     void fp8_labels_and_settings_are_checked() {

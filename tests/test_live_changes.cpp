@@ -4,6 +4,7 @@
 // bad value is refused with the field named and changes nothing.
 #include "engine/base/error.hpp"
 #include "engine/base/field_table.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/io/export.hpp"
 #include "engine/run/session.hpp"
 #include "session_test_support.hpp"
@@ -200,7 +201,7 @@ private slots:
         }
         const auto expected = train(whole, 400);
         train(part, 40);
-        const auto resumed = Session::load_state(json::parse(part.save_state().dump()));
+        const auto resumed = load_session_state(json::parse(save_state(part).dump()));
         QCOMPARE(resumed->steps_done(), 300LL);
         QCOMPARE(resumed->train().lr, 0.005);
         QCOMPARE(resumed->run(1).scaler().config().hysteresis, 4);

@@ -2,6 +2,7 @@
 // bit-reproducible (same seed, reset, save/load), live changes land at the next step, and the
 // records report skipped steps, clipping, accumulation and memory as DESIGN.md describes.
 #include "engine/base/error.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/run/session.hpp"
 #include "session_test_support.hpp"
 
@@ -20,7 +21,7 @@ namespace {
 
 // Every parameter's working copy of run i, as exact floats.
 std::vector<std::vector<float>> working_weights(const Session& s, std::size_t i) {
-    const json p = s.run(i).save_state().at("params");
+    const json p = save_state(s.run(i)).at("params");
     std::vector<std::vector<float>> out;
     for (std::size_t k = 0; k < p.size(); k += 4) out.push_back(p[k].get<std::vector<float>>());
     return out;
@@ -152,8 +153,8 @@ private slots:
         const auto all = train(whole, 24);
         Session first(c);
         train(first, 12);
-        const std::string text = first.save_state().dump();
-        auto resumed = Session::load_state(json::parse(text));
+        const std::string text = save_state(first).dump();
+        auto resumed = load_session_state(json::parse(text));
         QCOMPARE(resumed->steps_done(), 12LL);
         const auto rest = train(*resumed, 12);
         const std::vector<std::vector<StepRecord>> expected(all.begin() + 12, all.end());
@@ -170,7 +171,7 @@ private slots:
         Session whole(c), first(c);
         const auto all = train(whole, 12), head = train(first, 6);
         QVERIFY(std::isnan(head.back()[0].loss) && std::isnan(head.back()[1].loss));
-        const std::string text = first.save_state().dump();
+        const std::string text = save_state(first).dump();
         QVERIFY(text.find("\"nan\"") != std::string::npos || text.find("\"-nan\"") != std::string::npos);
         const json saved = json::parse(text);
         for (const auto& run : saved.at("runs"))
@@ -178,7 +179,7 @@ private slots:
                 for (const auto& v : values) QVERIFY(!v.is_null());
         std::unique_ptr<Session> resumed;
         try {
-            resumed = Session::load_state(json::parse(text));
+            resumed = load_session_state(json::parse(text));
         } catch (const std::exception& e) {
             QFAIL(e.what());
         }
@@ -239,7 +240,7 @@ private slots:
             if (b.pending()) {  // what a pending step forbids
                 QVERIFY_THROWS_EXCEPTION(std::logic_error, b.step());
                 QVERIFY_THROWS_EXCEPTION(std::logic_error, b.set_lr(0.5));
-                QVERIFY_THROWS_EXCEPTION(std::logic_error, b.save_state());
+                QVERIFY_THROWS_EXCEPTION(std::logic_error, save_state(b));
                 QVERIFY_THROWS_EXCEPTION(std::logic_error, b.run(0).predict(RowMatrix::Zero(1, 2)));
             }
         }
@@ -390,7 +391,7 @@ private slots:
         SessionConfig c = small_config({"amp-fp16"}, 60);
         c.scaler.init_scale = std::ldexp(1.0, 40);
         Session s(c);
-        const json state0 = s.run(0).save_state().at("params");
+        const json state0 = save_state(s.run(0)).at("params");
         int k = 0;
         StepRecord r = s.step()[0];
         while (r.skipped && k < 40) {
@@ -399,7 +400,7 @@ private slots:
             QCOMPARE(r.loss_scale, std::ldexp(1.0, 40 - k));
             QCOMPARE(r.new_scale, std::ldexp(1.0, 39 - k));
             QCOMPARE(r.lost_update_frac, 0.0);
-            QCOMPARE(s.run(0).save_state().at("params"), state0);  // weights and moments untouched
+            QCOMPARE(save_state(s.run(0)).at("params"), state0);  // weights and moments untouched
             ++k;
             r = s.step()[0];
         }
@@ -408,7 +409,7 @@ private slots:
         QCOMPARE(r.found_inf, false);
         QCOMPARE(r.scale_event, std::uint8_t(ScaleEvent::none));
         QCOMPARE(r.loss_scale, std::ldexp(1.0, 40 - k));
-        QVERIFY(s.run(0).save_state().at("params") != state0);
+        QVERIFY(save_state(s.run(0)).at("params") != state0);
         // Afterwards the scale never rises again within growth_interval (2000) steps; a later overflow
         // (gradients grow as training proceeds) backs off again, never skipping without backoff.
         double scale = r.new_scale;

@@ -17,6 +17,7 @@
 #include "engine/base/text.hpp"
 #include "engine/compute/site_names.hpp"
 #include "engine/config/device_choice.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "engine/io/export.hpp"
 #include "engine/precision/fp8_snippet.hpp"
 
@@ -168,7 +169,7 @@ int run_run(const RunOptions& o) {
         } catch (const nlohmann::json::exception& e) {
             throw ConfigError("--resume", o.resume + " is not valid JSON: " + e.what());
         }
-        owned = Session::load_state(j, factory);
+        owned = load_session_state(j, factory);
         const long long saved_step = owned->steps_done();
         if (o.flags.steps != ConfigFlags::steps_not_given && o.flags.steps <= saved_step)
             throw ConfigError("--steps", "the saved state is already at step " + std::to_string(saved_step) +
@@ -263,7 +264,7 @@ int run_run(const RunOptions& o) {
         std::cerr << "mpx-cli: wrote " << o.fp8_scales << "\n";
     }
     if (!o.save_state.empty()) {  // after the CSV: a bad state path must not cost the export
-        write_file_atomic(o.save_state, session.save_state().dump() + "\n");
+        write_file_atomic(o.save_state, save_state(session).dump() + "\n");
         std::cerr << "mpx-cli: saved the session state to " << o.save_state << "\n";
     }
     std::printf("%-26s %12s %12s %12s %8s %12s %10s %12s %9s\n", "run", "first_loss", "last_loss",

@@ -94,8 +94,9 @@ public:
     void set_scaler(const ScalerConfig& c);
     void set_train(const TrainConfig& t) { m_train = t; }
 
-    nlohmann::json save_state() const;
-    void load_state(const nlohmann::json& j);
+    // The checkpoint format (engine/io/checkpoint.hpp) reads and writes a run's state.
+    friend nlohmann::json save_state(const Run& run);
+    friend void load_run_state(Run& run, const nlohmann::json& j);
 
 private:
     int m_index;

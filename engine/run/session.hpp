@@ -91,9 +91,10 @@ public:
     // The live changes applied since the last call, in order (the app's event log, the CLI's notes).
     std::vector<LiveEffect> take_live_effects() { return std::exchange(m_effects, {}); }
 
-    // Everything needed to resume bit-identically: configuration, step, sampler and every run.
-    nlohmann::json save_state() const;
-    static std::unique_ptr<Session> load_state(const nlohmann::json& j, BackendFactory factory = {});
+    // Everything needed to resume bit-identically (configuration, step, sampler and every run) is
+    // written and read by the checkpoint format, engine/io/checkpoint.hpp.
+    friend nlohmann::json save_state(const Session& session);
+    friend std::unique_ptr<Session> load_session_state(const nlohmann::json& j, BackendFactory factory);
 
 private:
     void gather_batches();  // the step's micro-batches, the same for every run
