@@ -1,12 +1,8 @@
 // Configuration flags → SessionConfig, and device choice.
 #include "cli_common.hpp"
 
+#include "cuda/backend_choice.hpp"
 #include "engine/base/error.hpp"
-#include "engine/config/device_choice.hpp"
-#ifdef MPX_HAVE_CUDA
-#include "cuda/compare/self_check.hpp"
-#include "cuda/cuda_backend.hpp"
-#endif
 
 namespace mpx::cli {
 
@@ -43,18 +39,10 @@ SessionConfig build_config(const ConfigFlags& f) {
 }
 
 BackendFactory backend_for(const std::string& device, std::string& device_name, std::string& note) {
-#ifdef MPX_HAVE_CUDA
-    const GpuProbe gpu = cuda::checked_gpu();  // the probe, then the startup self-check
-#else
-    const GpuProbe gpu = probe_without_cuda();
-#endif
-    const DeviceChoice c = choose_device(device, gpu, "--device");
-    device_name = c.name;
-    note = c.fallback;  // a GPU left unused on "cpu" is the user's choice: not worth a line here
-#ifdef MPX_HAVE_CUDA
-    if (c.gpu) return [] { return cuda::make_cuda_backend(); };
-#endif
-    return [] { return make_cpu_backend(); };
+    BackendChoice c = choose_backend(device, "--device");
+    device_name = c.device.name;
+    note = c.device.fallback;  // a GPU left unused on "cpu" is the user's choice: not worth a line here
+    return std::move(c.factory);
 }
 
 }  // namespace mpx::cli

@@ -13,6 +13,7 @@
 #include <QToolTip>
 #include <cmath>
 
+#include "engine/compute/memory.hpp"
 #include "ui/kit/concepts.hpp"
 #include "ui/kit/run_style.hpp"
 #include "ui/session/config_bridge.hpp"
@@ -413,7 +414,7 @@ void ChartsPanel::drawMemory() {
     const bool mib = largest >= 1024.0 * 1024.0;
     const double unit = mib ? 1024.0 * 1024.0 : 1024.0;
     QList<PlotWidget::BarSet> sets;
-    for (int c = 0; c < gui::k_memory_categories; ++c) {
+    for (int c = 0; c < mpx::k_mem_categories; ++c) {
         PlotWidget::BarSet s{gui::memoryCategoryName(c), memoryColour(c), {}};
         for (int r = 0; r < m_store->runCount(); ++r)
             s.values << static_cast<double>(m_store->memory(r).bytes[static_cast<std::size_t>(c)]) / unit;

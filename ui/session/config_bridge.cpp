@@ -6,16 +6,12 @@
 #include <cmath>
 #include <limits>
 
+#include "cuda/backend_choice.hpp"
 #include "engine/base/error.hpp"
 #include "engine/base/field_table.hpp"
 #include "engine/base/input_file.hpp"
 #include "engine/compute/site_names.hpp"
-#include "engine/config/device_choice.hpp"
 #include "engine/io/export.hpp"
-#ifdef MPX_HAVE_CUDA
-#include "cuda/compare/self_check.hpp"
-#include "cuda/cuda_backend.hpp"
-#endif
 
 namespace mpx::gui {
 namespace {
@@ -307,18 +303,10 @@ QString memoryCategoryName(int category) {
 }
 
 mpx::BackendFactory backendFor(const std::string& device, QString& name, QString& note) {
-#ifdef MPX_HAVE_CUDA
-    const mpx::GpuProbe gpu = mpx::cuda::checked_gpu();  // the probe, then the startup self-check
-#else
-    const mpx::GpuProbe gpu = mpx::probe_without_cuda();
-#endif
-    const mpx::DeviceChoice c = mpx::choose_device(device, gpu, "Device");
-    name = QString::fromStdString(c.name);
-    note = QString::fromStdString(c.fallback.empty() ? c.unused_gpu : c.fallback);
-#ifdef MPX_HAVE_CUDA
-    if (c.gpu) return [] { return mpx::cuda::make_cuda_backend(); };
-#endif
-    return [] { return mpx::make_cpu_backend(); };
+    mpx::BackendChoice c = mpx::choose_backend(device, "Device");
+    name = QString::fromStdString(c.device.name);
+    note = QString::fromStdString(c.device.fallback.empty() ? c.device.unused_gpu : c.device.fallback);
+    return std::move(c.factory);
 }
 
 QString describeBackend(const QString& name, const QString& note) {

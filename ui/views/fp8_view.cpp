@@ -17,6 +17,7 @@
 
 #include "engine/core/format_core.hpp"
 #include "engine/precision/policy.hpp"
+#include "ui/kit/number_text.hpp"
 #include "ui/kit/plot_widget.hpp"
 #include "ui/kit/run_style.hpp"
 
@@ -37,9 +38,7 @@ QString tensorName(mpx::Fp8Tensor t) {
     return QString::fromLatin1(n.data(), static_cast<qsizetype>(n.size()));
 }
 
-QString formatName(mpx::Format f) { return f == mpx::Format::e5m2 ? QStringLiteral("E5M2") : QStringLiteral("E4M3"); }
 
-QString percent(double share) { return QStringLiteral("%1 %").arg(100.0 * share, 0, 'g', 3); }
 
 // Plain numbers where they are readable (57344, 3.25, 0.0123), powers of ten only for tiny or huge ones.
 QString number(double v) {
@@ -466,11 +465,11 @@ void Fp8View::refresh() {
     QString summary = satSteps == 0 ? tr("No value saturated")
                                     : tr("%1 saturated values; the most: %2 of the values of step %3")
                                           .arg(satSteps == 1 ? tr("1 step") : tr("%1 steps").arg(satSteps),
-                                               percent(satMax))
+                                               percentText(satMax))
                                           .arg(satAt);
     summary += flushAt < 0 ? tr(". No value was flushed to zero.")
                            : tr(". The most flushed to zero: %1 of the non-zero values of step %2%3.")
-                                 .arg(percent(flushMax))
+                                 .arg(percentText(flushMax))
                                  .arg(flushAt)
                                  .arg(flushAt == 0 && !zoomed && s && s->points().size() > 1 &&
                                               recipe() == mpx::Fp8Recipe::delayed
@@ -510,9 +509,9 @@ QString Fp8View::hoverText(long long step) const {
                     .arg(number(p->scale), number(limitOf(*p, fmax)), number(fmax));
     }
     text += tr("Saturated (clipped to the largest FP8 number): %1 of %2 values (%3)<br>")
-                .arg(QLocale().toString(p->saturated), QLocale().toString(p->count), percent(p->saturatedShare()));
+                .arg(QLocale().toString(p->saturated), QLocale().toString(p->count), percentText(p->saturatedShare()));
     text += tr("Flushed to zero (too small for FP8): %1 of %2 non-zero values (%3)")
-                .arg(QLocale().toString(p->underflow), QLocale().toString(p->nonzero), percent(p->underflowShare()));
+                .arg(QLocale().toString(p->underflow), QLocale().toString(p->nonzero), percentText(p->underflowShare()));
     const auto [a, b] = historyWindow(p->step);
     switch (recipe()) {
         case mpx::Fp8Recipe::delayed:

@@ -14,6 +14,7 @@
 #include "engine/precision/fp8_scaling.hpp"
 #include "engine/precision/policy.hpp"
 #include "ui/kit/log2_axis.hpp"
+#include "ui/kit/number_text.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -21,7 +22,6 @@ namespace {
 constexpr double k_inf = std::numeric_limits<double>::infinity();
 
 QString tr(const char* s) { return QCoreApplication::translate("mpx::ui::RangeView", s); }
-QString upper(mpx::Format f) { return QString::fromLatin1(format_info(f).name).toUpper(); }
 // 1.43, 312.7, 57344: a value as a student reads it; powers of two far from 1 as 2^k.
 QString valueText(double log2v) {
     if (log2v < -9.5 || log2v > 19.5) return pow2Text(std::round(log2v * 10) / 10);
@@ -31,10 +31,6 @@ QString valueText(double log2v) {
 QString scaleText(double scale) {
     if (scale >= 0.01 && scale < 1e5) return QString::number(scale, 'g', 4);
     return pow2Text(std::round(std::log2(scale) * 10) / 10);
-}
-QString percent(double share) {
-    if (share == 0) return QStringLiteral("0 %");
-    return QStringLiteral("%1 %").arg(100.0 * share, 0, 'g', share < 0.001 ? 2 : 3);
 }
 QString maxText(mpx::Format f) { return QString::number(format_info(f).max_finite, 'g', 6); }
 
@@ -122,7 +118,7 @@ Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTens
     // band edges, the counts do not.
     const QString counted = tr("The cast on step %1 saturated %2 of %3 values and turned %4 of the non-zero ones into 0.")
                                 .arg(row->step)
-                                .arg(QLocale().toString(row->saturated), QLocale().toString(row->count), percent(c.flushedShare));
+                                .arg(QLocale().toString(row->saturated), QLocale().toString(row->count), percentText(c.flushedShare));
     if (c.block) {
         c.overflow = mpx::Overflow::saturate;  // OCP MX: conversion to the element type saturates
         const QString why = tr("MXFP8: every block of 32 values has its own power-of-two scale, set by its largest value, so "
@@ -136,11 +132,11 @@ Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTens
         c.bands = formatBands(c.format, c.shift);
         // In any block a value flushes below E4M3's flush edge times 2^(floor(log2 block max) − emax).
         const double relative = formatBands(c.format)[0].hi - mpx::core::k_e4m3_emax;
-        c.title = tr("cast to MXFP8 (%1, a scale per block of 32)").arg(upper(c.format));
+        c.title = tr("cast to MXFP8 (%1, a scale per block of 32)").arg(formatName(c.format));
         c.note = why + QLatin1Char('\n') +
                  tr("Strip above: %1's window in the block holding the amax (%2, ×%3)%4. In any block, values under "
                     "~%5 × its largest become 0.")
-                     .arg(upper(c.format), QString::number(row->amax, 'g', 3), pow2Text(-c.shift), atStep, pow2Text(relative)) +
+                     .arg(formatName(c.format), QString::number(row->amax, 'g', 3), pow2Text(-c.shift), atStep, pow2Text(relative)) +
                  QLatin1Char('\n') + counted;
         return c;
     }
@@ -151,21 +147,21 @@ Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTens
     const double shift = -std::log2(c.scale);
     if (!(c.scale > 0) || !std::isfinite(shift)) {
         c.note = tr("%1's scale at step %2 is %3: its bands cannot be placed on this axis.")
-                     .arg(upper(c.format)).arg(row->step).arg(c.scale) + QLatin1Char('\n') + counted;
+                     .arg(formatName(c.format)).arg(row->step).arg(c.scale) + QLatin1Char('\n') + counted;
         return c;
     }
     c.active = true;
     c.shift = shift;
     c.bands = formatBands(c.format, shift);
     const QString scale = scaleText(c.scale);
-    c.title = tr("cast to %1 ×%2").arg(upper(c.format), scale);
+    c.title = tr("cast to %1 ×%2").arg(formatName(c.format), scale);
     const QString how = c.recipe == mpx::Fp8Recipe::current ? tr("current scaling")
                         : row->step == 0                    ? tr("delayed scaling, no history yet")
                                                             : tr("delayed scaling");
     const QString power = pow2Text(std::round(-shift * 10) / 10);
     c.note = tr("Shaded: %1's range as the matrix product casts these values: it multiplies each by %2 (%3)%4, then "
                 "rounds to %1.")
-                 .arg(upper(c.format), scale, power == scale ? how : power + QStringLiteral(", ") + how, atStep) +
+                 .arg(formatName(c.format), scale, power == scale ? how : power + QStringLiteral(", ") + how, atStep) +
              QLatin1Char('\n') +
              tr("Below %1 values become 0; above %2 (= %3 ÷ %4) they %5.")
                  .arg(valueText(c.bands[0].hi), valueText(c.bands[3].lo), maxText(c.format), scale, overflowFate(c)) +
@@ -183,7 +179,7 @@ QString bandLabel(const BandSpan& b, mpx::Format f, const Fp8Cast* cast) {
         }
         return {};
     }
-    const QString name = upper(cast->format);
+    const QString name = formatName(cast->format);
     switch (b.band) {
         case Band::flushed: return tr("%1: 0 (below %2)").arg(name, valueText(b.hi));
         case Band::subnormal: return tr("subnormal");
@@ -239,7 +235,7 @@ void drawBlockWindow(QPainter& p, const Log2Axis& ax, const QRectF& strip, const
         const QRectF r(x0, strip.top(), x1 - x0, strip.height());
         p.fillRect(r, bandColour(b.band).darker(115));
         p.setPen(bandColour(b.band).darker(300));
-        const QString t = b.band == Band::normal ? tr("%1 normal: the amax's block").arg(upper(cast.format))
+        const QString t = b.band == Band::normal ? tr("%1 normal: the amax's block").arg(formatName(cast.format))
                                                  : bandLabel(b, cast.format, &cast);
         p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, fs.elidedText(t, Qt::ElideRight, static_cast<int>(r.width()) - 5));
     }

@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "ui/kit/log2_axis.hpp"
+#include "ui/kit/number_text.hpp"
 #include "ui/kit/run_style.hpp"
 #include "ui/kit/step_scrubber.hpp"
 #include "ui/kit/view_canvas.hpp"
@@ -26,12 +27,7 @@ namespace {
 constexpr mpx::Format k_lineFormats[] = {mpx::Format::fp32, mpx::Format::bf16, mpx::Format::fp16,
                                          mpx::Format::e4m3, mpx::Format::e5m2};
 
-QString upper(mpx::Format f) { return QString::fromLatin1(format_info(f).name).toUpper(); }
 
-QString percent(double share) {
-    if (share == 0) return QStringLiteral("0 %");
-    return QStringLiteral("%1 %").arg(100.0 * share, 0, 'g', share < 0.001 ? 2 : 3);
-}
 
 // What a tensor is, in words a student follows.
 QString tensorText(mpx::HistTensor t) {
@@ -366,7 +362,7 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         const int titleY = r.top() - line - 8;
         p.fillRect(QRect(area.left() + 8, titleY - fm.ascent() + 2, 4, line - 2), runColour(std::max(0, pn.run)));
         QString title = tr("%1 — fc%2 %3").arg(label).arg(layer() + 1).arg(tensorName);
-        if (pn.found) title += tr(", stored as %1").arg(upper(pn.format));
+        if (pn.found) title += tr(", stored as %1").arg(formatName(pn.format));
         title += tr(", step %1").arg(pn.step);
         if (mpx::is_scaled_gradient(tensor())) title += tr(", loss scale %1").arg(pow2Text(pn.shift));
         if (!pn.fp8.title.isEmpty()) title += QStringLiteral(", ") + pn.fp8.title;
@@ -402,9 +398,9 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
             bool off = false;
             for (int k = 0; k < 2; ++k) {
                 if (at[k] < lo || at[k] > hi) off = true;
-                else limits.push_back({ax.x(at[k]), k == 0 ? tr("%1 smallest").arg(upper(f)) : tr("%1 largest").arg(upper(f)), k == 0});
+                else limits.push_back({ax.x(at[k]), k == 0 ? tr("%1 smallest").arg(formatName(f)) : tr("%1 largest").arg(formatName(f)), k == 0});
             }
-            if (off) offAxis << tr("%1 %2 … %3").arg(upper(f), pow2Text(std::round(at[0] * 10) / 10), pow2Text(std::round(at[1] * 10) / 10));
+            if (off) offAxis << tr("%1 %2 … %3").arg(formatName(f), pow2Text(std::round(at[0] * 10) / 10), pow2Text(std::round(at[1] * 10) / 10));
         }
         std::sort(limits.begin(), limits.end(), [](const Limit& a, const Limit& b) { return a.x < b.x; });
         std::vector<double> rowEnd;
@@ -471,7 +467,7 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         ax.draw(p, text);
         // Caption: the axis, zero/inf/NaN, the legend of the overlay, formats off the axis.
         QString caption = tr("|value| (log₂ scale)   ·   exactly 0 already before rounding: %1   ·   inf: %2   ·   NaN: %3   ·   %4 values")
-                              .arg(percent(pn.zero), percent(pn.inf), percent(pn.nan))
+                              .arg(percentText(pn.zero), percentText(pn.inf), percentText(pn.nan))
                               .arg(QLocale().toString(static_cast<qulonglong>(pn.total)));
         QStringList lines{caption};
         if (!pn.unscaled.empty())
@@ -504,15 +500,15 @@ QString RangeView::tooltipAt(QPoint pos) const {
         Band band = Band::normal;
         for (const BandSpan& sp : pn.shaded)
             if (b + 0.5 >= sp.lo && b + 0.5 < sp.hi) band = sp.band;
-        const QString what = bandFate(band, cast ? &pn.fp8 : nullptr).arg(upper(cast ? pn.fp8.format : pn.format));
+        const QString what = bandFate(band, cast ? &pn.fp8 : nullptr).arg(formatName(cast ? pn.fp8.format : pn.format));
         const auto session = m_store->session();
         QString t = tr("<b>%1</b>, step %2<br>%3 of the values have |value| between %4 and %5:<br>%6.")
                         .arg(session->runs[static_cast<std::size_t>(pn.run)].label.toHtmlEscaped())
                         .arg(pn.step)
-                        .arg(percent(s), pow2Text(b), pow2Text(b + 1), what);
+                        .arg(percentText(s), pow2Text(b), pow2Text(b + 1), what);
         if (cast)
             t += tr("<br>(Stored as %1; the matrix product multiplies them by the scale and rounds to %2 — the shaded bands.)")
-                     .arg(upper(pn.format), upper(pn.fp8.format));
+                     .arg(formatName(pn.format), formatName(pn.fp8.format));
         if (pn.fp8.active && tensor() == mpx::HistTensor::weight)
             t += tr("<br>The bars are the weights and biases written back at the end of this step; this step's matrix "
                     "products cast the weights (not the biases) one update earlier.");
@@ -521,7 +517,7 @@ QString RangeView::tooltipAt(QPoint pos) const {
                     "of the block holding the largest value. A block whose largest value lies between %2·2<sup>k</sup> "
                     "and 2·2<sup>k</sup> saturates it: the block's power-of-two scale puts it above %3, where %1 stops "
                     "(OCP MX v1.0).")
-                     .arg(upper(pn.fp8.format))
+                     .arg(formatName(pn.fp8.format))
                      .arg(format_info(pn.fp8.format).max_finite / std::exp2(core::k_e4m3_emax))
                      .arg(format_info(pn.fp8.format).max_finite);
         if (!pn.unscaled.empty())

@@ -17,6 +17,7 @@
 
 #include "ui/kit/concepts.hpp"
 #include "ui/kit/log2_axis.hpp"
+#include "ui/kit/number_text.hpp"
 #include "ui/kit/plot_widget.hpp"
 #include "ui/kit/run_style.hpp"
 #include "ui/kit/step_scrubber.hpp"
@@ -28,7 +29,6 @@ namespace {
 
 constexpr int k_halfUlp = -1;  // log2(½): an update below half the spacing rounds to nothing
 
-QString percent(double share) { return QStringLiteral("%1 %").arg(100.0 * share, 0, 'g', 3); }
 
 }  // namespace
 
@@ -296,7 +296,7 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
                    c.nonzero + c.zero == 0
                        ? tr("%1: no update at step %2 (the step was skipped)").arg(label).arg(c.step)
                        : tr("%1: %2 of the non-zero updates are left of the line%3")
-                             .arg(label, percent(share),
+                             .arg(label, percentText(share),
                                   c.zero ? tr(" (and %1 updates were exactly 0)").arg(QLocale().toString(c.zero)) : QString()));
         y += line;
     }
@@ -320,7 +320,7 @@ QString UpdatesView::tooltipAt(QPoint pos) const {
         if (c.nonzero == 0) continue;
         t += QStringLiteral("<span style='color:%1'>■</span> %2: %3<br>")
                  .arg(runColour(run).name(), session->runs[static_cast<std::size_t>(run)].label.toHtmlEscaped(),
-                      percent(static_cast<double>(c.n[static_cast<std::size_t>(b - core::k_bin_min)]) / static_cast<double>(c.nonzero)));
+                      percentText(static_cast<double>(c.n[static_cast<std::size_t>(b - core::k_bin_min)]) / static_cast<double>(c.nonzero)));
     }
     return t + concepts::lostUpdates();
 }

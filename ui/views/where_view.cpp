@@ -16,6 +16,7 @@
 
 #include "engine/core/step_stats.hpp"
 #include "ui/kit/concepts.hpp"
+#include "ui/kit/number_text.hpp"
 #include "ui/kit/run_style.hpp"
 #include "ui/kit/view_canvas.hpp"
 #include "ui/session/config_bridge.hpp"
@@ -26,7 +27,6 @@ namespace {
 
 const QColor k_skip(0xc0, 0x39, 0x2b);
 
-QString percent(double share) { return QStringLiteral("%1 %").arg(100.0 * share, 0, 'g', 3); }
 
 }  // namespace
 
@@ -314,7 +314,7 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
         p.fillRect(QRect(scale.left(), scale.bottom() - y, scale.width(), 1), colour(m_max * (y + 1) / scale.height(), m_max));
     p.setPen(text);
     p.drawRect(scale.adjusted(0, 0, -1, -1));
-    const QString maxText = measure() == Measure::underflowShare ? percent(m_max) : QString::number(m_max, 'f', 0);
+    const QString maxText = measure() == Measure::underflowShare ? percentText(m_max) : QString::number(m_max, 'f', 0);
     p.drawText(QPointF(scale.right() + 4, scale.top() + fm.ascent()), maxText);
     p.drawText(QPointF(scale.right() + 4, scale.bottom()), measure() == Measure::underflowShare ? QStringLiteral("0 %") : QStringLiteral("0"));
     const int ly = r.bottom() + 6 + 2 * line;
@@ -348,7 +348,7 @@ QString WhereView::tooltipAt(QPoint pos) const {
     QString t = tr("<b>fc%1 at step %2</b><br>").arg(layer + 1).arg(s.step);
     t += tr("%1 of the %2 non-zero gradient values of this layer became 0 when stored (underflow: %3 of that "
             "signal is lost).<br>").arg(QLocale().toString(b.underflow), QLocale().toString(b.nonzero),
-                                        percent(b.nonzero ? static_cast<double>(b.underflow) / static_cast<double>(b.nonzero) : 0.0));
+                                        percentText(b.nonzero ? static_cast<double>(b.underflow) / static_cast<double>(b.nonzero) : 0.0));
     unsigned long long largest = 0;  // core::Counts::overflow_max: bits of the largest value that overflowed
     for (mpx::Pass p : {mpx::Pass::forward, mpx::Pass::backward, mpx::Pass::update})
         largest = std::max(largest, s.layer(layer, p).overflow_max);
