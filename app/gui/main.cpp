@@ -11,6 +11,7 @@
 #include "ui/views/boundary_view.hpp"
 #include "ui/views/format_explorer.hpp"
 #include "ui/window/main_window.hpp"
+#include "ui/kit/png_export.hpp"
 
 namespace {
 
@@ -101,7 +102,7 @@ int main(int argc, char** argv) {
         mpx::ui::FormatExplorer* ex = w.showFormatExplorer(cl.explorer);
         if (!cl.screenshot.isEmpty()) {  // a picture of the explorer alone
             QTimer::singleShot(300, ex, [ex, path = cl.screenshot] {
-                const bool ok = ex->grab().save(path, "PNG");
+                const bool ok = mpx::ui::savePng(ex->grab(), path);
                 if (!ok) say(QStringLiteral("mpx: cannot write %1").arg(path));
                 QApplication::exit(ok ? 0 : 1);
             });

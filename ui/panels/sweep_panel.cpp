@@ -14,6 +14,7 @@
 
 #include "ui/session/config_bridge.hpp"
 #include "ui/views/sweep_heatmap.hpp"
+#include "ui/kit/png_export.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -207,7 +208,7 @@ void SweepPanel::exportPng() {
     const QString path = QFileDialog::getSaveFileName(this, tr("Export the heatmap as PNG"), QStringLiteral("mpx-sweep.png"),
                                                       tr("PNG (*.png)"));
     if (path.isEmpty()) return;
-    if (!m_map->grab().save(path)) m_error->setText(tr("Cannot write %1").arg(path));
+    if (!savePng(m_map->grab(), path)) m_error->setText(tr("Cannot write %1").arg(path));
 }
 
 }  // namespace mpx::ui

@@ -32,7 +32,8 @@ QRgb BoundaryView::cellColour(int label, float confidence, int classes) {
 
 namespace {
 
-QString percent(double share) { return QString::number(100.0 * share, 'f', share > 0.999 && share < 1 ? 2 : 1); }
+// Agreement near 100 %: fixed decimals (two above 99.9 %), no sign: the text places it.
+QString agreementPercent(double share) { return QString::number(100.0 * share, 'f', share > 0.999 && share < 1 ? 2 : 1); }
 
 QString plainNumber(double v) { return QString::number(v, 'g', 3); }
 
@@ -232,11 +233,12 @@ void BoundaryView::paintEvent(QPaintEvent*) {
         // Held-out points in their true class's colour.
         p.setRenderHint(QPainter::Antialiasing, true);
         p.setClipRect(r);
-        for (std::size_t k = 0; k + 1 < b.points.size(); k += 2) {  // (n, 2) row-major
-            const double px = r.left() + (b.points[k] - b.plane.x0) * sx * r.width();
-            const double py = r.bottom() + 1 - (b.points[k + 1] - b.plane.y0) * sy * r.height();
+        const std::size_t shown = std::min(b.point_labels.size(), b.points.size() / 2);  // points: (shown, 2) row-major
+        for (std::size_t k = 0; k < shown; ++k) {
+            const double px = r.left() + (b.points[2 * k] - b.plane.x0) * sx * r.width();
+            const double py = r.bottom() + 1 - (b.points[2 * k + 1] - b.plane.y0) * sy * r.height();
             p.setPen(QPen(Qt::white, 0.8));
-            p.setBrush(classColour(b.point_labels[static_cast<std::size_t>(k)]).darker(115));
+            p.setBrush(classColour(b.point_labels[k]).darker(115));
             p.drawEllipse(QPointF(px, py), dot, dot);
         }
         p.setClipping(false);
@@ -251,12 +253,12 @@ void BoundaryView::paintEvent(QPaintEvent*) {
         else if (b.reference >= 0 && b.agreement[ri])
             first = tr("same as %1 on %2 % of the plane")
                         .arg(session ? session->runs[static_cast<std::size_t>(b.reference)].label : QString(),
-                             percent(*b.agreement[ri]));
+                             agreementPercent(*b.agreement[ri]));
         QString second;
         if (ri < static_cast<std::size_t>(m_store->runCount()) && b.step > 0) {
             const gui::BucketStat acc = m_store->history(run).latest(gui::Metric::evalAccuracy, b.step - 1);
             if (acc.valid) {
-                second = tr("held-out accuracy %1 %").arg(percent(acc.mean));
+                second = tr("held-out accuracy %1 %").arg(agreementPercent(acc.mean));
                 if (acc.last + 1 != b.step) second += tr(" (after %1 steps)").arg(acc.last + 1);
             }
         }

@@ -37,6 +37,7 @@
 #include "ui/views/range_view.hpp"
 #include "ui/views/updates_view.hpp"
 #include "ui/views/where_view.hpp"
+#include "ui/kit/png_export.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -453,17 +454,17 @@ void MainWindow::setClassroom(bool on) {
 
 void MainWindow::exportCsv(const QString& path) { m_engine->exportCsv(path); }
 
-bool MainWindow::exportChartsPng(const QString& path) { return m_charts->grab().save(path, "PNG"); }
+bool MainWindow::exportChartsPng(const QString& path) { return savePng(m_charts->grab(), path); }
 
 void MainWindow::setView(View v) { m_views->setCurrentIndex(static_cast<int>(v)); }
 
 MainWindow::View MainWindow::view() const { return static_cast<View>(std::max(0, m_views->currentIndex())); }
 
 bool MainWindow::exportViewPng(const QString& path) {
-    return view() == View::charts ? exportChartsPng(path) : m_views->currentWidget()->grab().save(path, "PNG");
+    return view() == View::charts ? exportChartsPng(path) : savePng(m_views->currentWidget()->grab(), path);
 }
 
-bool MainWindow::saveScreenshot(const QString& path) { return grab().save(path, "PNG"); }
+bool MainWindow::saveScreenshot(const QString& path) { return savePng(grab(), path); }
 
 FormatExplorer* MainWindow::showFormatExplorer(const QString& value) {
     if (!m_explorer) {
