@@ -34,10 +34,10 @@ struct InstrumentsConfig {
 struct SessionConfig {
     std::string name = "default";
     std::string description;
-    // A teaching preset's guided text (ui/lesson_panel.*): {chart:KEY} names a chart, {explorer:VALUE}
+    // A teaching preset's guided text (ui/panels/lesson_panel.*): {chart:KEY} names a chart, {explorer:VALUE}
     // opens the format explorer. Empty for other configurations.
     std::string lesson;
-    // Present: the app opens in its classroom view, keeping these controls visible (ui/classroom.*).
+    // Present: the app opens in its classroom view, keeping these controls visible (ui/panels/classroom.*).
     std::optional<std::vector<std::string>> classroom;
     std::vector<std::string> runs{"fp32", "amp-fp16", "amp-bf16"};
     long long steps = 1000;

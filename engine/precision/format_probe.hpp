@@ -1,4 +1,4 @@
-// One value seen through one number format: what the format explorer (ui/format_explorer.*) shows
+// One value seen through one number format: what the format explorer (ui/views/format_explorer.*) shows
 // per row, from the same encoder `mpx-cli format` uses. Rule: nothing here restates a format fact;
 // it calls engine/precision/format.hpp, and errors are measured against the typed decimal (as a double), not
 // against its FP32 rounding.

@@ -1,7 +1,7 @@
 // The app's charts, one row each: title, axis kind, the metric of a record it plots, and how a run's
 // steps become a line (or stacked bars). Rule: ChartsPanel draws every row the same way and knows no
 // chart by name, so adding a chart is a row here plus, if new, its metric (ui/session/run_history.*)
-// and its concept text (ui/concepts.*).
+// and its concept text (ui/kit/concepts.*).
 #pragma once
 
 #include <QString>
