@@ -1,0 +1,288 @@
+// The CPU backend's class: Eigen GEMMs on FP32 blocks decoded from the operands' real storage, every
+// other op a loop over engine/core/op_math.hpp (the arithmetic the CUDA kernels run), stores through
+// the vectorised block paths of engine/precision/format.cpp (equal to format_core.hpp bit for bit).
+// Rule: results are deterministic for a given input (single-threaded, fixed summation order).
+// Internal to engine/compute: cpu_backend.cpp (transfers, activations, norms, losses, the step's
+// state), cpu_linear.cpp (the GEMMs, FP8 casts included) and cpu_update.cpp (unscale, clipping, the
+// optimizer) define it; everyone else reaches it through make_cpu_backend() (backend.hpp).
+#pragma once
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/compute/backend.hpp"
+#include "engine/precision/fp8_scaling.hpp"
+#include "engine/precision/mxfp8_cast.hpp"
+
+namespace mpx::cpu {
+
+using Map = Eigen::Map<RowMatrix>;
+using CMap = Eigen::Map<const RowMatrix>;
+
+// Eigen's resize frees the old block before allocating the new one, so a failed allocation leaves a
+// dangling pointer that the destructor frees again. Allocating first and swapping keeps the old
+// block on failure: out of memory stays an exception, not heap corruption.
+inline void sized(RowMatrix& m, Eigen::Index rows, Eigen::Index cols) {
+    if (m.rows() == rows && m.cols() == cols) return;
+    RowMatrix fresh(rows, cols);
+    m.swap(fresh);
+}
+
+inline bool narrower(Format compute, Format storage) {
+    return compute != Format::fp32 && compute != storage;
+}
+
+// FP32 view of a tensor: a direct map for FP32 storage, else a decoded copy in `scratch`.
+inline CMap view(const Tensor& t, RowMatrix& scratch) {
+    if (t.format() == Format::fp32)
+        return CMap(static_cast<const float*>(t.data()), t.rows(), t.cols());
+    sized(scratch, t.rows(), t.cols());
+    decode_buffer(t.format(), t.data(), {scratch.data(), t.size()});
+    return CMap(scratch.data(), t.rows(), t.cols());
+}
+
+// Adds n FP32 values to a histogram (nullptr: this store is not binned), with the one binning
+// function the kernels use.
+inline void bin_values(core::Bins* bins, const float* v, std::size_t n) {
+    if (!bins) return;
+    // Slots first, a block at a time (a vectorised pass), then the counts in four interleaved sets:
+    // consecutive values often share a bin, and one set would make each increment wait for the last.
+    constexpr std::size_t k_block = 1024;
+    std::uint8_t slot[k_block];
+    std::uint32_t lanes[4][core::k_slots] = {};
+    for (std::size_t off = 0; off < n; off += k_block) {
+        const std::size_t m = std::min(k_block, n - off);
+        for (std::size_t i = 0; i < m; ++i) slot[i] = static_cast<std::uint8_t>(core::bin_slot(v[off + i]));
+        std::size_t i = 0;
+        for (; i + 4 <= m; i += 4)
+            for (std::size_t k = 0; k < 4; ++k) ++lanes[k][slot[i + k]];
+        for (; i < m; ++i) ++lanes[0][slot[i]];
+    }
+    for (int s = 0; s < core::k_slots; ++s)
+        bins->n[s] += static_cast<unsigned long long>(lanes[0][s]) + lanes[1][s] + lanes[2][s] + lanes[3][s];
+}
+
+// Where a rounding's counts and values go: a site's counts and, on a collecting step, its bins.
+struct Sink {
+    core::Counts* counts = nullptr;
+    core::Bins* bins = nullptr;
+};
+
+// A GEMM operand: the tensor's values cast to the compute format (autocast's cast), the cast's
+// rounding added to `sink` when given.
+inline CMap operand(const Tensor& t, RowMatrix& scratch, Format compute, Sink sink) {
+    if (!narrower(compute, t.format())) return view(t, scratch);
+    sized(scratch, t.rows(), t.cols());
+    decode_buffer(t.format(), t.data(), {scratch.data(), t.size()});
+    bin_values(sink.bins, scratch.data(), t.size());
+    const RoundStats cast = round_in_place(compute, {scratch.data(), t.size()});
+    if (sink.counts) *sink.counts += cast;
+    return CMap(scratch.data(), t.rows(), t.cols());
+}
+
+class CpuBackend final : public Backend {
+public:
+    std::string name() const override { return "CPU (Eigen)"; }
+    bool is_gpu() const override { return false; }
+
+    // Two records: a step's ops count into the current one, the previous step's stays readable.
+    void begin_step() override {
+        m_current ^= 1;
+        m_records[m_current] = StepStats{};
+        m_collecting = false;
+    }
+    const StepStats& read_stats() override { return stats(); }
+    bool holds_two_steps() const override { return true; }
+    const StepStats& read_previous_stats() override { return m_records[m_current ^ 1]; }
+    void collect_histograms(int layers) override;
+    const StepHistograms* read_histograms() override { return m_collecting ? m_hist.get() : nullptr; }
+
+    void upload(std::span<const float> src, Tensor& dst) override {
+        bin_values(bins(), src.data(), dst.size());
+        counts() += encode_buffer(dst.format(), src.first(dst.size()), dst.data());
+    }
+    void download(const Tensor& src, std::span<float> dst) override {
+        decode_buffer(src.format(), src.data(), dst.first(src.size()));
+    }
+    void copy(const Tensor& src, Tensor& dst) override;
+    void fill(Tensor& dst, float value) override {
+        sized(m_c, dst.rows(), dst.cols());
+        m_c.setConstant(value);
+        encode_buffer(dst.format(), {m_c.data(), dst.size()}, dst.data());
+    }
+
+    void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Format compute,
+                        Tensor& y) override;
+
+    void linear_backward_input(const Tensor& dy, const Tensor& w, Format compute,
+                               Tensor& dx) override {
+        if (fp8()) return fp8_backward(dy, nullptr, &w, Format::fp32, nullptr, nullptr, Accumulate::add, &dx);
+        backward_input(operand(dy, m_a, compute, sink(TensorKind::grad_operand)), w, compute, dx);
+    }
+    void linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
+                                Format round_through, Tensor& dw, Tensor* db,
+                                Accumulate acc) override;
+    void linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, Format compute,
+                         Format round_through, Tensor& dw, Tensor* db, Accumulate acc,
+                         Tensor* dx) override;
+
+    void activation_forward(Activation a, const Tensor& z, Tensor& h) override;
+
+    void activation_backward(Activation a, const Tensor& z, const Tensor& dh, Tensor& dz) override;
+
+    void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                           Tensor& mean, Tensor& rstd) override;
+
+    void layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                            const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                            Tensor& dbeta, Accumulate acc) override;
+
+    void dropout(Tensor& h, float p, std::uint64_t seed) override;
+
+    void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, ScaleBy by,
+                               Tensor& dlogits) override;
+
+    void mse(const Tensor& pred, const Tensor& target, ScaleBy by, Tensor& dpred) override;
+
+    double accuracy(const Tensor& logits, std::span<const int> labels) override;
+
+    void set_scaler(const ScalerRule& r, const ScalerState& s) override { m_rule = r; m_scaler = s; }
+
+    void scaler_update() override { core::scaler_step(m_rule, m_scaler, stats().found_inf(), stats().scaler); }
+
+    void set_bias_corrections(std::span<const core::BiasCorrection> t) override { m_bias.assign(t.begin(), t.end()); }
+    void set_applied_steps(long long n) override { m_applied = n; }
+    void count_applied_step(OnInf on_inf) override {
+        m_applied += step_applied(on_inf, stats().found_inf()) ? 1 : 0;
+        stats().applied_steps = m_applied;
+    }
+    void set_amax_histories(std::span<const core::AmaxHistoryState> states, std::span<const float> hist) override;
+    void update_amax_histories() override {
+        for (std::size_t i = 0; i < m_amax.size(); ++i)
+            if (m_amax[i].state().active) m_amax[i].push(stats().fp8[i].amax);
+    }
+    void read_amax_histories(std::vector<core::AmaxHistoryState>& states, std::vector<float>& hist) override;
+    void set_lr_schedule(std::span<const float> lrs) override { m_lrs.assign(lrs.begin(), lrs.end()); }
+    void set_schedule_steps(long long n) override { m_schedule = n; }
+    void count_schedule_step(OnInf on_inf, bool advance_on_skip) override {
+        m_schedule += step_applied(on_inf, stats().found_inf()) || advance_on_skip ? 1 : 0;
+        stats().schedule_steps = m_schedule;
+    }
+
+    void unscale_and_check(const Tensor& grad, ScaleBy by, Tensor& unscaled) override;
+
+    void scale(Tensor& t, float factor) override {
+        CMap v = view(t, m_a);
+        sized(m_c, t.rows(), t.cols());
+        m_c = v * factor;
+        encode_buffer(t.format(), {m_c.data(), t.size()}, t.data());
+    }
+
+    void clip_to_norm(Tensor& t, double max_norm) override {
+        float factor = 1.0f;
+        if (stats().found_inf() || !core::clip_factor(stats().sum_squares, max_norm, factor)) return;
+        scale(t, factor);
+    }
+
+    void optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
+                          Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) override;
+
+protected:
+    void* raw_alloc(std::size_t bytes) override {
+        void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+        if (!p) throw std::bad_alloc();
+        return p;
+    }
+    void raw_free(void* p) noexcept override { std::free(p); }
+
+private:
+    // The current site's counts, or those of another kind at its layer; uncounted work adds to a
+    // scratch struct nobody reads.
+    core::Counts& counts() { return at(site()); }
+    core::Counts& at(int index) { return index < 0 ? m_uncounted : stats().site[index]; }
+    // The current site's bins (or those of another kind at its layer) on a collecting step.
+    core::Bins* bins() { return bins_at(site()); }
+    core::Bins* bins_at(int index) { return m_collecting && index >= 0 ? &m_hist->site[index] : nullptr; }
+    Sink sink() { return {&counts(), bins()}; }
+    Sink sink(TensorKind kind) { return {&at(site(kind)), bins_at(site(kind))}; }
+
+    // Rounds FP32 results into the tensor's storage, counted (and binned) at the current site or
+    // `to`.
+    void store(const float* src, Tensor& dst) { store(src, dst, sink()); }
+    void store(const float* src, Tensor& dst, Sink to) {
+        bin_values(to.bins, src, dst.size());
+        *to.counts += encode_buffer(dst.format(), {src, dst.size()}, dst.data());
+    }
+
+    // dst (+)= values rounded through `through`, then stored in dst's format: core::accumulate_element
+    // in blocks (the same roundings, counted the same way).
+    void accumulate_into(float* values, std::size_t n, Format through, Tensor& dst, Accumulate acc,
+                         Sink to);
+
+    // An FP8 GEMM operand in `scratch` (engine/core/fp8_math.hpp): per-tensor recipes leave
+    // round(t · scale) there and return the scale; block leaves the MXFP8 values multiplied back by
+    // their block scales and returns 1. Counted into `sink`; `record` adds amax, scale and the
+    // cast's counts to the step's FP8 record (a counted site only).
+    float fp8_operand(const Tensor& t, RowMatrix& scratch, Fp8Tensor which, MxAxis axis, Sink sink,
+                      bool record);
+
+    // Both backward GEMMs of an FP8 layer. dy is cast once per GEMM that needs it (MXFP8 blocks it
+    // along rows for dx and down columns for dw, as TE keeps row- and column-wise copies) and
+    // recorded once; w and x reuse the forward pass's scales (delayed) or amaxes (current), their
+    // casts counted there.
+    void fp8_backward(const Tensor& dy, const Tensor* x, const Tensor* w, Format round_through,
+                      Tensor* dw, Tensor* db, Accumulate acc, Tensor* dx);
+
+    // dx (B, in) = dy (B, out, cast) · w (out, in, cast; the forward pass counted this cast).
+    void backward_input(CMap dyv, const Tensor& w, Format compute, Tensor& dx) {
+        CMap wv = operand(w, m_b, compute, Sink{});
+        sized(m_c, dyv.rows(), w.cols());
+        m_c.noalias() = dyv * wv;
+        store(m_c.data(), dx, sink(TensorKind::grad_input));
+    }
+
+    // dw (+)= dyᵀ · x through round_through; db (+)= column sums of dy as stored.
+    void backward_weight(CMap dyv, const Tensor& dy, const Tensor& x, Format compute,
+                         Format round_through, Tensor& dw, Tensor* db, Accumulate acc);
+
+    // db (+)= round_through(column sums of dy as stored), core::column_sum's order.
+    void bias_backward(CMap dys, Tensor& db, Format round_through, Accumulate acc);
+
+    // An optimizer state's values as floats: the FP32 tensor itself, or a decoded copy.
+    static float* state_values(Tensor& t, RowMatrix& scratch) {
+        if (t.format() == Format::fp32) return static_cast<float*>(t.data());
+        sized(scratch, t.rows(), t.cols());
+        decode_buffer(t.format(), t.data(), {scratch.data(), t.size()});
+        return scratch.data();
+    }
+
+    static void check_labels(std::span<const int> labels, int rows, int classes);
+
+    StepStats m_records[2];
+    int m_current = 0;
+    StepStats& stats() { return m_records[m_current]; }
+    ScalerRule m_rule = core::no_scaler();  // the loss scaler's settings and state (set_scaler, scaler_update)
+    ScalerState m_scaler;
+    long long m_applied = 0;                 // Adam's applied steps (count_applied_step)
+    std::vector<core::BiasCorrection> m_bias;  // by t − 1 (set_bias_corrections)
+    long long m_schedule = 0;                // the LR schedule's steps (count_schedule_step)
+    std::vector<AmaxHistory> m_amax;         // delayed scaling, by fp8_index (set_amax_histories)
+    // The scale a layer's delayed-scaled tensor casts with: its history's, else 1.
+    float delayed_scale(int layer, Fp8Tensor t) const {
+        const auto i = static_cast<std::size_t>(fp8_index(layer, t));
+        return i < m_amax.size() ? m_amax[i].scale() : 1.0f;
+    }
+    std::vector<float> m_lrs;                // by schedule steps (set_lr_schedule)
+    core::Counts m_uncounted;
+    std::unique_ptr<StepHistograms> m_hist;  // allocated on the first collecting step
+    bool m_collecting = false;
+    RowMatrix m_a, m_b, m_c, m_d, m_e, m_e2, m_f, m_s1, m_s2;  // scratch, reused between ops
+    std::vector<std::uint8_t> m_moved;  // optimizer_update: which weights the optimizer moved
+};
+
+}  // namespace mpx::cpu
