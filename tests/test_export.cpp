@@ -135,8 +135,7 @@ private slots:
                                          std::nan(""), inf, -inf, 0.6931471805599453};
         RunInfo info;
         info.label = "odd,\"label\"";
-        info.precision = "fp16";
-        info.mode = "amp";
+        info.spec = parse_run_spec("amp-fp16");  // precision fp16, mode amp
         std::vector<StepRecord> recs;
         {
             CsvWriter w(path);

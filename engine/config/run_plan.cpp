@@ -24,16 +24,6 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
                     const nlohmann::json& overrides) {
     RunInfo info;
     info.spec = parse_run_spec(label, "runs");
-    info.mode = std::string(to_string(info.spec.mode));
-    switch (info.spec.mode) {
-        case Mode::fp32:
-        case Mode::scaling_only: info.precision = "fp32"; break;
-        case Mode::tf32: info.precision = "tf32"; break;
-        case Mode::fp8_hybrid: info.precision = "e4m3/e5m2"; break;
-        case Mode::fp8_e4m3: info.precision = "e4m3"; break;
-        case Mode::mxfp8: info.precision = "mxfp8"; break;
-        default: info.precision = std::string(to_string(info.spec.low));
-    }
     const DefaultScaler def = default_scaler(info.spec);
     ScalerConfig s;
     if (info.spec.scaler_preset) {

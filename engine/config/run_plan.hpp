@@ -15,9 +15,7 @@ namespace mpx {
 
 struct RunInfo {
     std::string label;      // unique: "amp-fp16+pytorch"
-    std::string precision;  // "fp32", "tf32", "fp16", "bf16"
-    std::string mode;       // "fp32", "amp", "half", ...
-    RunSpec spec;
+    RunSpec spec;           // mode, formats, named scaler and FP8 recipe (spec.precision(): the CSV's)
     ScalerConfig scaler;    // as the run starts, scaler_overrides applied
     bool follows_session_scaler = false;  // no "+preset" and a dynamic default: live edits reach it
 };

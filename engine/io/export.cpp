@@ -101,8 +101,8 @@ std::string csv_row(const StepRecord& r, const RunInfo& run) {
         s += v;
     };
     add(csv_field(run.label));
-    add(csv_field(run.precision));
-    add(csv_field(run.mode));
+    add(csv_field(run.spec.precision()));
+    add(csv_field(std::string(to_string(run.spec.mode))));
     add(std::to_string(r.step));
     add(format_number(r.loss));
     add(format_number(r.loss_scale));
@@ -311,7 +311,7 @@ nlohmann::json sidecar_json(const SessionConfig& cfg, const std::vector<RunInfo>
     j["steps_recorded"] = steps_recorded;
     j["columns"] = std::vector<std::string>(std::begin(k_csv_columns), std::end(k_csv_columns));
     nlohmann::json rl = nlohmann::json::array();
-    for (const auto& r : runs) rl.push_back({{"label", r.label}, {"precision", r.precision}, {"mode", r.mode}});
+    for (const auto& r : runs) rl.push_back({{"label", r.label}, {"precision", r.spec.precision()}, {"mode", std::string(to_string(r.spec.mode))}});
     j["runs"] = rl;
     j["config"] = to_json(cfg);
     return j;

@@ -36,6 +36,18 @@ std::string_view mode_help(Mode m) {
     return "";
 }
 
+std::string RunSpec::precision() const {
+    switch (mode) {
+        case Mode::fp32:
+        case Mode::scaling_only: return "fp32";
+        case Mode::tf32: return "tf32";
+        case Mode::fp8_hybrid: return "e4m3/e5m2";
+        case Mode::fp8_e4m3: return "e4m3";
+        case Mode::mxfp8: return "mxfp8";
+        default: return std::string(to_string(low));
+    }
+}
+
 std::string RunSpec::base_label() const {
     std::string s(to_string(mode));
     if (uses_low_precision(mode)) s += "-" + std::string(to_string(low));

@@ -32,6 +32,9 @@ struct RunSpec {
     // FP8 modes: the recipe named after '+' ("fp8-hybrid+current"); absent: the session's fp8.recipe.
     std::optional<Fp8Recipe> fp8_recipe;
     std::string base_label() const;            // "amp-fp16", "fp32", "scaling-only"
+    // The CSV's precision column: "fp32" (fp32, scaling-only), "tf32", the low format ("fp16",
+    // "bf16"), "e4m3/e5m2" (fp8-hybrid), "e4m3", "mxfp8".
+    std::string precision() const;
 };
 // Parses "fp32", "tf32", "amp-fp16", "amp-bf16+pytorch", "half-fp16+deepspeed", "pure-bf16",
 // "selective-fp16", "adaptive-bf16", "scaling-only+apex"; ConfigError naming `field` otherwise.

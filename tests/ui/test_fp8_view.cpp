@@ -42,7 +42,7 @@ struct Fed {
         info->config = mpx::load_config("default");
         info->config.model.sizes = {2, 16, 2};
         info->config.fp8.amax_history_len = history;
-        for (const QString& l : labels) info->runs.push_back({l, QString(), QString()});
+        for (const QString& l : labels) info->runs.push_back({l, mpx::parse_run_spec(l.toStdString())});
         info->totalSteps = 100;
         buffer.beginSession(info);
         store.drainNow();

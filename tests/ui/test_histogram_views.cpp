@@ -72,8 +72,8 @@ struct Fed {
         info->config = mpx::load_config("default");
         info->config.model.sizes = {2, 64, 64, 2};
         info->config.instruments.every = 10;
-        info->runs = {{QStringLiteral("amp-fp16+none"), QStringLiteral("fp16"), QStringLiteral("amp")},
-                      {QStringLiteral("amp-fp16+pytorch"), QStringLiteral("fp16"), QStringLiteral("amp")}};
+        info->runs = {{QStringLiteral("amp-fp16+none"), mpx::parse_run_spec("amp-fp16+none")},
+                      {QStringLiteral("amp-fp16+pytorch"), mpx::parse_run_spec("amp-fp16+pytorch")}};
         info->totalSteps = 1000;
         buffer.beginSession(info);
     }
@@ -485,7 +485,7 @@ private slots:
         info->config = mpx::load_config("default");
         info->config.model.sizes = {2, 16, 2};
         info->config.fp8.e4m3_overflow = mpx::E4m3Overflow::nan;
-        info->runs = {{QStringLiteral("fp8-e4m3+current"), QStringLiteral("e4m3"), QStringLiteral("fp8-e4m3")}};
+        info->runs = {{QStringLiteral("fp8-e4m3+current"), mpx::parse_run_spec("fp8-e4m3+current")}};
         info->totalSteps = 100;
         buffer.beginSession(info);
         mpx::HistogramSnapshot snap;

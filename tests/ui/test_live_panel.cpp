@@ -48,10 +48,10 @@ private slots:
     void the_choices_are_the_session_scaler_each_shared_preset_and_each_run() {
         using mpx::gui::RunDescription;
         const std::vector<RunDescription> runs = {
-            {QStringLiteral("amp-fp16+pytorch"), QStringLiteral("fp16"), QStringLiteral("amp"), true, true, {}},
-            {QStringLiteral("amp-fp16+deepspeed"), QStringLiteral("fp16"), QStringLiteral("amp"), false, true, QStringLiteral("deepspeed")},
-            {QStringLiteral("half-fp16+deepspeed"), QStringLiteral("fp16"), QStringLiteral("half"), false, true, QStringLiteral("deepspeed")},
-            {QStringLiteral("amp-bf16"), QStringLiteral("bf16"), QStringLiteral("amp"), false, false, {}}};
+            {QStringLiteral("amp-fp16+pytorch"), mpx::parse_run_spec("amp-fp16+pytorch"), true, true, {}},
+            {QStringLiteral("amp-fp16+deepspeed"), mpx::parse_run_spec("amp-fp16+deepspeed"), false, true, QStringLiteral("deepspeed")},
+            {QStringLiteral("half-fp16+deepspeed"), mpx::parse_run_spec("half-fp16+deepspeed"), false, true, QStringLiteral("deepspeed")},
+            {QStringLiteral("amp-bf16"), mpx::parse_run_spec("amp-bf16"), false, false, {}}};
         auto scalers = std::make_shared<mpx::gui::LiveScalers>();
         scalers->session = mpx::gui::scalerPreset(QStringLiteral("pytorch"));
         scalers->session.growth_interval = 100;
@@ -94,8 +94,8 @@ private slots:
     void with_no_run_following_the_session_scaler_the_first_run_with_a_scaler_is_chosen() {
         using mpx::gui::RunDescription;
         const std::vector<RunDescription> runs = {
-            {QStringLiteral("fp32"), QStringLiteral("fp32"), QStringLiteral("fp32"), false, false, {}},
-            {QStringLiteral("amp-fp16+megatron"), QStringLiteral("fp16"), QStringLiteral("amp"), false, true, QStringLiteral("megatron")}};
+            {QStringLiteral("fp32"), mpx::parse_run_spec("fp32"), false, false, {}},
+            {QStringLiteral("amp-fp16+megatron"), mpx::parse_run_spec("amp-fp16+megatron"), false, true, QStringLiteral("megatron")}};
         auto scalers = std::make_shared<mpx::gui::LiveScalers>();
         scalers->session = mpx::gui::scalerPreset(QStringLiteral("pytorch"));
         scalers->runs = {mpx::gui::scalerPreset(QStringLiteral("none")), mpx::gui::scalerPreset(QStringLiteral("megatron"))};

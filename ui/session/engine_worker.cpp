@@ -64,8 +64,7 @@ void EngineWorker::publishSession(const QString& device, const QString& note) {
         const mpx::RunInfo& ri = run.info();
         RunDescription d;
         d.label = QString::fromStdString(ri.label);
-        d.precision = QString::fromStdString(ri.precision);
-        d.mode = QString::fromStdString(ri.mode);
+        d.spec = ri.spec;
         d.followsLiveScaler = ri.follows_session_scaler;
         d.hasScaler = run.scaler().config().kind != mpx::ScalerKind::none;
         if (ri.spec.scaler_preset) d.scalerPreset = QString::fromStdString(*ri.spec.scaler_preset);

@@ -15,8 +15,7 @@ namespace mpx::gui {
 
 struct RunDescription {
     QString label;      // unique: "amp-fp16+pytorch"
-    QString precision;  // "fp32", "tf32", "fp16", "bf16"
-    QString mode;       // "fp32", "amp", "half", ...
+    mpx::RunSpec spec;  // mode, formats, named scaler, FP8 recipe: the label, typed
     bool followsLiveScaler = false;  // the session's scaler applies (live changes reach it)
     bool hasScaler = false;          // a dynamic or static scaler is in use
     QString scalerPreset;            // the preset its label names ("deepspeed"); empty when it names none

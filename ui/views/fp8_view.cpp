@@ -224,11 +224,7 @@ void Fp8View::sessionStarted() {
     if (const auto s = m_store->session())
         for (int r = 0; r < static_cast<int>(s->runs.size()); ++r) {
             const QString& label = s->runs[static_cast<std::size_t>(r)].label;
-            try {
-                if (!mpx::is_fp8(mpx::parse_run_spec(label.toStdString()).mode)) continue;
-            } catch (const std::exception&) {
-                continue;  // the session was built from it, so it parsed there
-            }
+            if (!mpx::is_fp8(s->runs[static_cast<std::size_t>(r)].spec.mode)) continue;
             m_runs.push_back(r);
             m_run->addItem(label, r);
         }
@@ -293,7 +289,7 @@ mpx::Fp8Recipe Fp8View::recipe() const {
     const auto s = m_store->session();
     const int r = run();
     if (!s || r < 0) return mpx::Fp8Recipe::delayed;
-    return mpx::fp8_recipe_of(mpx::parse_run_spec(s->runs[static_cast<std::size_t>(r)].label.toStdString()), s->config.fp8);
+    return mpx::fp8_recipe_of(s->runs[static_cast<std::size_t>(r)].spec, s->config.fp8);
 }
 
 const gui::Fp8Series* Fp8View::series() const {

@@ -87,12 +87,7 @@ Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTens
     Fp8Cast c;
     const auto session = store.session();
     if (!session || run < 0 || run >= store.runCount() || run >= static_cast<int>(session->runs.size())) return c;
-    mpx::RunSpec spec;
-    try {
-        spec = mpx::parse_run_spec(session->runs[static_cast<std::size_t>(run)].label.toStdString());
-    } catch (const std::exception&) {
-        return c;  // the session was built from it, so it parsed there
-    }
+    const mpx::RunSpec& spec = session->runs[static_cast<std::size_t>(run)].spec;
     if (!mpx::is_fp8(spec.mode)) return c;
     c.fp8Run = true;
     c.recipe = mpx::fp8_recipe_of(spec, session->config.fp8);

@@ -138,7 +138,7 @@ void RangeView::rebuildChoices() {
     for (int r = 0; r < runs; ++r)
         if (fp8Cast(*m_store, r, 0, mpx::HistTensor::input, 0).fp8Run) fp8.push_back(r);
     int a = 0;
-    while (a + 1 < runs && session->runs[static_cast<std::size_t>(a)].precision == QLatin1String("fp32")) ++a;
+    while (a + 1 < runs && session->runs[static_cast<std::size_t>(a)].spec.precision() == "fp32") ++a;
     int b = runs < 2 ? -1 : a + 1 < runs ? a + 1 : (a == 0 ? 1 : 0);
     if (!fp8.empty()) a = fp8.front(), b = fp8.size() > 1 ? fp8.back() : -1;
     m_runA->setCurrentIndex(a);

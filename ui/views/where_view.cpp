@@ -95,7 +95,7 @@ void WhereView::rebuildChoices() {
     for (int r = 0; r < static_cast<int>(session->runs.size()); ++r) {
         const auto& d = session->runs[static_cast<std::size_t>(r)];
         m_run->addItem(swatch(runColour(r)), d.label, r);
-        if (pick < 0 && d.precision != QLatin1String("fp32")) pick = r;  // where the trouble is
+        if (pick < 0 && d.spec.precision() != "fp32") pick = r;  // where the trouble is
         if (fp8 < 0 && fp8Cast(*m_store, r, 0, mpx::HistTensor::input, 0).fp8Run) fp8 = r;
     }
     // A session with FP8 runs (the fp8 preset) opens on the first of them and where its casts
