@@ -19,104 +19,85 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 
 double stored(const ScalerConfig& c, double x) { return core::stored_scale(c.scale_storage, x); }
 
-// What each preset reproduces, checked against the framework's source (the versions named here;
-// the closing note of issue 13 lists the commits). The order is the order of scaler_preset_names().
+// Every preset: its name, the rule's settings that differ from ScalerRule's defaults (PyTorch's),
+// and what it reproduces, checked against the framework's source (the versions named here; the
+// closing note of issue 13 lists the commits). The order is the order of scaler_preset_names().
 struct PresetRow {
     std::string_view name;
+    ScalerRule rule;
     ScalerPresetSource source;
 };
-constexpr PresetRow preset_rows[] = {
-    {"pytorch",
+using enum ScaleStorage;
+using enum NonFiniteGrowth;
+using enum HysteresisReset;
+using enum HysteresisDecrement;
+const PresetRow preset_rows[] = {
+    // torch/amp/grad_scaler.py + the _amp_update_scale_ kernel: float32 scale, growth refused when
+    // the FP32 result is inf, no min, no max, no hysteresis.
+    {"pytorch", {},
      {"PyTorch >= 2.3 (torch.amp.GradScaler)",
       "torch/amp/grad_scaler.py and the _amp_update_scale_ kernels "
       "(aten/src/ATen/native/cpu/AmpGradScalerKernels.cpp, cuda/AmpKernels.cu)"}},
-    {"apex",
+    // apex/amp/scaler.py: Python float; growth min(max, 2S), backoff max(min, S/2), min None.
+    {"apex", {.max_scale = 0x1p24, .scale_storage = fp64, .non_finite_growth = apply},
      {"Apex amp up to 25.05 (apex.amp was removed in 25.07)",
       "apex/amp/scaler.py, LossScaler.update_scale"}},
-    {"keras",
-     {"Keras 3 (3.0 to 3.15)",
-      "keras/src/optimizers/loss_scale_optimizer.py, LossScaleOptimizer"}},
-    {"tf-keras-legacy",
-     {"tf.keras in TensorFlow 2.4 to 2.15 (Keras 2)",
-      "keras/mixed_precision/loss_scale_optimizer.py, _DynamicLossScaleState.update"}},
-    {"deepspeed",
-     {"DeepSpeed >= 0.17.1 (ZeRO stages 1-3; checked up to 0.19.5)",
-      "deepspeed/runtime/fp16/loss_scaler.py, DynamicLossScaler.update_scale"}},
-    {"deepspeed-legacy",
-     {"DeepSpeed <= 0.17.0 (ZeRO stages 1-3)",
-      "deepspeed/runtime/fp16/loss_scaler.py, DynamicLossScaler.update_scale"}},
-    {"megatron",
-     {"Megatron-LM / megatron-core (unchanged from 2020 to core 0.19)",
-      "megatron/core/optimizer/grad_scaler.py, DynamicGradScaler.update"}},
-    {"nemo",
-     {"NeMo 1.x and 2.x NLP collection (checked up to 2.5)",
-      "nemo/collections/nlp/parts/nlp_overrides.py GradScaler on Apex's "
-      "csrc/update_scale_hysteresis.cu"}},
-    {"static",
-     {"any framework's static loss scale (mpx's `pure` mode default of 1)",
-      "DESIGN.md, precision policies"}},
-    {"none",
-     {"no loss scaling, as every framework runs BF16 and FP32",
-      "REFERENCE.md, loss-scaler rules"}},
-};
-
-// Each preset lists only what differs from ScalerRule's defaults, which are PyTorch's.
-// A preset: its name and the rule's settings it changes.
-ScalerConfig named(std::string_view preset, const ScalerRule& rule) {
-    ScalerConfig c;
-    static_cast<ScalerRule&>(c) = rule;
-    c.preset = preset;
-    return c;
-}
-
-ScalerConfig make_preset(std::string_view name) {
-    using enum ScaleStorage;
-    using enum NonFiniteGrowth;
-    using enum HysteresisReset;
-    using enum HysteresisDecrement;
-    // torch/amp/grad_scaler.py + the _amp_update_scale_ kernel: float32 scale, growth refused when
-    // the FP32 result is inf, no min, no max, no hysteresis.
-    if (name == "pytorch") return named("pytorch", {});
-    // apex/amp/scaler.py: Python float; growth min(max, 2S), backoff max(min, S/2), min None.
-    if (name == "apex")
-        return named("apex", {.max_scale = 0x1p24, .scale_storage = fp64, .non_finite_growth = apply});
     // keras/src/optimizers/loss_scale_optimizer.py: float32 variable, assign(scale * 2.0) without a
     // finite check, assign(scale / 2.0) without a floor.
-    if (name == "keras") return named("keras", {.init_scale = 0x1p15, .non_finite_growth = apply});
+    {"keras", {.init_scale = 0x1p15, .non_finite_growth = apply},
+     {"Keras 3 (3.0 to 3.15)",
+      "keras/src/optimizers/loss_scale_optimizer.py, LossScaleOptimizer"}},
     // tf.keras _DynamicLossScaleState.update: maximum(S / 2, 1) and _assign_if_finite on growth.
-    if (name == "tf-keras-legacy")
-        return named("tf-keras-legacy", {.init_scale = 0x1p15, .min_scale = 1.0});
+    {"tf-keras-legacy", {.init_scale = 0x1p15, .min_scale = 1.0},
+     {"tf.keras in TensorFlow 2.4 to 2.15 (Keras 2)",
+      "keras/mixed_precision/loss_scale_optimizer.py, _DynamicLossScaleState.update"}},
     // deepspeed/runtime/fp16/loss_scaler.py DynamicLossScaler (ZeRO) with the "fp16" defaults:
     // initial_scale_power 16, loss_scale_window 1000, hysteresis 2, consecutive_hysteresis false,
     // min_loss_scale 1, raise_error_at_min_scale True. Since 0.17.1 (PR #6976) it grows when
     // `stable_interval = cur_iter - last_overflow_iter - 1` is a positive multiple of the window.
-    if (name == "deepspeed")
-        return named("deepspeed", {.growth_interval = 1000, .min_scale = 1.0, .hysteresis = 2,
-                .hysteresis_reset = on_growth, .growth_count = GrowthCount::stable_interval,
-                .at_min = AtMin::error, .scale_storage = fp64, .non_finite_growth = apply});
+    {"deepspeed",
+     {.growth_interval = 1000, .min_scale = 1.0, .hysteresis = 2, .hysteresis_reset = on_growth,
+      .growth_count = GrowthCount::stable_interval, .at_min = AtMin::error, .scale_storage = fp64,
+      .non_finite_growth = apply},
+     {"DeepSpeed >= 0.17.1 (ZeRO stages 1-3; checked up to 0.19.5)",
+      "deepspeed/runtime/fp16/loss_scaler.py, DynamicLossScaler.update_scale"}},
     // The same class up to 0.17.0: `(cur_iter - last_overflow_iter) % scale_window == 0`.
-    if (name == "deepspeed-legacy")
-        return named("deepspeed-legacy", {.growth_interval = 1000, .min_scale = 1.0,
-                .hysteresis = 2, .hysteresis_reset = on_growth,
-                .growth_count = GrowthCount::since_last_overflow, .at_min = AtMin::error,
-                .scale_storage = fp64, .non_finite_growth = apply});
+    {"deepspeed-legacy",
+     {.growth_interval = 1000, .min_scale = 1.0, .hysteresis = 2, .hysteresis_reset = on_growth,
+      .growth_count = GrowthCount::since_last_overflow, .at_min = AtMin::error, .scale_storage = fp64,
+      .non_finite_growth = apply},
+     {"DeepSpeed <= 0.17.0 (ZeRO stages 1-3)",
+      "deepspeed/runtime/fp16/loss_scaler.py, DynamicLossScaler.update_scale"}},
     // megatron/core/optimizer/grad_scaler.py DynamicGradScaler with the training defaults
     // (--initial-loss-scale 2^32, --min-loss-scale 1, --loss-scale-window 1000, --hysteresis 2).
-    if (name == "megatron")
-        return named("megatron", {.init_scale = 0x1p32, .growth_interval = 1000, .min_scale = 1.0,
-                .hysteresis = 2, .hysteresis_reset = on_growth, .non_finite_growth = apply,
-                .hysteresis_decrement = always});
+    {"megatron",
+     {.init_scale = 0x1p32, .growth_interval = 1000, .min_scale = 1.0, .hysteresis = 2,
+      .hysteresis_reset = on_growth, .non_finite_growth = apply, .hysteresis_decrement = always},
+     {"Megatron-LM / megatron-core (unchanged from 2020 to core 0.19)",
+      "megatron/core/optimizer/grad_scaler.py, DynamicGradScaler.update"}},
     // NeMo's GradScaler on Apex's update_scale_hysteresis kernel, with the NeMo GPT config values
     // (native_amp_init_scale 2^32, native_amp_growth_interval 1000, hysteresis 2).
-    if (name == "nemo")
-        return named("nemo", {.init_scale = 0x1p32, .growth_interval = 1000, .hysteresis = 2,
-                .hysteresis_reset = on_clean_step, .hysteresis_decrement = always});
+    {"nemo",
+     {.init_scale = 0x1p32, .growth_interval = 1000, .hysteresis = 2, .hysteresis_reset = on_clean_step,
+      .hysteresis_decrement = always},
+     {"NeMo 1.x and 2.x NLP collection (checked up to 2.5)",
+      "nemo/collections/nlp/parts/nlp_overrides.py GradScaler on Apex's "
+      "csrc/update_scale_hysteresis.cu"}},
     // DESIGN.md: the `pure` mode's default is a static scale of 1; the skip on inf remains.
-    if (name == "static")
-        return named("static", {.kind = ScalerKind::fixed, .init_scale = 1.0, .scale_storage = fp64});
-    if (name == "none") return named("none", {.kind = ScalerKind::none, .init_scale = 1.0});
+    {"static", {.kind = ScalerKind::fixed, .init_scale = 1.0, .scale_storage = fp64},
+     {"any framework's static loss scale (mpx's `pure` mode default of 1)",
+      "DESIGN.md, precision policies"}},
+    {"none", {.kind = ScalerKind::none, .init_scale = 1.0},
+     {"no loss scaling, as every framework runs BF16 and FP32",
+      "REFERENCE.md, loss-scaler rules"}},
+};
+
+// The row of a preset; ConfigError("scaler.preset") naming the choices for an unknown name.
+const PresetRow& preset_row(std::string_view name) {
+    for (const auto& row : preset_rows)
+        if (row.name == name) return row;
     std::string known;
-    for (const auto& n : scaler_preset_names()) known += (known.empty() ? "'" : ", '") + n + "'";
+    for (const auto& row : preset_rows) known += (known.empty() ? "'" : ", '") + std::string(row.name) + "'";
     throw ConfigError("scaler.preset",
                       "unknown preset '" + std::string(name) + "'; choose from " + known);
 }
@@ -133,14 +114,15 @@ std::vector<std::string> scaler_preset_names() {
     return out;
 }
 
-ScalerConfig scaler_preset(std::string_view name) { return make_preset(name); }
-
-ScalerPresetSource scaler_preset_source(std::string_view name) {
-    for (const auto& row : preset_rows)
-        if (row.name == name) return row.source;
-    make_preset(name);  // throws the unknown-preset error, with the choices
-    return {};
+ScalerConfig scaler_preset(std::string_view name) {
+    const PresetRow& row = preset_row(name);
+    ScalerConfig c;
+    static_cast<ScalerRule&>(c) = row.rule;
+    c.preset = row.name;
+    return c;
 }
+
+ScalerPresetSource scaler_preset_source(std::string_view name) { return preset_row(name).source; }
 
 // The scaler's settings, in the order the app shows them. Every one applies live (the scaler is
 // tuned between steps, see LossScaler::reconfigure).
