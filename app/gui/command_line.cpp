@@ -5,11 +5,11 @@
 
 #include "engine/io/export.hpp"
 #include "ui/session/config_bridge.hpp"
+#include "ui/window/view_names.hpp"
 
 namespace mpx::gui {
 
-const QStringList k_views = {QStringLiteral("charts"), QStringLiteral("boundaries"), QStringLiteral("range"),
-                             QStringLiteral("where"), QStringLiteral("updates"), QStringLiteral("fp8")};
+const QStringList k_views = mpx::ui::centralViewNames();
 
 CommandLineResult parseCommandLine(const QStringList& arguments) {
     QCommandLineParser p;

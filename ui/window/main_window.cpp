@@ -22,6 +22,7 @@
 #include <algorithm>
 
 #include "ui/kit/message_bar.hpp"
+#include "ui/kit/png_export.hpp"
 #include "ui/panels/charts_panel.hpp"
 #include "ui/panels/classroom.hpp"
 #include "ui/panels/event_log_panel.hpp"
@@ -37,7 +38,6 @@
 #include "ui/views/range_view.hpp"
 #include "ui/views/updates_view.hpp"
 #include "ui/views/where_view.hpp"
-#include "ui/kit/png_export.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -199,8 +199,7 @@ void MainWindow::buildActions() {
     auto* png = new QAction(tr("Export the view as PNG…"), this);
     png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where, updates or FP8 scaling) as a PNG picture"));
     connect(png, &QAction::triggered, this, [this] {
-        static const char* names[] = {"charts", "boundaries", "range", "where", "updates", "fp8"};
-        const QString name = QString::fromLatin1(names[static_cast<int>(view())]);
+        const QString name = centralViewName(view());
         const QString path = QFileDialog::getSaveFileName(this, tr("Save the view shown"), QStringLiteral("mpx-%1.png").arg(name),
                                                           tr("PNG (*.png)"));
         if (path.isEmpty()) return;

@@ -7,6 +7,7 @@
 
 #include "ui/session/engine_controller.hpp"
 #include "ui/session/record_store.hpp"
+#include "ui/window/view_names.hpp"
 
 class QAction;
 class QComboBox;
@@ -55,7 +56,7 @@ public:
     bool exportChartsPng(const QString& path);
     // The view the central tabs show, in tab order: the training charts, the decision boundaries,
     // the histogram views (Range, Where, Updates) and the FP8 scaling view.
-    enum class View { charts, boundaries, range, where, updates, fp8 };
+    using View = CentralView;  // ui/window/view_names.hpp
     void setView(View v);
     View view() const;
     bool exportViewPng(const QString& path);  // the view shown, as File ▸ Export the view as PNG saves it
