@@ -26,32 +26,28 @@ void CpuBackend::copy(const Tensor& src, Tensor& dst) {
         return;
     }
     CMap v = view(src, m_a);
-    encode_buffer(dst.format(), {v.data(), dst.size()}, dst.data());
+    encode_pieces(dst.format(), v.data(), dst.size(), dst.data());
 }
 
 void CpuBackend::activation_forward(Activation a, const Tensor& z, Tensor& h) {
-    CMap zv = view(z, m_a);
-    sized(m_c, z.rows(), z.cols());
-    const float* in = zv.data();
-    float* out = m_c.data();
-    const std::size_t n = z.size();
+    const float* in = view(z, m_a).data();
+    float* out = m_c.shape(z.rows(), z.cols()).data();
     core::with_activation(a, [&](auto k) {
-        for (std::size_t i = 0; i < n; ++i) out[i] = core::act_forward<decltype(k)::value>(in[i]);
+        pieces(z.size(), [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i) out[i] = core::act_forward<decltype(k)::value>(in[i]);
+        });
     });
     store(out, h);
 }
 
 void CpuBackend::activation_backward(Activation a, const Tensor& z, const Tensor& dh, Tensor& dz) {
-    CMap zv = view(z, m_a);
-    CMap dhv = view(dh, m_b);
-    sized(m_c, z.rows(), z.cols());
-    const float* zi = zv.data();
-    const float* gi = dhv.data();
-    float* out = m_c.data();
-    const std::size_t n = z.size();
+    const float* zi = view(z, m_a).data();
+    const float* gi = view(dh, m_b).data();
+    float* out = m_c.shape(z.rows(), z.cols()).data();
     core::with_activation(a, [&](auto k) {
-        for (std::size_t i = 0; i < n; ++i)
-            out[i] = core::act_backward<decltype(k)::value>(zi[i], gi[i]);
+        pieces(z.size(), [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i) out[i] = core::act_backward<decltype(k)::value>(zi[i], gi[i]);
+        });
     });
     store(out, dz);
 }
@@ -62,15 +58,15 @@ void CpuBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const T
     CMap g = view(gamma, m_b);
     CMap bt = view(beta, m_d);
     const int B = x.rows(), D = x.cols();
-    sized(m_c, B, D);
+    Map out = m_c.shape(B, D);
     auto* mu = static_cast<float*>(mean.data());
     auto* rs = static_cast<float*>(rstd.data());
     for (int r = 0; r < B; ++r) {
         core::layernorm_row_stats([&](int c) { return xv(r, c); }, D, mu[r], rs[r]);
         for (int c = 0; c < D; ++c)
-            m_c(r, c) = core::layernorm_value(xv(r, c), mu[r], rs[r], g(0, c), bt(0, c));
+            out(r, c) = core::layernorm_value(xv(r, c), mu[r], rs[r], g(0, c), bt(0, c));
     }
-    store(m_c.data(), y);
+    store(out.data(), y);
 }
 
 void CpuBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
@@ -83,33 +79,32 @@ void CpuBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const 
     const auto* mu = static_cast<const float*>(mean.data());
     const auto* rs = static_cast<const float*>(rstd.data());
     // dγ, dβ first (row 0 of m_e): dx may be dy's own storage.
-    RowMatrix& sums = m_e;
-    sized(sums, 2, D);
+    Map sums = m_e.shape(2, D);
     for (int c = 0; c < D; ++c)
         core::layernorm_column_sums([&](int r) { return xv(r, c); },
                                   [&](int r) { return dyv(r, c); }, mu, rs, B, sums(0, c),
                                   sums(1, c));
-    sized(m_c, B, D);
+    Map out = m_c.shape(B, D);
     for (int r = 0; r < B; ++r) {
         float s1, s2;
         core::layernorm_row_sums([&](int c) { return xv(r, c); }, [&](int c) { return g(0, c); },
                                [&](int c) { return dyv(r, c); }, D, mu[r], rs[r], s1, s2);
         for (int c = 0; c < D; ++c)
-            m_c(r, c) = core::layernorm_dx(xv(r, c), dyv(r, c), g(0, c), mu[r], rs[r], D, s1, s2);
+            out(r, c) = core::layernorm_dx(xv(r, c), dyv(r, c), g(0, c), mu[r], rs[r], D, s1, s2);
     }
-    store(m_c.data(), dx);
+    store(out.data(), dx);
     accumulate_into(sums.data(), static_cast<std::size_t>(D), dgamma.format(), dgamma, acc, sink());
     accumulate_into(sums.data() + D, static_cast<std::size_t>(D), dbeta.format(), dbeta, acc,
                     sink());
 }
 
 void CpuBackend::dropout(Tensor& h, float p, std::uint64_t seed) {
-    CMap hv = view(h, m_a);
-    sized(m_c, h.rows(), h.cols());
+    const float* in = view(h, m_a).data();
+    float* out = m_c.shape(h.rows(), h.cols()).data();
     const float keep = core::dropout_keep_scale(p);
-    const float* in = hv.data();
-    float* out = m_c.data();
-    for (std::size_t i = 0; i < h.size(); ++i) out[i] = core::dropout_value(in[i], p, keep, seed, i);
+    pieces(h.size(), [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) out[i] = core::dropout_value(in[i], p, keep, seed, i);
+    });
     store(out, h, Sink{&counts(), nullptr});  // the values were binned when first stored
 }
 
@@ -119,33 +114,33 @@ void CpuBackend::softmax_cross_entropy(const Tensor& logits, std::span<const int
     const int B = logits.rows(), C = logits.cols();
     check_labels(labels, B, C);
     CMap lv = view(logits, m_a);
-    sized(m_c, B, C);
+    Map d = m_c.shape(B, C);
     double total = 0.0;
     const float inv_b = 1.0f / static_cast<float>(B);
     for (int r = 0; r < B; ++r) {
         const float row = core::softmax_xent_row(
             [&](int c) { return lv(r, c); }, C, labels[r], inv_b, scale,
-            [&](int c, float v) { m_c(r, c) = v; });
+            [&](int c, float v) { d(r, c) = v; });
         total += static_cast<double>(row);
     }
     stats().loss_sum += core::mean_loss(total, B);
-    store(m_c.data(), dlogits);
+    store(d.data(), dlogits);
 }
 
 void CpuBackend::mse(const Tensor& pred, const Tensor& target, ScaleBy by, Tensor& dpred) {
     const float scale = by.resolve(m_scaler.scale);
     CMap pv = view(pred, m_a);
     CMap tv = view(target, m_b);
-    sized(m_c, pred.rows(), pred.cols());
+    Map d = m_c.shape(pred.rows(), pred.cols());
     const float n = static_cast<float>(pred.size());
     double total = 0.0;
-    for (Eigen::Index i = 0; i < m_c.size(); ++i) {
+    for (Eigen::Index i = 0; i < d.size(); ++i) {
         float squared;
-        m_c.data()[i] = core::mse_grad(pv.data()[i], tv.data()[i], n, scale, squared);
+        d.data()[i] = core::mse_grad(pv.data()[i], tv.data()[i], n, scale, squared);
         total += static_cast<double>(squared);
     }
     stats().loss_sum += core::mean_loss(total, n);
-    store(m_c.data(), dpred);
+    store(d.data(), dpred);
 }
 
 double CpuBackend::accuracy(const Tensor& logits, std::span<const int> labels) {

@@ -1,7 +1,8 @@
 // The CPU backend's class: Eigen GEMMs on FP32 blocks decoded from the operands' real storage, every
 // other op a loop over engine/core/op_math.hpp (the arithmetic the CUDA kernels run), stores through
 // the vectorised block paths of engine/precision/format.cpp (equal to format_core.hpp bit for bit).
-// Rule: results are deterministic for a given input (single-threaded, fixed summation order).
+// Rule: results are deterministic for a given input, whatever the thread count: GEMMs split by
+// output rows and loops by element pieces, both cut by shape alone, never along a sum.
 // Internal to engine/compute: cpu_backend.cpp (transfers, activations, norms, losses, the step's
 // state), cpu_linear.cpp (the GEMMs, FP8 casts included) and cpu_update.cpp (unscale, clipping, the
 // optimizer) define it; everyone else reaches it through make_cpu_backend() (backend.hpp).
@@ -15,6 +16,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/base/parallel.hpp"
 #include "engine/compute/backend.hpp"
 #include "engine/precision/fp8_scaling.hpp"
 #include "engine/precision/mxfp8_cast.hpp"
@@ -24,13 +26,114 @@ namespace mpx::cpu {
 using Map = Eigen::Map<RowMatrix>;
 using CMap = Eigen::Map<const RowMatrix>;
 
-// Eigen's resize frees the old block before allocating the new one, so a failed allocation leaves a
-// dangling pointer that the destructor frees again. Allocating first and swapping keeps the old
-// block on failure: out of memory stays an exception, not heap corruption.
-inline void sized(RowMatrix& m, Eigen::Index rows, Eigen::Index cols) {
-    if (m.rows() == rows && m.cols() == cols) return;
-    RowMatrix fresh(rows, cols);
-    m.swap(fresh);
+// A scratch block, shaped per op, that keeps its largest size: it is allocated only to grow, so
+// after a step of each shape nothing in a step allocates (DESIGN: buffers are allocated once and
+// reused every step). The new block is allocated before the old is freed: out of memory stays an
+// exception and the old block stays valid.
+class Scratch {
+public:
+    Map shape(Eigen::Index rows, Eigen::Index cols) {
+        const auto n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+        if (n > m_capacity) {
+            std::unique_ptr<float, Free> fresh(static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64)));
+            if (!fresh) throw std::bad_alloc();
+            m_data = std::move(fresh);
+            m_capacity = n;
+        }
+        m_rows = rows;
+        m_cols = cols;
+        return map();
+    }
+    Map map() { return Map(m_data.get(), m_rows, m_cols); }
+    float* data() { return m_data.get(); }
+
+private:
+    struct Free {
+        void operator()(float* p) const noexcept { std::free(p); }
+    };
+    std::unique_ptr<float, Free> m_data;
+    std::size_t m_capacity = 0;
+    Eigen::Index m_rows = 0, m_cols = 0;
+};
+
+// Element loops in pieces whose bounds depend on the length alone (parallel.hpp's rule): at least
+// k_piece elements a piece, at most k_max_pieces pieces.
+inline constexpr std::size_t k_piece = std::size_t{1} << 15;
+inline constexpr std::size_t k_max_pieces = 64;
+inline std::size_t piece_count(std::size_t n) {
+    return std::clamp<std::size_t>(n / k_piece, 1, k_max_pieces);
+}
+
+// fn(begin, end) over [0, n) in pieces, each returning its counts; the sum of all (Counts add and
+// take maxima, so the order of the pieces changes nothing).
+template <class F>
+core::Counts counted_pieces(std::size_t n, F&& fn) {
+    const std::size_t pieces = piece_count(n);
+    if (pieces == 1) return fn(std::size_t{0}, n);
+    core::Counts part[k_max_pieces];
+    parallel_for(pieces, [&](std::size_t i) {
+        const auto [b, e] = piece_range(n, pieces, i);
+        part[i] = fn(b, e);
+    });
+    core::Counts total;
+    for (std::size_t i = 0; i < pieces; ++i) total += part[i];
+    return total;
+}
+
+// fn(begin, end) over [0, n) in pieces.
+template <class F>
+void pieces(std::size_t n, F&& fn) {
+    const std::size_t count = piece_count(n);
+    if (count == 1) return fn(std::size_t{0}, n);
+    parallel_for(count, [&](std::size_t i) {
+        const auto [b, e] = piece_range(n, count, i);
+        fn(b, e);
+    });
+}
+
+// FP32 values stored in `f` at dst (storage_bytes a value), counted: encode_buffer in pieces.
+inline RoundStats encode_pieces(Format f, const float* src, std::size_t n, void* dst, Overflow mode) {
+    const std::size_t bytes = format_info(f).storage_bytes;
+    return counted_pieces(n, [&](std::size_t b, std::size_t e) {
+        return encode_buffer(f, {src + b, e - b}, static_cast<char*>(dst) + b * bytes, mode);
+    });
+}
+inline RoundStats encode_pieces(Format f, const float* src, std::size_t n, void* dst) {
+    return encode_pieces(f, src, n, dst, format_info(f).default_overflow);
+}
+inline void decode_pieces(Format f, const void* src, float* dst, std::size_t n) {
+    const std::size_t bytes = format_info(f).storage_bytes;
+    pieces(n, [&](std::size_t b, std::size_t e) {
+        decode_buffer(f, static_cast<const char*>(src) + b * bytes, {dst + b, e - b});
+    });
+}
+inline RoundStats round_pieces(Format f, float* values, std::size_t n, Overflow mode) {
+    return counted_pieces(n, [&](std::size_t b, std::size_t e) { return round_in_place(f, {values + b, e - b}, mode); });
+}
+inline RoundStats round_pieces(Format f, float* values, std::size_t n) {
+    return round_pieces(f, values, n, format_info(f).default_overflow);
+}
+
+// GEMMs of at least this many FLOPs are cut into row blocks.
+inline constexpr double k_parallel_flops = 8e6;
+
+// out = a · b. A large product is cut into blocks of out's rows by its shape alone (at least 64 rows
+// a block, at most 16 blocks), each block its own GEMM over the whole reduction dimension: never
+// split along it, so the thread count changes no bit.
+template <class A, class B>
+void product(Map out, const A& a, const B& b) {
+    const auto rows = static_cast<std::size_t>(out.rows());
+    const double flops = 2.0 * static_cast<double>(rows) * static_cast<double>(out.cols()) * static_cast<double>(a.cols());
+    const std::size_t blocks = flops < k_parallel_flops ? 1 : std::clamp<std::size_t>(rows / 64, 1, 16);
+    if (blocks == 1) {
+        out.noalias() = a * b;
+        return;
+    }
+    parallel_for(blocks, [&](std::size_t i) {
+        const auto [r0, r1] = piece_range(rows, blocks, i);
+        const auto r = static_cast<Eigen::Index>(r0), n = static_cast<Eigen::Index>(r1 - r0);
+        out.middleRows(r, n).noalias() = a.middleRows(r, n) * b;
+    });
 }
 
 inline bool narrower(Format compute, Format storage) {
@@ -38,11 +141,10 @@ inline bool narrower(Format compute, Format storage) {
 }
 
 // FP32 view of a tensor: a direct map for FP32 storage, else a decoded copy in `scratch`.
-inline CMap view(const Tensor& t, RowMatrix& scratch) {
+inline CMap view(const Tensor& t, Scratch& scratch) {
     if (t.format() == Format::fp32)
         return CMap(static_cast<const float*>(t.data()), t.rows(), t.cols());
-    sized(scratch, t.rows(), t.cols());
-    decode_buffer(t.format(), t.data(), {scratch.data(), t.size()});
+    decode_pieces(t.format(), t.data(), scratch.shape(t.rows(), t.cols()).data(), t.size());
     return CMap(scratch.data(), t.rows(), t.cols());
 }
 
@@ -75,12 +177,11 @@ struct Sink {
 
 // A GEMM operand: the tensor's values cast to the compute format (autocast's cast), the cast's
 // rounding added to `sink` when given.
-inline CMap operand(const Tensor& t, RowMatrix& scratch, Format compute, Sink sink) {
+inline CMap operand(const Tensor& t, Scratch& scratch, Format compute, Sink sink) {
     if (!narrower(compute, t.format())) return view(t, scratch);
-    sized(scratch, t.rows(), t.cols());
-    decode_buffer(t.format(), t.data(), {scratch.data(), t.size()});
+    decode_pieces(t.format(), t.data(), scratch.shape(t.rows(), t.cols()).data(), t.size());
     bin_values(sink.bins, scratch.data(), t.size());
-    const RoundStats cast = round_in_place(compute, {scratch.data(), t.size()});
+    const RoundStats cast = round_pieces(compute, scratch.data(), t.size());
     if (sink.counts) *sink.counts += cast;
     return CMap(scratch.data(), t.rows(), t.cols());
 }
@@ -104,16 +205,15 @@ public:
 
     void upload(std::span<const float> src, Tensor& dst) override {
         bin_values(bins(), src.data(), dst.size());
-        counts() += encode_buffer(dst.format(), src.first(dst.size()), dst.data());
+        counts() += encode_pieces(dst.format(), src.data(), dst.size(), dst.data());
     }
     void download(const Tensor& src, std::span<float> dst) override {
-        decode_buffer(src.format(), src.data(), dst.first(src.size()));
+        decode_pieces(src.format(), src.data(), dst.data(), src.size());
     }
     void copy(const Tensor& src, Tensor& dst) override;
     void fill(Tensor& dst, float value) override {
-        sized(m_c, dst.rows(), dst.cols());
-        m_c.setConstant(value);
-        encode_buffer(dst.format(), {m_c.data(), dst.size()}, dst.data());
+        m_c.shape(dst.rows(), dst.cols()).setConstant(value);
+        encode_pieces(dst.format(), m_c.data(), dst.size(), dst.data());
     }
 
     void linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Format compute,
@@ -177,10 +277,12 @@ public:
     void unscale_and_check(const Tensor& grad, ScaleBy by, Tensor& unscaled) override;
 
     void scale(Tensor& t, float factor) override {
-        CMap v = view(t, m_a);
-        sized(m_c, t.rows(), t.cols());
-        m_c = v * factor;
-        encode_buffer(t.format(), {m_c.data(), t.size()}, t.data());
+        const float* v = view(t, m_a).data();
+        float* out = m_c.shape(t.rows(), t.cols()).data();
+        pieces(t.size(), [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i) out[i] = v[i] * factor;
+        });
+        encode_pieces(t.format(), out, t.size(), t.data());
     }
 
     void clip_to_norm(Tensor& t, double max_norm) override {
@@ -216,7 +318,7 @@ private:
     void store(const float* src, Tensor& dst) { store(src, dst, sink()); }
     void store(const float* src, Tensor& dst, Sink to) {
         bin_values(to.bins, src, dst.size());
-        *to.counts += encode_buffer(dst.format(), {src, dst.size()}, dst.data());
+        *to.counts += encode_pieces(dst.format(), src, dst.size(), dst.data());
     }
 
     // dst (+)= values rounded through `through`, then stored in dst's format: core::accumulate_element
@@ -228,7 +330,7 @@ private:
     // round(t · scale) there and return the scale; block leaves the MXFP8 values multiplied back by
     // their block scales and returns 1. Counted into `sink`; `record` adds amax, scale and the
     // cast's counts to the step's FP8 record (a counted site only).
-    float fp8_operand(const Tensor& t, RowMatrix& scratch, Fp8Tensor which, MxAxis axis, Sink sink,
+    float fp8_operand(const Tensor& t, Scratch& scratch, Fp8Tensor which, MxAxis axis, Sink sink,
                       bool record);
 
     // Both backward GEMMs of an FP8 layer. dy is cast once per GEMM that needs it (MXFP8 blocks it
@@ -241,8 +343,7 @@ private:
     // dx (B, in) = dy (B, out, cast) · w (out, in, cast; the forward pass counted this cast).
     void backward_input(CMap dyv, const Tensor& w, Format compute, Tensor& dx) {
         CMap wv = operand(w, m_b, compute, Sink{});
-        sized(m_c, dyv.rows(), w.cols());
-        m_c.noalias() = dyv * wv;
+        product(m_c.shape(dyv.rows(), w.cols()), dyv, wv);
         store(m_c.data(), dx, sink(TensorKind::grad_input));
     }
 
@@ -252,14 +353,6 @@ private:
 
     // db (+)= round_through(column sums of dy as stored), core::column_sum's order.
     void bias_backward(CMap dys, Tensor& db, Format round_through, Accumulate acc);
-
-    // An optimizer state's values as floats: the FP32 tensor itself, or a decoded copy.
-    static float* state_values(Tensor& t, RowMatrix& scratch) {
-        if (t.format() == Format::fp32) return static_cast<float*>(t.data());
-        sized(scratch, t.rows(), t.cols());
-        decode_buffer(t.format(), t.data(), {scratch.data(), t.size()});
-        return scratch.data();
-    }
 
     static void check_labels(std::span<const int> labels, int rows, int classes);
 
@@ -281,8 +374,8 @@ private:
     core::Counts m_uncounted;
     std::unique_ptr<StepHistograms> m_hist;  // allocated on the first collecting step
     bool m_collecting = false;
-    RowMatrix m_a, m_b, m_c, m_d, m_e, m_e2, m_f, m_s1, m_s2;  // scratch, reused between ops
-    std::vector<std::uint8_t> m_moved;  // optimizer_update: which weights the optimizer moved
+    Scratch m_a, m_b, m_c, m_d, m_e, m_e2, m_f;  // scratch, reused between ops
+    std::vector<double> m_chunk_sums;  // unscale_and_check: the sum of squares by k_sum_chunk
 };
 
 }  // namespace mpx::cpu

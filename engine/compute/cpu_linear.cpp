@@ -16,25 +16,25 @@ void CpuBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor* 
     if (fp8()) {
         const float sx = fp8_operand(x, m_a, Fp8Tensor::x, MxAxis::rows, sink(TensorKind::operand), true);
         const float sw = fp8_operand(w, m_b, Fp8Tensor::w, MxAxis::rows, sink(TensorKind::operand), true);
-        sized(m_c, x.rows(), w.rows());
-        m_c.noalias() = m_a * m_b.transpose();
-        if (fp8()->recipe != Fp8Recipe::block) m_c *= core::descale_factor(sx, sw);
+        Map out = m_c.shape(x.rows(), w.rows());
+        product(out, m_a.map(), m_b.map().transpose());
+        if (fp8()->recipe != Fp8Recipe::block) out *= core::descale_factor(sx, sw);
         if (b) {
             CMap bv = view(*b, m_d);  // (1, out)
-            m_c.rowwise() += bv.row(0);
+            out.rowwise() += bv.row(0);
         }
-        store(m_c.data(), y);
+        store(out.data(), y);
         return;
     }
     CMap xv = operand(x, m_a, compute, sink(TensorKind::operand));  // (B, in)
     CMap wv = operand(w, m_b, compute, sink(TensorKind::operand));  // (out, in)
-    sized(m_c, x.rows(), w.rows());
-    m_c.noalias() = xv * wv.transpose();
+    Map out = m_c.shape(x.rows(), w.rows());
+    product(out, xv, wv.transpose());
     if (b) {
         CMap bv = view(*b, m_d);  // (1, out)
-        m_c.rowwise() += bv.row(0);
+        out.rowwise() += bv.row(0);
     }
-    store(m_c.data(), y);
+    store(out.data(), y);
 }
 
 void CpuBackend::linear_backward_weight(const Tensor& dy, const Tensor& x, Format compute,
@@ -59,24 +59,25 @@ void CpuBackend::accumulate_into(float* values, std::size_t n, Format through, T
     core::Counts& c = *to.counts;
     bin_values(to.bins, values, n);  // the GEMM's FP32 results, before their first rounding
     const bool through_first = through != Format::fp32 && through != dst.format();
-    if (through_first) c += round_in_place(through, {values, n});
+    if (through_first) c += round_pieces(through, values, n);
     if (acc == Accumulate::add) {
         const float* old = view(dst, m_e2).data();
-        for (std::size_t i = 0; i < n; ++i) values[i] = values[i] + old[i];
+        pieces(n, [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i) values[i] = values[i] + old[i];
+        });
     }
-    RoundStats stored = encode_buffer(dst.format(), {values, n}, dst.data());
+    RoundStats stored = encode_pieces(dst.format(), values, n, dst.data());
     if (through_first) stored.nonzero = 0;  // the same values, already counted once
     c += stored;
 }
 
-float CpuBackend::fp8_operand(const Tensor& t, RowMatrix& scratch, Fp8Tensor which, MxAxis axis, Sink sink,
+float CpuBackend::fp8_operand(const Tensor& t, Scratch& scratch, Fp8Tensor which, MxAxis axis, Sink sink,
                   bool record) {
     const Fp8Gemm& g = *fp8();
     const std::size_t n = t.size();
-    sized(scratch, t.rows(), t.cols());
-    decode_buffer(t.format(), t.data(), {scratch.data(), n});
-    bin_values(sink.bins, scratch.data(), n);
-    float* v = scratch.data();
+    float* v = scratch.shape(t.rows(), t.cols()).data();
+    decode_pieces(t.format(), t.data(), v, n);
+    bin_values(sink.bins, v, n);
     // The amax is for the record and for current scaling: a recast for backward under a
     // delayed recipe skips it; the block cast finds it on the way.
     float amax = 0.0f;
@@ -91,8 +92,10 @@ float CpuBackend::fp8_operand(const Tensor& t, RowMatrix& scratch, Fp8Tensor whi
                                                : delayed_scale(g.layer, which);
         // core::scaled_cast over the buffer: x · scale in FP32, then the vectorised rounding
         // (equal to the scalar encoder bit for bit, with the same tally).
-        for (std::size_t i = 0; i < n; ++i) v[i] *= scale;
-        c += round_in_place(f, {v, n}, g.overflow(which));
+        pieces(n, [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i) v[i] *= scale;
+        });
+        c += round_pieces(f, v, n, g.overflow(which));
     }
     if (sink.counts) *sink.counts += c;
     if (record && site() >= 0) {
@@ -117,29 +120,29 @@ void CpuBackend::fp8_backward(const Tensor& dy, const Tensor* x, const Tensor* w
         sdy = fp8_operand(dy, m_f, Fp8Tensor::dy, MxAxis::rows, sink(TensorKind::grad_operand), true);
         dy_recorded = true;
         const float sw = fp8_operand(*w, m_b, Fp8Tensor::w, MxAxis::cols, Sink{}, false);
-        sized(m_c, dy.rows(), w->cols());
-        m_c.noalias() = m_f * m_b;  // (B, out) · (out, in)
-        if (!block) m_c *= core::descale_factor(sdy, sw);
-        store(m_c.data(), *dx, sink(TensorKind::grad_input));
+        Map out = m_c.shape(dy.rows(), w->cols());
+        product(out, m_f.map(), m_b.map());  // (B, out) · (out, in)
+        if (!block) out *= core::descale_factor(sdy, sw);
+        store(out.data(), *dx, sink(TensorKind::grad_input));
     }
     if (!dw) return;
     if (block || !dy_recorded)
         sdy = fp8_operand(dy, m_f, Fp8Tensor::dy, block ? MxAxis::cols : MxAxis::rows,
                           dy_recorded ? Sink{} : sink(TensorKind::grad_operand), !dy_recorded);
     const float sx = fp8_operand(*x, m_b, Fp8Tensor::x, MxAxis::cols, Sink{}, false);
-    sized(m_c, dy.cols(), x->cols());
-    m_c.noalias() = m_f.transpose() * m_b;  // (out, B) · (B, in)
-    if (!block) m_c *= core::descale_factor(sdy, sx);
-    accumulate_into(m_c.data(), dw->size(), round_through, *dw, acc, sink(TensorKind::grad_weight));
+    Map out = m_c.shape(dy.cols(), x->cols());
+    product(out, m_f.map().transpose(), m_b.map());  // (out, B) · (B, in)
+    if (!block) out *= core::descale_factor(sdy, sx);
+    accumulate_into(out.data(), dw->size(), round_through, *dw, acc, sink(TensorKind::grad_weight));
     if (db) bias_backward(view(dy, m_d), *db, round_through, acc);
 }
 
 void CpuBackend::backward_weight(CMap dyv, const Tensor& dy, const Tensor& x, Format compute,
                      Format round_through, Tensor& dw, Tensor* db, Accumulate acc) {
     CMap xv = operand(x, m_b, compute, Sink{});  // (B, in); cast counted by the forward pass
-    sized(m_c, dy.cols(), x.cols());
-    m_c.noalias() = dyv.transpose() * xv;
-    accumulate_into(m_c.data(), dw.size(), round_through, dw, acc, sink(TensorKind::grad_weight));
+    Map out = m_c.shape(dy.cols(), x.cols());
+    product(out, dyv.transpose(), xv);
+    accumulate_into(out.data(), dw.size(), round_through, dw, acc, sink(TensorKind::grad_weight));
     if (!db) return;
     // Bias gradient: FP32 column sums of dy as stored (not cast to the compute format).
     bias_backward(narrower(compute, dy.format()) ? view(dy, m_d) : dyv, *db, round_through, acc);
@@ -148,14 +151,13 @@ void CpuBackend::backward_weight(CMap dyv, const Tensor& dy, const Tensor& x, Fo
 void CpuBackend::bias_backward(CMap dys, Tensor& db, Format round_through, Accumulate acc) {
     const int B = static_cast<int>(dys.rows()), out = static_cast<int>(dys.cols());
     // core::column_sum for all columns at once, row by row: each column adds in the same order.
-    sized(m_c, 1, out);
-    float* sum = m_c.data();
+    float* sum = m_c.shape(1, out).data();
     std::fill(sum, sum + out, 0.0f);
     for (int r = 0; r < B; ++r) {
         const float* row = dys.data() + static_cast<std::size_t>(r) * out;
         for (int c = 0; c < out; ++c) sum[c] += row[c];
     }
-    accumulate_into(m_c.data(), static_cast<std::size_t>(out), round_through, db, acc,
+    accumulate_into(sum, static_cast<std::size_t>(out), round_through, db, acc,
                     sink(TensorKind::grad_weight));
 }
 

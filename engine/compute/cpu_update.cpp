@@ -15,27 +15,58 @@ void CpuBackend::unscale_and_check(const Tensor& grad, ScaleBy by, Tensor& unsca
     const float inv_scale = by.resolve(m_scaler.scale);
     if (unscaled.size() != grad.size())
         throw ConfigError("", "unscale_and_check: the unscaled gradient's shape differs");
-    CMap gv = view(grad, m_a);
-    sized(m_c, grad.rows(), grad.cols());
-    const float* in = gv.data();
-    float* out = m_c.data();
-    core::Counts& c = counts();
-    const unsigned long long bad_before = c.bad;
+    const float* in = view(grad, m_a).data();
+    float* out = m_c.shape(grad.rows(), grad.cols()).data();
     const std::size_t n = grad.size();
-    for (std::size_t off = 0; off < n; off += core::k_sum_chunk) {
-        const std::size_t end = std::min(n, off + core::k_sum_chunk);
-        double chunk = 0.0;
-        for (std::size_t i = off; i < end; ++i) {
-            const float v = in[i] * inv_scale;
-            out[i] = v;
-            c.bad += !core::is_finite(v);
-            chunk += static_cast<double>(v) * v;
+    // Each chunk's sum in double, element order within it (pieces hold whole chunks); the chunk
+    // sums are then added in chunk order, as core::k_sum_chunk prescribes.
+    const std::size_t chunks = (n + core::k_sum_chunk - 1) / core::k_sum_chunk;
+    if (m_chunk_sums.size() < chunks) m_chunk_sums.resize(chunks);
+    double* sums = m_chunk_sums.data();
+    const core::Counts bad = counted_pieces(chunks, [&](std::size_t c0, std::size_t c1) {
+        core::Counts part;
+        for (std::size_t c = c0; c < c1; ++c) {
+            const std::size_t end = std::min(n, (c + 1) * core::k_sum_chunk);
+            double chunk = 0.0;
+            for (std::size_t i = c * core::k_sum_chunk; i < end; ++i) {
+                const float v = in[i] * inv_scale;
+                out[i] = v;
+                part.bad += !core::is_finite(v);
+                chunk += static_cast<double>(v) * v;
+            }
+            sums[c] = chunk;
         }
-        stats().sum_squares += chunk;
-    }
-    stats().found_bad += c.bad - bad_before;
+        return part;
+    });
+    for (std::size_t c = 0; c < chunks; ++c) stats().sum_squares += sums[c];
+    counts().bad += bad.bad;
+    stats().found_bad += bad.bad;
     store(out, unscaled);
 }
+
+namespace {
+
+// The optimizer's values a block at a time: small enough to stay in L1 between the passes over it.
+constexpr std::size_t k_block = 256;
+
+// n values of a tensor from `at` as floats into `out`: FP32 storage is read in place (returned),
+// anything else decoded into `out`.
+float* block_values(Tensor& t, std::size_t at, std::size_t n, float* out) {
+    if (t.format() == Format::fp32) return static_cast<float*>(t.data()) + at;
+    decode_buffer(t.format(), static_cast<const char*>(t.data()) + at * format_info(t.format()).storage_bytes, {out, n});
+    return out;
+}
+
+// Stores n floats into t from `at` (a no-op for values that are t's FP32 storage), counted.
+core::Counts store_block(const float* v, std::size_t n, Tensor& t, std::size_t at) {
+    if (t.format() == Format::fp32) {
+        core::Counts none;
+        return v == static_cast<float*>(t.data()) + at ? none : encode_buffer(t.format(), {v, n}, static_cast<float*>(t.data()) + at);
+    }
+    return encode_buffer(t.format(), {v, n}, static_cast<char*>(t.data()) + at * format_info(t.format()).storage_bytes);
+}
+
+}  // namespace
 
 void CpuBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
                       Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) {
@@ -52,47 +83,73 @@ void CpuBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, Te
         throw ConfigError("", "optimizer_update: schedule step " + std::to_string(m_schedule) + " or Adam's step " +
                                   std::to_string(m_applied + 1) + " is beyond the host's tables");
     const float* g = view(grad, m_a).data();
-    // The weights the optimizer reads: the FP32 master, else the working copy's values.
-    sized(m_c, working.rows(), working.cols());
-    if (master) std::memcpy(m_c.data(), master->data(), n * sizeof(float));
-    else decode_buffer(working.format(), working.data(), {m_c.data(), n});
-    float* w = m_c.data();
-    float* m1 = state_values(state1, m_s1);
-    float* m2 = state2 ? state_values(*state2, m_s2) : nullptr;
-    m_moved.assign(n, 0);
-    std::uint8_t* moved = m_moved.data();
-    core::Bins* ulp_bins = m_collecting && site() >= 0 ? &m_hist->update_ulp[site() / k_tensor_kinds] : nullptr;
+    const bool collecting = m_collecting && site() >= 0;
     const Format lands_in = master ? Format::fp32 : working.format();  // the weight updated
+    // Each weight is read once and written once: a block of k_block weights, states and working
+    // values is decoded into the stack, updated, stored, and the working copy's new values decoded
+    // from the block just stored (in L1) to count the updates it cannot show (below half its ulp).
+    // Pieces of whole blocks run in parallel; their counts and ulp bins are summed after.
+    const std::size_t blocks = (n + k_block - 1) / k_block;
+    const std::size_t piece_n = piece_count(blocks);
+    struct Part {
+        core::Counts weights, states;
+        core::Bins ulp, stored;
+    };
+    core::Counts& c = counts();
+    core::Bins* ulp_bins = collecting ? &m_hist->update_ulp[site() / k_tensor_kinds] : nullptr;
+    core::Bins* stored_bins = bins();
+    const auto add = [&](const Part& part) {
+        c += part.weights;
+        c += part.states;
+        if (ulp_bins) *ulp_bins += part.ulp;
+        if (stored_bins) *stored_bins += part.stored;
+    };
     core::with_optimizer(k.kind, [&](auto kind) {
         constexpr OptimizerKind K = decltype(kind)::value;
-        float unused = 0.0f;
-        float* m2s = K == OptimizerKind::sgd ? &unused : m2;
-        const std::size_t m2_step = K == OptimizerKind::sgd ? 0 : 1;
-        if (!ulp_bins) {
-            for (std::size_t i = 0; i < n; ++i)
-                moved[i] = core::optimizer_element<K>(k, g[i], w[i], m1[i], m2s[i * m2_step]);
-            return;
+        const auto run_piece = [&](std::size_t piece, Part& part) {
+            const core::OptConsts kc = k;  // a local: no store through w, m1 or m2 may change it
+            const auto [b0, b1] = piece_range(blocks, piece_n, piece);
+            float wb[k_block], before[k_block], after[k_block], s1b[k_block], s2b[k_block];
+            for (std::size_t blk = b0; blk < b1; ++blk) {
+                const std::size_t at = blk * k_block, m = std::min(k_block, n - at);
+                // The working copy before (a copy: the store below overwrites it), and the
+                // weights the optimizer reads: the FP32 master, else the working copy's values.
+                decode_buffer(working.format(), static_cast<const char*>(working.data()) + at * format_info(working.format()).storage_bytes, {before, m});
+                float* w = master ? static_cast<float*>(master->data()) + at : wb;
+                if (!master) std::memcpy(wb, before, m * sizeof(float));
+                float* m1 = block_values(state1, at, m, s1b);
+                float unused = 0.0f;
+                float* m2 = K == OptimizerKind::sgd ? &unused : block_values(*state2, at, m, s2b);
+                const std::size_t m2_step = K == OptimizerKind::sgd ? 0 : 1;
+                bool moved[k_block];
+                if (!collecting) {
+                    for (std::size_t i = 0; i < m; ++i)
+                        moved[i] = core::optimizer_element<K>(kc, g[at + i], w[i], m1[i], m2[i * m2_step]);
+                } else {
+                    for (std::size_t i = 0; i < m; ++i) {
+                        const float prev = w[i];
+                        float update;
+                        moved[i] = core::optimizer_element<K>(kc, g[at + i], w[i], m1[i], m2[i * m2_step], update);
+                        ++part.ulp.n[core::update_ulp_slot(lands_in, prev, update)];
+                    }
+                    bin_values(&part.stored, w, m);  // the weights as stored, on the site's bins
+                }
+                part.states += store_block(m1, m, state1, at);
+                if (K != OptimizerKind::sgd) part.states += store_block(m2, m, *state2, at);
+                part.weights += store_block(w, m, working, at);
+                const float* now = block_values(working, at, m, after);
+                for (std::size_t i = 0; i < m; ++i) core::count_update(moved[i], before[i], now[i], part.weights);
+            }
+        };
+        if (piece_n == 1) {
+            Part part;
+            run_piece(0, part);
+            return add(part);
         }
-        for (std::size_t i = 0; i < n; ++i) {
-            const float before = w[i];
-            float update;
-            moved[i] = core::optimizer_element<K>(k, g[i], w[i], m1[i], m2s[i * m2_step], update);
-            ++ulp_bins->n[core::update_ulp_slot(lands_in, before, update)];
-        }
+        Part parts[k_max_pieces];
+        parallel_for(piece_n, [&](std::size_t i) { run_piece(i, parts[i]); });
+        for (std::size_t i = 0; i < piece_n; ++i) add(parts[i]);
     });
-    if (master) std::memcpy(master->data(), w, n * sizeof(float));
-    core::Counts& c = counts();
-    const Sink states{&c, nullptr};  // counted, not binned: the histogram is of the weights
-    if (state1.format() != Format::fp32) store(m1, state1, states);
-    if (state2 && state2->format() != Format::fp32) store(m2, *state2, states);
-    // Write back and count updates the working copy cannot show (below half its ulp).
-    sized(m_b, working.rows(), working.cols());
-    decode_buffer(working.format(), working.data(), {m_b.data(), n});
-    store(w, working);
-    sized(m_d, working.rows(), working.cols());
-    decode_buffer(working.format(), working.data(), {m_d.data(), n});
-    for (std::size_t i = 0; i < n; ++i)
-        core::count_update(m_moved[i] != 0, m_b.data()[i], m_d.data()[i], c);
 }
 
 }  // namespace mpx::cpu

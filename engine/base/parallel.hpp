@@ -1,0 +1,41 @@
+// The engine's worker threads: one process-wide pool that a session's runs, a run's GEMMs and its
+// long element loops share. Rule: work is split into pieces whose boundaries depend on the data's
+// shape only, never on the thread count, and no piece splits a sum; so every result is the same
+// bit for bit whatever the count (a CSV from --threads 1 equals one from --threads 8).
+// parallel_for allocates nothing: the job lives on the caller's stack and the caller works on it
+// too, so nested calls (a run's GEMM inside a session's parallel step) cannot deadlock.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+namespace mpx {
+
+// The threads parallel_for may use, the caller included: n, or one per core for 0. Called between
+// steps (the CLI's --threads, the app's setting); the pool's workers start or stop to match.
+void set_thread_count(unsigned n);
+// The count in force (1 before any set_thread_count: a program that never asks stays serial).
+unsigned thread_count();
+// One per core as the system reports it (at least 1).
+unsigned core_count();
+
+namespace detail {
+void parallel_for_impl(std::size_t n, void* context, void (*call)(void*, std::size_t));
+}
+
+// fn(i) for every i in [0, n), spread over the pool; returns when all are done. An exception from
+// fn is rethrown here (that of the lowest i); the other pieces still run.
+template <class F>
+void parallel_for(std::size_t n, F&& fn) {
+    using Fn = std::remove_reference_t<F>;
+    detail::parallel_for_impl(n, const_cast<void*>(static_cast<const void*>(&fn)),
+                              [](void* c, std::size_t i) { (*static_cast<Fn*>(c))(i); });
+}
+
+// [begin, end) of piece i when `total` items are cut into `pieces` nearly equal parts.
+inline std::pair<std::size_t, std::size_t> piece_range(std::size_t total, std::size_t pieces, std::size_t i) {
+    return {total * i / pieces, total * (i + 1) / pieces};
+}
+
+}  // namespace mpx
