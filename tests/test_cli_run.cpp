@@ -335,19 +335,75 @@ private slots:
 
     void bench_csv_prints_header_and_positive_rate() {
         const Result r = cli({"bench", "--model", "2-16-2", "--batch", "32", "--precision", "fp32",
-                              "--seconds", "0.2", "--csv"});
+                              "--seconds", "0.2", "--csv", "--threads", "2"});
         QVERIFY2(r.code == 0, qPrintable(describe(r)));
         const QStringList lines = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 2);
-        QCOMPARE(lines[0], QStringLiteral("model,batch,precision,device,steps_per_s"));
+        QCOMPARE(lines[0], QStringLiteral("model,batch,precision,device,steps_per_s,threads,gflop_per_s,peak_fraction"));
         const QStringList f = lines[1].split(QLatin1Char(','));
-        QCOMPARE(f.size(), 5);
+        QCOMPARE(f.size(), 8);
         QCOMPARE(f[0], QStringLiteral("2-16-2"));
         QCOMPARE(f[1], QStringLiteral("32"));
         QCOMPARE(f[2], QStringLiteral("fp32"));
+        QCOMPARE(f[5], QStringLiteral("2"));
         bool ok = false;
         const double sps = f[4].toDouble(&ok);
         QVERIFY2(ok && sps > 0.0 && std::isfinite(sps), qPrintable(lines[1]));
+        // GFLOP/s is the steps' rate times the model's GEMM work: 2-16-2 at batch 32 is
+        // 2·32·(2·16·2 + 3·16·2) = 10,240 FLOP a step.
+        const double gflops = f[6].toDouble(&ok);
+        QVERIFY2(ok, qPrintable(lines[1]));
+        QVERIFY2(std::abs(gflops - sps * 10240 / 1e9) <= 1e-6 * gflops + 1e-9, qPrintable(lines[1]));
+        if (!f[7].isEmpty()) {  // the peak where /proc/cpuinfo gives the clock
+            const double share = f[7].toDouble(&ok);
+            QVERIFY2(ok && share > 0.0 && share < 1.0, qPrintable(lines[1]));
+        }
+    }
+
+    // Threads split the runs, the GEMMs by output rows and the loops by element pieces, all cut
+    // by shape alone: every preset's CSV, histograms and FP8 scales are the same bytes for any
+    // thread count (timing columns aside).
+    void every_preset_gives_the_same_bits_on_any_thread_count_data() {
+        QTest::addColumn<QString>("preset");
+        for (const std::string& p : mpx::preset_names()) QTest::newRow(p.c_str()) << QString::fromStdString(p);
+    }
+    void every_preset_gives_the_same_bits_on_any_thread_count() {
+        QFETCH(QString, preset);
+        QTemporaryDir tmp;
+        const auto without_timings = [](const QString& path) {
+            QList<QStringList> rows = read_csv(path);
+            if (rows.isEmpty()) return rows;
+            QList<int> drop;
+            for (int c = 0; c < rows[0].size(); ++c)
+                if (rows[0][c] == QStringLiteral("step_time_us") || rows[0][c] == QStringLiteral("wall_time_s")) drop.prepend(c);
+            for (QStringList& row : rows)
+                for (int c : drop)
+                    if (c < row.size()) row.removeAt(c);
+            return rows;
+        };
+        QList<QStringList> first_csv, first_hist, first_fp8;
+        for (const QString threads : {QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3")}) {
+            const QString csv = tmp.filePath(threads + ".csv"), hist = tmp.filePath(threads + ".hist.csv"),
+                          fp8 = tmp.filePath(threads + ".fp8.csv");
+            QStringList args{"run", "--config", preset, "--steps", "300", "--threads", threads, "--quiet",
+                             "--csv", csv, "--histograms", hist};
+            if (preset == QStringLiteral("fp8")) args << "--fp8-scales" << fp8;
+            const Result r = cli(args, 180000);
+            QVERIFY2(r.code == 0, qPrintable(describe(r)));
+            const auto rows = without_timings(csv), h = read_csv(hist), f = read_csv(fp8);
+            QVERIFY(rows.size() > 300);
+            QVERIFY(h.size() > 1);
+            if (threads == QStringLiteral("1")) {
+                first_csv = rows, first_hist = h, first_fp8 = f;
+                continue;
+            }
+            QCOMPARE(rows.size(), first_csv.size());
+            for (int i = 0; i < rows.size(); ++i)
+                QVERIFY2(rows[i] == first_csv[i], qPrintable(QStringLiteral("--threads %1, CSV row %2:\n%3\nvs --threads 1:\n%4")
+                                                                 .arg(threads).arg(i).arg(rows[i].join(','), first_csv[i].join(','))));
+            QVERIFY2(h == first_hist, qPrintable(QStringLiteral("--threads %1: the histograms differ").arg(threads)));
+            QVERIFY2(f == first_fp8, qPrintable(QStringLiteral("--threads %1: the FP8 scales differ").arg(threads)));
+        }
     }
 
     void selftest_passes() {

@@ -5,7 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -13,6 +16,7 @@
 #include "commands.hpp"
 #include "engine/base/error.hpp"
 #include "engine/base/fields.hpp"
+#include "engine/base/parallel.hpp"
 #include "engine/base/text.hpp"
 #include "engine/config/device_choice.hpp"
 
@@ -29,7 +33,36 @@ struct BenchOptions {
     std::string optimizer = "adam";
     int instruments_every = InstrumentsConfig{}.every;  // as a session collects by default
     bool instruments_cost = false;  // measure with and without histograms, alternately
+    unsigned threads = 0;           // 0: one per core
 };
+
+// The machine's FP32 peak as /proc/cpuinfo tells it: threads used × clock × FLOPs a cycle a core,
+// taken as 32 with FMA (two 256-bit FMA pipes or one 512-bit: Haswell and later, Zen 2 to 4) and
+// 16 without. Zero where the clock cannot be read (not Linux, a virtual machine that hides it).
+struct Peak {
+    double ghz = 0.0;
+    int flop_per_cycle = 0;
+    unsigned threads = 1;
+    double gflops() const { return ghz * flop_per_cycle * threads; }
+};
+
+Peak machine_peak(unsigned threads) {
+    Peak p;
+    p.threads = std::min(threads, core_count());
+    std::ifstream in("/proc/cpuinfo");
+    bool fma = false;
+    for (std::string line; std::getline(in, line);) {
+        if (p.ghz == 0.0 && line.rfind("cpu MHz", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) p.ghz = std::atof(line.c_str() + colon + 1) / 1000.0;
+        } else if (line.rfind("flags", 0) == 0) {
+            fma = (" " + line + " ").find(" fma ") != std::string::npos;
+            break;
+        }
+    }
+    p.flop_per_cycle = fma ? 32 : 16;
+    return p;
+}
 
 // The measuring time: long enough to mean something, short enough that a typo cannot hang a script.
 constexpr FieldInfo k_seconds{.name = "--seconds", .min = 0, .max = 600, .min_open = true,
@@ -140,6 +173,7 @@ std::pair<double, double> measure_pair(const SessionConfig& a, const SessionConf
 
 int run_bench(const BenchOptions& o) {
     const std::vector<std::string> runs = checked_runs(o);
+    set_thread_count(o.threads);
     for (const auto& r : runs) bench_config(o, r);  // every run checked before the first is measured
     std::string device_name, note;
     const BackendFactory factory = backend_for(o.device, device_name, note);
@@ -157,20 +191,35 @@ int run_bench(const BenchOptions& o) {
         }
         return 0;
     }
-    if (o.csv) std::cout << "model,batch,precision,device,steps_per_s\n";
-    else std::printf("%-14s %6s %-22s %-16s %12s %8s\n", "model", "batch", "precision", "device", "steps/s", "vs first");
+    // GFLOP/s: the linear layers' GEMMs (gemm_flops_per_step); the peak is the CPU's, so a GPU run
+    // shows its rate alone.
+    const unsigned threads = thread_count();
+    const bool on_cpu = device_name.find("CPU") != std::string::npos;
+    const Peak peak = on_cpu ? machine_peak(threads) : Peak{};
+    const auto fraction_text = [&](double gflops) { return peak.gflops() > 0 ? format_number(gflops / peak.gflops()) : std::string(); };
+    if (o.csv) std::cout << "model,batch,precision,device,steps_per_s,threads,gflop_per_s,peak_fraction\n";
+    else std::printf("%-14s %6s %-22s %-16s %7s %12s %9s %6s %8s\n", "model", "batch", "precision", "device", "threads",
+                     "steps/s", "GFLOP/s", "peak", "vs first");
     double first = 0.0;
     for (const auto& r : runs) {
-        const double sps = measure(bench_config(o, r), factory, o.seconds);
+        const SessionConfig cfg = bench_config(o, r);
+        const double sps = measure(cfg, factory, o.seconds);
+        const double gflops = sps * gemm_flops_per_step(cfg.model, cfg.train.batch) / 1e9;
         if (first == 0.0) first = sps;
-        if (o.csv)
+        if (o.csv) {
             std::cout << o.model << ',' << o.batch << ',' << r << ',' << csv_field(device_name) << ','
-                      << format_number(sps) << '\n';
-        else
-            std::printf("%-14s %6lld %-22s %-16s %12.1f %8.3f\n", o.model.c_str(), o.batch, r.c_str(),
-                        device_name.c_str(), sps, sps / first);
+                      << format_number(sps) << ',' << (on_cpu ? threads : 1) << ',' << format_number(gflops) << ','
+                      << fraction_text(gflops) << '\n';
+        } else {
+            const std::string share = peak.gflops() > 0 ? std::to_string(static_cast<int>(std::lround(100.0 * gflops / peak.gflops()))) + "%" : "-";
+            std::printf("%-14s %6lld %-22s %-16s %7u %12.1f %9.1f %6s %8.3f\n", o.model.c_str(), o.batch, r.c_str(),
+                        device_name.c_str(), on_cpu ? threads : 1u, sps, gflops, share.c_str(), sps / first);
+        }
         std::fflush(stdout);
     }
+    if (!o.csv && peak.gflops() > 0)
+        std::printf("GFLOP/s: the linear layers' GEMMs a step; peak: %u thread%s x %.2f GHz x %d FLOP a cycle = %.0f GFLOP/s FP32\n",
+                    peak.threads, peak.threads == 1 ? "" : "s", peak.ghz, peak.flop_per_cycle, peak.gflops());
     return 0;
 }
 
@@ -182,7 +231,8 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("--model", o->model, "Layer sizes, e.g. 2-64-64-2 or 784-512-10");
     cmd->add_option("--batch", o->batch, "Batch size");
     cmd->add_option("--precision", o->precision, "Runs, e.g. fp32,tf32,amp-fp16,amp-bf16");
-    cmd->add_flag("--csv", o->csv, "CSV: model,batch,precision,device,steps_per_s");
+    cmd->add_flag("--csv", o->csv, "CSV: model,batch,precision,device,steps_per_s,threads,gflop_per_s,peak_fraction");
+    add_threads_flag(cmd, o->threads);
     cmd->add_option("--seconds", o->seconds, "Measuring time per precision (default 1)");
     cmd->add_option("--device", o->device, "Device: " + enum_choices<DeviceSetting>());
     cmd->add_option("--instruments-every", o->instruments_every,

@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
+#include "engine/base/parallel.hpp"
 #include "engine/base/text.hpp"
 #include "engine/compute/site_names.hpp"
 #include "engine/config/device_choice.hpp"
@@ -33,6 +34,7 @@ struct RunOptions {
     std::string save_state, resume;
     bool print_config = false;
     bool quiet = false;
+    unsigned threads = 0;  // 0: one per core
     std::set<std::string> given;  // the flags on the command line, by name
 };
 
@@ -124,6 +126,7 @@ void check_outputs(const RunOptions& o) {
 }
 
 int run_run(const RunOptions& o) {
+    set_thread_count(o.threads);
     if (!o.resume.empty()) {
         // A resumed run is the saved one: its configuration comes from the state file, so a flag
         // that would change it cannot take effect and is refused rather than ignored.
@@ -131,7 +134,7 @@ int run_run(const RunOptions& o) {
                                  "--print-config", "--snippet"})
             if (o.given.count(flag))
                 throw ConfigError(flag, "cannot apply to a resumed run (its configuration is the saved state's); "
-                                        "only --steps, --device, --csv, --histograms, --fp8-scales, --save-state and --quiet go with --resume");
+                                        "only --steps, --device, --threads, --csv, --histograms, --fp8-scales, --save-state and --quiet go with --resume");
     }
     check_outputs(o);
     SessionConfig cfg = build_config(o.flags);
@@ -303,10 +306,17 @@ void add_config_flags(CLI::App* cmd, ConfigFlags& f) {
     cmd->add_option("--device", f.device, "Device: " + enum_choices<DeviceSetting>());
 }
 
+void add_threads_flag(CLI::App* cmd, unsigned& threads) {
+    cmd->add_option("--threads", threads,
+                    "Threads for the runs and their GEMMs (default 0: one per core); the results are the same bits for any count")
+        ->check(CLI::Range(0u, k_max_thread_count));
+}
+
 void add_run_command(CLI::App& app) {
     auto* cmd = app.add_subcommand("run", "Train a comparison headless and export CSV + JSON sidecar");
     auto o = std::make_shared<RunOptions>();
     add_config_flags(cmd, o->flags);
+    add_threads_flag(cmd, o->threads);
     cmd->add_option("--csv", o->csv, "Write every recorded step to this CSV (sidecar beside it)");
     cmd->add_option("--snippet", o->snippet,
                     "Print the scaler settings for a framework (" + enum_choices<Framework>() +

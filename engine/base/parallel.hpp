@@ -12,16 +12,31 @@
 
 namespace mpx {
 
-// The threads parallel_for may use, the caller included: n, or one per core for 0. Called between
-// steps (the CLI's --threads, the app's setting); the pool's workers start or stop to match.
+// The threads parallel_for may use, the caller included: n (at most k_max_thread_count), or one per
+// core for 0. Called between steps (the CLI's --threads, the app's setting); the pool's workers
+// start or stop to match.
+inline constexpr unsigned k_max_thread_count = 64;
 void set_thread_count(unsigned n);
 // The count in force (1 before any set_thread_count: a program that never asks stays serial).
 unsigned thread_count();
 // One per core as the system reports it (at least 1).
 unsigned core_count();
 
+// While one lives, parallel_for on this thread runs every piece itself: a sweep's workers each
+// train their own points, so nesting the pool's threads inside them would only crowd the cores.
+class SerialHere {
+public:
+    SerialHere();
+    ~SerialHere();
+    SerialHere(const SerialHere&) = delete;
+    SerialHere& operator=(const SerialHere&) = delete;
+
+private:
+    bool m_was;
+};
+
 namespace detail {
-void parallel_for_impl(std::size_t n, void* context, void (*call)(void*, std::size_t));
+void parallel_for_impl(std::size_t n, void* context, void (*call)(void*, std::size_t, unsigned));
 }
 
 // fn(i) for every i in [0, n), spread over the pool; returns when all are done. An exception from
@@ -30,7 +45,19 @@ template <class F>
 void parallel_for(std::size_t n, F&& fn) {
     using Fn = std::remove_reference_t<F>;
     detail::parallel_for_impl(n, const_cast<void*>(static_cast<const void*>(&fn)),
-                              [](void* c, std::size_t i) { (*static_cast<Fn*>(c))(i); });
+                              [](void* c, std::size_t i, unsigned) { (*static_cast<Fn*>(c))(i); });
+}
+
+// The lanes parallel_for_lanes(n, ...) may use: at most this many of its pieces run at once.
+unsigned lane_count(std::size_t n);
+
+// fn(i, lane) as parallel_for, with `lane` below lane_count(n) and no two running pieces on the
+// same lane: a piece may use scratch of its lane's (sized by the caller before the call) unlocked.
+template <class F>
+void parallel_for_lanes(std::size_t n, F&& fn) {
+    using Fn = std::remove_reference_t<F>;
+    detail::parallel_for_impl(n, const_cast<void*>(static_cast<const void*>(&fn)),
+                              [](void* c, std::size_t i, unsigned lane) { (*static_cast<Fn*>(c))(i, lane); });
 }
 
 // [begin, end) of piece i when `total` items are cut into `pieces` nearly equal parts.

@@ -58,7 +58,7 @@ private:
 
 // Element loops in pieces whose bounds depend on the length alone (parallel.hpp's rule): at least
 // k_piece elements a piece, at most k_max_pieces pieces.
-inline constexpr std::size_t k_piece = std::size_t{1} << 15;
+inline constexpr std::size_t k_piece = std::size_t{1} << 12;
 inline constexpr std::size_t k_max_pieces = 64;
 inline std::size_t piece_count(std::size_t n) {
     return std::clamp<std::size_t>(n / k_piece, 1, k_max_pieces);
@@ -114,25 +114,76 @@ inline RoundStats round_pieces(Format f, float* values, std::size_t n) {
     return round_pieces(f, values, n, format_info(f).default_overflow);
 }
 
-// GEMMs of at least this many FLOPs are cut into row blocks.
-inline constexpr double k_parallel_flops = 8e6;
+// Eigen's packed panels for the GEMMs that run on one lane (parallel.hpp): kept, so a GEMM does not
+// take a fresh heap block for them on every call as Eigen's product does above 128 KiB.
+struct GemmPanels {
+    Scratch a, b;
+};
 
-// out = a · b. A large product is cut into blocks of out's rows by its shape alone (at least 64 rows
-// a block, at most 16 blocks), each block its own GEMM over the whole reduction dimension: never
-// split along it, so the thread count changes no bit.
-template <class A, class B>
-void product(Map out, const A& a, const B& b) {
-    const auto rows = static_cast<std::size_t>(out.rows());
-    const double flops = 2.0 * static_cast<double>(rows) * static_cast<double>(out.cols()) * static_cast<double>(a.cols());
-    const std::size_t blocks = flops < k_parallel_flops ? 1 : std::clamp<std::size_t>(rows / 64, 1, 16);
-    if (blocks == 1) {
+// The blocking Eigen's product chooses for a row-major (rows × cols) result of depth `depth` (its
+// gemm_blocking_space, one thread: Eigen computes a row-major result as the transposed product),
+// with the panels in a GemmPanels.
+class PanelBlocking : public Eigen::internal::level3_blocking<float, float> {
+public:
+    PanelBlocking(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth) {
+        m_mc = cols;
+        m_nc = rows;
+        m_kc = depth;
+        Eigen::internal::computeProductBlockingSizes<float, float, 1, Eigen::Index>(m_kc, m_mc, m_nc, Eigen::Index{1});
+    }
+    void use(GemmPanels& p) {
+        m_blockA = p.a.shape(1, m_mc * m_kc).data();
+        m_blockB = p.b.shape(1, m_kc * m_nc).data();
+    }
+};
+
+// out = a · b exactly as `out.noalias() = a * b` computes it (the same kernel, blocking and order
+// of sums), with Eigen's panels in `panels`. Products Eigen computes without panels (a small one
+// coefficient by coefficient, a matrix-vector one) go to Eigen as they are.
+template <class Out, class A, class B>
+void gemm_into(Out out, const A& a, const B& b, GemmPanels& panels) {
+    if (b.rows() + out.rows() + out.cols() < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD || out.rows() == 1 ||
+        out.cols() == 1 || a.cols() == 0) {
         out.noalias() = a * b;
         return;
     }
-    parallel_for(blocks, [&](std::size_t i) {
+    namespace ei = Eigen::internal;
+    const auto lhs = ei::blas_traits<A>::extract(a);
+    const auto rhs = ei::blas_traits<B>::extract(b);
+    constexpr int lhs_order = (decltype(lhs)::Flags & Eigen::RowMajorBit) ? Eigen::RowMajor : Eigen::ColMajor;
+    constexpr int rhs_order = (decltype(rhs)::Flags & Eigen::RowMajorBit) ? Eigen::RowMajor : Eigen::ColMajor;
+    using Gemm = ei::general_matrix_matrix_product<Eigen::Index, float, lhs_order, false, float, rhs_order, false,
+                                                   Eigen::RowMajor, 1>;
+    PanelBlocking blocking(out.rows(), out.cols(), a.cols());
+    blocking.use(panels);
+    out.setZero();
+    Gemm::run(out.rows(), out.cols(), a.cols(), lhs.data(), lhs.outerStride(), rhs.data(), rhs.outerStride(),
+              out.data(), 1, out.outerStride(), 1.0f, blocking, nullptr);
+}
+
+// GEMMs of at least this many FLOPs are cut into row blocks.
+inline constexpr double k_parallel_flops = 1e6;
+
+// out = a · b. A large product is cut into blocks of out's rows by its shape alone (at least 32 rows
+// a block, at most 16 blocks), each block its own GEMM over the whole reduction dimension: never
+// split along it, so the thread count changes no bit. `panels` holds a GemmPanels per lane, grown
+// here before the blocks run.
+template <class A, class B>
+void product(Map out, const A& a, const B& b, std::vector<GemmPanels>& panels) {
+    const auto rows = static_cast<std::size_t>(out.rows());
+    const double flops = 2.0 * static_cast<double>(rows) * static_cast<double>(out.cols()) * static_cast<double>(a.cols());
+    const std::size_t blocks = flops < k_parallel_flops ? 1 : std::clamp<std::size_t>(rows / 32, 1, 16);
+    const std::size_t lanes = lane_count(blocks);
+    if (panels.size() < lanes) panels.resize(lanes);
+    if (blocks == 1) return gemm_into(out, a, b, panels[0]);
+    // Every lane's panels sized for the largest block first: which thread runs which block varies,
+    // the memory it needs does not.
+    const auto largest = static_cast<Eigen::Index>((rows + blocks - 1) / blocks);
+    for (std::size_t l = 0; l < lanes; ++l) PanelBlocking(largest, out.cols(), a.cols()).use(panels[l]);
+    parallel_for_lanes(blocks, [&](std::size_t i, unsigned lane) {
         const auto [r0, r1] = piece_range(rows, blocks, i);
         const auto r = static_cast<Eigen::Index>(r0), n = static_cast<Eigen::Index>(r1 - r0);
-        out.middleRows(r, n).noalias() = a.middleRows(r, n) * b;
+        gemm_into(out.middleRows(r, n), a.middleRows(r, n), b, panels[lane]);
     });
 }
 
@@ -343,7 +394,7 @@ private:
     // dx (B, in) = dy (B, out, cast) · w (out, in, cast; the forward pass counted this cast).
     void backward_input(CMap dyv, const Tensor& w, Format compute, Tensor& dx) {
         CMap wv = operand(w, m_b, compute, Sink{});
-        product(m_c.shape(dyv.rows(), w.cols()), dyv, wv);
+        product(m_c.shape(dyv.rows(), w.cols()), dyv, wv, m_panels);
         store(m_c.data(), dx, sink(TensorKind::grad_input));
     }
 
@@ -375,6 +426,7 @@ private:
     std::unique_ptr<StepHistograms> m_hist;  // allocated on the first collecting step
     bool m_collecting = false;
     Scratch m_a, m_b, m_c, m_d, m_e, m_e2, m_f;  // scratch, reused between ops
+    std::vector<GemmPanels> m_panels;            // the GEMMs' packed panels, one set per lane
     std::vector<double> m_chunk_sums;  // unscale_and_check: the sum of squares by k_sum_chunk
 };
 

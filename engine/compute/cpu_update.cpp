@@ -90,7 +90,7 @@ void CpuBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, Te
     // from the block just stored (in L1) to count the updates it cannot show (below half its ulp).
     // Pieces of whole blocks run in parallel; their counts and ulp bins are summed after.
     const std::size_t blocks = (n + k_block - 1) / k_block;
-    const std::size_t piece_n = piece_count(blocks);
+    const std::size_t piece_n = std::min(piece_count(n), blocks);  // pieces of whole blocks
     struct Part {
         core::Counts weights, states;
         core::Bins ulp, stored;

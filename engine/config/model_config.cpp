@@ -57,4 +57,13 @@ std::string model_sizes_text(const std::vector<int>& sizes) {
     return s;
 }
 
+double gemm_flops_per_step(const ModelConfig& m, long long examples) {
+    double flops = 0.0;
+    for (std::size_t i = 0; i + 1 < m.sizes.size(); ++i) {
+        const double one_gemm = 2.0 * static_cast<double>(examples) * m.sizes[i] * m.sizes[i + 1];
+        flops += (i == 0 ? 2.0 : 3.0) * one_gemm;
+    }
+    return flops;
+}
+
 }  // namespace mpx

@@ -24,4 +24,10 @@ void validate(const ModelConfig& m);
 std::vector<int> parse_model_sizes(std::string_view text, const std::string& field);
 std::string model_sizes_text(const std::vector<int>& sizes);
 
+// The linear layers' floating-point operations in one training step over `examples` examples, two
+// per multiply-add: every layer's forward GEMM and weight-gradient GEMM, and the input-gradient GEMM
+// of every layer but the first (nothing needs the data's gradient). Recomputation's second forward
+// pass and the element-wise ops are not counted: this is the work a GEMM rate is measured against.
+double gemm_flops_per_step(const ModelConfig& m, long long examples);
+
 }  // namespace mpx

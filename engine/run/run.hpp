@@ -3,7 +3,7 @@
 // never thrown; only DeepSpeed's "already at minimum" error stops a run (as it stops DeepSpeed).
 #pragma once
 
-#include <deque>
+#include <stdexcept>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -123,7 +123,31 @@ private:
         double queue_us = 0.0;   // time spent queueing (part of the step's time)
         long long begun = 0;     // its Backend::begin_step, counted in m_begun
     };
-    std::deque<Queued> m_queued;  // oldest first, at most two
+    // The queued steps, oldest first, at most two, held in place: a std::deque would allocate a
+    // block on each push, and a step allocates nothing (DESIGN).
+    class QueuedSteps {
+    public:
+        bool empty() const { return m_count == 0; }
+        std::size_t size() const { return m_count; }
+        Queued& front() { return m_slot[m_head]; }
+        Queued& back() { return m_slot[(m_head + m_count - 1) % 2]; }
+        const Queued& back() const { return m_slot[(m_head + m_count - 1) % 2]; }
+        void push_back(Queued q) {
+            if (m_count == 2) throw std::logic_error("Run: a third step queued");
+            m_slot[(m_head + m_count) % 2] = std::move(q);
+            ++m_count;
+        }
+        void pop_front() {
+            m_head = (m_head + 1) % 2;
+            --m_count;
+        }
+        void clear() { m_count = 0; }
+
+    private:
+        Queued m_slot[2];
+        std::size_t m_head = 0, m_count = 0;
+    };
+    QueuedSteps m_queued;
     long long m_begun = 0;        // steps begun on the backend (a step that failed to queue too)
     std::string m_failure;
     bool m_adaptive_low = true;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "engine/base/error.hpp"
+#include "engine/base/parallel.hpp"
 
 namespace mpx {
 
@@ -94,6 +95,9 @@ void Session::build_runs() {
             static_cast<int>(i), resolve_run(m_cfg.runs[i], m_cfg.scaler, m_cfg.scaler_overrides), m_cfg,
             m_init, m_factory()));
     m_micro.assign(static_cast<std::size_t>(m_cfg.train.accumulation), Batch{});
+    m_order.resize(m_runs.size());
+    for (std::size_t i = 0; i < m_order.size(); ++i) m_order[i] = i;
+    m_last_us.assign(m_runs.size(), 0.0);
     m_step = 0;
     m_start = std::chrono::steady_clock::now();
     m_session_scaler = m_cfg.scaler;
@@ -128,7 +132,10 @@ void Session::queue_runs() {
     const BatchSampler::State drawn_from = m_sampler->state();
     gather_batches();
     try {
-        for (auto& r : m_runs) r->queue_step(m_step, m_micro, m_data.loss);
+        if (steps_in_parallel())  // a run that fails does not stop the others: all are finished below
+            parallel_for(m_runs.size(), [&](std::size_t i) { m_runs[m_order[i]]->queue_step(m_step, m_micro, m_data.loss); });
+        else
+            for (auto& r : m_runs) r->queue_step(m_step, m_micro, m_data.loss);
     } catch (...) {
         m_sampler->restore(drawn_from);  // the step is taken again with the same batches
         // The step is not taken: its records are dropped. A pending step is finished first and
@@ -147,25 +154,41 @@ void Session::queue_runs() {
     }
 }
 
+bool Session::steps_in_parallel() const {
+    // CPU runs share nothing while they step, so each may take a thread; GPU runs queue work on
+    // their own streams from the one engine thread.
+    return m_runs.size() > 1 && thread_count() > 1 &&
+           std::none_of(m_runs.begin(), m_runs.end(), [](const auto& r) { return r->backend().is_gpu(); });
+}
+
 std::vector<StepRecord> Session::finish_runs(double wall) {
     std::vector<StepRecord> out;
     out.reserve(m_runs.size());
-    for (auto& r : m_runs) {
-        StepRecord rec = r->finish_step();
+    for (std::size_t i = 0; i < m_runs.size(); ++i) {
+        StepRecord rec = m_runs[i]->finish_step();
         rec.wall_time_s = wall;
+        m_last_us[i] = rec.step_time_us;
         out.push_back(rec);
     }
+    // The longest step starts first next time: the runs a thread takes after its first then fit
+    // in beside the longest instead of running on alone after it (longest processing time first).
+    for (std::size_t i = 1; i < m_order.size(); ++i)  // insertion sort: a handful of runs, no allocation
+        for (std::size_t j = i; j > 0 && m_last_us[m_order[j]] > m_last_us[m_order[j - 1]]; --j)
+            std::swap(m_order[j], m_order[j - 1]);
     return out;
 }
 
 std::vector<StepRecord> Session::complete_step(std::vector<StepRecord> out) {
     // After every run's step and its timing: evaluation costs no run step time.
-    if (evaluates(m_step))
-        for (std::size_t i = 0; i < m_runs.size(); ++i) {
+    if (evaluates(m_step)) {
+        const auto evaluate = [&](std::size_t i) {
             const Evaluation ev = m_runs[i]->evaluate(m_eval, m_data.loss);
             out[i].eval_loss = ev.loss;
             out[i].eval_accuracy = ev.accuracy;
-        }
+        };
+        if (steps_in_parallel()) parallel_for(m_runs.size(), evaluate);
+        else for (std::size_t i = 0; i < m_runs.size(); ++i) evaluate(i);
+    }
     ++m_step;
     apply_due();  // the next step's changes land now, between steps, as a live edit would
     return out;

@@ -99,6 +99,10 @@ public:
 private:
     void gather_batches();  // the step's micro-batches, the same for every run
     void queue_runs();      // the batches, then every run's step; on a throw the step is not taken
+    // Whether runs step (and evaluate) on the pool's threads (engine/base/parallel.hpp): CPU runs,
+    // more than one, more than one thread. A run that throws there does not keep the others from
+    // their step, as a serial loop does; the step is dropped all the same.
+    bool steps_in_parallel() const;
     std::vector<StepRecord> finish_runs(double wall);
     std::vector<StepRecord> complete_step(std::vector<StepRecord> out);  // evaluation, next step, changes
     bool can_leave_pending() const;
@@ -119,6 +123,8 @@ private:
     std::unique_ptr<BatchSampler> m_sampler;
     std::vector<std::unique_ptr<Run>> m_runs;
     std::vector<Batch> m_micro;
+    std::vector<std::size_t> m_order;  // the order runs are handed to threads: longest last step first
+    std::vector<double> m_last_us;     // each run's last step time
     std::vector<EvalChunk> m_eval;  // the held-out split in batch-sized chunks
     long long m_step = 0;
     // Live changes: m_cfg.live_changes[0, m_applied) are in force, every one whose step is <= m_step.

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "engine/base/error.hpp"
+#include "engine/base/parallel.hpp"
 #include "engine/base/text.hpp"
 #include "engine/io/export.hpp"
 
@@ -84,7 +85,7 @@ SweepResult run_sweep(const SweepGrid& grid, const SessionConfig& base, const Sw
 
     SweepResult result;
     result.planned = points.size();
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned cores = core_count();
     result.threads = static_cast<unsigned>(
         std::clamp<std::size_t>(o.threads ? o.threads : cores, 1, std::max<std::size_t>(1, points.size())));
     const auto t0 = std::chrono::steady_clock::now();
@@ -97,6 +98,7 @@ SweepResult run_sweep(const SweepGrid& grid, const SessionConfig& base, const Sw
     std::size_t done_count = 0;
     std::exception_ptr error;
     const auto work = [&] {
+        const SerialHere one_thread_a_point;
         if (o.on_worker_start) o.on_worker_start();
         for (;;) {
             const std::size_t k = next.fetch_add(1);
