@@ -4,14 +4,18 @@
 Both are measured in this one script, one after the other, so the figures share the machine's state;
 report ratios, not absolute numbers.
 
---device cpu (default): mpx's CPU backend against PyTorch on the CPU (Debian's python3-torch).
-PyTorch's CPU autocast supports only BF16, so its AMP-FP16 column is empty.
+--device cpu (default): mpx's CPU backend against PyTorch on the CPU (Debian's python3-torch), both
+on --threads threads (default 2: torch.set_num_threads and mpx-cli bench --threads). PyTorch's CPU
+autocast supports only BF16, so its AMP-FP16 column is empty. Where the CPU has AVX512_BF16, PyTorch's
+BF16 GEMMs run on it (oneDNN's avx512_core_bf16 kernels), which flush subnormals: not the faithful
+emulation mpx runs, so that column compares unlike work. Debian's PyTorch does its FP32 GEMMs in a
+generic BLAS, so its FP32 column is slow on large layers.
 --device cuda: mpx's CUDA backend against PyTorch eager AMP on the same GPU (FP16 with GradScaler,
 as mpx's amp-fp16 runs its dynamic scaler; BF16 without), timed between torch.cuda.synchronize().
 --gemm N: also PyTorch's rate on four N×N linear layers at batch N (forward and backward, 6·N³ FLOP a
 layer), to set beside `mpx-cuda-check --gemm N`.
 
-    bench/compare_pytorch.py [--cli build/bin/mpx-cli] [--seconds 2] [--device cpu|cuda] [--gemm N]
+    bench/compare_pytorch.py [--cli build/bin/mpx-cli] [--seconds 2] [--threads 2] [--device cpu|cuda] [--gemm N]
 """
 import argparse
 import csv
@@ -97,9 +101,10 @@ def torch_gemm_tflops(n, kind, seconds, device):
     return rate * 6.0 * n ** 3 * 4 / 1e12
 
 
-def mpx_steps_per_s(cli, model, batch, precisions, seconds, device="cpu"):
+def mpx_steps_per_s(cli, model, batch, precisions, seconds, device="cpu", threads=0):
     out = subprocess.run([cli, "bench", "--model", model, "--batch", str(batch), "--precision",
-                          ",".join(precisions), "--seconds", str(seconds), "--device", device, "--csv"],
+                          ",".join(precisions), "--seconds", str(seconds), "--device", device, "--csv",
+                          "--threads", str(threads)],
                          check=True, capture_output=True, text=True).stdout
     return {r["precision"]: float(r["steps_per_s"]) for r in csv.DictReader(io.StringIO(out))}
 
@@ -110,22 +115,26 @@ def main():
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--gemm", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     dev = a.device
+    if dev == "cpu":
+        torch.set_num_threads(a.threads)
     where = torch.cuda.get_device_name(0) if dev == "cuda" else f"{torch.get_num_threads()} CPU thread(s)"
     print(f"torch {torch.__version__} on {where}; mpx {dev} backend"
-          + (" (single-threaded)" if dev == "cpu" else ""))
+          + (f" on {a.threads} thread(s)" if dev == "cpu" else ""))
     print(f"{'model':<12} {'batch':>5} | {'torch fp32':>10} {'torch fp16':>10} {'torch bf16':>10} | "
           f"{'mpx fp32':>9} {'mpx fp16':>9} {'mpx bf16':>9} | {'mpx/torch fp32':>14} {'fp16':>6} {'bf16':>6} | "
           f"{'fp16 cost':>9} {'bf16 cost':>9}")
-    models = (("2-64-64-2", 256), ("784-512-10", 128))
+    models = (("2-64-64-2", 256), ("784-512-10", 128), ("784-1024-1024-10", 256))
     for model, batch in models:
         sizes = [int(s) for s in model.split("-")]
         t = {"fp32": torch_steps_per_s(sizes, batch, None, a.seconds, dev),
              "amp-bf16": torch_steps_per_s(sizes, batch, torch.bfloat16, a.seconds, dev)}
         if dev == "cuda":
             t["amp-fp16"] = torch_steps_per_s(sizes, batch, torch.float16, a.seconds, dev)
-        m = mpx_steps_per_s(a.cli, model, batch, ["fp32", "amp-fp16", "amp-bf16"], a.seconds, dev)
+        m = mpx_steps_per_s(a.cli, model, batch, ["fp32", "amp-fp16", "amp-bf16"], a.seconds, dev,
+                            a.threads if dev == "cpu" else 0)
         col = lambda d, k: f"{d[k]:.1f}" if k in d else "-"
         ratio = lambda k: f"{m[k] / t[k]:.2f}" if k in t else "-"
         print(f"{model:<12} {batch:>5} | {col(t, 'fp32'):>10} {col(t, 'amp-fp16'):>10} {col(t, 'amp-bf16'):>10} | "

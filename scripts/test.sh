@@ -11,7 +11,8 @@
 #                          running them needs a GPU: docs/gpu.md).
 # scripts/test.sh --deep   the gate, then the Release build (build/) with every suite, the exhaustive
 #                          2^32 FP16/BF16 sweeps and the 10,000-action stress test included; the
-#                          record-buffer thread suite under ThreadSanitizer (build-tsan/); the fuzzer
+#                          record-buffer thread suite and every preset trained on three threads under
+#                          ThreadSanitizer (build-tsan/); the fuzzer
 #                          on the readers for MPX_FUZZ_SECONDS (scripts/fuzz.sh). Run it before you
 #                          stop whenever you touched formats, threads or readers.
 #
@@ -62,9 +63,17 @@ if [ ! -f "$tsan/CMakeCache.txt" ]; then
   cmake -S "$MPX_ROOT" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPX_SANITIZE=thread \
     -DMPX_WITH_CUDA=OFF "${MPX_LAUNCHER_ARGS[@]}" >/dev/null || mpx_die "CMake configure of the TSan build failed"
 fi
-cmake --build "$tsan" --parallel "$(nproc)" --target ui_test_record_buffer_threads || mpx_die "TSan build failed"
+cmake --build "$tsan" --parallel "$(nproc)" --target ui_test_record_buffer_threads mpx-cli || mpx_die "TSan build failed"
 (cd "$tsan" && ctest --output-on-failure --no-tests=error -R record_buffer_threads) \
   || mpx_die "the thread suite failed under TSan (see above)"
-phase "TSan build and thread suite"
+# The parallel step: every preset's runs side by side on three threads, GEMMs and loops split.
+tsan_out=$(mktemp -d)
+for preset in "$MPX_ROOT"/resources/presets/*.json; do
+  name=$(basename "$preset" .json)
+  "$tsan/bin/mpx-cli" run --config "$name" --steps 150 --threads 3 --quiet --csv "$tsan_out/$name.csv" >/dev/null \
+    || mpx_die "mpx-cli run --config $name --threads 3 failed under TSan (see above)"
+done
+rm -rf "$tsan_out"
+phase "TSan build, thread suite and the parallel step of every preset"
 "$MPX_ROOT/scripts/fuzz.sh"
 phase "fuzzer build and run"

@@ -63,8 +63,14 @@ QString scalerPreset(const QString& name) {
            QObject::tr("'%1' reproduces %2, as in %3.").arg(name, src.framework, src.source);
 }
 QString throughput() {
-    return QObject::tr("Steps per second each run would reach alone, from its own step time. "
-                       "Low-precision formats are emulated on the CPU, so they are slower there.");
+    return QObject::tr("Steps per second of each run, from the time its own step took. On several "
+                       "threads the runs step side by side, so the comparison as a whole goes at the "
+                       "rate in the status bar, not the sum of these. Low-precision formats are "
+                       "emulated on the CPU, so they are slower there. A step that settles lower "
+                       "part-way through is not training getting harder: as the loss falls, values "
+                       "become subnormal, which the CPU computes slowly (8 % on the default preset's "
+                       "FP32 run from step 700); mpx keeps them, since flushing them to zero would "
+                       "erase the underflow it exists to show.");
 }
 QString memory() {
     return QObject::tr("Bytes each run holds, by category: weights, FP32 master copy, gradients, "

@@ -19,8 +19,10 @@ StatusLine::StatusLine(QStatusBar* bar, gui::RecordStore* store, gui::EngineCont
     m_state->setAlignment(Qt::AlignCenter);
     m_state->setStyleSheet(QStringLiteral("QLabel { padding: 0 10px; border-left: 1px solid #bbb; border-right: 1px solid #bbb; }"));
     m_rate = new QLabel;
-    m_rate->setMinimumWidth(100);
-    m_rate->setToolTip(tr("Lockstep steps per second of the whole comparison, over the last second."));
+    m_rate->setMinimumWidth(150);
+    m_rate->setToolTip(tr("Lockstep steps per second of the whole comparison, over the last second, and the "
+                          "engine's threads (Run ▸ Threads): CPU runs step side by side, to the same bits "
+                          "for any count."));
     m_progress = new QProgressBar;
     m_progress->setFixedWidth(220);
     m_progress->setTextVisible(true);
@@ -31,6 +33,7 @@ StatusLine::StatusLine(QStatusBar* bar, gui::RecordStore* store, gui::EngineCont
     connect(store, &gui::RecordStore::stepsRecorded, this, &StatusLine::update);
     connect(store, &gui::RecordStore::sessionStarted, this, &StatusLine::update);
     connect(engine, &gui::EngineController::stateChanged, this, &StatusLine::update);
+    connect(engine, &gui::EngineController::threadsChanged, this, &StatusLine::update);
     update();
 }
 
@@ -55,8 +58,10 @@ void StatusLine::update() {
     }
     const bool running = m_engine->state() == gui::EngineState::running;
     m_state->setText(gui::toText(m_engine->state()));
-    m_rate->setText(running ? tr("%1 steps/s").arg(QLocale().toString(m_store->stepsPerSecond(), 'f', 0))
-                            : tr("— steps/s"));
+    const unsigned n = m_engine->threads();
+    const QString threads = n == 1 ? tr("1 thread") : tr("%1 threads").arg(n);
+    m_rate->setText(running ? tr("%1 steps/s · %2").arg(QLocale().toString(m_store->stepsPerSecond(), 'f', 0), threads)
+                            : tr("— steps/s · %1").arg(threads));
 }
 
 }  // namespace mpx::ui

@@ -1,6 +1,9 @@
 // EngineController: one QThread, one worker, queued lambdas.
 #include "ui/session/engine_controller.hpp"
 
+#include <algorithm>
+
+#include "engine/base/parallel.hpp"
 #include "ui/session/engine_worker.hpp"
 
 #ifdef __linux__
@@ -47,6 +50,14 @@ template <class F>
 void EngineController::post(F&& f) {
     QMetaObject::invokeMethod(m_worker, std::forward<F>(f), Qt::QueuedConnection);
 }
+
+void EngineController::setThreads(unsigned n) {
+    m_threads = std::min(n ? n : cores(), mpx::k_max_thread_count);
+    post([n] { mpx::set_thread_count(n); });
+    emit threadsChanged(m_threads);
+}
+
+unsigned EngineController::cores() { return mpx::core_count(); }
 
 void EngineController::configure(const mpx::SessionConfig& cfg) {
     post([w = m_worker, cfg] { w->configure(cfg); });

@@ -37,6 +37,13 @@ public:
     // Whether the window shows the decision boundaries: the worker computes grids only while it
     // does (paced, see EngineWorker::setBoundariesWanted); they arrive through buffer().
     void setBoundariesWanted(bool wanted);
+    // The engine's threads (0: one per core), applied between steps: the runs of a CPU session step
+    // side by side and large GEMMs split across them, to the same bits for any count. The pool's
+    // threads start from the engine thread, so they share its lower priority and the window stays
+    // responsive.
+    void setThreads(unsigned n);
+    unsigned threads() const { return m_threads; }  // the count in force (0 resolved to the cores)
+    static unsigned cores();
 
 signals:
     void stateChanged(mpx::gui::EngineState state, qint64 step);
@@ -44,6 +51,7 @@ signals:
     void settingsApplied(qint64 step, const QString& what);
     void exported(const QString& path);
     void exportFailed(const QString& message);
+    void threadsChanged(unsigned threads);
 
 private:
     template <class F>
@@ -54,6 +62,7 @@ private:
     EngineWorker* m_worker = nullptr;
     EngineState m_state = EngineState::empty;
     qint64 m_step = 0;
+    unsigned m_threads = 1;
 };
 
 }  // namespace mpx::gui

@@ -2,6 +2,7 @@
 #include "ui/window/main_window.hpp"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
@@ -218,6 +219,8 @@ void MainWindow::buildActions() {
     file->addAction(quit);
     QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
     runMenu->addActions({m_runAction, m_stepAction, m_resetAction});
+    runMenu->addSeparator();
+    addThreadsMenu(runMenu);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("Reset zoom"), m_charts, &ChartsPanel::resetZoom);
     view->addAction(m_lessonDock->toggleViewAction());
@@ -507,6 +510,31 @@ std::optional<mpx::SessionConfig> MainWindow::lastConfig() {
     const QString text = QSettings().value(QStringLiteral("session/config")).toString();
     if (text.isEmpty()) return std::nullopt;
     return gui::parseConfigText(text, QStringLiteral("the last session")).config;
+}
+
+void MainWindow::addThreadsMenu(QMenu* runMenu) {
+    // The engine's threads: one per core by default; the runs' numbers are the same for any count.
+    QMenu* menu = runMenu->addMenu(tr("Threads"));
+    menu->setToolTipsVisible(true);
+    auto* group = new QActionGroup(menu);
+    const unsigned saved = QSettings().value(QStringLiteral("engine/threads"), 0u).toUInt();
+    const unsigned cores = gui::EngineController::cores();
+    const auto add = [&](unsigned n, const QString& text) {
+        QAction* a = menu->addAction(text);
+        a->setCheckable(true);
+        a->setChecked(n == saved);
+        a->setToolTip(tr("CPU runs step side by side and large products split across the threads; "
+                         "every number is the same bits for any count"));
+        group->addAction(a);
+        connect(a, &QAction::triggered, this, [this, n] {
+            QSettings().setValue(QStringLiteral("engine/threads"), n);
+            m_engine->setThreads(n);
+        });
+    };
+    add(0, tr("One per core (%1)").arg(cores));
+    for (unsigned n = 1; n <= std::min(cores, 16u); ++n) add(n, n == 1 ? tr("1 thread") : tr("%1 threads").arg(n));
+    if (!group->checkedAction()) group->actions().front()->setChecked(true);
+    m_engine->setThreads(saved <= std::min(cores, 16u) ? saved : 0);
 }
 
 void MainWindow::restoreSettings() {

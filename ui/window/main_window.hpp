@@ -93,6 +93,7 @@ private:
     void updatePendingReset();
     void updateRunAction();
     void restoreSettings();
+    void addThreadsMenu(QMenu* runMenu);
     void saveSettings() const;
 
     gui::EngineController* m_engine;
