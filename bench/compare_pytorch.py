@@ -20,8 +20,13 @@ layer), to set beside `mpx-cuda-check --gemm N`.
 import argparse
 import csv
 import io
+import os
 import subprocess
 import time
+
+# PyTorch's OpenMP threads would otherwise spin for a while after each of its steps and take a core
+# from the mpx-cli measured next (2-64-64-2 lost 40 % of its rate on 2 cores): they sleep instead.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
 import torch.nn as nn
