@@ -4,6 +4,7 @@
 // bad value is refused with the field named and changes nothing.
 #include "engine/base/error.hpp"
 #include "engine/base/field_table.hpp"
+#include "engine/base/parallel.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/export.hpp"
 #include "engine/run/session.hpp"
@@ -177,6 +178,39 @@ private slots:
         Session from_sidecar(back);
         const auto again = train(from_sidecar, 600);
         QVERIFY2(differs(again, got).isEmpty(), qPrintable(differs(again, got)));
+    }
+
+    // On several threads (runs side by side, step_ahead leaving nothing pending) the same edits
+    // give the same records, bit for bit, as one thread stepping one step behind.
+    void live_edits_on_three_threads_give_the_bits_of_one() {
+        const auto edited = [](unsigned threads, bool ahead) {
+            set_thread_count(threads);
+            Session s(hysteresis(400));
+            std::vector<std::vector<StepRecord>> out;
+            const auto advance = [&](long long until) {
+                while (s.steps_done() < until && !s.finished()) {
+                    if (!ahead) {
+                        out.push_back(s.step());
+                        continue;
+                    }
+                    for (auto& recs : s.step_ahead()) out.push_back(recs);
+                }
+                if (s.pending()) out.push_back(s.finish_pending());
+            };
+            advance(k_edit);
+            s.set_scaler({k_deepspeed}, with_hysteresis(s, 1, 4));
+            advance(300);
+            s.set_lr(0.005);
+            advance(400);
+            set_thread_count(1);
+            return out;
+        };
+        const auto one = edited(1, true);
+        QCOMPARE(one.size(), std::size_t(400));
+        for (const bool ahead : {true, false}) {
+            const auto three = edited(3, ahead);
+            QVERIFY2(differs(three, one).isEmpty(), qPrintable(differs(three, one)));
+        }
     }
 
     void reset_replays_the_live_changes() {

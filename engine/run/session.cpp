@@ -132,10 +132,7 @@ void Session::queue_runs() {
     const BatchSampler::State drawn_from = m_sampler->state();
     gather_batches();
     try {
-        if (steps_in_parallel())  // a run that fails does not stop the others: all are finished below
-            parallel_for(m_runs.size(), [&](std::size_t i) { m_runs[m_order[i]]->queue_step(m_step, m_micro, m_data.loss); });
-        else
-            for (auto& r : m_runs) r->queue_step(m_step, m_micro, m_data.loss);
+        for (auto& r : m_runs) r->queue_step(m_step, m_micro, m_data.loss);
     } catch (...) {
         m_sampler->restore(drawn_from);  // the step is taken again with the same batches
         // The step is not taken: its records are dropped. A pending step is finished first and
@@ -154,6 +151,39 @@ void Session::queue_runs() {
     }
 }
 
+std::vector<StepRecord> Session::step_runs_in_parallel(double wall) {
+    // Each run's whole step, its record read too, on the pool: the runs share nothing meanwhile.
+    // A run that fails does not stop the others; the step is dropped all the same.
+    const BatchSampler::State drawn_from = m_sampler->state();
+    gather_batches();
+    std::vector<StepRecord> out(m_runs.size());
+    try {
+        parallel_for(m_runs.size(), [&](std::size_t k) {
+            const std::size_t i = m_order[k];
+            m_runs[i]->queue_step(m_step, m_micro, m_data.loss);
+            out[i] = m_runs[i]->finish_step();
+        });
+    } catch (...) {
+        m_sampler->restore(drawn_from);
+        for (auto& r : m_runs) r->abandon_step();
+        throw;
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        out[i].wall_time_s = wall;
+        m_last_us[i] = out[i].step_time_us;
+    }
+    order_longest_first();
+    return out;
+}
+
+void Session::order_longest_first() {
+    // The longest step starts first next time: the runs a thread takes after its first then fit
+    // in beside the longest instead of running on alone after it (longest processing time first).
+    for (std::size_t i = 1; i < m_order.size(); ++i)  // insertion sort: a handful of runs, no allocation
+        for (std::size_t j = i; j > 0 && m_last_us[m_order[j]] > m_last_us[m_order[j - 1]]; --j)
+            std::swap(m_order[j], m_order[j - 1]);
+}
+
 bool Session::steps_in_parallel() const {
     // CPU runs share nothing while they step, so each may take a thread; GPU runs queue work on
     // their own streams from the one engine thread.
@@ -170,11 +200,7 @@ std::vector<StepRecord> Session::finish_runs(double wall) {
         m_last_us[i] = rec.step_time_us;
         out.push_back(rec);
     }
-    // The longest step starts first next time: the runs a thread takes after its first then fit
-    // in beside the longest instead of running on alone after it (longest processing time first).
-    for (std::size_t i = 1; i < m_order.size(); ++i)  // insertion sort: a handful of runs, no allocation
-        for (std::size_t j = i; j > 0 && m_last_us[m_order[j]] > m_last_us[m_order[j - 1]]; --j)
-            std::swap(m_order[j], m_order[j - 1]);
+    order_longest_first();
     return out;
 }
 
@@ -207,12 +233,14 @@ void Session::require_nothing_pending(const char* what) const {
 std::vector<StepRecord> Session::step() {
     require_nothing_pending("step");
     const double wall = wall_now();
+    if (steps_in_parallel()) return complete_step(step_runs_in_parallel(wall));
     queue_runs();
     return complete_step(finish_runs(wall));
 }
 
 bool Session::can_leave_pending() const {
     if (m_step + 1 >= m_cfg.steps || evaluates(m_step)) return false;
+    if (steps_in_parallel()) return false;  // CPU runs finish their step where they take it
     const auto& list = m_cfg.live_changes;
     if (m_applied < list.size() && list[m_applied].step <= m_step + 1) return false;  // lands before the next
     return std::all_of(m_runs.begin(), m_runs.end(), [](const auto& r) { return r->can_queue_next(); });
@@ -225,6 +253,10 @@ std::vector<std::vector<StepRecord>> Session::step_ahead() {
                                "call finish_pending first");
     if (finished()) return out;
     const double wall = wall_now();
+    if (!m_pending && steps_in_parallel()) {  // nothing is left pending on the CPU's threads
+        out.push_back(complete_step(step_runs_in_parallel(wall)));
+        return out;
+    }
     queue_runs();  // step N, behind the pending step N−1 where there is one
     if (m_pending) {
         const double pending_wall = *m_pending;

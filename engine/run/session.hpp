@@ -100,9 +100,13 @@ private:
     void gather_batches();  // the step's micro-batches, the same for every run
     void queue_runs();      // the batches, then every run's step; on a throw the step is not taken
     // Whether runs step (and evaluate) on the pool's threads (engine/base/parallel.hpp): CPU runs,
-    // more than one, more than one thread. A run that throws there does not keep the others from
-    // their step, as a serial loop does; the step is dropped all the same.
+    // more than one, more than one thread. Each run then takes its whole step and reads its record
+    // on a thread (step_runs_in_parallel), and step_ahead leaves nothing pending. A run that throws
+    // there does not keep the others from their step, as a serial loop does; the step is dropped
+    // all the same.
     bool steps_in_parallel() const;
+    std::vector<StepRecord> step_runs_in_parallel(double wall);  // the records, in run order
+    void order_longest_first();  // m_order by m_last_us, longest first
     std::vector<StepRecord> finish_runs(double wall);
     std::vector<StepRecord> complete_step(std::vector<StepRecord> out);  // evaluation, next step, changes
     bool can_leave_pending() const;
