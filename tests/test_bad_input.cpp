@@ -228,6 +228,9 @@ private slots:
         run("steps_too_many", {"--steps", "100000001"}, 2, "--steps: must be between 1");
         run("steps_huge", {"--steps", "99999999999999999999"}, 2, "--steps");
         run("steps_fraction", {"--steps", "1.5"}, 2, "--steps");
+        run("threads_too_many", {"--threads", "65"}, 2, "--threads: Value 65 not in range 0 to 64");
+        run("threads_negative", {"--threads", "-1"}, 2, "--threads");
+        bench("threads_not_number", {"--threads", "x"}, 2, "--threads");
         run("seed_negative", {"--seed", "-1"}, 2, "--seed");
         run("seed_not_number", {"--seed", "x"}, 2, "--seed");
         // --- shortcut flags
