@@ -15,6 +15,10 @@
 #include <sys/resource.h>
 #include <csignal>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "engine/base/error.hpp"
 #include "engine/io/export.hpp"
@@ -421,8 +425,6 @@ private slots:
         resume("resume_with_seed", {"@F/state.json", "--steps", "5", "--seed", "3"}, 2, "--seed: cannot apply");
         resume("resume_with_print_config", {"@F/state.json", "--print-config"}, 2, "--print-config: cannot apply");
         resume("resume_with_snippet", {"@F/state.json", "--snippet", "pytorch"}, 2, "--snippet: cannot apply");
-        resume("resume_save_over_itself", {"@F/state_copy.json", "--steps", "5", "--save-state", "@F/state_copy.json"},
-               2, "the state given to --resume");
         resume("resume_csv_over_state", {"@F/state_copy.json", "--steps", "5", "--csv", "@F/state_copy.json"}, 2,
                "the state given to --resume");
         // --- bench
@@ -474,7 +476,9 @@ private slots:
         format("format_value_hex_cut", {"0x1p"}, 2, "'0x1p' is not a number");
         format("format_value_two_dots", {"1.2.3"}, 2, "'1.2.3' is not a number");
         format("format_value_trailing", {"1e5x"}, 2, "'1e5x' is not a number");
-        format("format_unknown_option", {"--bogus", "1"}, 2, "--bogus");
+        format("format_unknown_option", {"--bogus", "1"}, 2, "unknown option '--bogus'");
+        format("format_unknown_option_alone", {"--zzz"}, 2, "unknown option '--zzz'; format takes --csv");
+        format("format_unknown_short_option", {"-x", "1"}, 2, "unknown option '-x'");
         // --- the app's command line: refused before any window opens, nothing written
         app("app_unknown_preset", {"--config", "nosuch"}, "nosuch");
         app("app_config_directory", {"--config", "@F/dir.json"}, "is a directory");
@@ -586,6 +590,84 @@ private slots:
         std::ifstream in(side);
         QCOMPARE(std::string(std::istreambuf_iterator<char>(in), {}), std::string("old sidecar"));
         QCOMPARE(QDir(work.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                 (QStringList{"a.csv", "a.json"}));
+    }
+
+    // A continued run saved over the state it resumed: allowed, and the old state stays whole
+    // until the new one is complete; a run refused before its first step leaves it as it was.
+    void resume_saves_over_its_own_state() {
+        QTemporaryDir work;
+        const fs::path state = fs::path(work.path().toStdString()) / "s.json";
+        fs::copy_file(F / "state.json", state);
+        const auto state_text = [&] {
+            std::ifstream in(state);
+            return std::string(std::istreambuf_iterator<char>(in), {});
+        };
+        const std::string before = state_text();
+        QCOMPARE(json::parse(before).at("step").get<long long>(), 3LL);
+        QProcess p;
+        p.setWorkingDirectory(work.path());
+        p.start(QStringLiteral(MPX_CLI_PATH), {"run", "--quiet", "--resume", "s.json", "--steps", "2", "--save-state", "s.json"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);  // --steps below the saved step: refused, nothing written
+        QVERIFY(p.readAllStandardError().contains("--steps"));
+        QCOMPARE(state_text(), before);
+        p.start(QStringLiteral(MPX_CLI_PATH), {"run", "--quiet", "--resume", "s.json", "--steps", "6", "--save-state", "s.json"});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QCOMPARE(json::parse(state_text()).at("step").get<long long>(), 6LL);
+        QCOMPARE(QDir(work.path()).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot), QStringList{"s.json"});
+    }
+
+    // A CSV that cannot be replaced (an immutable file) is refused before the first step, and a
+    // commit that meets one after training touches neither the CSV nor its sidecar: a run's outputs
+    // are written all or nothing, and a new sidecar never describes an old CSV.
+    void an_immutable_csv_is_refused_and_nothing_changes() {
+        QTemporaryDir work;
+        const fs::path dir = work.path().toStdString(), csv = dir / "a.csv", side = dir / "a.json";
+        write(csv, "old csv");
+        write(side, "old sidecar");
+        const auto immutable = [&](bool on) {
+            const int fd = ::open(csv.c_str(), O_RDONLY);
+            int flags = 0;
+            bool ok = fd >= 0 && ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+            flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
+            ok = ok && ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+            if (fd >= 0) ::close(fd);
+            return ok;
+        };
+        const auto text = [](const fs::path& f) {
+            std::ifstream in(f);
+            return std::string(std::istreambuf_iterator<char>(in), {});
+        };
+        // Through the command line: refused before training, exit 1, the reason named.
+        if (!immutable(true)) QSKIP("this file system or user cannot set the immutable attribute (chattr +i)");
+        QProcess p;
+        p.setWorkingDirectory(work.path());
+        p.start(QStringLiteral(MPX_CLI_PATH), {"run", "--quiet", "--steps", "3", "--csv", "a.csv"});
+        QVERIFY(p.waitForFinished(60000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY(immutable(false));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(err.contains(QStringLiteral("'a.csv' is immutable (chattr +i) and cannot be replaced")), qPrintable(err));
+        QCOMPARE(text(csv), std::string("old csv"));
+        QCOMPARE(text(side), std::string("old sidecar"));
+        // The CSV turns immutable while the run trains: the commit fails, both files stay old.
+        {
+            mpx::CsvWriter w(csv);
+            QVERIFY(immutable(true));
+            bool threw = false;
+            try {
+                w.commit(side, "new sidecar");
+            } catch (const mpx::IoError& e) {
+                threw = QString::fromUtf8(e.what()).contains(QStringLiteral("immutable"));
+            }
+            QVERIFY(immutable(false));
+            QVERIFY(threw);
+        }
+        QCOMPARE(text(csv), std::string("old csv"));
+        QCOMPARE(text(side), std::string("old sidecar"));
+        QCOMPARE(QDir(work.path()).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot),
                  (QStringList{"a.csv", "a.json"}));
     }
 };

@@ -116,7 +116,10 @@ void check_outputs(const RunOptions& o) {
                 throw ConfigError(outputs[k].first, "'" + outputs[k].second.string() + "' is also " +
                                                         outputs[i].first + "; give each output its own file");
     for (const auto& [what, path] : outputs) {
-        if (!o.resume.empty() && same_file(path, o.resume))
+        // A continued run saved over the state it came from is what checkpoints are for: the
+        // state is read whole before the first step and replaced atomically after the last, so the
+        // old one stays intact until the new one is complete. Any other output would destroy it.
+        if (!o.resume.empty() && same_file(path, o.resume) && what != "--save-state")
             throw ConfigError(what, "'" + path.string() + "' is the state given to --resume; write to another file");
         const bool config_is_file = o.flags.config.find('/') != std::string::npos ||
                                     std::filesystem::path(o.flags.config).extension() == ".json";

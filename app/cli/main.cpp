@@ -32,6 +32,12 @@ std::vector<std::string> values_after_separator(int argc, char** argv) {
         const bool number = !a.empty() && a[0] == '-' && (std::strtod(a.c_str(), &end), *end == '\0');
         if (number || a.empty() || a[0] != '-') values.push_back(a);
         else {
+            // An option format does not take is named as unknown (as run does), not left to fail
+            // as "give at least one value" once the values are found missing.
+            const std::string name = a.substr(0, a.find('='));
+            if (name != "--csv" && name != "--formats" && name != "--overflow" && name != "-h" && name != "--help")
+                throw CLI::ArgumentMismatch("unknown option '" + name + "'; format takes --csv, --formats, --overflow "
+                                            "and values, e.g. mpx-cli format --csv 65520 1e-8");
             opts.push_back(a);
             if (a == "--formats" || a == "--overflow") {
                 // The value is taken here, whatever it looks like; a missing one is said by name.

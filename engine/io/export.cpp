@@ -8,6 +8,11 @@
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
+#ifdef __linux__
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#endif
 
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
@@ -190,6 +195,18 @@ void check_output_path(const std::filesystem::path& path, const std::string& wha
         throw IoError(what + ": '" + path.string() + "' is a directory; give a file name");
     if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
         throw IoError(what + ": '" + path.string() + "' is not a regular file and cannot be replaced");
+#ifdef __linux__
+    if (std::filesystem::exists(st)) {  // an immutable or append-only file cannot be renamed over
+        const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        int flags = 0;
+        const bool read = fd >= 0 && ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;  // not every file system keeps flags
+        if (fd >= 0) ::close(fd);
+        if (read && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)))
+            throw IoError(what + ": '" + path.string() + "' is " +
+                          ((flags & FS_IMMUTABLE_FL) ? "immutable (chattr +i)" : "append-only (chattr +a)") +
+                          " and cannot be replaced");
+    }
+#endif
     const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
     if (!std::filesystem::is_directory(dir, ec))
         throw IoError(what + ": the directory of '" + path.string() + "' does not exist");
@@ -296,8 +313,51 @@ void CsvWriter::commit(const std::filesystem::path& sidecar, const std::string& 
     // Both targets are checked again just before the renames: either may have changed during a run.
     check_output_path(sidecar, "cannot write");
     check_output_path(m_path, "cannot write");
-    side.publish();
-    file->publish();
+    // All or nothing: the CSV lands first, its old version kept under a temporary name (a hard
+    // link) until the sidecar has landed too. If the sidecar cannot land, the old CSV is put back
+    // (or the new one removed): a new sidecar never describes an old CSV, and a CSV never stays
+    // without the sidecar that reproduces it. A CSV that cannot be replaced (an immutable file)
+    // fails before anything is touched.
+    std::error_code ec;
+    std::filesystem::path kept;
+    int kept_slot = -1;
+    if (std::filesystem::exists(std::filesystem::symlink_status(m_path, ec))) {
+        kept = m_path;
+        kept += ".tmp-" + std::to_string(::getpid()) + "-old";
+        std::filesystem::remove(kept, ec);
+        std::filesystem::create_hard_link(m_path, kept, ec);
+        if (ec && ec != std::errc::operation_not_permitted && ec != std::errc::permission_denied) {
+            ec.clear();  // a file system without hard links: a copy keeps the old CSV instead
+            std::filesystem::copy_file(m_path, kept, ec);
+        }
+        if (ec) throw IoError("cannot replace '" + m_path.string() + "': " + ec.message());
+        kept_slot = register_temporary(kept);
+    }
+    const auto drop_kept = [&] {
+        if (kept.empty()) return;
+        std::error_code ignored;
+        std::filesystem::remove(kept, ignored);
+        unregister_temporary(kept_slot);
+    };
+    try {
+        file->publish();
+    } catch (...) {
+        drop_kept();
+        throw;
+    }
+    try {
+        side.publish();
+    } catch (...) {
+        std::error_code ignored;
+        if (kept.empty()) {
+            std::filesystem::remove(m_path, ignored);
+        } else {
+            std::filesystem::rename(kept, m_path, ignored);
+            unregister_temporary(kept_slot);
+        }
+        throw;
+    }
+    drop_kept();
 }
 
 nlohmann::json sidecar_json(const SessionConfig& cfg, const std::vector<RunInfo>& runs,

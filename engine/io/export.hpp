@@ -62,8 +62,9 @@ public:
     CsvWriter& operator=(const CsvWriter&) = delete;
     void write(const StepRecord& r, const RunInfo& run);
     void commit();                                   // flush, close, rename; IoError on failure
-    // The CSV and its sidecar: both are written and checked before either target is touched, then
-    // the sidecar is renamed first, so a CSV never appears without its configuration.
+    // The CSV and its sidecar, all or nothing: both are written and checked before either target
+    // is touched; the CSV lands first with its old version kept until the sidecar lands too, and
+    // is put back if the sidecar cannot. A new sidecar never describes an old CSV.
     void commit(const std::filesystem::path& sidecar, const std::string& sidecar_text);
     const std::filesystem::path& path() const { return m_path; }
 
