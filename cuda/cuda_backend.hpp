@@ -94,7 +94,8 @@ public:
     void scale(Tensor& t, float factor) override;
     void clip_to_norm(Tensor& t, double max_norm) override;
     void optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
-                          Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) override;
+                          Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf,
+                          Tensor* compensation = nullptr, int param = 0) override;
     void unscale_all(std::span<const ParamRef> ps, ScaleBy inv_scale) override;
     void clip_all(std::span<const ParamRef> ps, double max_norm) override;
     void optimizer_all(const OptimizerStep& s, std::span<const ParamRef> ps, OnInf on_inf) override;

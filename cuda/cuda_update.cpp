@@ -94,8 +94,20 @@ void CudaBackend::clip_to_norm(Tensor& t, double max_norm) {
                        m->rec(), m->s());
 }
 
+namespace {
+// Stochastic rounding and Kahan write-back are built on the CPU backend only: the CUDA backend has
+// not run on a GPU yet, and nothing GPU-only is added before it has (docs/gpu.md).
+void require_nearest(WriteBack w) {
+    if (w != WriteBack::nearest)
+        throw ConfigError("runs", "stochastic rounding and Kahan write-back run on the CPU backend only; "
+                                  "choose device cpu for pure-*+sr and pure-*+kahan runs");
+}
+}  // namespace
+
 void CudaBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
-                                   Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) {
+                                   Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf,
+                                   Tensor* /*compensation*/, int /*param*/) {
+    require_nearest(s.write_back);
     require_own(this, {&grad, master, &working, &state1, state2});
     require_optimizer_shapes(grad, master, working, state1, state2, s.kind);
     m->use();
@@ -127,6 +139,7 @@ void CudaBackend::clip_all(std::span<const ParamRef> ps, double max_norm) {
 
 void CudaBackend::optimizer_all(const OptimizerStep& s, std::span<const ParamRef> ps, OnInf on_inf) {
     if (ps.empty()) return;
+    require_nearest(s.write_back);
     for (const ParamRef& p : ps)
         require(s.kind == OptimizerKind::sgd || p.state2, "optimizer_update: Adam needs a second state");
     m->use();

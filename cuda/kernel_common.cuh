@@ -20,12 +20,12 @@ constexpr int k_warps = k_threads / 32;
 constexpr int k_fields = sizeof(Counts) / sizeof(unsigned long long);
 static_assert(sizeof(Counts) == k_fields * sizeof(unsigned long long),
               "Counts: 64-bit fields only");
-// Every field is a sum but the last, Counts::overflow_max, a maximum.
-constexpr int k_max_field = k_fields - 1;
+// Every field is a sum but the last two, Counts::overflow_max and compensation_max, maxima.
+constexpr int k_max_field = k_fields - 2;
 static_assert(offsetof(Counts, overflow_max) == k_max_field * sizeof(unsigned long long),
-              "Counts: overflow_max is the last field");
+              "Counts: overflow_max and compensation_max are the last fields");
 __device__ unsigned long long combine(int field, unsigned long long a, unsigned long long b) {
-    return field == k_max_field ? (a > b ? a : b) : a + b;
+    return field >= k_max_field ? (a > b ? a : b) : a + b;
 }
 
 int blocks_for(std::size_t n) {
@@ -36,7 +36,7 @@ __device__ std::size_t first_index() { return std::size_t{blockIdx.x} * blockDim
 __device__ std::size_t grid_stride() { return std::size_t{gridDim.x} * blockDim.x; }
 
 // Block reduction of every thread's counts, then one atomic per non-zero field (atomicAdd, and
-// atomicMax for overflow_max). Integer sums and maxima: the result does not depend on the order
+// atomicMax for the maxima). Integer sums and maxima: the result does not depend on the order
 // blocks finish in. Every thread of the block calls it.
 __device__ void add_counts(const Counts& mine, Counts* out) {
     __shared__ unsigned long long warp_sums[k_fields][k_warps];
@@ -52,7 +52,7 @@ __device__ void add_counts(const Counts& mine, Counts* out) {
         unsigned long long s = 0;
         for (int w = 0; w < k_warps; ++w) s = combine(threadIdx.x, s, warp_sums[threadIdx.x][w]);
         auto* field = reinterpret_cast<unsigned long long*>(out) + threadIdx.x;
-        if (s) threadIdx.x == k_max_field ? atomicMax(field, s) : atomicAdd(field, s);
+        if (s) threadIdx.x >= k_max_field ? atomicMax(field, s) : atomicAdd(field, s);
     }
 }
 

@@ -43,7 +43,9 @@ inline QString differs(const StepRecord& a, const StepRecord& b, bool memory = t
         {"loss", {a.loss, b.loss}}, {"loss_scale", {a.loss_scale, b.loss_scale}},
         {"new_scale", {a.new_scale, b.new_scale}}, {"grad_norm", {a.grad_norm, b.grad_norm}},
         {"underflow_frac", {a.underflow_frac, b.underflow_frac}},
-        {"lost_update_frac", {a.lost_update_frac, b.lost_update_frac}}, {"lr", {a.lr, b.lr}}};
+        {"lost_update_frac", {a.lost_update_frac, b.lost_update_frac}}, {"lr", {a.lr, b.lr}},
+        {"small_update_frac", {a.small_update_frac, b.small_update_frac}},
+        {"small_kept_frac", {a.small_kept_frac, b.small_kept_frac}}};
     for (const auto& [name, v] : fields)
         if (!same_bits(v.first, v.second))
             return QStringLiteral("step %1 run %2: %3 %4 vs %5").arg(a.step).arg(a.run).arg(name)
@@ -55,7 +57,8 @@ inline QString differs(const StepRecord& a, const StepRecord& b, bool memory = t
     if (a.first_nonfinite != b.first_nonfinite || !same_bits(a.first_nonfinite_magnitude, b.first_nonfinite_magnitude))
         return QStringLiteral("step %1 run %2: the first inf/NaN differs").arg(a.step).arg(a.run);
     if (!same_bits(a.eval_loss, b.eval_loss) || !same_bits(a.eval_accuracy, b.eval_accuracy) ||
-        !same_bits(a.fp8_saturated_frac, b.fp8_saturated_frac) || !same_bits(a.fp8_underflow_frac, b.fp8_underflow_frac))
+        !same_bits(a.fp8_saturated_frac, b.fp8_saturated_frac) || !same_bits(a.fp8_underflow_frac, b.fp8_underflow_frac) ||
+        !same_bits(a.compensation_max, b.compensation_max))
         return QStringLiteral("step %1 run %2: evaluation or FP8 shares differ").arg(a.step).arg(a.run);
     return {};
 }

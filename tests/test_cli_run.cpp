@@ -71,15 +71,16 @@ private slots:
         QVERIFY2(r.code == 0, qPrintable(describe(r)));
         const auto rows = read_csv(csv);
         QCOMPARE(rows.size(), 1 + 20 * 3);
-        QCOMPARE(rows[0].size(), 28);
+        QCOMPARE(rows[0].size(), 32);
         QCOMPARE(rows[0].first(), QStringLiteral("run"));
         QCOMPARE(rows[0].mid(23), (QStringList{"eval_loss", "eval_accuracy", "first_nonfinite",
-                                               "fp8_saturated_frac", "fp8_underflow_frac"}));
+                                               "fp8_saturated_frac", "fp8_underflow_frac", "small_update_frac",
+                                               "small_kept_frac", "compensation_max", "mem_compensation"}));
         const QStringList labels{"fp32", "amp-fp16+pytorch", "amp-bf16"};
         const QStringList precisions{"fp32", "fp16", "bf16"};
         for (int i = 1; i < rows.size(); ++i) {
             const QStringList& f = rows[i];
-            QCOMPARE(f.size(), 28);
+            QCOMPARE(f.size(), 32);
             QCOMPARE(f[25], QString());  // nothing overflowed in the default preset
             QCOMPARE(f[26], QString());  // no FP8 run: the FP8 columns are empty
             QCOMPARE(f[27], QString());

@@ -186,10 +186,10 @@ public:
     void scale(Tensor& t, float f) override { cpu().scale(t, f); }
     void clip_to_norm(Tensor& t, double n) override { cpu().clip_to_norm(t, n); }
     void optimizer_update(const OptimizerStep& s, const Tensor& g, Tensor* m, Tensor& w,
-                          Tensor& s1, Tensor* s2, OnInf on_inf) override {
+                          Tensor& s1, Tensor* s2, OnInf on_inf, Tensor* comp = nullptr, int param = 0) override {
         OptimizerStep st = s;
         if (m_fault == Fault::adam_step) st.t += 1;  // the wrong bias correction
-        cpu().optimizer_update(st, g, m, w, s1, s2, on_inf);
+        cpu().optimizer_update(st, g, m, w, s1, s2, on_inf, comp, param);
     }
 
 protected:

@@ -136,7 +136,7 @@ private slots:
     void save_load_resumes_bit_identically_data() {
         QTest::addColumn<QString>("label");
         QTest::addColumn<int>("optimizer");
-        for (const char* l : {"fp32", "amp-fp16+pytorch", "half-fp16+deepspeed", "pure-bf16"})
+        for (const char* l : {"fp32", "amp-fp16+pytorch", "half-fp16+deepspeed", "pure-bf16", "pure-bf16+sr", "pure-fp16+kahan"})
             for (auto o : {OptimizerKind::adam, OptimizerKind::sgd})
                 QTest::addRow("%s_%s", l, to_string(o).data()) << QString::fromLatin1(l) << int(o);
     }

@@ -56,7 +56,7 @@ struct Summary {
 ScalerConfig snippet_scaler(const SessionConfig& cfg, const std::string& framework) {
     std::optional<ScalerConfig> first_dynamic;
     for (const auto& label : cfg.runs) {
-        const ScalerConfig s = resolve_run(label, cfg.scaler, cfg.scaler_overrides).scaler;
+        const ScalerConfig s = resolve_run(label, cfg.scaler, cfg.scaler_overrides, cfg.train.write_back).scaler;
         if (s.preset == framework) return s;
         if (s.kind == ScalerKind::dynamic && !first_dynamic) first_dynamic = s;
     }
@@ -150,7 +150,7 @@ int run_run(const RunOptions& o) {
     }
     if (o.snippet == "transformer-engine") {  // the FP8 recipe of the first FP8 run
         for (const auto& label : cfg.runs) {
-            const RunInfo info = resolve_run(label, cfg.scaler, cfg.scaler_overrides);
+            const RunInfo info = resolve_run(label, cfg.scaler, cfg.scaler_overrides, cfg.train.write_back);
             if (!is_fp8(info.spec.mode)) continue;
             std::cout << fp8_recipe_snippet(cfg.fp8, info.spec.mode, info.spec.fp8_recipe);
             return 0;

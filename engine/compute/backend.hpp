@@ -33,6 +33,11 @@ struct OptimizerStep {
     long long t = 1;             // Adam step number (bias correction), counts applied steps only
     // backend: t is the backend's applied steps + 1 and lr its schedule table at its schedule count
     StepCount count = StepCount::given;
+    // How the new weights reach a working copy stored narrow with no master (engine/core/
+    // write_back.hpp; LayerPrecision::write_back): stochastic rounding draws from the stream of
+    // (round_seed, the parameter's index, t − 1), Kahan keeps the parameter's compensation tensor.
+    WriteBack write_back = WriteBack::nearest;
+    std::uint64_t round_seed = 0;
 };
 // Adam's bias corrections for step t (std::pow in float: one value on both backends).
 core::BiasCorrection bias_correction(float beta1, float beta2, long long t);
@@ -43,7 +48,8 @@ core::OptConsts optimizer_consts(const OptimizerStep& s);
 // One parameter tensor for the ops over all parameters at once (unscale_all, clip_all,
 // optimizer_all): its layer (counted at that layer's unscaled and optimizer sites), its gradient, the
 // unscaled gradient (may be the gradient's own tensor: in place), which the optimizer reads, the FP32
-// master copy (nullable), the working copy and the optimizer states (state2 nullable: SGD).
+// master copy (nullable), the working copy and the optimizer states (state2 nullable: SGD), and for
+// the write-back its index in the model (the SR stream) and Kahan compensation (nullable).
 struct ParamRef {
     int layer = 0;
     const Tensor* grad = nullptr;
@@ -52,6 +58,8 @@ struct ParamRef {
     Tensor* working = nullptr;
     Tensor* state1 = nullptr;
     Tensor* state2 = nullptr;
+    int index = 0;
+    Tensor* compensation = nullptr;
 };
 
 class Backend {
@@ -225,9 +233,12 @@ public:
     virtual void clip_to_norm(Tensor& t, double max_norm) = 0;
     // One optimizer step on FP32 master weights (or, without a master, on the working copy in its
     // own format), then write-back into the working copy; the states keep their own formats
-    // (rounded after each update, counted). Counts updates the working copy lost.
+    // (rounded after each update, counted). Counts updates the working copy lost. s.write_back
+    // other than nearest needs a working copy without master; kahan its `compensation` (working's
+    // format and shape); `param` numbers the tensor's stochastic-rounding stream.
     virtual void optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
-                                  Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) = 0;
+                                  Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf,
+                                  Tensor* compensation = nullptr, int param = 0) = 0;
 
     // ---- all parameters at once ----
     // What the single-tensor ops above do, tensor by tensor in the span's order, as one op: each

@@ -343,7 +343,8 @@ public:
     }
 
     void optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
-                          Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) override;
+                          Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf,
+                          Tensor* compensation = nullptr, int param = 0) override;
 
 protected:
     void* raw_alloc(std::size_t bytes) override {

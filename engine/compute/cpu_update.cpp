@@ -7,6 +7,7 @@
 
 #include "engine/base/error.hpp"
 #include "engine/compute/cpu_backend.hpp"
+#include "engine/core/write_back.hpp"
 #include "engine/precision/mxfp8_cast.hpp"
 
 namespace mpx::cpu {
@@ -75,22 +76,82 @@ void update_block(const core::OptConsts& k, const float* __restrict g, float* __
     for (std::size_t i = 0; i < m; ++i) moved[i] = core::optimizer_element<K>(k, g[i], w[i], m1[i], m2[i]);
 }
 
+// The element updates of a stochastic or Kahan write-back (engine/core/write_back.hpp) for one
+// block of m weights from `at`: `before` the stored weights (decoded), the states in m1/m2. The
+// optimizer's FP32 change of each weight is needed whole (Kahan adds it to its compensation), so
+// this loop keeps it per element rather than the vectorised update_block's new weights. AdamW's
+// decoupled decay is applied to the stored weight first and left uncompensated, as optimi's
+// kernels do (`param * weight_decay` cast to the parameter's type).
+template <OptimizerKind K>
+void cured_block(const core::OptConsts& k, WriteBack mode, std::uint64_t key, const float* g, const float* before,
+                 float* m1, float* m2, Tensor& working, Tensor* comp, std::size_t at, std::size_t m,
+                 core::Counts& counts) {
+    const Format f = working.format();
+    auto* out = static_cast<std::uint16_t*>(working.data()) + at;  // FP16/BF16: 2 bytes a weight
+    auto* cbits = comp ? static_cast<std::uint16_t*>(comp->data()) + at : nullptr;
+    const core::TallyEdges edges = core::tally_edges(f);
+    core::OptConsts kd = k;
+    if constexpr (K == OptimizerKind::adamw) kd.weight_decay = 0.0f;  // the decay is applied apart
+    const float keep = 1.0f - k.lr * k.weight_decay;
+    for (std::size_t i = 0; i < m; ++i) {
+        float theta = before[i];
+        bool moved = false;
+        if constexpr (K == OptimizerKind::adamw) {
+            if (mode == WriteBack::kahan) {
+                theta = core::round_value(f, theta * keep);
+                moved = theta != before[i];
+            }
+        }
+        float w = theta, update;
+        moved = core::optimizer_element<K>(mode == WriteBack::kahan ? kd : k, g[i], w, m1[i], m2[i], update) || moved;
+        if (mode == WriteBack::stochastic) {
+            const std::uint32_t code = core::encode_bits_stochastic(f, w, core::round_word(key, at + i));
+            out[i] = static_cast<std::uint16_t>(code);
+            const float after = core::decode_bits(f, code);
+            core::tally(edges, w, after, counts);
+            core::count_cured_update(moved, before[i], core::round_value(f, w), after != before[i], counts);
+        } else {
+            const float c = core::decode_bits(f, cbits[i]);
+            const core::KahanResult r = core::kahan_update(f, theta, c, update);
+            out[i] = static_cast<std::uint16_t>(core::encode_bits(f, r.theta));
+            cbits[i] = static_cast<std::uint16_t>(core::encode_bits(f, r.c));
+            core::tally(edges, theta + update, r.theta, counts);
+            const std::uint32_t cmag = core::bits_of(r.c) & 0x7fffffffu;
+            if (cmag > counts.compensation_max) counts.compensation_max = cmag;
+            core::count_cured_update(moved, before[i], core::round_value(f, theta + update),
+                                     r.theta != before[i] || r.c != c, counts);
+        }
+    }
+}
+
 }  // namespace
 
 void CpuBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, Tensor* master,
-                      Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf) {
+                      Tensor& working, Tensor& state1, Tensor* state2, OnInf on_inf,
+                      Tensor* compensation, int param) {
     if (!step_applied(on_inf, stats().found_inf())) return;
+    const WriteBack mode = s.write_back;
+    if (mode != WriteBack::nearest &&
+        (master || (working.format() != Format::fp16 && working.format() != Format::bf16)))
+        throw ConfigError("", "optimizer_update: a stochastic or Kahan write-back needs FP16/BF16 weights and no master");
+    if (mode == WriteBack::kahan &&
+        (!compensation || compensation->format() != working.format() || compensation->size() != working.size()))
+        throw ConfigError("", "optimizer_update: a Kahan write-back needs a compensation tensor like the working copy");
     const std::size_t n = grad.size();
     if (working.size() != n || state1.size() != n || (state2 && state2->size() != n) ||
         (master && (master->size() != n || master->format() != Format::fp32)))
         throw ConfigError("", "optimizer_update: shapes or master format do not match");
     core::OptConsts k = optimizer_consts(s);
+    // Stochastic rounding's stream: Adam's step number t counts applied steps (t − 1 before this one).
     if (s.count == StepCount::backend &&  // lr at m_schedule, Adam's t = m_applied + 1
         !core::take_backend_counts(k, {m_lrs.data(), static_cast<long long>(m_lrs.size()), m_bias.data(),
                                      static_cast<long long>(m_bias.size())},
                                  m_schedule, m_applied))
         throw ConfigError("", "optimizer_update: schedule step " + std::to_string(m_schedule) + " or Adam's step " +
                                   std::to_string(m_applied + 1) + " is beyond the host's tables");
+    const long long applied = s.count == StepCount::backend ? m_applied : s.t - 1;
+    const std::uint64_t key = core::round_key(s.round_seed, static_cast<std::uint32_t>(param),
+                                              static_cast<std::uint64_t>(applied));
     const float* g = view(grad, m_a).data();
     const bool collecting = m_collecting && site() >= 0;
     const Format lands_in = master ? Format::fp32 : working.format();  // the weight updated
@@ -128,6 +189,23 @@ void CpuBackend::optimizer_update(const OptimizerStep& s, const Tensor& grad, Te
                 if (!master) std::memcpy(wb, before, m * sizeof(float));
                 float* m1 = block_values(state1, at, m, s1b);
                 float* m2 = K == OptimizerKind::sgd ? s2b : block_values(*state2, at, m, s2b);  // SGD: unused
+                if (mode != WriteBack::nearest) {
+                    if (collecting) {  // the histograms see the change and the new weights
+                        for (std::size_t i = 0; i < m; ++i) {
+                            float wi = before[i], m1i = m1[i], m2i = m2[i], update;
+                            core::optimizer_element<K>(kc, g[at + i], wi, m1i, m2i, update);
+                            ++part.ulp.n[core::update_ulp_slot(lands_in, before[i], update)];
+                        }
+                    }
+                    cured_block<K>(kc, mode, key, g + at, before, m1, m2, working, compensation, at, m, part.weights);
+                    if (collecting) {
+                        const float* now = block_values(working, at, m, after);
+                        bin_values(&part.stored, now, m);
+                    }
+                    part.states += store_block(m1, m, state1, at);
+                    if (K != OptimizerKind::sgd) part.states += store_block(m2, m, *state2, at);
+                    continue;
+                }
                 bool moved[k_block];
                 if (!collecting) {
                     update_block<K>(kc, g + at, w, m1, m2, moved, m);

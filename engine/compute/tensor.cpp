@@ -18,6 +18,7 @@ std::string_view to_string(MemCategory c) {
         case MemCategory::optimizer: return "optimizer";
         case MemCategory::activations: return "activations";
         case MemCategory::workspace: return "workspace";
+        case MemCategory::compensation: return "compensation";
     }
     return "?";
 }
@@ -71,7 +72,7 @@ void Backend::clip_all(std::span<const ParamRef> ps, double max_norm) {
 void Backend::optimizer_all(const OptimizerStep& s, std::span<const ParamRef> ps, OnInf on_inf) {
     for (const ParamRef& p : ps) {
         set_site(p.layer, TensorKind::optimizer);
-        optimizer_update(s, *p.unscaled, p.master, *p.working, *p.state1, p.state2, on_inf);
+        optimizer_update(s, *p.unscaled, p.master, *p.working, *p.state1, p.state2, on_inf, p.compensation, p.index);
     }
 }
 

@@ -21,7 +21,7 @@ ScalerConfig with_overrides(ScalerConfig s, const nlohmann::json& overrides) {
 }
 
 RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
-                    const nlohmann::json& overrides) {
+                    const nlohmann::json& overrides, WriteBack session_write_back) {
     RunInfo info;
     info.spec = parse_run_spec(label, "runs");
     const DefaultScaler def = default_scaler(info.spec);
@@ -46,6 +46,8 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
     }
     info.label = info.spec.base_label();
     if (info.spec.fp8_recipe) info.label += "+" + std::string(enum_name(*info.spec.fp8_recipe));
+    if (writes_narrow_weights(info.spec.mode)) info.write_back = info.spec.write_back.value_or(session_write_back);
+    if (info.write_back != WriteBack::nearest) info.label += "+" + std::string(write_back_suffix(info.write_back));
     if (info.spec.scaler_preset || def == DefaultScaler::dynamic) info.label += "+" + s.preset;
     try {
         info.scaler = with_overrides(s, overrides);

@@ -18,13 +18,16 @@ struct RunInfo {
     RunSpec spec;           // mode, formats, named scaler and FP8 recipe (spec.precision(): the CSV's)
     ScalerConfig scaler;    // as the run starts, scaler_overrides applied
     bool follows_session_scaler = false;  // no "+preset" and a dynamic default: live edits reach it
+    WriteBack write_back = WriteBack::nearest;  // resolved: the label's, else the session's (pure-*)
 };
 
 // `label` as in SessionConfig::runs; `session_scaler` is the scaler of runs that name none. Throws
 // ConfigError naming "runs" for a bad label or unknown preset, and naming the scaler field (with the
 // run) when scaler_overrides make the run's scaler invalid.
+// `session_write_back` (train.write_back) reaches the runs that can take it (pure-*) and whose
+// label names none; a run whose write-back is not nearest carries it in its label ("+sr", "+kahan").
 RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
-                    const nlohmann::json& scaler_overrides);
+                    const nlohmann::json& scaler_overrides, WriteBack session_write_back = WriteBack::nearest);
 
 // `overrides` (an object of scaler settings) laid over a dynamic scaler and validated; a static or
 // absent scaler is returned as it is. Errors name "scaler_overrides.<key>" or the scaler field.

@@ -40,9 +40,11 @@ void validate(const SessionConfig& c) {
     validate(c.scaler);
     validate(c.fp8);
     std::set<std::string> labels;
+    bool write_back_reaches = false;  // train.write_back reaches a run (a pure-* run naming none)
     for (const auto& r : c.runs) {  // every label resolves, its scaler (overrides applied) is valid
-        const RunInfo info = resolve_run(r, c.scaler, c.scaler_overrides);
+        const RunInfo info = resolve_run(r, c.scaler, c.scaler_overrides, c.train.write_back);
         if (!labels.insert(info.label).second) throw ConfigError("runs", "run '" + info.label + "' appears twice");
+        write_back_reaches = write_back_reaches || (writes_narrow_weights(info.spec.mode) && !info.spec.write_back);
         if (info.spec.mode != Mode::selective) continue;
         for (const auto& name : c.selective_layers) {
             bool found = false;
@@ -53,6 +55,12 @@ void validate(const SessionConfig& c) {
                                                           std::to_string(c.model.layers()));
         }
     }
+    if (c.train.write_back != WriteBack::nearest && !write_back_reaches)
+        throw ConfigError("train.write_back", "'" + std::string(to_string(c.train.write_back)) +
+                                                  "' reaches no run: it changes runs whose weights are FP16/BF16 with "
+                                                  "no FP32 master and whose label names no write-back (pure-fp16, "
+                                                  "pure-bf16); add one, or name it on a run (pure-bf16+sr, "
+                                                  "pure-fp16+kahan)");
     const DatasetShape shape = dataset_shape(c.data);
     const std::string kind(to_string(c.data.kind));
     if (c.model.sizes.front() != shape.features)

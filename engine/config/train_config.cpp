@@ -57,6 +57,13 @@ std::span<const Field<TrainConfig>> train_fields() {
                                     .apply = live,
                                     .help = "Whether a skipped step advances the learning-rate schedule "
                                             "(DeepSpeed's does not)."}),
+        field<&T::write_back>({.name = "write_back", .label = "Write-back (pure runs)",
+                               .help = "How runs with FP16/BF16 weights and no FP32 master (pure-fp16, "
+                                       "pure-bf16) store each update: nearest (round to nearest even), "
+                                       "stochastic (round up with probability equal to the distance, as "
+                                       "torchao's bf16_stochastic_round) or kahan (a compensation buffer in "
+                                       "the weights' format carries what rounding drops, as optimi's "
+                                       "kahan_sum). A run label's +sr or +kahan sets it for one run."}),
     };
     return fields;
 }

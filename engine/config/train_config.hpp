@@ -8,6 +8,7 @@
 #include "engine/base/fields.hpp"
 #include "engine/config/backend_names.hpp"
 #include "engine/core/op_math.hpp"
+#include "engine/precision/policy.hpp"
 
 namespace mpx {
 
@@ -39,6 +40,9 @@ struct TrainConfig {
     long long total_steps = 0;     // cosine length; 0 = the session's step count
     double min_lr = 0.0;
     bool advance_on_skip = true;   // false: skipped steps do not advance the schedule (DeepSpeed)
+    // How runs with FP16/BF16 weights and no FP32 master (pure-*) write their updates back; a run
+    // label's suffix (+sr, +kahan, +nearest) overrides it for that run (engine/core/write_back.hpp).
+    WriteBack write_back = WriteBack::nearest;
     bool operator==(const TrainConfig&) const = default;
 };
 // Every setting, with its range, help text and whether a change applies live (Session::set_train).

@@ -6,6 +6,7 @@
 #include "engine/core/rng.hpp"
 #include "engine/core/scaler_rule.hpp"
 #include "engine/core/step_stats.hpp"
+#include "engine/core/write_back.hpp"
 
 // Device code builds core's plain data as the kernels do (a default member initializer nvcc cannot
 // evaluate on the device fails here).

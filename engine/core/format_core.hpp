@@ -278,15 +278,23 @@ MPX_HOST_DEVICE inline float store_value(Format f, void* p, std::size_t i, float
 // counts). `changed`/`lost` are the optimizer's (weights it moved / whose working copy did not
 // show it), `bad` the inf/NaN values found by unscale-and-check, `hits` accuracy's correct rows,
 // `nonfinite` stored results that are inf or NaN (whatever made them so: where a step's first one
-// appears).
+// appears). `small`: of the changed weights, those whose update rounding to nearest would lose
+// (below half an ulp); `kept`: of those, the ones a stochastic or Kahan write-back kept a trace of
+// (rounded away from the old value, or carried in the compensation) (engine/core/write_back.hpp).
 struct Counts {
     unsigned long long overflow = 0, underflow = 0, subnormal = 0, nonzero = 0;
-    unsigned long long changed = 0, lost = 0, bad = 0, hits = 0, nonfinite = 0;
+    unsigned long long changed = 0, lost = 0, bad = 0, hits = 0, nonfinite = 0, small = 0, kept = 0;
     // The largest finite |x| that overflowed, as its FP32 bits (0: none): what a value was before
-    // rounding made it inf/NaN (or saturated it). Combined by max, not summed; the last field.
+    // rounding made it inf/NaN (or saturated it). Combined by max, not summed; the last two fields
+    // are maxima.
     unsigned long long overflow_max = 0;
+    // The largest |c| of a Kahan compensation buffer after the update, as FP32 bits (0: none).
+    unsigned long long compensation_max = 0;
     MPX_HOST_DEVICE Counts& operator+=(const Counts& o) {
         overflow_max = overflow_max > o.overflow_max ? overflow_max : o.overflow_max;
+        compensation_max = compensation_max > o.compensation_max ? compensation_max : o.compensation_max;
+        small += o.small;
+        kept += o.kept;
         overflow += o.overflow;
         underflow += o.underflow;
         subnormal += o.subnormal;

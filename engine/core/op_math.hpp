@@ -331,12 +331,28 @@ MPX_HOST_DEVICE inline bool optimizer_element(const OptConsts& s, float grad, fl
 }
 
 // The write-back's count for one weight: `moved` (the optimizer computed a non-zero change) is lost
-// when the stored working copy (FP32 too: an update below half its ulp) did not change.
+// when the stored working copy (FP32 too: an update below half its ulp) did not change. Rounding to
+// nearest keeps nothing of what it loses: each lost update is also a small one, none kept.
 MPX_HOST_DEVICE inline void count_update(bool moved, float before, float after, Counts& counts) {
     if (moved) {
         ++counts.changed;
-        if (after == before) ++counts.lost;
+        if (after == before) {
+            ++counts.lost;
+            ++counts.small;
+        }
     }
+}
+// The same for a stochastic or Kahan write-back: `nearest` is what rounding to nearest would have
+// stored, `traced` whether anything stored (the weight, or the compensation) changed. An update is
+// small when nearest rounding would lose it, kept when small and traced, lost when not traced.
+MPX_HOST_DEVICE inline void count_cured_update(bool moved, float before, float nearest, bool traced,
+                                               Counts& counts) {
+    if (!moved) return;
+    ++counts.changed;
+    const bool small = nearest == before;
+    counts.small += small;
+    counts.kept += small && traced;
+    counts.lost += !traced;
 }
 
 }  // namespace core

@@ -72,6 +72,11 @@ nlohmann::json save_state(const Run& run) {
     to_json(ss, run.m_scaler.state());
     j["scaler_state"] = ss;
     j["params"] = params_to_json(run.m_model->export_state());
+    // Kahan write-back: the compensation buffers, a list per parameter (empty where it has none).
+    if (run.m_model->has_compensation()) {
+        j["compensation"] = params_to_json(run.m_model->export_compensation());
+        j["compensation_max"] = run.m_compensation_max;
+    }
     if (run.m_fp8_tensors) {
         // Delayed scaling's state, one list per tensor: scale, next slot, then the history (as
         // params: an inf or NaN amax of a diverged step travels as text).
@@ -93,7 +98,8 @@ void load_run_state(Run& run, const nlohmann::json& j) {
     // As strict as a configuration: every key known, values finite where they must be.
     if (!j.is_object()) throw ConfigError("", "a run's saved state must be a JSON object");
     static const std::set<std::string> keys = {"label", "applied_steps", "schedule_steps", "failure",
-                                               "scaler_config", "scaler_state", "params", "fp8_amax"};
+                                               "scaler_config", "scaler_state", "params", "fp8_amax",
+                                               "compensation", "compensation_max"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!keys.count(it.key())) throw ConfigError(it.key(), "unknown key in a run's saved state");
     if (j.at("label").get<std::string>() != run.m_info.label)
@@ -113,6 +119,12 @@ void load_run_state(Run& run, const nlohmann::json& j) {
     run.m_scaler.restore(st);
     run.m_backend->set_scaler(run.m_scaler.rule(), run.m_scaler.state());
     run.m_model->import_state(params_from_json(j.at("params")));
+    if (j.contains("compensation") != run.m_model->has_compensation())
+        throw ConfigError("compensation", "the saved state's Kahan compensation does not match run '" + run.m_info.label + "'");
+    if (j.contains("compensation")) {
+        run.m_model->import_compensation(params_from_json(j.at("compensation")));
+        run.m_compensation_max = j.value("compensation_max", std::uint32_t{0});
+    }
     if (j.contains("fp8_amax") != (run.m_fp8_tensors > 0))
         throw ConfigError("fp8_amax", "the saved state's FP8 scaling does not match run '" + run.m_info.label + "'");
     if (run.m_fp8_tensors) {

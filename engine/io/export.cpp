@@ -21,12 +21,13 @@
 
 namespace mpx {
 
-const char* const k_csv_columns[28] = {
+const char* const k_csv_columns[32] = {
     "run", "precision", "mode", "step", "loss", "loss_scale", "found_inf", "skipped",
     "scale_event", "grad_norm", "underflow_frac", "overflow_count", "lost_update_frac", "lr",
     "mem_weights", "mem_master", "mem_grads", "mem_optimizer", "mem_activations",
     "mem_workspace", "mem_total", "step_time_us", "wall_time_s", "eval_loss", "eval_accuracy", "first_nonfinite",
-    "fp8_saturated_frac", "fp8_underflow_frac"};
+    "fp8_saturated_frac", "fp8_underflow_frac", "small_update_frac", "small_kept_frac", "compensation_max",
+    "mem_compensation"};
 
 const char* const k_histogram_columns[6] = {"run", "step", "layer", "tensor", "bin_log2", "count"};
 
@@ -119,7 +120,9 @@ std::string csv_row(const StepRecord& r, const RunInfo& run) {
     add(std::to_string(r.overflow_count));
     add(format_number(r.lost_update_frac));
     add(format_number(r.lr));
-    for (int c = 0; c < k_mem_categories; ++c) add(std::to_string(r.mem.bytes[static_cast<std::size_t>(c)]));
+    // The six categories with their own columns here; compensation came later and is the last column.
+    for (int c = 0; c <= static_cast<int>(MemCategory::workspace); ++c)
+        add(std::to_string(r.mem.bytes[static_cast<std::size_t>(c)]));
     add(std::to_string(r.mem.total()));
     add(format_number(r.step_time_us));
     add(format_number(r.wall_time_s));
@@ -128,6 +131,10 @@ std::string csv_row(const StepRecord& r, const RunInfo& run) {
     add(r.first_nonfinite < 0 ? std::string() : site_name(r.first_nonfinite));
     add(r.fp8_saturated_frac ? format_number(*r.fp8_saturated_frac) : "");  // empty: not an FP8 run
     add(r.fp8_underflow_frac ? format_number(*r.fp8_underflow_frac) : "");
+    add(format_number(r.small_update_frac));
+    add(format_number(r.small_kept_frac));
+    add(r.compensation_max ? format_number(*r.compensation_max) : "");  // empty: not a Kahan run
+    add(std::to_string(r.mem[MemCategory::compensation]));
     return s + "\r\n";
 }
 

@@ -49,6 +49,10 @@ Param make_param(Backend& be, const RowMatrix& init, const LayerPrecision& lp, O
         p.state2 = be.alloc(lp.state, r, c, MemCategory::optimizer);
         be.fill(p.state2, 0.0f);
     }
+    if (lp.write_back == WriteBack::kahan) {
+        p.compensation = be.alloc(lp.weight, r, c, MemCategory::compensation);
+        be.fill(p.compensation, 0.0f);
+    }
     return p;
 }
 }  // namespace
@@ -115,6 +119,7 @@ Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, 
     }
     // The logits' gradient lives in the output layer's dh.
     m_target = be.alloc(Format::fp32, batch, cfg.sizes.back(), MemCategory::activations);
+    for (std::size_t i = 0; i < m_params.size(); ++i) m_params[i].index = static_cast<int>(i);
 }
 
 void Mlp::set_input(const RowMatrix& x) {
@@ -237,6 +242,34 @@ void Mlp::import_state(const std::vector<std::vector<float>>& values) {
                 throw ConfigError("", "the saved state does not match this model (layer sizes differ)");
             if (!v.empty()) m_be.upload(v, *ts[k]);
         }
+    }
+}
+
+bool Mlp::has_compensation() const {
+    for (const Param& p : m_params)
+        if (!p.compensation.empty()) return true;
+    return false;
+}
+
+std::vector<std::vector<float>> Mlp::export_compensation() const {
+    std::vector<std::vector<float>> out;
+    for (const Param& p : m_params) {
+        std::vector<float> v(p.compensation.size());
+        if (!v.empty()) m_be.download(p.compensation, v);
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+void Mlp::import_compensation(const std::vector<std::vector<float>>& values) {
+    if (values.size() != m_params.size())
+        throw ConfigError("", has_compensation()
+                                  ? "the saved state has no Kahan compensation buffers; this run's write-back is kahan"
+                                  : "the saved state holds Kahan compensation buffers; this run's write-back is not kahan");
+    for (std::size_t i = 0; i < m_params.size(); ++i) {
+        if (values[i].size() != m_params[i].compensation.size())
+            throw ConfigError("", "the saved state does not match this model (compensation sizes differ)");
+        if (!values[i].empty()) m_be.upload(values[i], m_params[i].compensation);
     }
 }
 

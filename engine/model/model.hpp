@@ -25,7 +25,9 @@ InitialWeights init_weights(const ModelConfig& m, std::uint64_t seed);
 // gradient itself, unscaled in place) and optimizer state in the policy's state format.
 struct Param {
     Tensor working, master, grad, grad32, state1, state2;
+    Tensor compensation;  // Kahan write-back: what rounding dropped, in the working copy's format
     int layer = 0;  // fc1 is 0
+    int index = 0;  // in the model's parameter order (fc1.weight 0, fc1.bias 1, ...): its SR stream
     bool has_master() const { return !master.empty(); }
     Tensor& unscaled() { return grad32.empty() ? grad : grad32; }
 };
@@ -60,6 +62,11 @@ public:
     // state2 (empty where absent). Import restores it bit for bit.
     std::vector<std::vector<float>> export_state() const;
     void import_state(const std::vector<std::vector<float>>& values);
+    // Kahan write-back runs: every parameter's compensation buffer (empty where it has none, e.g.
+    // LayerNorm's FP32 parameters), saved apart from export_state's four tensors a parameter.
+    bool has_compensation() const;
+    std::vector<std::vector<float>> export_compensation() const;
+    void import_compensation(const std::vector<std::vector<float>>& values);
 
 private:
     struct Layer {

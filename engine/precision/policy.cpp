@@ -54,15 +54,42 @@ std::string RunSpec::base_label() const {
     return s;
 }
 
+std::string_view write_back_suffix(WriteBack w) {
+    for (const auto& n : write_back_suffixes)
+        if (n.value == w) return n.name;
+    return "nearest";
+}
+
+bool writes_narrow_weights(Mode m) { return m == Mode::pure; }
+
 RunSpec parse_run_spec(std::string_view label, const std::string& field) {
     RunSpec spec;
     std::string_view base = label;
     if (const auto plus = label.find('+'); plus != std::string_view::npos) {
         base = label.substr(0, plus);
-        const auto preset = label.substr(plus + 1);
-        if (preset.empty())
-            throw ConfigError(field, "run '" + std::string(label) + "' has an empty scaler after '+'");
-        spec.scaler_preset = std::string(preset);
+        // Each part after the base: a write-back suffix, else the run's one scaler (or FP8 recipe).
+        std::string_view rest = label.substr(plus + 1);
+        while (true) {
+            const auto next = rest.find('+');
+            const std::string_view part = rest.substr(0, next);
+            if (part.empty())
+                throw ConfigError(field, "run '" + std::string(label) + "' has an empty part after '+'");
+            std::optional<WriteBack> wb;
+            for (const auto& n : write_back_suffixes)
+                if (n.name == part) wb = n.value;
+            if (wb) {
+                if (spec.write_back)
+                    throw ConfigError(field, "run '" + std::string(label) + "' names two write-back modes");
+                spec.write_back = wb;
+            } else {
+                if (spec.scaler_preset)
+                    throw ConfigError(field, "run '" + std::string(label) + "' names two scalers ('" +
+                                                 *spec.scaler_preset + "' and '" + std::string(part) + "')");
+                spec.scaler_preset = std::string(part);
+            }
+            if (next == std::string_view::npos) break;
+            rest = rest.substr(next + 1);
+        }
     }
     if (const auto m = enum_parse<Mode>(base); m && is_fp8(*m) && spec.scaler_preset) {
         // An FP8 label names its scaling recipe where AMP labels name their scaler.
@@ -80,7 +107,8 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
     const std::string known =
         "fp32, tf32, amp-fp16, amp-bf16, half-fp16, half-bf16, pure-fp16, pure-bf16, "
         "selective-fp16, adaptive-fp16, scaling-only (optionally +scaler, e.g. amp-fp16+pytorch), "
-        "fp8-hybrid, fp8-e4m3 (optionally +delayed or +current), mxfp8";
+        "fp8-hybrid, fp8-e4m3 (optionally +delayed or +current), mxfp8; pure-fp16 and pure-bf16 also take +sr "
+        "(stochastic rounding) or +kahan (Kahan-compensated updates)";
     // A mode without a low format is its own label ("fp32"); the others are "<mode>-<format>".
     if (const auto m = enum_parse<Mode>(base); m && !uses_low_precision(*m)) spec.mode = *m;
     else {
@@ -96,6 +124,11 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
                                          "not available yet)");
         spec.low = *fmt;
     }
+    if (spec.write_back && *spec.write_back != WriteBack::nearest && !writes_narrow_weights(spec.mode))
+        throw ConfigError(field, "run '" + std::string(label) + "': stochastic rounding and Kahan updates cure "
+                                     "updates lost by weights stored in FP16/BF16 with no FP32 master; " +
+                                     spec.base_label() + " updates FP32 weights. Use pure-fp16 or pure-bf16, "
+                                     "e.g. pure-bf16+sr or pure-fp16+kahan");
     return spec;
 }
 
@@ -115,7 +148,7 @@ DefaultScaler default_scaler(const RunSpec& spec) {
 }
 
 std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
-                                             const PolicyOptions& opt, bool adaptive_low) {
+                                             const PolicyOptions& opt, bool adaptive_low, WriteBack write_back) {
     const Format X = spec.low;
     LayerPrecision fp32{};
     const Format F = Format::fp32;
@@ -157,6 +190,8 @@ std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
         out[static_cast<std::size_t>(i)] = p;
     }
     if (opt.keep_output_fp32 && layers > 0) out.back() = fp32;
+    for (LayerPrecision& p : out)
+        if (!p.master && p.weight != Format::fp32) p.write_back = write_back;
     return out;
 }
 

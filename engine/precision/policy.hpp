@@ -11,6 +11,7 @@
 
 #include "engine/base/enum_names.hpp"
 #include "engine/core/fp8_math.hpp"
+#include "engine/core/write_back.hpp"
 #include "engine/precision/format.hpp"
 
 namespace mpx {
@@ -25,19 +26,37 @@ constexpr EnumName<Mode> mode_names[] = {
 constexpr std::span<const EnumName<Mode>> names_of(Mode) { return mode_names; }
 inline std::string_view to_string(Mode m) { return enum_name(m); }
 
+// How the optimizer's FP32 result is written into weights stored in FP16/BF16 with no FP32 master
+// (engine/core/write_back.hpp): the setting train.write_back takes these names, a run label the
+// suffixes of write_back_suffixes ("pure-bf16+sr", "pure-fp16+kahan").
+constexpr EnumName<WriteBack> write_back_names[] = {
+    {WriteBack::nearest, "nearest"}, {WriteBack::stochastic, "stochastic"}, {WriteBack::kahan, "kahan"}};
+constexpr std::span<const EnumName<WriteBack>> names_of(WriteBack) { return write_back_names; }
+inline std::string_view to_string(WriteBack w) { return enum_name(w); }
+constexpr EnumName<WriteBack> write_back_suffixes[] = {
+    {WriteBack::nearest, "nearest"}, {WriteBack::stochastic, "sr"}, {WriteBack::kahan, "kahan"}};
+std::string_view write_back_suffix(WriteBack w);
+// Whether a mode writes its optimizer's result into FP16/BF16 weights with no FP32 master: the
+// runs a write-back mode can change (pure-*).
+bool writes_narrow_weights(Mode m);
+
 struct RunSpec {
     Mode mode = Mode::fp32;
     Format low = Format::fp16;                 // the low format of amp/half/pure/selective/adaptive
     std::optional<std::string> scaler_preset;  // given after '+' in the label
     // FP8 modes: the recipe named after '+' ("fp8-hybrid+current"); absent: the session's fp8.recipe.
     std::optional<Fp8Recipe> fp8_recipe;
+    // A write-back named after '+' ("pure-bf16+sr"); absent: the session's train.write_back.
+    std::optional<WriteBack> write_back;
     std::string base_label() const;            // "amp-fp16", "fp32", "scaling-only"
     // The CSV's precision column: "fp32" (fp32, scaling-only), "tf32", the low format ("fp16",
     // "bf16"), "e4m3/e5m2" (fp8-hybrid), "e4m3", "mxfp8".
     std::string precision() const;
 };
 // Parses "fp32", "tf32", "amp-fp16", "amp-bf16+pytorch", "half-fp16+deepspeed", "pure-bf16",
-// "selective-fp16", "adaptive-bf16", "scaling-only+apex"; ConfigError naming `field` otherwise.
+// "selective-fp16", "adaptive-bf16", "scaling-only+apex", "pure-fp16+kahan", "pure-bf16+sr+dynamic"
+// (after the base, each '+' part is a write-back suffix or the one scaler or FP8 recipe, in any
+// order); ConfigError naming `field` otherwise, and for a write-back on a run with FP32 weights.
 RunSpec parse_run_spec(std::string_view label, const std::string& field = "runs");
 bool uses_low_precision(Mode m);
 // The FP8 modes: GEMM operands in E4M3/E5M2 (per-tensor scaled) or MXFP8, the rest as amp-bf16.
@@ -60,6 +79,7 @@ struct LayerPrecision {
     Format state = Format::fp32;       // optimizer state is stored in this
     bool fp8 = false;                  // compute is FP8: operands are scaled (engine/core/fp8_math.hpp)
     Format grad_compute = Format::fp32;// FP8: the format of the gradient operand dy of backward GEMMs
+    WriteBack write_back = WriteBack::nearest;  // how the optimizer writes `weight` (no master)
 };
 
 struct PolicyOptions {
@@ -68,7 +88,9 @@ struct PolicyOptions {
 };
 // Per-layer precision for `layers` layers named fc1..fcN. For adaptive, `adaptive_low` says whether
 // this step trains in amp (true) or FP32.
+// `write_back` (the run's, resolved) goes to every layer whose weights are narrow without a master.
 std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
-                                             const PolicyOptions& opt, bool adaptive_low = true);
+                                             const PolicyOptions& opt, bool adaptive_low = true,
+                                             WriteBack write_back = WriteBack::nearest);
 
 }  // namespace mpx

@@ -22,7 +22,15 @@ struct StepRecord {
     double grad_norm = 0.0;      // global norm of the unscaled gradients, before clipping
     double underflow_frac = 0.0; // gradient values flushed to zero by rounding / values rounded
     long long overflow_count = 0;// finite values that became ±inf (or saturated) this step
-    double lost_update_frac = 0.0;  // weights whose update the working copy did not show
+    double lost_update_frac = 0.0;  // weights whose update left no trace in what is stored
+    // Of the weights the optimizer moved, those whose update rounding to nearest would lose (below
+    // half an ulp; = lost_update_frac for runs that round to nearest), and of those the share a
+    // stochastic or Kahan write-back kept (engine/core/write_back.hpp). 0 on skipped steps.
+    double small_update_frac = 0.0;
+    double small_kept_frac = 0.0;
+    // Kahan write-back runs: the largest |c| of the compensation buffers after this step; empty
+    // for other runs.
+    std::optional<double> compensation_max;
     double lr = 0.0;
     MemoryTotals mem;
     double step_time_us = 0.0;

@@ -50,7 +50,7 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
                          cfg.adaptive_threshold * static_cast<double>(cfg.memory_budget);
     PolicyOptions opt{cfg.selective_layers, cfg.model.keep_output_fp32};
     m_model = std::make_unique<Mlp>(*m_backend, cfg.model,
-                                    layer_precisions(m_info.spec, cfg.model.layers(), opt, m_adaptive_low),
+                                    layer_precisions(m_info.spec, cfg.model.layers(), opt, m_adaptive_low, m_info.write_back),
                                     cfg.train.batch, init, cfg.train.optimizer);
     if (is_fp8(m_info.spec.mode)) {
         // Delayed scaling's amax histories live in the backend, one per layer and tensor (every FP8
@@ -238,7 +238,8 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     m_param_refs.clear();
     for (Param& p : model.params())
         m_param_refs.push_back({p.layer, &p.grad, &p.unscaled(), p.has_master() ? &p.master : nullptr,
-                                &p.working, &p.state1, p.state2.empty() ? nullptr : &p.state2});
+                                &p.working, &p.state1, p.state2.empty() ? nullptr : &p.state2, p.index,
+                                p.compensation.empty() ? nullptr : &p.compensation});
     be.unscale_all(m_param_refs, ScaleBy::unscale());
     if (m_train.clip_norm > 0.0) be.clip_all(m_param_refs, m_train.clip_norm);
     const OnInf on_inf = m_scaler.skips_on_inf() ? OnInf::skip : OnInf::apply;
@@ -255,6 +256,8 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     // The learning rate is the backend's schedule table at its own schedule count, which a skipped
     // step advances only with advance_on_skip.
     os.count = StepCount::backend;
+    os.write_back = m_info.write_back;
+    os.round_seed = m_cfg->seed;
     be.optimizer_all(os, m_param_refs, on_inf);
     be.count_applied_step(on_inf);
     be.count_schedule_step(on_inf, m_train.advance_on_skip);
@@ -333,7 +336,13 @@ StepRecord Run::finish_step() {
     if (!rec.skipped) {
         rec.lost_update_frac =
             upd.changed ? static_cast<double>(upd.lost) / static_cast<double>(upd.changed) : 0.0;
+        rec.small_update_frac =
+            upd.changed ? static_cast<double>(upd.small) / static_cast<double>(upd.changed) : 0.0;
+        rec.small_kept_frac = upd.small ? static_cast<double>(upd.kept) / static_cast<double>(upd.small) : 0.0;
+        m_compensation_max = static_cast<std::uint32_t>(upd.compensation_max);
     }
+    // The buffers as the step left them (a skipped step: as the last applied one did).
+    if (m_info.write_back == WriteBack::kahan) rec.compensation_max = core::float_of(m_compensation_max);
     // The learning rate this step used: the schedule count before the step's own advance.
     m_schedule_steps = st.schedule_steps;
     rec.lr = lr_at(m_train, m_schedule_steps - (!rec.skipped || m_train.advance_on_skip ? 1 : 0), m_cfg->steps);

@@ -107,6 +107,7 @@ private:
     std::unique_ptr<Mlp> m_model;
     LossScaler m_scaler;  // the mirror: config, and the state the backend's last update left
     long long m_applied_steps = 0;   // optimizer steps taken (Adam's t): the backend's, mirrored
+    std::uint32_t m_compensation_max = 0;  // Kahan runs: the last applied step's largest |c|, FP32 bits
     std::vector<core::BiasCorrection> m_bias;  // Adam's bias corrections for t = 1..size, on the backend
     float m_bias_betas[2] = {0.0f, 0.0f};    // the betas m_bias was computed with
     long long m_schedule_steps = 0;  // schedule steps taken: the backend's, mirrored

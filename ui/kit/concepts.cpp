@@ -47,7 +47,10 @@ QString lostUpdates() {
     return QObject::tr("Lost updates: the share of weights whose update was too small to change the stored "
                        "weight (under half the gap to its format's next value). Without an FP32 master copy "
                        "(pure-…) those updates are gone and training stalls; with one (half-…) the master "
-                       "keeps adding them up; amp stores FP32 weights, whose finer steps lose far fewer.");
+                       "keeps adding them up; amp stores FP32 weights, whose finer steps lose far fewer. "
+                       "The cures for pure runs: +kahan keeps what rounding drops in a compensation buffer "
+                       "and adds it back later (a carried update is not lost); +sr rounds up with "
+                       "probability equal to the update's share of the gap, so on average nothing is lost.");
 }
 QString hysteresis() { return gui::scalerFieldHelp(QStringLiteral("hysteresis")); }
 QString growthInterval() { return gui::scalerFieldHelp(QStringLiteral("growth_interval")); }

@@ -16,9 +16,11 @@ inline QColor runColour(int run) {
 }
 
 inline QColor memoryColour(int category) {
+    // Paul Tol's bright scheme, colour-blind safe; compensation (Kahan buffers) in its grey.
     static const QColor k[] = {QColor(0x44, 0x77, 0xAA), QColor(0x66, 0xCC, 0xEE), QColor(0x22, 0x88, 0x33),
-                               QColor(0xCC, 0xBB, 0x44), QColor(0xEE, 0x66, 0x77), QColor(0xAA, 0x33, 0x77)};
-    return k[static_cast<unsigned>(category) % 6];
+                               QColor(0xCC, 0xBB, 0x44), QColor(0xEE, 0x66, 0x77), QColor(0xAA, 0x33, 0x77),
+                               QColor(0xBB, 0xBB, 0xBB)};
+    return k[static_cast<unsigned>(category) % 7];
 }
 
 inline QColor classColour(int cls) {

@@ -416,9 +416,13 @@ void ChartsPanel::drawMemory() {
     QList<PlotWidget::BarSet> sets;
     for (int c = 0; c < mpx::k_mem_categories; ++c) {
         PlotWidget::BarSet s{gui::memoryCategoryName(c), memoryColour(c), {}};
-        for (int r = 0; r < m_store->runCount(); ++r)
+        bool any = false;
+        for (int r = 0; r < m_store->runCount(); ++r) {
             s.values << static_cast<double>(m_store->memory(r).bytes[static_cast<std::size_t>(c)]) / unit;
-        sets << s;
+            any = any || m_store->memory(r).bytes[static_cast<std::size_t>(c)] > 0;
+        }
+        // Kahan buffers only where a run keeps them: no empty legend entry in other sessions.
+        if (any || c != static_cast<int>(mpx::MemCategory::compensation)) sets << s;
     }
     plot(ChartId::memory)->setBars(categories, sets, mib ? tr("MiB") : tr("KiB"));
 }

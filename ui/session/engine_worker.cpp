@@ -66,6 +66,7 @@ void EngineWorker::publishSession(const QString& device, const QString& note) {
         d.label = QString::fromStdString(ri.label);
         d.spec = ri.spec;
         d.followsLiveScaler = ri.follows_session_scaler;
+        d.writeBack = ri.write_back;
         d.hasScaler = run.scaler().config().kind != mpx::ScalerKind::none;
         if (ri.spec.scaler_preset) d.scalerPreset = QString::fromStdString(*ri.spec.scaler_preset);
         info->runs.push_back(d);

@@ -27,6 +27,8 @@ double RunHistory::value(Metric m, const mpx::StepRecord& r) {
         case Metric::lostUpdates: return r.skipped ? std::nan("") : r.lost_update_frac;  // no update, none lost
         case Metric::evalLoss: return r.eval_loss.value_or(std::nan(""));
         case Metric::evalAccuracy: return r.eval_accuracy.value_or(std::nan(""));
+        case Metric::smallKept: return r.skipped ? std::nan("") : r.small_kept_frac;
+        case Metric::compensation: return r.compensation_max.value_or(std::nan(""));
     }
     return std::nan("");
 }

@@ -16,8 +16,11 @@ namespace mpx::gui {
 
 // A value of a StepRecord, as RunHistory::value reads it; a chart shows one (ui/views/chart_table.cpp).
 // k_metric_count follows the last.
-enum class Metric : int { loss, lossScale, underflow, overflow, throughput, lostUpdates, evalLoss, evalAccuracy };
-inline constexpr int k_metric_count = static_cast<int>(Metric::evalAccuracy) + 1;
+// smallKept and compensation: what a stochastic or Kahan write-back kept (StepRecord's
+// small_kept_frac, compensation_max).
+enum class Metric : int {
+    loss, lossScale, underflow, overflow, throughput, lostUpdates, evalLoss, evalAccuracy, smallKept, compensation };
+inline constexpr int k_metric_count = static_cast<int>(Metric::compensation) + 1;
 
 // How a pixel column of many steps becomes points.
 enum class Reduce {

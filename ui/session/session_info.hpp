@@ -19,6 +19,7 @@ struct RunDescription {
     bool followsLiveScaler = false;  // the session's scaler applies (live changes reach it)
     bool hasScaler = false;          // a dynamic or static scaler is in use
     QString scalerPreset;            // the preset its label names ("deepspeed"); empty when it names none
+    mpx::WriteBack writeBack = mpx::WriteBack::nearest;  // RunInfo::write_back: how pure-* runs store updates
 };
 
 // Every run's scaler settings in force, and the session scaler's (runs without "+preset" follow it):

@@ -187,7 +187,10 @@ QRect UpdatesView::histogramRect() const {
     const QFontMetrics fm(m_canvas->font());
     const QRect a = m_canvas->rect();
     const int line = fm.lineSpacing();
-    const int legend = std::max(1, m_store->runCount()) * line;
+    int cured = 0;  // runs with a stochastic or Kahan write-back take a second legend line
+    if (const auto s = m_store->session())
+        for (const auto& run : s->runs) cured += run.writeBack != mpx::WriteBack::nearest;
+    const int legend = (std::max(1, m_store->runCount()) + cured) * line;
     return QRect(a.left() + 64, a.top() + line + 10, a.width() - 64 - 18,
                  std::max(40, a.height() - line - 10 - 2 * line - 10 - legend - 6))
         .translated(m_canvas->geometry().topLeft());
@@ -298,6 +301,22 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
                        : tr("%1: %2 of the non-zero updates are left of the line%3")
                              .arg(label, percentText(share),
                                   c.zero ? tr(" (and %1 updates were exactly 0)").arg(QLocale().toString(c.zero)) : QString()));
+        y += line;
+        // What a cure did with the updates left of the line (engine/core/write_back.hpp).
+        const mpx::WriteBack wb = session->runs[static_cast<std::size_t>(c.run)].writeBack;
+        if (wb == mpx::WriteBack::nearest || c.nonzero + c.zero == 0) continue;
+        const gui::RunHistory& h = m_store->history(c.run);
+        const double kept = h.at(gui::Metric::smallKept, c.step).mean;
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        const QString cure =
+            wb == mpx::WriteBack::kahan
+                ? tr("    Kahan: %1 of the updates below half a gap were kept in its compensation buffer "
+                     "(largest |c| %2), added to the weight once they reach half a gap")
+                      .arg(percentText(kept), QString::number(h.at(gui::Metric::compensation, c.step).mean, 'g', 3))
+                : tr("    stochastic rounding: %1 of the updates below half a gap moved the weight a whole gap "
+                     "this step; each does so with probability = its share of the gap, so none is lost on average")
+                      .arg(percentText(kept));
+        p.drawText(QPointF(r.left() + 18, y + fm.ascent()), fm.elidedText(cure, Qt::ElideRight, r.width() - 18));
         y += line;
     }
 }
