@@ -13,5 +13,7 @@ void add_run_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_selftest_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_gemm_command(CLI::App& app);
+void add_gemm_error_command(CLI::App& app);
 
 }  // namespace mpx::cli

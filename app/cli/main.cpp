@@ -1,4 +1,4 @@
-// mpx-cli: the headless side of mpx (format, run, bench, selftest, sweep). Builds without Qt.
+// mpx-cli: the headless side of mpx (format, run, bench, selftest, sweep, gemm, gemm-error). Builds without Qt.
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
     mpx::cli::add_bench_command(app);
     mpx::cli::add_selftest_command(app);
     mpx::cli::add_sweep_command(app);
+    mpx::cli::add_gemm_command(app);
+    mpx::cli::add_gemm_error_command(app);
     std::string commands;
     for (const CLI::App* sub : app.get_subcommands({}))
         commands += (commands.empty() ? "" : ", ") + sub->get_name();

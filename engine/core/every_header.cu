@@ -1,4 +1,5 @@
 // nvcc compiles every header of engine/core/ here, so a change nvcc cannot compile fails the build.
+#include "engine/core/accumulate.hpp"
 #include "engine/core/format_core.hpp"
 #include "engine/core/fp8_math.hpp"
 #include "engine/core/host_device.hpp"

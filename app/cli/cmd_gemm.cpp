@@ -1,0 +1,313 @@
+// `mpx-cli gemm` and `mpx-cli gemm-error`: a GEMM under an accumulation model (REFERENCE.md,
+// "Accumulation models"; engine/core/accumulate.hpp), from CSV matrices to hex floats, and the
+// model's relative error against FP64 on random matrices. The models are models, not bit-exact
+// hardware; every output says so where a reader could mistake it for a measurement of a GPU.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "engine/base/error.hpp"
+#include "engine/base/input_file.hpp"
+#include "engine/base/parallel.hpp"
+#include "engine/base/text.hpp"
+#include "engine/core/rng.hpp"
+#include "engine/io/export.hpp"
+#include "engine/precision/accumulation.hpp"
+#include "engine/precision/format_probe.hpp"
+
+namespace mpx::cli {
+namespace {
+
+// A matrix file is text: 256 MiB holds a 4096 x 4096 matrix of hex floats.
+constexpr std::size_t k_max_matrix_bytes = 256u << 20;
+constexpr int k_max_dimension = 1 << 16;  // --m, --n and each --k of gemm-error
+
+// The flags both commands share: the model and its parameters.
+struct ModelFlags {
+    int bits = AccumulateParams{}.bits;
+    int promote_every = AccumulateParams{}.promote_every;
+    unsigned threads = 0;
+};
+
+void add_model_flags(CLI::App* cmd, ModelFlags& f) {
+    cmd->add_option("--bits", f.bits,
+                    "Bits the register and the aligned products keep (1-" + std::to_string(k_max_accumulate_bits) +
+                        "; default 14, DeepSeek-V3)");
+    cmd->add_option("--promote-every", f.promote_every,
+                    "Products between promotions to FP32 under 'promote' (default 128, DeepSeek-V3's N_C)");
+    add_threads_flag(cmd, f.threads);
+}
+
+AccumulateParams params_for(AccumulateModel m, const ModelFlags& f) {
+    AccumulateParams p;
+    p.model = m;
+    p.bits = f.bits;
+    p.promote_every = f.promote_every;
+    validate(p);
+    return p;
+}
+
+// "a,b,c" → its entries; an empty entry (",,", a trailing comma, nothing at all) names the flag.
+std::vector<std::string> split_list(const std::string& text, const std::string& flag, const std::string& example) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', start);
+        const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (item.empty()) throw ConfigError(flag, "has an empty entry in '" + text + "', e.g. " + flag + " " + example);
+        out.push_back(item);
+        if (comma == std::string::npos) return out;
+        start = comma + 1;
+    }
+}
+
+std::vector<Format> parse_formats(const std::string& text) {
+    std::vector<Format> out;
+    for (const auto& name : split_list(text, "--format", "e4m3,e5m2")) {
+        const auto f = parse_format(name);
+        if (!f)
+            throw ConfigError("--format",
+                              "unknown format '" + name + "'; choose fp32, tf32, fp16, bf16, e4m3 or e5m2");
+        out.push_back(*f);
+    }
+    return out;
+}
+
+std::vector<AccumulateModel> parse_models(const std::string& text) {
+    std::vector<AccumulateModel> out;
+    for (const auto& name : split_list(text, "--accumulate", "fp8-fast,promote"))
+        out.push_back(parse_accumulate_model(name, "--accumulate"));
+    return out;
+}
+
+int parse_dimension(const std::string& text, const std::string& flag) {
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || v < 1 || v > k_max_dimension)
+        throw ConfigError(flag, "'" + text + "' is not a whole number from 1 to " + std::to_string(k_max_dimension));
+    return static_cast<int>(v);
+}
+
+// ---- gemm: CSV in, hex floats out ------------------------------------------------------------
+
+std::string_view trimmed(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t\r");
+    if (b == std::string_view::npos) return {};
+    return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+// One row per line, cells separated by commas: decimal or hex floats (0x1p-3), nan, inf. Trailing
+// empty lines are allowed; every other problem names file:line and what to give instead.
+FloatMatrix read_matrix(const std::string& path, const std::string& flag) {
+    const std::string text = read_input_file(path, "the " + flag + " matrix", k_max_matrix_bytes);
+    FloatMatrix m;
+    std::size_t pos = 0;
+    int line_no = 0, blank_from = 0;
+    while (pos < text.size()) {
+        const std::size_t nl = text.find('\n', pos);
+        const std::size_t len = nl == std::string::npos ? std::string::npos : nl - pos;
+        const std::string_view line = trimmed(std::string_view(text).substr(pos, len));
+        pos = nl == std::string::npos ? text.size() : nl + 1;
+        ++line_no;
+        if (line.empty()) {
+            if (blank_from == 0) blank_from = line_no;
+            continue;
+        }
+        const std::string where = path + ":" + std::to_string(line_no);
+        if (blank_from != 0)
+            throw ConfigError(flag, where + ": line " + std::to_string(blank_from) +
+                                        " is empty; a matrix has no blank rows between its rows");
+        int cells = 0;
+        std::size_t start = 0;
+        for (;;) {
+            const std::size_t comma = line.find(',', start);
+            const std::size_t len = comma == std::string_view::npos ? std::string_view::npos : comma - start;
+            const std::string_view cell = trimmed(line.substr(start, len));
+            const auto v = parse_typed_value(cell);
+            if (!v)
+                throw ConfigError(flag, where + ": cell " + std::to_string(cells + 1) + " '" + std::string(cell) +
+                                            "' is not a number; give decimal or hex floats (0.5, 0x1p-3), nan or inf");
+            m.values.push_back(v->as_float);
+            ++cells;
+            if (comma == std::string_view::npos) break;
+            start = comma + 1;
+        }
+        if (m.rows == 0) m.cols = cells;
+        else if (cells != m.cols)
+            throw ConfigError(flag, where + ": " + std::to_string(cells) + " cells, but line 1 has " +
+                                        std::to_string(m.cols) + "; every row needs the same number of cells");
+        ++m.rows;
+    }
+    if (m.rows == 0)
+        throw ConfigError(flag, "the matrix '" + path +
+                                    "' is empty; give one row of comma-separated numbers per line");
+    return m;
+}
+
+// %a is exact and reads back with strtod; NaN is written "nan" whatever its sign (engine/base/text.hpp).
+std::string hex_float(float v) {
+    if (std::isnan(v)) return "nan";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%a", static_cast<double>(v));
+    return buf;
+}
+
+struct GemmOptions {
+    ModelFlags model;
+    std::string a, b, out, format = "fp32", accumulate = "exact";
+};
+
+int run_gemm(const GemmOptions& o) {
+    const auto formats = parse_formats(o.format);
+    const auto models = parse_models(o.accumulate);
+    if (formats.size() != 1) throw ConfigError("--format", "gemm takes one format (gemm-error compares several)");
+    if (models.size() != 1) throw ConfigError("--accumulate", "gemm takes one model (gemm-error compares several)");
+    const AccumulateParams p = params_for(models[0], o.model);
+    check_output_path(o.out, "--out");
+    const FloatMatrix a = read_matrix(o.a, "--a"), b = read_matrix(o.b, "--b");
+    set_thread_count(o.model.threads);
+    FloatMatrix c;
+    try {
+        c = gemm_under_model(a, b, formats[0], p);
+    } catch (const ConfigError& e) {  // the shapes: the parameters passed validate() above
+        throw ConfigError("--b", "'" + o.a + "' times '" + o.b + "': " + e.message());
+    }
+    std::string text;
+    for (int i = 0; i < c.rows; ++i) {
+        for (int j = 0; j < c.cols; ++j) {
+            if (j) text += ',';
+            text += hex_float(c.values[static_cast<std::size_t>(i) * c.cols + j]);
+        }
+        text += '\n';
+    }
+    write_file_atomic(o.out, text);
+    return 0;
+}
+
+// ---- gemm-error: the model's error on random matrices ----------------------------------------
+
+struct GemmErrorOptions {
+    ModelFlags model;
+    std::string k = "256,1024,4096", format = "e4m3", accumulate = "fp8-fast,promote", csv;
+    std::string m = "64", n = "64";
+    long long seed = 1;
+};
+
+// (rows, cols) uniform in [0, 1): every product positive, so no element of C is near zero by
+// cancellation and a relative error means what it says (DeepSeek-V3 does not say its distribution).
+FloatMatrix random_matrix(Rng& rng, int rows, int cols) {
+    FloatMatrix m{rows, cols, std::vector<float>(static_cast<std::size_t>(rows) * cols)};
+    for (float& v : m.values) v = static_cast<float>(rng.uniform());
+    return m;
+}
+
+int run_gemm_error(const GemmErrorOptions& o) {
+    std::vector<int> ks;
+    for (const auto& k : split_list(o.k, "--k", "256,1024,4096")) ks.push_back(parse_dimension(k, "--k"));
+    const int m = parse_dimension(o.m, "--m"), n = parse_dimension(o.n, "--n");
+    const auto formats = parse_formats(o.format);
+    std::vector<AccumulateParams> params;
+    for (AccumulateModel model : parse_models(o.accumulate)) params.push_back(params_for(model, o.model));
+    if (o.seed < 0) throw ConfigError("--seed", "must be at least 0 (got " + std::to_string(o.seed) + ")");
+    if (!o.csv.empty()) check_output_path(o.csv, "--csv");
+    set_thread_count(o.model.threads);
+
+    std::printf("# C = A*B, A (%d x K) and B (K x %d) uniform in [0, 1), seed %lld, rounded to the format;\n"
+                "# error against an FP64 GEMM of the same rounded operands. Accumulation MODELS (REFERENCE.md),\n"
+                "# not bit-exact hardware: %d bits, groups of %d, promote every %d products.\n",
+                m, n, o.seed, o.model.bits, AccumulateParams{}.group, o.model.promote_every);
+    std::printf("%-6s %-9s %6s %14s %14s %9s\n", "format", "model", "k", "max_rel_error", "mean_rel_error",
+                "seconds");
+    std::string csv = "format,model,k,m,n,bits,group,promote_every,max_rel_error,mean_rel_error,seconds\n";
+    for (int k : ks) {
+        // One stream per K: adding a K to the list leaves the others' matrices as they were.
+        Rng rng = Rng::derive(static_cast<std::uint64_t>(o.seed), static_cast<std::uint64_t>(k));
+        const FloatMatrix a = random_matrix(rng, m, k), b = random_matrix(rng, k, n);
+        for (Format f : formats) {
+            const std::vector<double> ref = gemm_reference(a, b, f);
+            for (const AccumulateParams& p : params) {
+                const auto t0 = std::chrono::steady_clock::now();
+                const FloatMatrix c = gemm_under_model(a, b, f, p);
+                const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                const RelativeError e = relative_error(c.values, ref);
+                const std::string fname(to_string(f)), model(to_string(p.model));
+                std::printf("%-6s %-9s %6d %14.4e %14.4e %9.3f\n", fname.c_str(), model.c_str(), k, e.max, e.mean,
+                            s);
+                std::fflush(stdout);
+                const std::string cells[] = {fname, model, std::to_string(k), std::to_string(m), std::to_string(n),
+                                             std::to_string(p.bits), std::to_string(p.group),
+                                             std::to_string(p.promote_every), format_number(e.max),
+                                             format_number(e.mean), format_number(s)};
+                for (const std::string& cell : cells) {
+                    if (&cell != cells) csv += ',';
+                    csv += cell;
+                }
+                csv += '\n';
+            }
+        }
+    }
+    if (!o.csv.empty()) write_file_atomic(o.csv, csv);
+    return 0;
+}
+
+// ConfigError: the user's flags or files (exit 2); anything else, e.g. a file that cannot be
+// written (exit 1). One line each, the command named.
+template <class F>
+void report_errors(const char* name, F&& run) {
+    try {
+        run();
+    } catch (const ConfigError& e) {
+        std::cerr << "mpx-cli " << name << ": " << e.what() << "\n";
+        throw CLI::RuntimeError(2);
+    } catch (const std::exception& e) {
+        std::cerr << "mpx-cli " << name << ": " << e.what() << "\n";
+        throw CLI::RuntimeError(1);
+    }
+}
+
+}  // namespace
+
+void add_gemm_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand("gemm", "C = A*B from CSV matrices under an accumulation model (a model, "
+                                           "not bit-exact hardware); C written as hex floats");
+    auto o = std::make_shared<GemmOptions>();
+    cmd->add_option("--a", o->a, "A (m x k): a CSV file, one row per line, decimal or hex floats")->required();
+    cmd->add_option("--b", o->b, "B (k x n): a CSV file like --a")->required();
+    cmd->add_option("--out", o->out, "C (m x n), written atomically as hex floats (%a)")->required();
+    cmd->add_option("--format", o->format, "Format A and B are rounded to first: fp32, tf32, fp16, bf16, e4m3, e5m2");
+    cmd->add_option("--accumulate", o->accumulate, "Model: " + enum_choices<AccumulateModel>() + " (default exact)");
+    add_model_flags(cmd, o->model);
+    cmd->callback([o] { report_errors("gemm", [&] { run_gemm(*o); }); });
+}
+
+void add_gemm_error_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand("gemm-error", "Max and mean relative error of accumulation models against "
+                                                 "FP64 on random matrices (models, not bit-exact hardware)");
+    auto o = std::make_shared<GemmErrorOptions>();
+    cmd->add_option("--k", o->k, "Inner dimensions, e.g. 256,1024,4096");
+    cmd->add_option("--format", o->format, "Operand formats, e.g. e4m3,e5m2 (default e4m3)");
+    cmd->add_option("--accumulate", o->accumulate,
+                    "Models, e.g. fp8-fast,promote (choose from " + enum_choices<AccumulateModel>() + ")");
+    cmd->add_option("--m", o->m, "Rows of A and C (default 64)");
+    cmd->add_option("--n", o->n, "Columns of B and C (default 64)");
+    cmd->add_option("--seed", o->seed, "Seed of the random matrices (default 1)");
+    cmd->add_option("--csv", o->csv, "Also write the table as CSV, atomically");
+    add_model_flags(cmd, o->model);
+    cmd->callback([o] { report_errors("gemm-error", [&] { run_gemm_error(*o); }); });
+}
+
+}  // namespace mpx::cli
