@@ -12,6 +12,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "engine/config/write_back_snippet.hpp"
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
 #include "engine/base/parallel.hpp"
@@ -161,6 +162,11 @@ int run_run(const RunOptions& o) {
         const auto fw = parse_framework(o.snippet);
         if (!fw) throw ConfigError("--snippet", "choose " + enum_choices<Framework>());
         std::cout << framework_snippet(snippet_scaler(cfg, o.snippet), *fw) << "\n";
+        for (const auto& label : cfg.runs)  // the cures' library calls, for runs that use one
+            if (const std::string wb = write_back_snippet(
+                    resolve_run(label, cfg.scaler, cfg.scaler_overrides, cfg.train.write_back), cfg.train);
+                !wb.empty())
+                std::cout << "\n" << wb;
         return 0;
     }
     std::string device_name, note;
