@@ -29,7 +29,7 @@ constexpr ChartSpec k_charts[] = {
     {ChartId::overflow, QT_TRANSLATE_NOOP("ChartTable", "Overflows per step"),
      QT_TRANSLATE_NOOP("ChartTable", "→ ±inf or max"), AxisKind::count, Metric::overflow, Draw::max, false,
      &concepts::overflow},
-    {ChartId::lostUpdates, QT_TRANSLATE_NOOP("ChartTable", "Lost updates (weight did not change)"),
+    {ChartId::lostUpdates, QT_TRANSLATE_NOOP("ChartTable", "Lost updates (nothing stored changed)"),
      QT_TRANSLATE_NOOP("ChartTable", "% of weights"), AxisKind::percent, Metric::lostUpdates, Draw::mean,
      false, &concepts::lostUpdates},
     {ChartId::throughput, QT_TRANSLATE_NOOP("ChartTable", "Throughput per run (smoothed)"),

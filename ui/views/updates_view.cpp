@@ -310,11 +310,9 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
         p.setPen(palette().color(QPalette::PlaceholderText));
         const QString cure =
             wb == mpx::WriteBack::kahan
-                ? tr("    Kahan: %1 of the updates below half a gap were kept in its compensation buffer "
-                     "(largest |c| %2), added to the weight once they reach half a gap")
+                ? tr("    Kahan kept %1 of them in its buffer (largest |c| %2); they land once they add up to half a gap")
                       .arg(percentText(kept), QString::number(h.at(gui::Metric::compensation, c.step).mean, 'g', 3))
-                : tr("    stochastic rounding: %1 of the updates below half a gap moved the weight a whole gap "
-                     "this step; each does so with probability = its share of the gap, so none is lost on average")
+                : tr("    SR: %1 of them moved a whole gap this step, each with probability = its share: none lost on average")
                       .arg(percentText(kept));
         p.drawText(QPointF(r.left() + 18, y + fm.ascent()), fm.elidedText(cure, Qt::ElideRight, r.width() - 18));
         y += line;
