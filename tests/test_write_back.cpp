@@ -101,7 +101,8 @@ std::vector<float> get(Backend& be, const Tensor& t) {
 // Every parameter's saved values of run i (working copies, states, compensation) as one vector.
 std::vector<float> run_state(const Session& s, std::size_t i) {
     std::vector<float> out;
-    for (const auto& t : save_state(s.run(i)).at("params"))
+    const nlohmann::json state = save_state(s.run(i));  // kept: the loop reads into it
+    for (const auto& t : state.at("params"))
         for (const auto& v : t) out.push_back(v.get<float>());
     return out;
 }
