@@ -195,6 +195,7 @@ private slots:
     void edge_rows_data();
     void edge_rows();
     void names_and_validation_name_the_field();
+    void gemm_error_at_draws_a_then_b_from_the_stream_of_k();
     void gemm_error_fp8_fast_near_deepseek_and_promotion_ten_times_lower();
     void gemm_writes_exact_hex_floats_data();
     void gemm_writes_exact_hex_floats();
@@ -394,6 +395,37 @@ void TestAccumulation::names_and_validation_name_the_field() {
     QVERIFY(refused([] { validate(params(AccumulateModel::promote, 14, 32, 0)); }, "--promote-every", "at least 1"));
     QVERIFY(refused([] { validate(params(AccumulateModel::bits, 25)); }, "--bits", "between 1 and 24"));
     QVERIFY(refused([] { validate(params(AccumulateModel::bits, 0)); }, "--bits", "between 1 and 24"));
+}
+
+// The experiment `mpx-cli gemm-error` and the app's lab share (RandomGemm), written out by hand:
+// A (m, k) then B (k, n) uniform in [0, 1) from Rng::derive(seed, k), the model's GEMM against the
+// FP64 one. A change of stream or draw order would change every number both of them print.
+void TestAccumulation::gemm_error_at_draws_a_then_b_from_the_stream_of_k() {
+    const int m = 5, n = 3, k = 200;
+    Rng rng = Rng::derive(9, k);
+    FloatMatrix a{m, k, {}}, b{k, n, {}};
+    for (int i = 0; i < m * k; ++i) a.values.push_back(static_cast<float>(rng.uniform()));
+    for (int i = 0; i < k * n; ++i) b.values.push_back(static_cast<float>(rng.uniform()));
+    RandomGemm point(9, m, n, k);
+    QVERIFY(point.a().values == a.values);
+    QVERIFY(point.b().values == b.values);
+    for (AccumulateModel model : {AccumulateModel::fp8_fast, AccumulateModel::promote}) {
+        const AccumulateParams p = params(model, 14, 32, 64);
+        const RelativeError want =
+            relative_error(gemm_under_model(a, b, Format::e4m3, p).values, gemm_reference(a, b, Format::e4m3));
+        const RelativeError got = gemm_error_at(9, m, n, k, Format::e4m3, p);
+        QVERIFY(got.max == want.max);  // bit for bit, not QCOMPARE's fuzzy equality
+        QVERIFY(got.mean == want.mean);
+        QVERIFY(got.max > 0);
+        QVERIFY(point.error(Format::e4m3, p).max == want.max);  // the cached reference gives the same
+    }
+    bool refused = false;
+    try {
+        RandomGemm(1, 4, 4, 0);
+    } catch (const ConfigError& e) {
+        refused = e.field() == "k";
+    }
+    QVERIFY(refused);
 }
 
 // ---- the CLI -------------------------------------------------------------------------------------

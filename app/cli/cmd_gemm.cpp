@@ -19,7 +19,6 @@
 #include "engine/base/input_file.hpp"
 #include "engine/base/parallel.hpp"
 #include "engine/base/text.hpp"
-#include "engine/core/rng.hpp"
 #include "engine/io/export.hpp"
 #include "engine/precision/accumulation.hpp"
 #include "engine/precision/format_probe.hpp"
@@ -207,14 +206,6 @@ struct GemmErrorOptions {
     long long seed = 1;
 };
 
-// (rows, cols) uniform in [0, 1): every product positive, so no element of C is near zero by
-// cancellation and a relative error means what it says (DeepSeek-V3 does not say its distribution).
-FloatMatrix random_matrix(Rng& rng, int rows, int cols) {
-    FloatMatrix m{rows, cols, std::vector<float>(static_cast<std::size_t>(rows) * cols)};
-    for (float& v : m.values) v = static_cast<float>(rng.uniform());
-    return m;
-}
-
 int run_gemm_error(const GemmErrorOptions& o) {
     std::vector<int> ks;
     for (const auto& k : split_list(o.k, "--k", "256,1024,4096")) ks.push_back(parse_dimension(k, "--k"));
@@ -234,16 +225,14 @@ int run_gemm_error(const GemmErrorOptions& o) {
                 "seconds");
     std::string csv = "format,model,k,m,n,bits,group,promote_every,max_rel_error,mean_rel_error,seconds\n";
     for (int k : ks) {
-        // One stream per K: adding a K to the list leaves the others' matrices as they were.
-        Rng rng = Rng::derive(static_cast<std::uint64_t>(o.seed), static_cast<std::uint64_t>(k));
-        const FloatMatrix a = random_matrix(rng, m, k), b = random_matrix(rng, k, n);
+        // The experiment's definition, shared with the app's accumulator lab (one stream per K).
+        RandomGemm point(static_cast<std::uint64_t>(o.seed), m, n, k);
         for (Format f : formats) {
-            const std::vector<double> ref = gemm_reference(a, b, f);
+            point.reference(f);  // computed here, so the seconds below time the model's GEMM only
             for (const AccumulateParams& p : params) {
                 const auto t0 = std::chrono::steady_clock::now();
-                const FloatMatrix c = gemm_under_model(a, b, f, p);
+                const RelativeError e = point.error(f, p);
                 const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                const RelativeError e = relative_error(c.values, ref);
                 const std::string fname(to_string(f)), model(to_string(p.model));
                 std::printf("%-6s %-9s %6d %14.4e %14.4e %9.3f\n", fname.c_str(), model.c_str(), k, e.max, e.mean,
                             s);

@@ -101,4 +101,43 @@ RelativeError relative_error(std::span<const float> c, std::span<const double> r
     return e;
 }
 
+FloatMatrix random_uniform_matrix(Rng& rng, int rows, int cols) {
+    FloatMatrix m{rows, cols, std::vector<float>(static_cast<std::size_t>(rows) * cols)};
+    for (float& v : m.values) v = static_cast<float>(rng.uniform());
+    return m;
+}
+
+namespace {
+
+int checked_dimension(int v, const char* name) {
+    if (v < 1) throw ConfigError(name, "must be at least 1 (got " + std::to_string(v) + ")");
+    return v;
+}
+
+}  // namespace
+
+RandomGemm::RandomGemm(std::uint64_t seed, int m, int n, int k) {
+    checked_dimension(m, "m");
+    checked_dimension(n, "n");
+    checked_dimension(k, "k");
+    Rng rng = Rng::derive(seed, static_cast<std::uint64_t>(k));
+    m_a = random_uniform_matrix(rng, m, k);  // A first, then B: the order is part of the definition
+    m_b = random_uniform_matrix(rng, k, n);
+}
+
+const std::vector<double>& RandomGemm::reference(Format f) {
+    std::vector<double>& r = m_reference[static_cast<std::size_t>(f)];
+    if (r.empty()) r = gemm_reference(m_a, m_b, f);
+    return r;
+}
+
+RelativeError RandomGemm::error(Format f, const AccumulateParams& p) {
+    const FloatMatrix c = gemm_under_model(m_a, m_b, f, p);
+    return relative_error(c.values, reference(f));
+}
+
+RelativeError gemm_error_at(std::uint64_t seed, int m, int n, int k, Format f, const AccumulateParams& p) {
+    return RandomGemm(seed, m, n, k).error(f, p);
+}
+
 }  // namespace mpx

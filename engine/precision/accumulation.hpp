@@ -1,9 +1,13 @@
 // A GEMM under an accumulation model (engine/core/accumulate.hpp) on the host, its FP64 reference
-// and the error between them: what `mpx-cli gemm` and `mpx-cli gemm-error` run.
+// and the error between them: what `mpx-cli gemm`, `mpx-cli gemm-error` and the app's accumulator
+// lab run.
 // Rule: both GEMMs round the operands to the format first, so the error measured between them is
 // the accumulation's alone, never the operands' rounding.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
@@ -11,6 +15,7 @@
 
 #include "engine/base/enum_names.hpp"
 #include "engine/core/accumulate.hpp"
+#include "engine/core/rng.hpp"
 #include "engine/precision/format.hpp"
 
 namespace mpx {
@@ -53,5 +58,34 @@ struct RelativeError {
     double max = 0.0, mean = 0.0;
 };
 RelativeError relative_error(std::span<const float> c, std::span<const double> reference);
+
+// ---- the random-matrix experiment (`mpx-cli gemm-error`, the accumulator lab) -------------------
+
+// (rows, cols) uniform in [0, 1), row-major, drawn in order from rng: every product positive, so no
+// element of C is near zero by cancellation and a relative error means what it says (DeepSeek-V3
+// §3.3.2 does not say its distribution).
+FloatMatrix random_uniform_matrix(Rng& rng, int rows, int cols);
+
+// One point of the experiment: A (m, k) and then B (k, n) drawn from Rng::derive(seed, k), one
+// stream per K, so adding a K to a list leaves the other points' matrices as they were. The FP64
+// reference is computed once per operand format, so several models at one K share it. Not
+// thread-safe (the cache); one per thread. ConfigError for m, n or k below 1.
+class RandomGemm {
+public:
+    RandomGemm(std::uint64_t seed, int m, int n, int k);
+    const FloatMatrix& a() const { return m_a; }  // (m, k)
+    const FloatMatrix& b() const { return m_b; }  // (k, n)
+    // gemm_reference(a, b, f), computed on first use: (m, n).
+    const std::vector<double>& reference(Format f);
+    // relative_error(gemm_under_model(a, b, f, p), reference(f)); ConfigError from validate(p).
+    RelativeError error(Format f, const AccumulateParams& p);
+
+private:
+    FloatMatrix m_a, m_b;
+    std::array<std::vector<double>, std::size(all_formats)> m_reference;  // empty until used
+};
+
+// RandomGemm(seed, m, n, k).error(f, p): the number `mpx-cli gemm-error` prints for that point.
+RelativeError gemm_error_at(std::uint64_t seed, int m, int n, int k, Format f, const AccumulateParams& p);
 
 }  // namespace mpx

@@ -278,6 +278,8 @@ void PlotWidget::setTitle(const QString& title) {
 void PlotWidget::setXTitle(const QString& title) { d->x->setTitleText(title); }
 void PlotWidget::setYTitle(const QString& title) { d->y->setTitleText(title); }
 
+void PlotWidget::setXLabelFormat(const QString& format) { d->x->setLabelFormat(format); }
+
 void PlotWidget::setYLabelFormat(const QString& format) {
     d->yFormat = format;
     setYScale(m_yScale);

@@ -46,6 +46,7 @@ public:
     void setYScale(YScale scale);
     YScale yScale() const { return m_yScale; }
     void setYLabelFormat(const QString& format);  // printf-style, linear axis: "%.0f", "%g%%"
+    void setXLabelFormat(const QString& format);  // printf-style: "2^%.0f" for an x that is log2 of the value
     void setXRange(double x0, double x1);
     void setYRange(double lo, double hi);  // real units
     double xMin() const;

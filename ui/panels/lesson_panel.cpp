@@ -7,11 +7,13 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "engine/precision/format.hpp"
+
 namespace mpx::ui {
 
 Lesson parseLesson(const QString& text) {
     Lesson out;
-    static const QRegularExpression marker(QStringLiteral("\\{(chart|explorer):([^}]*)\\}"));
+    static const QRegularExpression marker(QStringLiteral("\\{(chart|explorer|lab):([^}]*)\\}"));
     QString html;
     qsizetype at = 0;
     for (auto it = marker.globalMatch(text); it.hasNext();) {
@@ -28,6 +30,14 @@ Lesson parseLesson(const QString& text) {
             }
             if (!out.charts.contains(*id)) out.charts << *id;
             html += QStringLiteral("<b style='color:#d35400'>★ %1</b>").arg(chartPlainTitle(*id).toHtmlEscaped());
+        } else if (m.captured(1) == QLatin1String("lab")) {
+            if (!mpx::parse_format(arg.toLower().toStdString())) {
+                out.unknownFormats << arg;
+                html += arg.toHtmlEscaped();
+                continue;
+            }
+            out.labFormat = arg.toLower();
+            html += QStringLiteral("<a href='lab:%1'>the accumulator lab</a>").arg(out.labFormat.toHtmlEscaped());
         } else {
             out.explorerValue = arg;
             html += QStringLiteral("<a href='explorer:%1'>the format explorer</a>").arg(arg.toHtmlEscaped());
@@ -50,6 +60,7 @@ LessonPanel::LessonPanel(QWidget* parent) : QWidget(parent) {
     m_text->setFrameShape(QFrame::NoFrame);
     connect(m_text, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
         if (url.scheme() == QLatin1String("explorer")) emit explorerRequested(url.path());
+        else if (url.scheme() == QLatin1String("lab")) emit labRequested(url.path());
     });
     v->addWidget(m_text, 1);
 }

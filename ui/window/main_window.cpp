@@ -22,6 +22,7 @@
 
 #include <algorithm>
 
+#include "engine/precision/format.hpp"
 #include "ui/kit/message_bar.hpp"
 #include "ui/kit/png_export.hpp"
 #include "ui/panels/charts_panel.hpp"
@@ -33,6 +34,7 @@
 #include "ui/panels/status_line.hpp"
 #include "ui/panels/sweep_panel.hpp"
 #include "ui/session/config_bridge.hpp"
+#include "ui/views/accumulator_lab.hpp"
 #include "ui/views/boundary_view.hpp"
 #include "ui/views/format_explorer.hpp"
 #include "ui/views/fp8_view.hpp"
@@ -98,6 +100,7 @@ void MainWindow::buildLayout() {
     addDockWidget(Qt::RightDockWidgetArea, m_lessonDock);
     m_lessonDock->hide();  // shown by a configuration that carries a lesson
     connect(m_lesson, &LessonPanel::explorerRequested, this, [this](const QString& v) { showFormatExplorer(v); });
+    connect(m_lesson, &LessonPanel::labRequested, this, [this](const QString& f) { showAccumulatorLab(f); });
 
     auto* top = new QWidget;
     auto* v = new QVBoxLayout(top);
@@ -225,6 +228,8 @@ void MainWindow::buildActions() {
     view->addAction(tr("Reset zoom"), m_charts, &ChartsPanel::resetZoom);
     view->addAction(m_lessonDock->toggleViewAction());
     view->addAction(tr("Format explorer…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F), this, [this] { showFormatExplorer(); });
+    view->addAction(tr("Accumulator lab…"), this, [this] { showAccumulatorLab(); })
+        ->setToolTip(tr("How much a long sum loses under models of FP8 tensor-core accumulation"));
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("Keyboard shortcuts"), this, [this] {
         QMessageBox::information(this, tr("Keyboard shortcuts"),
@@ -479,6 +484,20 @@ FormatExplorer* MainWindow::showFormatExplorer(const QString& value) {
     m_explorer->raise();
     m_explorer->activateWindow();
     return m_explorer;
+}
+
+AccumulatorLab* MainWindow::showAccumulatorLab(const QString& format) {
+    const bool first = !m_lab;
+    if (first) {
+        m_lab = new AccumulatorLab(this);
+        m_lab->setWindowFlag(Qt::Window);
+    }
+    if (const auto f = mpx::parse_format(format.toLower().toStdString())) m_lab->setOperandFormats({*f});
+    m_lab->show();
+    m_lab->raise();
+    m_lab->activateWindow();
+    if (first) m_lab->run();  // a chart to look at at once (about a second); Run recomputes after changes
+    return m_lab;
 }
 
 void MainWindow::updatePendingReset() {

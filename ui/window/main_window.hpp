@@ -17,6 +17,7 @@ class QTabWidget;
 
 namespace mpx::ui {
 
+class AccumulatorLab;
 class BoundaryView;
 class ChartsPanel;
 class EventLogPanel;
@@ -63,6 +64,9 @@ public:
     bool saveScreenshot(const QString& path);
     // The format explorer window (made on first use), showing `value` when one is given.
     FormatExplorer* showFormatExplorer(const QString& value = {});
+    // The accumulator lab window (made on first use), with only `format` ticked when one is given (a
+    // name parse_format reads, e.g. "e4m3"); it runs its experiment the first time it is shown.
+    AccumulatorLab* showAccumulatorLab(const QString& format = {});
 
     gui::EngineController* engine() const { return m_engine; }
     gui::RecordStore* store() const { return m_store; }
@@ -117,6 +121,7 @@ private:
     QTabWidget* m_tabs = nullptr;
     QComboBox* m_presets = nullptr;
     FormatExplorer* m_explorer = nullptr;
+    AccumulatorLab* m_lab = nullptr;
     LessonPanel* m_lesson = nullptr;
     QDockWidget* m_lessonDock = nullptr;
     Classroom* m_classroom = nullptr;
