@@ -27,6 +27,14 @@ std::string device_unusable(int device) {
     return {};
 }
 
+// Accumulation models (engine/core/accumulate.hpp) run on the CPU backend only: the CUDA backend has
+// not run on a GPU yet, and nothing GPU-only is added before it has (docs/gpu.md).
+void require_exact_accumulation(const GemmAccumulation* a) {
+    if (a)
+        throw ConfigError("runs", "accumulation models (+acc-…, the accumulate section) run on the CPU backend "
+                                  "only; choose device cpu for these runs");
+}
+
 }  // namespace
 
 
@@ -228,6 +236,7 @@ void CudaBackend::fill(Tensor& dst, float value) {
 
 void CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor* b, Format compute,
                                  Tensor& y) {
+    require_exact_accumulation(accumulation());
     require_own(this, {&x, &w, b, &y});
     const int B = x.rows(), in = x.cols(), out = w.rows();
     require(w.cols() == in && y.rows() == B && y.cols() == out,
@@ -324,6 +333,7 @@ void CudaBackend::linear_backward(const Tensor& dy, const Tensor& x, const Tenso
 void CudaBackend::linear_backward_parts(const Tensor& dy, const Tensor* x, const Tensor* w,
                                         Format compute, Format round_through, Tensor* dw,
                                         Tensor* db, Accumulate acc, Tensor* dx) {
+    require_exact_accumulation(accumulation());
     require_own(this, {&dy, x, w, dw, db, dx});
     check_backward_shapes(dy, x, w, dw, db, dx);
     if (fp8()) return fp8_backward(dy, x, w, round_through, dw, db, acc, dx);

@@ -57,7 +57,7 @@ struct Summary {
 ScalerConfig snippet_scaler(const SessionConfig& cfg, const std::string& framework) {
     std::optional<ScalerConfig> first_dynamic;
     for (const auto& label : cfg.runs) {
-        const ScalerConfig s = resolve_run(label, cfg.scaler, cfg.scaler_overrides, cfg.train.write_back).scaler;
+        const ScalerConfig s = resolve_run(label, cfg).scaler;
         if (s.preset == framework) return s;
         if (s.kind == ScalerKind::dynamic && !first_dynamic) first_dynamic = s;
     }
@@ -151,9 +151,9 @@ int run_run(const RunOptions& o) {
     }
     if (o.snippet == "transformer-engine") {  // the FP8 recipe of the first FP8 run
         for (const auto& label : cfg.runs) {
-            const RunInfo info = resolve_run(label, cfg.scaler, cfg.scaler_overrides, cfg.train.write_back);
+            const RunInfo info = resolve_run(label, cfg);
             if (!is_fp8(info.spec.mode)) continue;
-            std::cout << fp8_recipe_snippet(cfg.fp8, info.spec.mode, info.spec.fp8_recipe);
+            std::cout << fp8_recipe_snippet(cfg.fp8, info.spec.mode, info.spec.fp8_recipe, info.accumulation);
             return 0;
         }
         throw ConfigError("--snippet", "transformer-engine describes an FP8 run; add fp8-hybrid, fp8-e4m3 or mxfp8 to the runs");
@@ -164,7 +164,7 @@ int run_run(const RunOptions& o) {
         std::cout << framework_snippet(snippet_scaler(cfg, o.snippet), *fw) << "\n";
         for (const auto& label : cfg.runs)  // the cures' library calls, for runs that use one
             if (const std::string wb = write_back_snippet(
-                    resolve_run(label, cfg.scaler, cfg.scaler_overrides, cfg.train.write_back), cfg.train);
+                    resolve_run(label, cfg), cfg.train);
                 !wb.empty())
                 std::cout << "\n" << wb;
         return 0;

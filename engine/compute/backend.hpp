@@ -15,6 +15,7 @@
 #include "engine/compute/histograms.hpp"
 #include "engine/precision/fp8_scaling.hpp"
 #include "engine/compute/tensor.hpp"
+#include "engine/core/accumulate.hpp"
 #include "engine/core/op_math.hpp"
 #include "engine/core/scaler_rule.hpp"
 #include "engine/core/step_stats.hpp"
@@ -99,6 +100,11 @@ public:
     // cast); `g` must outlive them. The layer is the current site's.
     void set_fp8(const Fp8Gemm* g) { m_fp8 = g; }
     const Fp8Gemm* fp8() const { return m_fp8; }
+    // The accumulation models of the linear ops that follow (nullptr or all exact: FP32 accumulation
+    // as the backend's GEMM does it); `a` must outlive them. Backends without the models refuse the
+    // others with a ConfigError.
+    void set_accumulation(const GemmAccumulation* a) { m_accumulation = a && !a->all_exact() ? a : nullptr; }
+    const GemmAccumulation* accumulation() const { return m_accumulation; }
     int layer() const { return m_layer; }
     // The step's work is all queued (after its scaler_update): a backend may start it now (the
     // CUDA backend launches a step captured into a CUDA graph here). read_stats follows.
@@ -261,6 +267,7 @@ private:
     int m_layer = 0;
     int m_site = -1;
     const Fp8Gemm* m_fp8 = nullptr;
+    const GemmAccumulation* m_accumulation = nullptr;
 };
 
 // Runs one op alone and returns what it counted (tests and the GPU/CPU comparison; a wait on the

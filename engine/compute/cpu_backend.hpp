@@ -187,6 +187,28 @@ void product(Map out, const A& a, const B& b, std::vector<GemmPanels>& panels) {
     });
 }
 
+// out = a · b with every element one core::accumulate_dot under p (engine/core/accumulate.hpp): a
+// GEMM under an accumulation model, in k order. Rows spread over the pool; each element is one
+// sequential dot product, so the bits do not depend on the thread count.
+template <class A, class B>
+void product_under_model(Map out, const A& a, const B& b, const AccumulateParams& p) {
+    const int depth = static_cast<int>(a.cols()), cols = static_cast<int>(out.cols());
+    parallel_for(static_cast<std::size_t>(out.rows()), [&](std::size_t i) {
+        const auto r = static_cast<Eigen::Index>(i);
+        for (int j = 0; j < cols; ++j)
+            out(r, j) = core::accumulate_dot(
+                p, depth, [&](int k) { return static_cast<float>(a(r, k)); },
+                [&](int k) { return static_cast<float>(b(k, j)); });
+    });
+}
+
+// out = a · b: Eigen's GEMM (FP32 accumulation), or the model p names where it is not exact.
+template <class A, class B>
+void product(Map out, const A& a, const B& b, std::vector<GemmPanels>& panels, const AccumulateParams* p) {
+    if (p && p->model != AccumulateModel::exact) return product_under_model(out, a, b, *p);
+    product(out, a, b, panels);
+}
+
 inline bool narrower(Format compute, Format storage) {
     return compute != Format::fp32 && compute != storage;
 }
@@ -395,7 +417,7 @@ private:
     // dx (B, in) = dy (B, out, cast) · w (out, in, cast; the forward pass counted this cast).
     void backward_input(CMap dyv, const Tensor& w, Format compute, Tensor& dx) {
         CMap wv = operand(w, m_b, compute, Sink{});
-        product(m_c.shape(dyv.rows(), w.cols()), dyv, wv, m_panels);
+        product(m_c.shape(dyv.rows(), w.cols()), dyv, wv, m_panels, model(&GemmAccumulation::dgrad));
         store(m_c.data(), dx, sink(TensorKind::grad_input));
     }
 
@@ -407,6 +429,11 @@ private:
     void bias_backward(CMap dys, Tensor& db, Format round_through, Accumulate acc);
 
     static void check_labels(std::span<const int> labels, int rows, int classes);
+
+    // The model of one GEMM kind of the layer's accumulation (nullptr: none set, all exact).
+    const AccumulateParams* model(AccumulateParams GemmAccumulation::*gemm) const {
+        return accumulation() ? &(accumulation()->*gemm) : nullptr;
+    }
 
     StepStats m_records[2];
     int m_current = 0;

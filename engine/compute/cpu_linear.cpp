@@ -1,5 +1,7 @@
 // The CPU backend's linear layers: Eigen GEMMs in FP32 on operands cast to the compute format, or
-// to FP8 with their recipe's scales (per tensor, or MXFP8 blocks along the reduction dimension).
+// to FP8 with their recipe's scales (per tensor, or MXFP8 blocks along the reduction dimension);
+// where the layer's accumulation names a model for a GEMM kind, that GEMM runs under the model
+// (product_under_model) on the same operands, before any descaling.
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -17,7 +19,7 @@ void CpuBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor* 
         const float sx = fp8_operand(x, m_a, Fp8Tensor::x, MxAxis::rows, sink(TensorKind::operand), true);
         const float sw = fp8_operand(w, m_b, Fp8Tensor::w, MxAxis::rows, sink(TensorKind::operand), true);
         Map out = m_c.shape(x.rows(), w.rows());
-        product(out, m_a.map(), m_b.map().transpose(), m_panels);
+        product(out, m_a.map(), m_b.map().transpose(), m_panels, model(&GemmAccumulation::fprop));
         if (fp8()->recipe != Fp8Recipe::block) out *= core::descale_factor(sx, sw);
         if (b) {
             CMap bv = view(*b, m_d);  // (1, out)
@@ -29,7 +31,7 @@ void CpuBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor* 
     CMap xv = operand(x, m_a, compute, sink(TensorKind::operand));  // (B, in)
     CMap wv = operand(w, m_b, compute, sink(TensorKind::operand));  // (out, in)
     Map out = m_c.shape(x.rows(), w.rows());
-    product(out, xv, wv.transpose(), m_panels);
+    product(out, xv, wv.transpose(), m_panels, model(&GemmAccumulation::fprop));
     if (b) {
         CMap bv = view(*b, m_d);  // (1, out)
         out.rowwise() += bv.row(0);
@@ -121,7 +123,7 @@ void CpuBackend::fp8_backward(const Tensor& dy, const Tensor* x, const Tensor* w
         dy_recorded = true;
         const float sw = fp8_operand(*w, m_b, Fp8Tensor::w, MxAxis::cols, Sink{}, false);
         Map out = m_c.shape(dy.rows(), w->cols());
-        product(out, m_f.map(), m_b.map(), m_panels);  // (B, out) · (out, in)
+        product(out, m_f.map(), m_b.map(), m_panels, model(&GemmAccumulation::dgrad));  // (B, out) · (out, in)
         if (!block) out *= core::descale_factor(sdy, sw);
         store(out.data(), *dx, sink(TensorKind::grad_input));
     }
@@ -131,7 +133,7 @@ void CpuBackend::fp8_backward(const Tensor& dy, const Tensor* x, const Tensor* w
                           dy_recorded ? Sink{} : sink(TensorKind::grad_operand), !dy_recorded);
     const float sx = fp8_operand(*x, m_b, Fp8Tensor::x, MxAxis::cols, Sink{}, false);
     Map out = m_c.shape(dy.cols(), x->cols());
-    product(out, m_f.map().transpose(), m_b.map(), m_panels);  // (out, B) · (B, in)
+    product(out, m_f.map().transpose(), m_b.map(), m_panels, model(&GemmAccumulation::wgrad));  // (out, B) · (B, in)
     if (!block) out *= core::descale_factor(sdy, sx);
     accumulate_into(out.data(), dw->size(), round_through, *dw, acc, sink(TensorKind::grad_weight));
     if (db) bias_backward(view(dy, m_d), *db, round_through, acc);
@@ -141,7 +143,7 @@ void CpuBackend::backward_weight(CMap dyv, const Tensor& dy, const Tensor& x, Fo
                      Format round_through, Tensor& dw, Tensor* db, Accumulate acc) {
     CMap xv = operand(x, m_b, compute, Sink{});  // (B, in); cast counted by the forward pass
     Map out = m_c.shape(dy.cols(), x.cols());
-    product(out, dyv.transpose(), xv, m_panels);
+    product(out, dyv.transpose(), xv, m_panels, model(&GemmAccumulation::wgrad));
     accumulate_into(out.data(), dw.size(), round_through, dw, acc, sink(TensorKind::grad_weight));
     if (!db) return;
     // Bias gradient: FP32 column sums of dy as stored (not cast to the compute format).

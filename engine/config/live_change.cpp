@@ -149,7 +149,7 @@ void validate_live_change(const SessionConfig& c, const LiveChange& change, cons
                 rename(e, "scaler", scaler_field, " (the session scaler)");
             }
             for (const auto& label : c.runs) {  // each run that follows it gets it with the overrides
-                const RunInfo info = resolve_run(label, c.scaler, c.scaler_overrides, c.train.write_back);
+                const RunInfo info = resolve_run(label, c);
                 if (!info.follows_session_scaler) continue;
                 try {
                     with_overrides(change.scaler, c.scaler_overrides);
@@ -163,7 +163,7 @@ void validate_live_change(const SessionConfig& c, const LiveChange& change, cons
         case LiveTarget::run_scalers: {
             if (change.runs.empty()) throw ConfigError(prefix + "runs", "name at least one run");
             std::vector<std::string> labels;
-            for (const auto& label : c.runs) labels.push_back(resolve_run(label, c.scaler, c.scaler_overrides, c.train.write_back).label);
+            for (const auto& label : c.runs) labels.push_back(resolve_run(label, c).label);
             for (const auto& name : change.runs)
                 if (std::find(labels.begin(), labels.end(), name) == labels.end()) {
                     std::string known;

@@ -3,6 +3,7 @@
 
 #include "engine/base/error.hpp"
 #include "engine/base/field_table.hpp"
+#include "engine/config/session_config.hpp"
 #include "engine/precision/fp8_scaling.hpp"
 
 namespace mpx {
@@ -21,7 +22,8 @@ ScalerConfig with_overrides(ScalerConfig s, const nlohmann::json& overrides) {
 }
 
 RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
-                    const nlohmann::json& overrides, WriteBack session_write_back) {
+                    const nlohmann::json& overrides, WriteBack session_write_back,
+                    const AccumulateConfig& accumulate) {
     RunInfo info;
     info.spec = parse_run_spec(label, "runs");
     const DefaultScaler def = default_scaler(info.spec);
@@ -48,6 +50,12 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
     if (info.spec.fp8_recipe) info.label += "+" + std::string(enum_name(*info.spec.fp8_recipe));
     if (writes_narrow_weights(info.spec.mode)) info.write_back = info.spec.write_back.value_or(session_write_back);
     if (info.write_back != WriteBack::nearest) info.label += "+" + std::string(write_back_suffix(info.write_back));
+    info.accumulate_plan = run_accumulate_plan(info.spec, accumulate);
+    info.accumulation = gemm_accumulation(info.accumulate_plan, accumulate, info.spec.mode == Mode::mxfp8);
+    if (!info.accumulation.all_exact())
+        info.label += "+" + std::string(k_accumulate_suffix) + std::string(to_string(info.accumulate_plan));
+    else
+        info.accumulate_plan = AccumulatePlan::exact;
     if (info.spec.scaler_preset || def == DefaultScaler::dynamic) info.label += "+" + s.preset;
     try {
         info.scaler = with_overrides(s, overrides);
@@ -55,6 +63,10 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
         throw ConfigError(e.field(), e.message() + " (run " + std::string(label) + ")");
     }
     return info;
+}
+
+RunInfo resolve_run(std::string_view label, const SessionConfig& c) {
+    return resolve_run(label, c.scaler, c.scaler_overrides, c.train.write_back, c.accumulate);
 }
 
 }  // namespace mpx

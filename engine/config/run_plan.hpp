@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/config/accumulate_config.hpp"
 #include "engine/precision/policy.hpp"
 #include "engine/scaler/scaler.hpp"
 
@@ -19,6 +20,10 @@ struct RunInfo {
     ScalerConfig scaler;    // as the run starts, scaler_overrides applied
     bool follows_session_scaler = false;  // no "+preset" and a dynamic default: live edits reach it
     WriteBack write_back = WriteBack::nearest;  // resolved: the label's, else the session's (pure-*)
+    // Resolved: the label's plan, else the session's accumulate.plan (FP8 runs), as the three GEMMs'
+    // models (engine/config/accumulate_config.hpp); all exact unless one of them names a model.
+    AccumulatePlan accumulate_plan = AccumulatePlan::exact;
+    GemmAccumulation accumulation;
 };
 
 // `label` as in SessionConfig::runs; `session_scaler` is the scaler of runs that name none. Throws
@@ -26,8 +31,15 @@ struct RunInfo {
 // run) when scaler_overrides make the run's scaler invalid.
 // `session_write_back` (train.write_back) reaches the runs that can take it (pure-*) and whose
 // label names none; a run whose write-back is not nearest carries it in its label ("+sr", "+kahan").
+// `accumulate` (the session's section) reaches the FP8 runs whose label names no plan; a run whose
+// GEMMs are not all exact carries its plan in its label ("+acc-te").
 RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
-                    const nlohmann::json& scaler_overrides, WriteBack session_write_back = WriteBack::nearest);
+                    const nlohmann::json& scaler_overrides, WriteBack session_write_back = WriteBack::nearest,
+                    const AccumulateConfig& accumulate = {});
+
+struct SessionConfig;
+// A label of session c's, resolved with c's scaler, scaler_overrides, train.write_back and accumulate.
+RunInfo resolve_run(std::string_view label, const SessionConfig& c);
 
 // `overrides` (an object of scaler settings) laid over a dynamic scaler and validated; a static or
 // absent scaler is returned as it is. Errors name "scaler_overrides.<key>" or the scaler field.

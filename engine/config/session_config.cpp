@@ -39,12 +39,16 @@ void validate(const SessionConfig& c) {
     validate(c.train);
     validate(c.scaler);
     validate(c.fp8);
+    validate(c.accumulate);
     std::set<std::string> labels;
     bool write_back_reaches = false;  // train.write_back reaches a run (a pure-* run naming none)
+    bool accumulate_reaches = false;  // the accumulate section reaches a run
     for (const auto& r : c.runs) {  // every label resolves, its scaler (overrides applied) is valid
-        const RunInfo info = resolve_run(r, c.scaler, c.scaler_overrides, c.train.write_back);
+        const RunInfo info = resolve_run(r, c);
         if (!labels.insert(info.label).second) throw ConfigError("runs", "run '" + info.label + "' appears twice");
         write_back_reaches = write_back_reaches || (writes_narrow_weights(info.spec.mode) && !info.spec.write_back);
+        accumulate_reaches = accumulate_reaches || (is_fp8(info.spec.mode) && !info.spec.accumulate) ||
+                             info.spec.accumulate == AccumulatePlan::custom;
         if (info.spec.mode != Mode::selective) continue;
         for (const auto& name : c.selective_layers) {
             bool found = false;
@@ -61,6 +65,11 @@ void validate(const SessionConfig& c) {
                                                   "no FP32 master and whose label names no write-back (pure-fp16, "
                                                   "pure-bf16); add one, or name it on a run (pure-bf16+sr, "
                                                   "pure-fp16+kahan)");
+    if (c.accumulate != AccumulateConfig{} && !accumulate_reaches)
+        throw ConfigError("accumulate", "is set but reaches no run: it sets the GEMMs of FP8 runs whose label names "
+                                        "no accumulation (fp8-hybrid, fp8-e4m3, mxfp8) and of runs labelled "
+                                        "+acc-custom; add one, or name a plan on a run (fp8-e4m3+acc-fast, "
+                                        "amp-bf16+acc-custom)");
     const DatasetShape shape = dataset_shape(c.data);
     const std::string kind(to_string(c.data.kind));
     if (c.model.sizes.front() != shape.features)
@@ -123,6 +132,8 @@ nlohmann::json to_json(const SessionConfig& c) {
                    c.fp8.e4m3_overflow != d8.e4m3_overflow;
     for (const auto& r : c.runs) any_fp8 = any_fp8 || r.rfind("fp8-", 0) == 0 || r.rfind("mxfp8", 0) == 0;
     if (any_fp8) j["fp8"] = fp8_to_json(c.fp8);
+    // Likewise the accumulate section only where it differs from exact FP32 accumulation.
+    if (c.accumulate != AccumulateConfig{}) j["accumulate"] = c.accumulate;
     j["selective_layers"] = c.selective_layers;
     j["adaptive_threshold"] = c.adaptive_threshold;
     j["memory_budget"] = c.memory_budget;
@@ -213,6 +224,7 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
         f.get_enum("e4m3_overflow", c.fp8.e4m3_overflow);
         f.finish();
     }
+    if (r.has("accumulate")) c.accumulate = accumulate_config_from_json(r.at("accumulate"), c.accumulate);
     if (r.has("selective_layers")) c.selective_layers = string_list(r, "selective_layers");
     if (r.has("classroom")) c.classroom = string_list(r, "classroom");
     r.get("adaptive_threshold", c.adaptive_threshold);
@@ -289,6 +301,7 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
     nlohmann::json known = to_json(c);  // the keys that exist
     if (!known.contains("live_changes")) known["live_changes"] = nlohmann::json::array();
     if (!known.contains("fp8")) known["fp8"] = fp8_to_json(c.fp8);  // to_json leaves it out without FP8 runs
+    if (!known.contains("accumulate")) known["accumulate"] = c.accumulate;  // and this one at its defaults
     nlohmann::json j = known;
     for (const auto& assignment : assignments) {
         // Checked first: JSON carries only UTF-8, and every message below quotes the assignment.

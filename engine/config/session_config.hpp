@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/accumulate_config.hpp"
 #include "engine/config/data_config.hpp"
 #include "engine/config/live_change.hpp"
 #include "engine/config/model_config.hpp"
@@ -54,6 +55,9 @@ struct SessionConfig {
     // growth_interval so several frameworks show their events within a short demo).
     nlohmann::json scaler_overrides = nlohmann::json::object();
     Fp8Config fp8;  // FP8 runs' scaling recipe (engine/precision/fp8_scaling.hpp)
+    // The accumulation models of FP8 runs' GEMMs (engine/config/accumulate_config.hpp); the defaults
+    // accumulate exactly in FP32, as every run did before the models existed.
+    AccumulateConfig accumulate;
     std::vector<std::string> selective_layers{"fc1"};
     double adaptive_threshold = 0.8;  // adaptive: amp while FP32 memory > threshold × budget
     std::int64_t memory_budget = 1 << 20;

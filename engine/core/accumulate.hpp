@@ -31,6 +31,17 @@ struct AccumulateParams {
     int promote_every = 128;  // N_C: products between promotions to FP32 (promote only)
 };
 
+// The models of a layer's three GEMMs, as Transformer Engine sets its split accumulator per GEMM:
+// fprop y = x·wᵀ (reduces over the layer's inputs), dgrad dx = dy·w (over its outputs), wgrad
+// dw = dyᵀ·x (over the batch). All exact (the default) is FP32 accumulation as today.
+struct GemmAccumulation {
+    AccumulateParams fprop, dgrad, wgrad;
+    MPX_HOST_DEVICE bool all_exact() const {
+        return fprop.model == AccumulateModel::exact && dgrad.model == AccumulateModel::exact &&
+               wgrad.model == AccumulateModel::exact;
+    }
+};
+
 // The ranges validate() (engine/precision/accumulation.hpp) enforces; the exactness argument below
 // needs them: a register of at most 24 bits, a group sum of at most 24 + 6 = 30 bits.
 inline constexpr int k_max_accumulate_bits = 24;

@@ -138,7 +138,9 @@ void Mlp::forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, 
     Tensor& z = l.z.empty() ? m_recompute_z : l.z;
     at(i, TensorKind::output);
     m_be.set_fp8(fp8_of(i));
+    m_be.set_accumulation(&p.accumulate);
     m_be.linear_forward(x, l.w->working, &l.b->working, p.compute, z);
+    m_be.set_accumulation(nullptr);
     m_be.set_fp8(nullptr);
     if (!l.hidden) return;
     const Tensor* act_in = &z;
@@ -193,8 +195,10 @@ void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate
         Tensor* dx = i > 0 ? &m_layers[static_cast<std::size_t>(i) - 1].dh : nullptr;
         at(i, TensorKind::grad_weight);  // the op counts dy's cast, dw/db and dx under their kinds
         m_be.set_fp8(fp8_of(i));
+        m_be.set_accumulation(&p.accumulate);
         m_be.linear_backward(*dz, x, l.w->working, p.compute, p.grad_through, l.w->grad,
                                    &l.b->grad, acc, dx);
+        m_be.set_accumulation(nullptr);
         m_be.set_fp8(nullptr);
     }
 }

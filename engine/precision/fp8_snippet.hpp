@@ -11,7 +11,11 @@
 
 namespace mpx {
 
-// ConfigError naming --snippet when `mode` is not an FP8 mode.
-std::string fp8_recipe_snippet(const Fp8Config& c, Mode mode, std::optional<Fp8Recipe> named);
+// ConfigError naming --snippet when `mode` is not an FP8 mode. `accumulation` (the run's resolved
+// models, engine/core/accumulate.hpp) adds the split-accumulator flags where they are not all exact:
+// Float8CurrentScaling's MMParams, a comment where the recipe has no such setting, and torchao's
+// Float8LinearConfig with the same per-GEMM choices.
+std::string fp8_recipe_snippet(const Fp8Config& c, Mode mode, std::optional<Fp8Recipe> named,
+                               const GemmAccumulation& accumulation = {});
 
 }  // namespace mpx

@@ -62,6 +62,27 @@ std::string_view write_back_suffix(WriteBack w) {
 
 bool writes_narrow_weights(Mode m) { return m == Mode::pure; }
 
+bool takes_accumulation(Mode m) { return is_fp8(m) || uses_low_precision(m); }
+
+std::string_view accumulate_plan_help(AccumulatePlan p) {
+    switch (p) {
+        case AccumulatePlan::custom:
+            return "Its GEMMs add under the models of the accumulate section (fprop, dgrad, wgrad).";
+        case AccumulatePlan::exact: return "Its GEMMs add in FP32, as every run does by default.";
+        case AccumulatePlan::fast:
+            return "All three GEMMs add with a model of FP8 fast accumulation: about 14 bits, never promoted to FP32.";
+        case AccumulatePlan::promote:
+            return "All three GEMMs add with a model of FP8 accumulation promoted to FP32 every 128 products.";
+        case AccumulatePlan::te:
+            return "Transformer Engine's choice: the forward GEMM adds fast (about 14 bits), the two gradient GEMMs "
+                   "are promoted to FP32 every 128 products (all three promoted for block scaling).";
+        case AccumulatePlan::torchao:
+            return "torchao's choice: the output GEMM adds fast (about 14 bits), the two gradient GEMMs are promoted "
+                   "to FP32 every 128 products.";
+    }
+    return {};
+}
+
 RunSpec parse_run_spec(std::string_view label, const std::string& field) {
     RunSpec spec;
     std::string_view base = label;
@@ -77,7 +98,17 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
             std::optional<WriteBack> wb;
             for (const auto& n : write_back_suffixes)
                 if (n.name == part) wb = n.value;
-            if (wb) {
+            if (part.starts_with(k_accumulate_suffix)) {
+                const auto plan = enum_parse<AccumulatePlan>(part.substr(k_accumulate_suffix.size()));
+                if (!plan)
+                    throw ConfigError(field, "run '" + std::string(label) + "': unknown accumulation '" +
+                                                 std::string(part) +
+                                                 "'; choose acc-exact, acc-fast, acc-promote, acc-te, acc-torchao "
+                                                 "or acc-custom (the accumulate section's models)");
+                if (spec.accumulate)
+                    throw ConfigError(field, "run '" + std::string(label) + "' names two accumulations");
+                spec.accumulate = plan;
+            } else if (wb) {
                 if (spec.write_back)
                     throw ConfigError(field, "run '" + std::string(label) + "' names two write-back modes");
                 spec.write_back = wb;
@@ -108,7 +139,8 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
         "fp32, tf32, amp-fp16, amp-bf16, half-fp16, half-bf16, pure-fp16, pure-bf16, "
         "selective-fp16, adaptive-fp16, scaling-only (optionally +scaler, e.g. amp-fp16+pytorch), "
         "fp8-hybrid, fp8-e4m3 (optionally +delayed or +current), mxfp8; pure-fp16 and pure-bf16 also take +sr "
-        "(stochastic rounding) or +kahan (Kahan-compensated updates)";
+        "(stochastic rounding) or +kahan (Kahan-compensated updates); FP8 and FP16/BF16 runs take an "
+        "accumulation model, +acc-exact, +acc-fast, +acc-promote, +acc-te or +acc-torchao";
     // A mode without a low format is its own label ("fp32"); the others are "<mode>-<format>".
     if (const auto m = enum_parse<Mode>(base); m && !uses_low_precision(*m)) spec.mode = *m;
     else {
@@ -124,6 +156,10 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
                                          "not available yet)");
         spec.low = *fmt;
     }
+    if (spec.accumulate && !takes_accumulation(spec.mode))
+        throw ConfigError(field, "run '" + std::string(label) + "': accumulation models are for GEMMs in FP8 "
+                                     "(and, as a what-if, FP16/BF16); " + spec.base_label() +
+                                     " multiplies in FP32 or TF32. Use e.g. fp8-e4m3+acc-fast or amp-bf16+acc-fast");
     if (spec.write_back && *spec.write_back != WriteBack::nearest && !writes_narrow_weights(spec.mode))
         throw ConfigError(field, "run '" + std::string(label) + "': stochastic rounding and Kahan updates cure "
                                      "updates lost by weights stored in FP16/BF16 with no FP32 master; " +
@@ -148,7 +184,8 @@ DefaultScaler default_scaler(const RunSpec& spec) {
 }
 
 std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
-                                             const PolicyOptions& opt, bool adaptive_low, WriteBack write_back) {
+                                             const PolicyOptions& opt, bool adaptive_low, WriteBack write_back,
+                                             const GemmAccumulation& accumulate) {
     const Format X = spec.low;
     LayerPrecision fp32{};
     const Format F = Format::fp32;
@@ -190,8 +227,10 @@ std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
         out[static_cast<std::size_t>(i)] = p;
     }
     if (opt.keep_output_fp32 && layers > 0) out.back() = fp32;
-    for (LayerPrecision& p : out)
+    for (LayerPrecision& p : out) {
         if (!p.master && p.weight != Format::fp32) p.write_back = write_back;
+        if (p.fp8 || p.compute == Format::fp16 || p.compute == Format::bf16) p.accumulate = accumulate;
+    }
     return out;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/base/enum_names.hpp"
+#include "engine/core/accumulate.hpp"
 #include "engine/core/fp8_math.hpp"
 #include "engine/core/write_back.hpp"
 #include "engine/precision/format.hpp"
@@ -40,6 +41,25 @@ std::string_view write_back_suffix(WriteBack w);
 // runs a write-back mode can change (pure-*).
 bool writes_narrow_weights(Mode m);
 
+// Which accumulation models a run's GEMMs use (engine/core/accumulate.hpp; engine/config/
+// accumulate_config.hpp resolves a plan to the three GEMMs' models). custom: the session's
+// accumulate.fprop/dgrad/wgrad; exact: FP32 for all three (today's behaviour); fast: fp8-fast for
+// all three; promote: all three promoted every N_C; te: Transformer Engine's split-accumulator flags
+// for the run's recipe; torchao: Float8LinearConfig's use_fast_accum. A run label names one as a
+// suffix "+acc-<plan>" ("fp8-e4m3+acc-te").
+enum class AccumulatePlan : std::uint8_t { custom, exact, fast, promote, te, torchao };
+constexpr EnumName<AccumulatePlan> accumulate_plan_names[] = {
+    {AccumulatePlan::custom, "custom"}, {AccumulatePlan::exact, "exact"}, {AccumulatePlan::fast, "fast"},
+    {AccumulatePlan::promote, "promote"}, {AccumulatePlan::te, "te"},     {AccumulatePlan::torchao, "torchao"}};
+constexpr std::span<const EnumName<AccumulatePlan>> names_of(AccumulatePlan) { return accumulate_plan_names; }
+inline std::string_view to_string(AccumulatePlan p) { return enum_name(p); }
+inline constexpr std::string_view k_accumulate_suffix = "acc-";
+// One plain sentence on what a plan does to the run's GEMMs: the app's tooltip.
+std::string_view accumulate_plan_help(AccumulatePlan p);
+// Whether a mode's GEMMs can take an accumulation model: the FP8 modes, and as a what-if the
+// modes whose GEMMs run in FP16/BF16.
+bool takes_accumulation(Mode m);
+
 struct RunSpec {
     Mode mode = Mode::fp32;
     Format low = Format::fp16;                 // the low format of amp/half/pure/selective/adaptive
@@ -48,15 +68,18 @@ struct RunSpec {
     std::optional<Fp8Recipe> fp8_recipe;
     // A write-back named after '+' ("pure-bf16+sr"); absent: the session's train.write_back.
     std::optional<WriteBack> write_back;
+    // An accumulation plan named after '+' ("fp8-e4m3+acc-fast"); absent: the session's accumulate.plan.
+    std::optional<AccumulatePlan> accumulate;
     std::string base_label() const;            // "amp-fp16", "fp32", "scaling-only"
     // The CSV's precision column: "fp32" (fp32, scaling-only), "tf32", the low format ("fp16",
     // "bf16"), "e4m3/e5m2" (fp8-hybrid), "e4m3", "mxfp8".
     std::string precision() const;
 };
 // Parses "fp32", "tf32", "amp-fp16", "amp-bf16+pytorch", "half-fp16+deepspeed", "pure-bf16",
-// "selective-fp16", "adaptive-bf16", "scaling-only+apex", "pure-fp16+kahan", "pure-bf16+sr+dynamic"
-// (after the base, each '+' part is a write-back suffix or the one scaler or FP8 recipe, in any
-// order); ConfigError naming `field` otherwise, and for a write-back on a run with FP32 weights.
+// "selective-fp16", "adaptive-bf16", "scaling-only+apex", "pure-fp16+kahan", "pure-bf16+sr+dynamic",
+// "fp8-e4m3+current+acc-te" (after the base, each '+' part is a write-back suffix, an accumulation
+// "acc-<plan>", or the one scaler or FP8 recipe, in any order); ConfigError naming `field` otherwise,
+// for a write-back on a run with FP32 weights and an accumulation on a run that multiplies in FP32/TF32.
 RunSpec parse_run_spec(std::string_view label, const std::string& field = "runs");
 bool uses_low_precision(Mode m);
 // The FP8 modes: GEMM operands in E4M3/E5M2 (per-tensor scaled) or MXFP8, the rest as amp-bf16.
@@ -80,6 +103,7 @@ struct LayerPrecision {
     bool fp8 = false;                  // compute is FP8: operands are scaled (engine/core/fp8_math.hpp)
     Format grad_compute = Format::fp32;// FP8: the format of the gradient operand dy of backward GEMMs
     WriteBack write_back = WriteBack::nearest;  // how the optimizer writes `weight` (no master)
+    GemmAccumulation accumulate{};     // the accumulation models of this layer's GEMMs
 };
 
 struct PolicyOptions {
@@ -89,8 +113,10 @@ struct PolicyOptions {
 // Per-layer precision for `layers` layers named fc1..fcN. For adaptive, `adaptive_low` says whether
 // this step trains in amp (true) or FP32.
 // `write_back` (the run's, resolved) goes to every layer whose weights are narrow without a master.
+// `accumulate` (the run's, resolved) goes to every layer whose GEMMs run in FP8, FP16 or BF16.
 std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
                                              const PolicyOptions& opt, bool adaptive_low = true,
-                                             WriteBack write_back = WriteBack::nearest);
+                                             WriteBack write_back = WriteBack::nearest,
+                                             const GemmAccumulation& accumulate = {});
 
 }  // namespace mpx

@@ -50,7 +50,8 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
                          cfg.adaptive_threshold * static_cast<double>(cfg.memory_budget);
     PolicyOptions opt{cfg.selective_layers, cfg.model.keep_output_fp32};
     m_model = std::make_unique<Mlp>(*m_backend, cfg.model,
-                                    layer_precisions(m_info.spec, cfg.model.layers(), opt, m_adaptive_low, m_info.write_back),
+                                    layer_precisions(m_info.spec, cfg.model.layers(), opt, m_adaptive_low, m_info.write_back,
+                                                     m_info.accumulation),
                                     cfg.train.batch, init, cfg.train.optimizer);
     if (is_fp8(m_info.spec.mode)) {
         // Delayed scaling's amax histories live in the backend, one per layer and tensor (every FP8

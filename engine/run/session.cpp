@@ -92,7 +92,7 @@ void Session::build_runs() {
     m_runs.clear();
     for (std::size_t i = 0; i < m_cfg.runs.size(); ++i)
         m_runs.push_back(std::make_unique<Run>(
-            static_cast<int>(i), resolve_run(m_cfg.runs[i], m_cfg.scaler, m_cfg.scaler_overrides, m_cfg.train.write_back), m_cfg,
+            static_cast<int>(i), resolve_run(m_cfg.runs[i], m_cfg), m_cfg,
             m_init, m_factory()));
     m_micro.assign(static_cast<std::size_t>(m_cfg.train.accumulation), Batch{});
     m_order.resize(m_runs.size());

@@ -84,8 +84,9 @@ QWidget* SetupPanel::buildRuns() {
     auto* addRow = new QHBoxLayout;
     m_addRun = new QLineEdit;
     m_addRun->setPlaceholderText(tr("other run, e.g. half-fp16+deepspeed"));
-    m_addRun->setToolTip(tr("A run label: mode-format, optionally + a scaler preset "
-                            "(fp32, tf32, amp-fp16, half-bf16, pure-fp16, amp-fp16+apex, ...)."));
+    m_addRun->setToolTip(tr("A run label: mode-format, optionally + a scaler preset, a write-back cure or an "
+                            "accumulation model (fp32, tf32, amp-fp16, half-bf16, pure-fp16, amp-fp16+apex, "
+                            "pure-bf16+sr, fp8-hybrid+acc-te, fp8-hybrid+acc-fast, ...)."));
     auto* add = new QPushButton(tr("Add"));
     addRow->addWidget(m_addRun, 1);
     addRow->addWidget(add);

@@ -133,7 +133,12 @@ QString runModeHelp(const QString& label, bool* bf16) {
     try {
         const mpx::RunSpec spec = mpx::parse_run_spec(label.toStdString(), "runs");
         if (bf16) *bf16 = mpx::uses_low_precision(spec.mode) && spec.low == mpx::Format::bf16;
-        return QCoreApplication::translate("mpx", std::string(mpx::mode_help(spec.mode)).c_str());
+        QString text = QCoreApplication::translate("mpx", std::string(mpx::mode_help(spec.mode)).c_str());
+        if (spec.accumulate)  // a what-if of the GEMMs' additions (engine/config/accumulate_config.hpp)
+            text += QLatin1Char(' ') + QCoreApplication::translate(
+                                           "mpx", std::string(mpx::accumulate_plan_help(*spec.accumulate)).c_str()) +
+                    QLatin1Char(' ') + QCoreApplication::translate("mpx", "A model of the hardware, not a measurement.");
+        return text;
     } catch (const std::exception&) {
         if (bf16) *bf16 = false;
         return {};
