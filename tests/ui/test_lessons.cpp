@@ -16,7 +16,8 @@ using namespace mpx::ui;
 
 namespace {
 
-const char* const k_teaching[] = {"formats", "underflow", "lost-updates", "bf16-no-scaler", "overflow-storm", "hysteresis"};
+const char* const k_teaching[] = {"formats", "underflow", "lost-updates", "bf16-no-scaler", "overflow-storm", "hysteresis",
+                                   "accumulation"};
 
 int sentences(const QString& text) {
     return int(text.count(QRegularExpression(QStringLiteral("[.?!](\\s|$)"))));
