@@ -141,6 +141,9 @@ private slots:
         write(F / "unknown_key.json", "{\"stepz\": 10}");
         write(F / "wrong_type.json", "{\"steps\": \"many\"}");
         write(F / "sizes_trailing.json", "{\"model\": {\"sizes\": \"2-64-2-\"}}");
+        // Every dynamic run names its scaler: the file's session scaler reaches none (issue 32, item 4).
+        write(F / "scaler_unused.json",
+              "{\"runs\": [\"amp-fp16+deepspeed\"], \"scaler\": {\"preset\": \"pytorch\", \"init_scale\": 1048576}}");
         write(F / "invalid_utf8.json", "{\"name\": \"\xff\xfe\"}");
         write(F / "number_overflow.json", "{\"steps\": 1e400}");
         write(F / "sidecar_noconfig.json", "{\"format\": \"mpx-export\"}");
@@ -489,6 +492,17 @@ private slots:
         app("app_config_trailing", {"--config", "@F/trailing.json"}, "not valid JSON");
         app("app_config_state", {"--config", "@F/state.json"}, "saved session state");
         app("app_set_unknown", {"--set", "stepz=5"}, "stepz");
+        // A scaler setting that reaches no run (every dynamic run names its own preset, or none has
+        // one) is refused naming the field and the way that reaches a +preset run, not dropped.
+        run("scaler_set_reaches_no_run", {"--precision", "amp-fp16+deepspeed", "--set", "scaler.init_scale=1048576"}, 2,
+            "scaler.init_scale: reaches no run: every run with a dynamic scaler names its own preset");
+        run("scaler_flag_reaches_no_run", {"--precision", "amp-fp16+deepspeed", "--scaler", "megatron"}, 2,
+            "scaler.preset: reaches no run");
+        run("scaler_set_no_dynamic_run", {"--precision", "fp32,amp-bf16", "--set", "scaler.growth_interval=10"}, 2,
+            "scaler.growth_interval: reaches no run: no run has a dynamic loss scaler");
+        run("config_scaler_reaches_no_run", {"--config", "@F/scaler_unused.json"}, 2,
+            "set scaler_overrides={\"init_scale\":1048576}");
+        app("app_scaler_reaches_no_run", {"--config", "@F/scaler_unused.json"}, "scaler.init_scale: reaches no run");
         app("app_set_range", {"--set", "train.lr=-1"}, "train.lr");
         app("app_set_sizes_trailing", {"--set", "model.sizes=2-64-2-"}, "2-64-2-");
         app("app_set_no_equals", {"--set", "steps"}, "key=value");

@@ -102,8 +102,8 @@ private slots:
         QCOMPARE(c.scaler.init_scale, 65536.0);  // the rest of the scaler stays
         apply_override(c, "train.lr=0.001");
         QCOMPARE(c.train.lr, 0.001);
-        apply_override(c, "runs=fp32,amp-bf16");
-        QCOMPARE(c.runs, (std::vector<std::string>{"fp32", "amp-bf16"}));
+        apply_override(c, "runs=fp32,amp-fp16");
+        QCOMPARE(c.runs, (std::vector<std::string>{"fp32", "amp-fp16"}));
         apply_override(c, "model.sizes=2-32-2");
         QCOMPARE(c.model.sizes, (std::vector<int>{2, 32, 2}));
         apply_override(c, "scaler.max_scale=inf");

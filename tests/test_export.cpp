@@ -262,8 +262,8 @@ private slots:
         QTemporaryDir tmp;
         SessionConfig c;
         for (const char* s : {"runs=fp32,amp-fp16+deepspeed,half-bf16", "model.sizes=2-16-2", "steps=7",
-                              "seed=9", "data.n_train=256", "train.batch=32", "scaler.growth_interval=3",
-                              "model.dropout=0.1", "scaler.max_scale=inf"})
+                              "seed=9", "data.n_train=256", "train.batch=32",
+                              R"(scaler_overrides={"growth_interval":3,"max_scale":null})", "model.dropout=0.1"})
             apply_override(c, s);
         Session a(c);
         std::vector<RunInfo> infos;

@@ -166,7 +166,9 @@ private slots:
     // through DeepSpeed's own update_scale (0.17.0 and 0.19.5) agreed at every step.
     void deepspeed_rules_part_one_step_after_the_window() {
         SessionConfig c = load_config("overflow-storm");
-        apply_overrides(c, {"runs=amp-fp16+deepspeed,amp-fp16+deepspeed-legacy", "steps=40",
+        // Both runs name their scaler: the preset's session scaler (init_scale 2^24) would reach
+        // none and is refused, so it goes back to the default and the overrides carry 2^24.
+        apply_overrides(c, {"runs=amp-fp16+deepspeed,amp-fp16+deepspeed-legacy", "steps=40", "scaler.preset=pytorch",
                             R"(scaler_overrides={"init_scale":16777216,"growth_interval":25})"});
         auto t = run_config(c);
         const RunTrace &now = t.at("amp-fp16+deepspeed"), &old = t.at("amp-fp16+deepspeed-legacy");

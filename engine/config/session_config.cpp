@@ -15,6 +15,34 @@
 
 namespace mpx {
 
+namespace {
+// Where no run follows the session's scaler (every dynamic run names its preset, "+deepspeed", or no
+// run has a dynamic scaler), a scaler section other than the default one would be dropped without
+// a word: refused, naming the first field that differs and the ways that do reach a run.
+void check_scaler_unused(const ScalerConfig& s, bool any_dynamic) {
+    const ScalerConfig base = scaler_preset("pytorch");
+    if (s == base) return;
+    std::string field = "scaler.preset", key, value;
+    if (s.preset == base.preset)
+        for (const auto& f : scaler_fields())
+            if (f.write(s) != f.write(base)) {
+                key = std::string(f.name);
+                field = "scaler." + key;
+                const nlohmann::json v = f.write(s);
+                value = v.is_number() ? format_number(v.get<double>()) : v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump();
+                break;
+            }
+    if (!any_dynamic)
+        throw ConfigError(field, "reaches no run: no run has a dynamic loss scaler (FP32, TF32, BF16 and FP8 runs train "
+                                 "without one), so the session's scaler is not used; add an FP16 run such as amp-fp16");
+    throw ConfigError(field, "reaches no run: every run with a dynamic scaler names its own preset (e.g. "
+                             "amp-fp16+deepspeed), so the session's scaler is not used. To change those runs, set " +
+                                 (key.empty() ? std::string("scaler_overrides (e.g. scaler_overrides={\"init_scale\":1024})")
+                                              : "scaler_overrides={\"" + key + "\":" + value + "}") +
+                                 "; to use the session's scaler, drop a run's +preset suffix (amp-fp16)");
+}
+}  // namespace
+
 void validate(const SessionConfig& c) {
     // Free text goes into every sidecar and state file: JSON carries only UTF-8, so refuse it now
     // rather than after the last step, when the export would fail.
@@ -43,12 +71,16 @@ void validate(const SessionConfig& c) {
     std::set<std::string> labels;
     bool write_back_reaches = false;  // train.write_back reaches a run (a pure-* run naming none)
     bool accumulate_reaches = false;  // the accumulate section reaches a run
+    bool scaler_reaches = false;      // the session's scaler reaches a run (a dynamic run naming none)
+    bool any_dynamic = false;         // a run has a dynamic scaler, its own or the session's
     for (const auto& r : c.runs) {  // every label resolves, its scaler (overrides applied) is valid
         const RunInfo info = resolve_run(r, c);
         if (!labels.insert(info.label).second) throw ConfigError("runs", "run '" + info.label + "' appears twice");
         write_back_reaches = write_back_reaches || (writes_narrow_weights(info.spec.mode) && !info.spec.write_back);
         accumulate_reaches = accumulate_reaches || (is_fp8(info.spec.mode) && !info.spec.accumulate) ||
                              info.spec.accumulate == AccumulatePlan::custom;
+        scaler_reaches = scaler_reaches || info.follows_session_scaler;
+        any_dynamic = any_dynamic || info.scaler.kind == ScalerKind::dynamic;
         if (info.spec.mode != Mode::selective) continue;
         for (const auto& name : c.selective_layers) {
             bool found = false;
@@ -65,6 +97,7 @@ void validate(const SessionConfig& c) {
                                                   "no FP32 master and whose label names no write-back (pure-fp16, "
                                                   "pure-bf16); add one, or name it on a run (pure-bf16+sr, "
                                                   "pure-fp16+kahan)");
+    if (!scaler_reaches) check_scaler_unused(c.scaler, any_dynamic);
     if (c.accumulate != AccumulateConfig{} && !accumulate_reaches)
         throw ConfigError("accumulate", "is set but reaches no run: it sets the GEMMs of FP8 runs whose label names "
                                         "no accumulation (fp8-hybrid, fp8-e4m3, mxfp8) and of runs labelled "
