@@ -49,6 +49,10 @@ void validate(const SessionConfig& c) {
     if (!valid_utf8(c.name)) throw ConfigError("name", "is not valid UTF-8 text; use UTF-8 characters only");
     if (!valid_utf8(c.description))
         throw ConfigError("description", "is not valid UTF-8 text; use UTF-8 characters only");
+    for (std::size_t i = 0; i < c.claims.size(); ++i)  // a rewritten lesson cannot leave its claims behind
+        if (c.lesson.find(c.claims[i].says) == std::string::npos)
+            throw ConfigError("claims[" + std::to_string(i) + "].says",
+                              "'" + c.claims[i].says + "' is not in the lesson text; a claim quotes the words it checks");
     if (c.runs.empty()) throw ConfigError("runs", "choose at least one run, e.g. fp32,amp-fp16");
     if (c.runs.size() > k_max_runs)
         throw ConfigError("runs", "at most " + std::to_string(k_max_runs) + " runs can be compared at once");
@@ -141,6 +145,11 @@ nlohmann::json to_json(const SessionConfig& c) {
     j["description"] = c.description;
     if (!c.lesson.empty()) j["lesson"] = c.lesson;
     if (c.classroom) j["classroom"] = *c.classroom;
+    if (!c.claims.empty()) {
+        nlohmann::json claims = nlohmann::json::array();
+        for (const Claim& claim : c.claims) claims.push_back(to_json(claim));
+        j["claims"] = claims;
+    }
     j["runs"] = c.runs;
     j["steps"] = c.steps;
     j["seed"] = c.seed;
@@ -260,6 +269,13 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
     if (r.has("accumulate")) c.accumulate = accumulate_config_from_json(r.at("accumulate"), c.accumulate);
     if (r.has("selective_layers")) c.selective_layers = string_list(r, "selective_layers");
     if (r.has("classroom")) c.classroom = string_list(r, "classroom");
+    if (r.has("claims")) {
+        const auto& list = r.at("claims");
+        if (!list.is_array()) throw ConfigError("claims", "must be a list of claims, [] for none");
+        c.claims.clear();
+        for (std::size_t i = 0; i < list.size(); ++i)
+            c.claims.push_back(claim_from_json(list[i], "claims[" + std::to_string(i) + "]"));
+    }
     r.get("adaptive_threshold", c.adaptive_threshold);
     r.get("memory_budget", c.memory_budget);
     if (r.has("live_changes")) {  // after "train": a training change starts from the session's settings

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/config/accumulate_config.hpp"
+#include "engine/config/claims.hpp"
 #include "engine/config/data_config.hpp"
 #include "engine/config/live_change.hpp"
 #include "engine/config/model_config.hpp"
@@ -40,6 +41,8 @@ struct SessionConfig {
     std::string lesson;
     // Present: the app opens in its classroom view, keeping these controls visible (ui/panels/classroom.*).
     std::optional<std::vector<std::string>> classroom;
+    // The lesson's checked claims (engine/config/claims.hpp): each quotes the lesson's words it checks.
+    std::vector<Claim> claims;
     std::vector<std::string> runs{"fp32", "amp-fp16", "amp-bf16"};
     long long steps = 1000;
     std::uint64_t seed = 1;           // weights, batch order, dropout
