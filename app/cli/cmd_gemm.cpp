@@ -15,6 +15,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "matrix_io.hpp"
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
 #include "engine/base/parallel.hpp"
@@ -26,8 +27,6 @@
 namespace mpx::cli {
 namespace {
 
-// A matrix file is text: 256 MiB holds a 4096 x 4096 matrix of hex floats.
-constexpr std::size_t k_max_matrix_bytes = 256u << 20;
 constexpr int k_max_dimension = 1 << 16;  // --m, --n and each --k of gemm-error
 
 // The flags both commands share: the model and its parameters.
@@ -103,68 +102,6 @@ int parse_dimension(const std::string& text, const std::string& flag) {
 
 // ---- gemm: CSV in, hex floats out ------------------------------------------------------------
 
-std::string_view trimmed(std::string_view s) {
-    const auto b = s.find_first_not_of(" \t\r");
-    if (b == std::string_view::npos) return {};
-    return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
-
-// One row per line, cells separated by commas: decimal or hex floats (0x1p-3), nan, inf. Trailing
-// empty lines are allowed; every other problem names file:line and what to give instead.
-FloatMatrix read_matrix(const std::string& path, const std::string& flag) {
-    const std::string text = read_input_file(path, "the " + flag + " matrix", k_max_matrix_bytes);
-    FloatMatrix m;
-    std::size_t pos = 0;
-    int line_no = 0, blank_from = 0;
-    while (pos < text.size()) {
-        const std::size_t nl = text.find('\n', pos);
-        const std::size_t len = nl == std::string::npos ? std::string::npos : nl - pos;
-        const std::string_view line = trimmed(std::string_view(text).substr(pos, len));
-        pos = nl == std::string::npos ? text.size() : nl + 1;
-        ++line_no;
-        if (line.empty()) {
-            if (blank_from == 0) blank_from = line_no;
-            continue;
-        }
-        const std::string where = path + ":" + std::to_string(line_no);
-        if (blank_from != 0)
-            throw ConfigError(flag, where + ": line " + std::to_string(blank_from) +
-                                        " is empty; a matrix has no blank rows between its rows");
-        int cells = 0;
-        std::size_t start = 0;
-        for (;;) {
-            const std::size_t comma = line.find(',', start);
-            const std::size_t len = comma == std::string_view::npos ? std::string_view::npos : comma - start;
-            const std::string_view cell = trimmed(line.substr(start, len));
-            const auto v = parse_typed_value(cell);
-            if (!v)
-                throw ConfigError(flag, where + ": cell " + std::to_string(cells + 1) + " '" + std::string(cell) +
-                                            "' is not a number; give decimal or hex floats (0.5, 0x1p-3), nan or inf");
-            m.values.push_back(v->as_float);
-            ++cells;
-            if (comma == std::string_view::npos) break;
-            start = comma + 1;
-        }
-        if (m.rows == 0) m.cols = cells;
-        else if (cells != m.cols)
-            throw ConfigError(flag, where + ": " + std::to_string(cells) + " cells, but line 1 has " +
-                                        std::to_string(m.cols) + "; every row needs the same number of cells");
-        ++m.rows;
-    }
-    if (m.rows == 0)
-        throw ConfigError(flag, "the matrix '" + path +
-                                    "' is empty; give one row of comma-separated numbers per line");
-    return m;
-}
-
-// %a is exact and reads back with strtod; NaN is written "nan" whatever its sign (engine/base/text.hpp).
-std::string hex_float(float v) {
-    if (std::isnan(v)) return "nan";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%a", static_cast<double>(v));
-    return buf;
-}
-
 struct GemmOptions {
     ModelFlags model;
     std::string a, b, out, format = "fp32", accumulate = "exact";
@@ -185,15 +122,7 @@ int run_gemm(const GemmOptions& o) {
     } catch (const ConfigError& e) {  // the shapes: the parameters passed validate() above
         throw ConfigError("--b", "'" + o.a + "' times '" + o.b + "': " + e.message());
     }
-    std::string text;
-    for (int i = 0; i < c.rows; ++i) {
-        for (int j = 0; j < c.cols; ++j) {
-            if (j) text += ',';
-            text += hex_float(c.values[static_cast<std::size_t>(i) * c.cols + j]);
-        }
-        text += '\n';
-    }
-    write_file_atomic(o.out, text);
+    write_file_atomic(o.out, matrix_text(c.values.data(), c.rows, c.cols));
     return 0;
 }
 
@@ -251,21 +180,6 @@ int run_gemm_error(const GemmErrorOptions& o) {
     }
     if (!o.csv.empty()) write_file_atomic(o.csv, csv);
     return 0;
-}
-
-// ConfigError: the user's flags or files (exit 2); anything else, e.g. a file that cannot be
-// written (exit 1). One line each, the command named.
-template <class F>
-void report_errors(const char* name, F&& run) {
-    try {
-        run();
-    } catch (const ConfigError& e) {
-        std::cerr << "mpx-cli " << name << ": " << e.what() << "\n";
-        throw CLI::RuntimeError(2);
-    } catch (const std::exception& e) {
-        std::cerr << "mpx-cli " << name << ": " << e.what() << "\n";
-        throw CLI::RuntimeError(1);
-    }
 }
 
 }  // namespace

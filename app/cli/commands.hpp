@@ -15,5 +15,6 @@ void add_selftest_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_gemm_command(CLI::App& app);
 void add_gemm_error_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
 
 }  // namespace mpx::cli

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
     mpx::cli::add_sweep_command(app);
     mpx::cli::add_gemm_command(app);
     mpx::cli::add_gemm_error_command(app);
+    mpx::cli::add_quantize_command(app);
     std::string commands;
     for (const CLI::App* sub : app.get_subcommands({}))
         commands += (commands.empty() ? "" : ", ") + sub->get_name();

@@ -1,6 +1,7 @@
 // nvcc compiles every header of engine/core/ here, so a change nvcc cannot compile fails the build.
 #include "engine/core/accumulate.hpp"
 #include "engine/core/format_core.hpp"
+#include "engine/core/fp4.hpp"
 #include "engine/core/fp8_math.hpp"
 #include "engine/core/host_device.hpp"
 #include "engine/core/op_math.hpp"

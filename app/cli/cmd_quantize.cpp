@@ -1,0 +1,71 @@
+// `mpx-cli quantize`: a matrix quantized to NVFP4 or MXFP4 with exactly the code training uses
+// (engine/precision/fp4_quant.hpp), written as the values it decodes to and its block scales, so
+// an outside oracle (tests/fp4/ref_quantize.py, or Transformer Engine's reference) can check it.
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "matrix_io.hpp"
+#include "engine/base/parallel.hpp"
+#include "engine/io/export.hpp"
+#include "engine/precision/fp4_quant.hpp"
+
+namespace mpx::cli {
+namespace {
+
+struct QuantizeOptions {
+    std::string format = "nvfp4", in, out, scales, mx_rule = "rceil";
+    bool two_d = false, rht = false;
+    long long sr_seed = -1;
+    unsigned threads = 0;
+};
+
+int run_quantize(const QuantizeOptions& o) {
+    Fp4Options q;
+    const auto kind = enum_parse<Fp4Kind>(o.format);
+    if (!kind) throw ConfigError("--format", "unknown format '" + o.format + "'; choose " + enum_choices<Fp4Kind>());
+    q.kind = *kind;
+    q.two_d = o.two_d;
+    q.rht = o.rht;
+    const auto rule = enum_parse<core::MxScaleRule>(o.mx_rule);
+    if (!rule) throw ConfigError("--mx-scale-rule", "unknown rule '" + o.mx_rule + "'; choose " + enum_choices<core::MxScaleRule>());
+    q.mx_rule = *rule;
+    if (o.sr_seed < -1) throw ConfigError("--sr-seed", "must be at least 0 (got " + std::to_string(o.sr_seed) + ")");
+    if (o.sr_seed >= 0) q.sr_seed = static_cast<std::uint64_t>(o.sr_seed);
+    check_output_path(o.out, "--out");
+    if (!o.scales.empty()) check_output_path(o.scales, "--scales");
+    const FloatMatrix x = read_matrix(o.in, "--in");
+    set_thread_count(o.threads);
+    const Fp4Matrix r = quantize_fp4(x, q);
+    // Both files are written only once both texts exist; each atomically.
+    const std::string values = matrix_text(r.values.data(), r.rows, r.cols);
+    const std::string scales = "s_dec," + hex_float(r.s_dec) + "\n" + matrix_text(r.scales.data(), r.scale_rows, r.scale_cols);
+    write_file_atomic(o.out, values);
+    if (!o.scales.empty()) write_file_atomic(o.scales, scales);
+    return 0;
+}
+
+}  // namespace
+
+void add_quantize_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand("quantize", "Quantize a CSV matrix to NVFP4 or MXFP4 as training does; write what "
+                                               "it decodes to (hex floats) and its block scales");
+    auto o = std::make_shared<QuantizeOptions>();
+    cmd->add_option("--format", o->format, "nvfp4 (E2M1, E4M3 scale per 16, FP32 per tensor) or mxfp4 (E2M1, "
+                                           "power-of-two scale per 32); default nvfp4");
+    cmd->add_option("--in", o->in, "The matrix (CSV, a row per line; blocks run along rows)")->required();
+    cmd->add_option("--out", o->out, "The decoded values, written atomically as hex floats (%a)")->required();
+    cmd->add_option("--scales", o->scales, "Also the scales: a line 's_dec,<global decode scale>', then the block scales");
+    cmd->add_flag("--2d", o->two_d, "NVFP4: one scale per 16x16 tile (TE's weights) instead of per 1x16");
+    cmd->add_flag("--rht", o->rht, "NVFP4: the 16-point random Hadamard transform of each block first (TE's Wgrad inputs)");
+    cmd->add_option("--sr-seed", o->sr_seed, "Stochastic rounding of the elements from this seed (default: nearest even)");
+    cmd->add_option("--mx-scale-rule", o->mx_rule, "MXFP4 scale rule: floor (OCP), ceil, rceil (default, NVIDIA's "
+                                                   "recommendation: the block's largest value never clamps), even");
+    add_threads_flag(cmd, o->threads);
+    cmd->callback([o] { report_errors("quantize", [&] { run_quantize(*o); }); });
+}
+
+}  // namespace mpx::cli
