@@ -502,6 +502,8 @@ private slots:
             "scaler.growth_interval: reaches no run: no run has a dynamic loss scaler");
         run("config_scaler_reaches_no_run", {"--config", "@F/scaler_unused.json"}, 2,
             "set scaler_overrides={\"init_scale\":1048576}");
+        run("check_claims_with_resume", {"--resume", "@F/state.json", "--check-claims"}, 2,
+            "--check-claims: judges a whole session from its first step");
         app("app_scaler_reaches_no_run", {"--config", "@F/scaler_unused.json"}, "scaler.init_scale: reaches no run");
         app("app_set_range", {"--set", "train.lr=-1"}, "train.lr");
         app("app_set_sizes_trailing", {"--set", "model.sizes=2-64-2-"}, "2-64-2-");

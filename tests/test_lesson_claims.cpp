@@ -3,6 +3,9 @@
 // refused and judged, so a claim that should fail does.
 #include <QtTest>
 
+#include <QProcess>
+#include <QTemporaryDir>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -109,6 +112,25 @@ private slots:
         refused(R"([{"says": "about 60 %", "metric": "loss", "run": "fp32", "min": 2, "max": 1}])", "claims[0].min");
         refused(R"([{"says": "about 60 %", "metric": "loss", "run": "fp32", "stat": "median"}])", "claims[0].stat");
         refused(R"([{"says": "about 60 %", "metric": "loss", "run": "fp32", "typo": 1}])", "claims[0].typo");
+    }
+
+    // mpx-cli run --check-claims prints each claim and exits 1 when one fails.
+    void cliChecksClaims() {
+        QTemporaryDir dir;
+        const auto run = [&](QStringList args, QString& out) {
+            QProcess p;
+            p.setWorkingDirectory(dir.path());
+            p.start(QStringLiteral(MPX_CLI_PATH), QStringList{"run", "--config", "overflow-storm", "--quiet", "--check-claims"} + args);
+            if (!p.waitForFinished(120000)) return -1;
+            out = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+            return p.exitCode();
+        };
+        QString out;
+        QCOMPARE(run({}, out), 0);
+        QCOMPARE(out.count(QStringLiteral("holds ")), 8);
+        QCOMPARE(run({"--set", "scaler.init_scale=65536"}, out), 1);  // no overflow storm: the claims fail
+        QVERIFY2(out.contains(QStringLiteral("FAILS   sum skipped of amp-fp16+pytorch, steps 0-end = 0 in [5, 5]")), qPrintable(out));
+        QVERIFY(out.contains(QStringLiteral("claims do not hold")));
     }
 
     void everyLessonHoldsItsClaims_data() {

@@ -22,6 +22,7 @@
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/export.hpp"
 #include "engine/precision/fp8_snippet.hpp"
+#include "engine/run/claims_check.hpp"
 
 namespace mpx::cli {
 namespace {
@@ -34,6 +35,7 @@ struct RunOptions {
     std::string snippet;
     std::string save_state, resume;
     bool print_config = false;
+    bool check_claims = false;  // judge the lesson's claims on the records (engine/run/claims_check.hpp)
     bool quiet = false;
     unsigned threads = 0;  // 0: one per core
     std::set<std::string> given;  // the flags on the command line, by name
@@ -140,6 +142,9 @@ int run_run(const RunOptions& o) {
                 throw ConfigError(flag, "cannot apply to a resumed run (its configuration is the saved state's); "
                                         "only --steps, --device, --threads, --csv, --histograms, --fp8-scales, --save-state and --quiet go with --resume");
     }
+    if (o.check_claims && !o.resume.empty())
+        throw ConfigError("--check-claims", "judges a whole session from its first step; a resumed run has only "
+                                            "its later steps. Run the configuration from the start");
     check_outputs(o);
     SessionConfig cfg = build_config(o.flags);
     if (!o.histograms.empty() && o.resume.empty() && cfg.instruments.every < 1)
@@ -207,6 +212,7 @@ int run_run(const RunOptions& o) {
     std::unique_ptr<CsvWriter> csv;
     if (!o.csv.empty()) csv = std::make_unique<CsvWriter>(o.csv);
     std::vector<Summary> sum(infos.size());
+    std::vector<std::vector<StepRecord>> kept(o.check_claims ? infos.size() : 0);  // every step, for the claims
     const long long tail_from = cfg.steps - std::max<long long>(1, cfg.steps / 10);
     auto last_report = std::chrono::steady_clock::now();
     long long recorded = 0;
@@ -220,6 +226,7 @@ int run_run(const RunOptions& o) {
         for (std::size_t i = 0; i < recs.size(); ++i) {
             const StepRecord& r = recs[i];
             if (csv && keep) csv->write(r, infos[i]);
+            if (o.check_claims) kept[i].push_back(r);
             Summary& s = sum[i];
             if (s.steps++ == 0) s.first_loss = r.loss;
             s.last_loss = r.loss;
@@ -298,6 +305,22 @@ int run_run(const RunOptions& o) {
         if (const Summary& s = sum[i]; s.first_nonfinite_step >= 0)
             std::printf("%s: first inf/NaN on step %lld at %s\n", infos[i].label.c_str(), s.first_nonfinite_step,
                         first_nonfinite_text(s.first_nonfinite, s.first_nonfinite_magnitude).c_str());
+    if (o.check_claims) {
+        if (cfg.claims.empty())
+            std::printf("claims: this configuration declares none\n");
+        std::vector<std::string> labels;
+        for (const RunInfo& info : infos) labels.push_back(info.label);
+        int failed = 0;
+        const auto results = check_claims(cfg, labels, kept, cfg.steps - 1);
+        for (const ClaimResult& r : results) {
+            failed += !r.holds;
+            std::printf("%s\n", describe(r).c_str());
+        }
+        if (failed) {
+            std::cerr << "mpx-cli: " << failed << " of " << results.size() << " claims do not hold\n";
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -337,13 +360,17 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--save-state", o->save_state, "After the last step, save everything needed to resume (JSON)");
     cmd->add_option("--resume", o->resume, "Continue a saved state up to its step count (--steps raises it)");
     cmd->add_flag("--print-config", o->print_config, "Print the resolved configuration as JSON and exit");
+    cmd->add_flag("--check-claims", o->check_claims,
+                  "After training, judge the lesson's declared claims on the records and print each; exit 1 if one "
+                  "does not hold");
     cmd->add_flag("--quiet", o->quiet, "No progress on stderr");
     cmd->callback([o, cmd] {
         o->given.clear();
         for (const CLI::Option* opt : cmd->get_options())
             if (opt->count() > 0) o->given.insert(opt->get_name());
+        int code = 0;
         try {
-            run_run(*o);
+            code = run_run(*o);
         } catch (const ConfigError& e) {
             std::cerr << "mpx-cli run: " << e.what() << "\n";
             throw CLI::RuntimeError(2);
@@ -355,6 +382,7 @@ void add_run_command(CLI::App& app) {
             std::cerr << "mpx-cli run: " << e.what() << "\n";
             throw CLI::RuntimeError(1);
         }
+        if (code != 0) throw CLI::RuntimeError(code);  // a claim that does not hold
     });
 }
 
