@@ -27,10 +27,11 @@ MPX_HOST_DEVICE inline float e2m1_value(std::uint32_t code) {
 }
 
 // v (already clamped to [−6, 6] or not: beyond ±5 is ±6) to its code by round to nearest even,
-// as TE's cast_to_fp4x2 thresholds it; NaN matches none of them and gets code 0 (+0), as there.
+// as TE's cast_to_fp4x2 thresholds it: NaN matches none of them and gets code 0 (+0), and −0.0
+// passes its first test, x >= 0, so it too is +0 (code 8 comes only from −0.25 ≤ v < 0).
 MPX_HOST_DEVICE inline std::uint32_t e2m1_code(float v) {
     if (!(v == v)) return 0u;
-    const bool neg = v < 0.0f || (v == 0.0f && (bits_of(v) >> 31));
+    const bool neg = v < 0.0f;
     const float a = neg ? -v : v;
     std::uint32_t c;
     if (a <= 0.25f) c = 0;
@@ -49,7 +50,7 @@ MPX_HOST_DEVICE inline std::uint32_t e2m1_code(float v) {
 // and the power-of-two gap are exact in double. Beyond 6 it saturates; NaN gives code 0 as above.
 MPX_HOST_DEVICE inline std::uint32_t e2m1_code_stochastic(float v, std::uint32_t u) {
     if (!(v == v)) return 0u;
-    const bool neg = v < 0.0f || (v == 0.0f && (bits_of(v) >> 31));
+    const bool neg = v < 0.0f;  // −0.0 is +0, as e2m1_code has it
     const double a = neg ? -static_cast<double>(v) : static_cast<double>(v);
     std::uint32_t lo = 0;
     if (a >= 6.0) {
