@@ -1,19 +1,27 @@
-// Colours: one per run (Okabe–Ito, distinguishable with colour-vision deficiencies and on a
-// projector), one per memory category (Paul Tol's bright scheme) and one per class of a data set
-// (matplotlib's tab10, the colours students know from scikit-learn's plots; blue and orange first).
+// Colours: a run's own (ui/session/run_colours.hpp: one per precision, Okabe–Ito based, read from
+// RunDescription::style), one per memory category (Paul Tol's bright scheme) and one per class of a
+// data set (matplotlib's tab10, the colours students know from scikit-learn's plots; blue and orange
+// first). Rule: nothing here colours a run by its position in the session.
 #pragma once
 
 #include <QColor>
 #include <QIcon>
 
+#include "ui/session/session_info.hpp"
+
 namespace mpx::ui {
 
-inline QColor runColour(int run) {
-    static const QColor k[] = {QColor(0x00, 0x72, 0xB2), QColor(0xD5, 0x5E, 0x00), QColor(0x00, 0x9E, 0x73),
-                               QColor(0xCC, 0x79, 0xA7), QColor(0xE6, 0x9F, 0x00), QColor(0x56, 0xB4, 0xE9),
-                               QColor(0x55, 0x55, 0x55), QColor(0x88, 0x22, 0x55)};
-    return k[static_cast<unsigned>(run) % 8];
+// Run `run`'s style as its session was described (RunDescription::style); grey and solid where the
+// session does not know the run (no session yet, or a record of an older one).
+inline gui::RunStyle runStyle(const gui::SessionInfo* session, int run) {
+    if (session && run >= 0 && static_cast<std::size_t>(run) < session->runs.size()) {
+        const gui::RunStyle& s = session->runs[static_cast<std::size_t>(run)].style;
+        if (s.colour.isValid()) return s;
+    }
+    return {QColor(0x77, 0x77, 0x77), Qt::SolidLine};
 }
+inline gui::RunStyle runStyle(const gui::SessionInfoPtr& session, int run) { return runStyle(session.get(), run); }
+inline QColor runColour(const gui::SessionInfoPtr& session, int run) { return runStyle(session, run).colour; }
 
 inline QColor memoryColour(int category) {
     // Paul Tol's bright scheme, colour-blind safe; compensation (Kahan buffers) in its grey.
@@ -33,5 +41,8 @@ inline QColor classColour(int cls) {
 
 // A filled square of the colour, for legends and table cells.
 QIcon swatch(const QColor& c, int size = 12);
+// A run's swatch: filled for a solid pen, hatched in its colour for a dashed one, so two runs of one
+// colour family still differ in a legend or a table.
+QIcon swatch(const gui::RunStyle& s, int size = 12);
 
 }  // namespace mpx::ui

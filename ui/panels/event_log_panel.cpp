@@ -107,7 +107,7 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
         }
         return {};
     }
-    if (role == Qt::DecorationRole && index.column() == colRun && perRun) return swatch(runColour(r.run), 10);
+    if (role == Qt::DecorationRole && index.column() == colRun && perRun) return swatch(runStyle(session, r.run), 10);
     if (role == Qt::ForegroundRole && index.column() == colEvent) {
         switch (r.kind) {
             case LogKind::grow: return QColor(0x1e, 0x7d, 0x32);
@@ -145,6 +145,8 @@ EventLogPanel::EventLogPanel(gui::RecordStore* store, QWidget* parent)
     layout->setContentsMargins(4, 2, 4, 2);
     layout->setSpacing(2);
     m_summary = new QLabel;
+    // Its width is the panel's, not its text's: a long summary must not widen the window.
+    m_summary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_summary->setStyleSheet(QStringLiteral("color: #444"));
     layout->addWidget(m_summary);
     m_view = new QTableView;

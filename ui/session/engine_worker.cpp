@@ -71,6 +71,10 @@ void EngineWorker::publishSession(const QString& device, const QString& note) {
         if (ri.spec.scaler_preset) d.scalerPreset = QString::fromStdString(*ri.spec.scaler_preset);
         info->runs.push_back(d);
     }
+    std::vector<mpx::RunSpec> specs;
+    for (const RunDescription& d : info->runs) specs.push_back(d.spec);
+    const std::vector<RunStyle> styles = runStyles(specs);
+    for (std::size_t i = 0; i < styles.size(); ++i) info->runs[i].style = styles[i];
     info->scalers = liveScalers();
     m_stopped.assign(m_session->run_count(), false);
     m_spool.clear();

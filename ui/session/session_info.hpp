@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/config/session_config.hpp"
+#include "ui/session/run_colours.hpp"
 
 namespace mpx::gui {
 
@@ -20,6 +21,7 @@ struct RunDescription {
     bool hasScaler = false;          // a dynamic or static scaler is in use
     QString scalerPreset;            // the preset its label names ("deepspeed"); empty when it names none
     mpx::WriteBack writeBack = mpx::WriteBack::nearest;  // RunInfo::write_back: how pure-* runs store updates
+    RunStyle style;  // its colour and dash in every view (run_colours.hpp), set once per session
 };
 
 // Every run's scaler settings in force, and the session scaler's (runs without "+preset" follow it):

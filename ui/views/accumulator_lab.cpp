@@ -37,16 +37,16 @@ constexpr int k_maxSize = 128;  // m = n: at K = 16384 a point takes about a sec
 
 QString modelName(AccumulateModel m) { return QString::fromLatin1(to_string(m).data(), int(to_string(m).size())); }
 
-// One colour per model (Okabe–Ito, as runColour), one pen style per operand format: a reader can
-// tell "the orange lines" (fast accumulation) from "the blue ones" (promoted) at a glance.
+// One colour per model (Okabe–Ito's, as ui/session/run_colours.cpp), one pen style per operand
+// format: a reader can tell "the orange lines" (fast accumulation) from "the blue ones" (promoted) at a glance.
 QColor modelColour(AccumulateModel m) {
     switch (m) {
-        case AccumulateModel::exact: return runColour(6);     // grey: the yardstick
-        case AccumulateModel::fp8_fast: return runColour(1);  // vermillion
-        case AccumulateModel::promote: return runColour(0);   // blue
-        case AccumulateModel::bits: return runColour(2);      // green
+        case AccumulateModel::exact: return QColor(0x55, 0x55, 0x55);  // grey: the yardstick
+        case AccumulateModel::fp8_fast: return QColor(0xD5, 0x5E, 0x00);  // vermillion
+        case AccumulateModel::promote: return QColor(0x00, 0x72, 0xB2);   // blue
+        case AccumulateModel::bits: return QColor(0x00, 0x9E, 0x73);      // green
     }
-    return runColour(7);
+    return QColor(0x88, 0x22, 0x55);
 }
 
 Qt::PenStyle formatPen(int order) {

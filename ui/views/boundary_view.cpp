@@ -190,8 +190,8 @@ void BoundaryView::paintEvent(QPaintEvent*) {
         const QString label = session && ri < session->runs.size() ? session->runs[ri].label : QString::number(run);
         // Title in the run's colour, as in every chart.
         p.setFont(bold);
-        p.setPen(runColour(run));
-        p.fillRect(QRect(r.left(), r.top() - line - 2, 4, line - 2), runColour(run));
+        p.setPen(runColour(session, run));
+        p.fillRect(QRect(r.left(), r.top() - line - 2, 4, line - 2), runColour(session, run));
         p.drawText(r.left() + 8, r.top() - fm.descent() - 4, fm.elidedText(label, Qt::ElideRight, r.width() - 8));
         p.setFont(normal);
 
@@ -327,7 +327,7 @@ QString BoundaryView::tooltipAt(QPoint pos) const {
         for (std::size_t i = 0; i < b.runs.size(); ++i) {
             const QString label = session && i < session->runs.size() ? session->runs[i].label : QString::number(i);
             const int cls = b.runs[i].label[cell];
-            t += QStringLiteral("<span style='color:%1'>■</span> %2: ").arg(runColour(static_cast<int>(i)).name(), label.toHtmlEscaped());
+            t += QStringLiteral("<span style='color:%1'>■</span> %2: ").arg(runColour(session, static_cast<int>(i)).name(), label.toHtmlEscaped());
             t += cls < 0 ? tr("no prediction (inf/NaN)")
                          : tr("class %1, probability %2").arg(cls).arg(static_cast<double>(b.runs[i].confidence[cell]), 0, 'f', 3);
             t += QStringLiteral("<br>");

@@ -124,8 +124,8 @@ void RangeView::rebuildChoices() {
     if (!session) return;
     for (int r = 0; r < static_cast<int>(session->runs.size()); ++r) {
         const QString label = session->runs[static_cast<std::size_t>(r)].label;
-        m_runA->addItem(swatch(runColour(r)), label, r);
-        m_runB->addItem(swatch(runColour(r)), label, r);
+        m_runA->addItem(swatch(runStyle(session, r)), label, r);
+        m_runB->addItem(swatch(runStyle(session, r)), label, r);
     }
     const int layers = session->config.model.layers();
     for (int l = 0; l < layers; ++l) m_layer->addItem(QStringLiteral("fc%1").arg(l + 1), l);
@@ -358,9 +358,9 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         Log2Axis ax{lo, hi, QRectF(r)};
         const QString label = pn.run >= 0 && session ? session->runs[static_cast<std::size_t>(pn.run)].label : QString();
         p.setFont(bold);
-        p.setPen(runColour(std::max(0, pn.run)));
+        p.setPen(runColour(session, pn.run));
         const int titleY = r.top() - line - 8;
-        p.fillRect(QRect(area.left() + 8, titleY - fm.ascent() + 2, 4, line - 2), runColour(std::max(0, pn.run)));
+        p.fillRect(QRect(area.left() + 8, titleY - fm.ascent() + 2, 4, line - 2), runColour(session, pn.run));
         QString title = tr("%1 — fc%2 %3").arg(label).arg(layer() + 1).arg(tensorName);
         if (pn.found) title += tr(", stored as %1").arg(formatName(pn.format));
         title += tr(", step %1").arg(pn.step);
@@ -418,7 +418,7 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         }
         drawShareAxis(p, QRectF(r), ymax, text, tr("share of values"), area.left() + 2);
         // Unscaled overlay first (faint, dashed), then the values as stored.
-        const QColor c = runColour(pn.run);
+        const QColor c = runColour(session, pn.run);
         auto barRect = [&](double x0, double s) {
             const double h = s / ymax * r.height();
             return QRectF(ax.x(x0) + 0.5, r.bottom() - h, std::max(1.0, ax.x(x0 + 1) - ax.x(x0) - 1), h);

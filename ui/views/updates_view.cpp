@@ -68,7 +68,10 @@ UpdatesView::UpdatesView(gui::RecordStore* store, QWidget* parent) : QWidget(par
         m_lines.clear();
         if (const auto s = m_store->session())
             for (int r = 0; r < static_cast<int>(s->runs.size()); ++r)
-                m_lines.push_back(m_plot->addLine(s->runs[static_cast<std::size_t>(r)].label, runColour(r)));
+                {
+                const gui::RunDescription& d = s->runs[static_cast<std::size_t>(r)];
+                m_lines.push_back(m_plot->addLine(d.label, d.style.colour, 1.6, d.style.pen));
+            }
         rebuildChoices();
         m_scrub->follow();
         stepsChanged();
@@ -276,10 +279,10 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
             path.lineTo(ax.x(b + 1), y);
         }
         path.lineTo(ax.x(hi), r.bottom());
-        QColor fill = runColour(c.run);
+        QColor fill = runColour(session, c.run);
         fill.setAlpha(40);
         p.fillPath(path, fill);
-        p.setPen(QPen(runColour(c.run), width));
+        p.setPen(QPen(runColour(session, c.run), width, runStyle(session, c.run).pen));
         p.drawPath(path);
     }
     p.setRenderHint(QPainter::Antialiasing, false);
@@ -291,7 +294,7 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
     int y = r.bottom() + 8 + 2 * line;
     for (const Curve& c : curves) {
         if (c.run < 0) continue;
-        p.fillRect(QRect(r.left(), y + 3, 12, line - 6), runColour(c.run));
+        p.fillRect(QRect(r.left(), y + 3, 12, line - 6), runColour(session, c.run));
         p.setPen(text);
         const double share = shareBelowHalfUlp(c.run);
         const QString& label = session->runs[static_cast<std::size_t>(c.run)].label;
@@ -336,7 +339,7 @@ QString UpdatesView::tooltipAt(QPoint pos) const {
         const Curve c = curve(run);
         if (c.nonzero == 0) continue;
         t += QStringLiteral("<span style='color:%1'>■</span> %2: %3<br>")
-                 .arg(runColour(run).name(), session->runs[static_cast<std::size_t>(run)].label.toHtmlEscaped(),
+                 .arg(runColour(session, run).name(), session->runs[static_cast<std::size_t>(run)].label.toHtmlEscaped(),
                       percentText(static_cast<double>(c.n[static_cast<std::size_t>(b - core::k_bin_min)]) / static_cast<double>(c.nonzero)));
     }
     return t + concepts::lostUpdates();

@@ -94,7 +94,7 @@ void WhereView::rebuildChoices() {
     int pick = -1, fp8 = -1;
     for (int r = 0; r < static_cast<int>(session->runs.size()); ++r) {
         const auto& d = session->runs[static_cast<std::size_t>(r)];
-        m_run->addItem(swatch(runColour(r)), d.label, r);
+        m_run->addItem(swatch(runStyle(session, r)), d.label, r);
         if (pick < 0 && d.spec.precision() != "fp32") pick = r;  // where the trouble is
         if (fp8 < 0 && fp8Cast(*m_store, r, 0, mpx::HistTensor::input, 0).fp8Run) fp8 = r;
     }
@@ -250,7 +250,7 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     QFont bold = p.font();
     bold.setBold(true);
     p.setFont(bold);
-    p.setPen(runColour(run()));
+    p.setPen(runColour(session, run()));
     const QString label = session->runs[static_cast<std::size_t>(run())].label;
     const QString title = measure() == Measure::underflowShare
                               ? tr("%1: which layer's gradients underflow (became 0), and when").arg(label)

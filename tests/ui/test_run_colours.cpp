@@ -1,0 +1,136 @@
+// Issue 27 item 5: a run's colour says its precision, whatever the lesson. The same precision is
+// drawn alike in every preset, runs of one precision that differ in a '+' suffix differ in shade and
+// dash, and no two runs of one session are drawn identically; the window's legend reads the styles.
+#include <QCheckBox>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTest>
+#include <map>
+
+#include "engine/config/run_plan.hpp"
+#include "engine/config/session_config.hpp"
+#include "ui/panels/charts_panel.hpp"
+#include "ui/session/run_colours.hpp"
+#include "ui/window/main_window.hpp"
+
+using mpx::gui::RunStyle;
+
+namespace {
+
+// Each run of a shipped preset with its style, as the worker describes the session.
+std::map<std::string, RunStyle> stylesOf(const std::string& preset) {
+    const mpx::SessionConfig c = mpx::load_config(preset);
+    std::vector<mpx::RunSpec> specs;
+    for (const std::string& label : c.runs) specs.push_back(mpx::resolve_run(label, c).spec);
+    const std::vector<RunStyle> styles = mpx::gui::runStyles(specs);
+    std::map<std::string, RunStyle> out;
+    for (std::size_t i = 0; i < c.runs.size(); ++i) out[c.runs[i]] = styles[i];
+    return out;
+}
+
+QColor colourOf(std::string_view label) { return mpx::gui::precisionColour(mpx::parse_run_spec(label)); }
+
+}  // namespace
+
+class TestRunColours : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);  // the window's settings stay out of the user's
+        QCoreApplication::setOrganizationName(QStringLiteral("mpx-test"));
+    }
+    void same_precision_same_colour_in_every_preset_data() {
+        QTest::addColumn<QString>("presetA");
+        QTest::addColumn<QString>("presetB");
+        QTest::addColumn<QString>("run");
+        QTest::newRow("fp32: underflow, lost-updates") << "underflow" << "lost-updates" << "fp32";
+        QTest::newRow("amp-fp16: lost-updates, default") << "lost-updates" << "default" << "amp-fp16";
+        QTest::newRow("amp-fp16: overflow-storm, formats") << "overflow-storm" << "formats" << "amp-fp16";
+        QTest::newRow("amp-bf16: default, fp8") << "default" << "fp8" << "amp-bf16";
+        QTest::newRow("amp-bf16: bf16-no-scaler, default") << "bf16-no-scaler" << "default" << "amp-bf16";
+        QTest::newRow("fp32: fp8, accumulation") << "fp8" << "accumulation" << "fp32";
+    }
+    void same_precision_same_colour_in_every_preset() {
+        QFETCH(QString, presetA);
+        QFETCH(QString, presetB);
+        QFETCH(QString, run);
+        const RunStyle a = stylesOf(presetA.toStdString()).at(run.toStdString());
+        const RunStyle b = stylesOf(presetB.toStdString()).at(run.toStdString());
+        QCOMPARE(a.colour, b.colour);
+        QCOMPARE(a.pen, b.pen);
+        QCOMPARE(a.colour, colourOf(run.toStdString()));  // a plain label: its precision's own colour
+        QCOMPARE(a.pen, Qt::SolidLine);
+    }
+
+    // underflow's amp-fp16+none and +pytorch are amp-fp16's family (its hue), not another precision's.
+    void a_variant_is_a_shade_of_its_precision() {
+        const auto underflow = stylesOf("underflow");
+        const QColor amp = colourOf("amp-fp16");
+        for (const char* label : {"amp-fp16+none", "amp-fp16+pytorch"}) {
+            const QColor c = underflow.at(label).colour;
+            QVERIFY2(std::abs(c.hslHue() - amp.hslHue()) <= 6, label);
+        }
+        QVERIFY(underflow.at("amp-fp16+none").colour != underflow.at("amp-fp16+pytorch").colour ||
+                underflow.at("amp-fp16+none").pen != underflow.at("amp-fp16+pytorch").pen);
+        // The families: FP16 warm, BF16 blue, FP8 green, FP32 neutral.
+        QVERIFY(colourOf("amp-fp16").hslHue() < 45);
+        QVERIFY(colourOf("amp-bf16").hslHue() > 180 && colourOf("amp-bf16").hslHue() < 240);
+        QVERIFY(colourOf("fp8-hybrid").hslHue() > 120 && colourOf("fp8-hybrid").hslHue() < 180);
+        QCOMPARE(colourOf("fp32").hslSaturation(), 0);
+    }
+
+    void no_two_runs_of_a_preset_are_drawn_alike_data() {
+        QTest::addColumn<QString>("preset");
+        for (const std::string& name : mpx::preset_names()) QTest::newRow(name.c_str()) << QString::fromStdString(name);
+    }
+    void no_two_runs_of_a_preset_are_drawn_alike() {
+        QFETCH(QString, preset);
+        const auto styles = stylesOf(preset.toStdString());
+        QVERIFY(styles.size() >= 2);
+        for (auto a = styles.begin(); a != styles.end(); ++a)
+            for (auto b = std::next(a); b != styles.end(); ++b)
+                QVERIFY2(a->second.colour != b->second.colour || a->second.pen != b->second.pen,
+                         qPrintable(QStringLiteral("%1 and %2").arg(QString::fromStdString(a->first), QString::fromStdString(b->first))));
+    }
+
+    // Runs no preset ships together, one precision many times: still all different.
+    void a_crowded_session_still_draws_every_run_apart() {
+        std::vector<mpx::RunSpec> specs;
+        for (const char* l : {"amp-fp16", "amp-fp16+pytorch", "amp-fp16+apex", "amp-fp16+keras", "amp-fp16+tf-keras-legacy",
+                              "amp-fp16+deepspeed", "amp-fp16+deepspeed-legacy", "amp-fp16+megatron", "amp-fp16+nemo",
+                              "amp-fp16+static", "amp-fp16+none"})
+            specs.push_back(mpx::parse_run_spec(l));
+        const std::vector<RunStyle> s = mpx::gui::runStyles(specs);
+        QCOMPARE(s.size(), specs.size());
+        for (std::size_t i = 0; i < s.size(); ++i)
+            for (std::size_t j = i + 1; j < s.size(); ++j)
+                QVERIFY(s[i].colour != s[j].colour || s[i].pen != s[j].pen);
+    }
+
+    // The window's session description carries the styles: amp-bf16 is the same in two lessons.
+    void the_window_describes_each_run_with_its_style() {
+        mpx::ui::MainWindow w;
+        QColor bf16[2];
+        int k = 0;
+        for (const char* preset : {"default", "fp8"}) {
+            mpx::SessionConfig c = mpx::load_config(preset);
+            c.steps = 5;
+            QSignalSpy started(w.store(), &mpx::gui::RecordStore::sessionStarted);
+            w.applyConfig(c, QStringLiteral("test"));
+            QVERIFY(started.wait(10'000));
+            const auto session = w.store()->session();
+            QVERIFY(session);
+            for (const auto& d : session->runs) {
+                QVERIFY(d.style.colour.isValid());
+                if (d.label == QLatin1String("amp-bf16")) bf16[k] = d.style.colour;
+            }
+            ++k;
+        }
+        QVERIFY(bf16[0].isValid());
+        QCOMPARE(bf16[0], bf16[1]);
+        QCOMPARE(bf16[0], colourOf("amp-bf16"));
+    }
+};
+
+QTEST_MAIN(TestRunColours)
+#include "test_run_colours.moc"
