@@ -9,6 +9,9 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QResizeEvent>
+#include <QScrollArea>
+#include <QStyle>
 #include <QSlider>
 #include <QToolTip>
 #include <cmath>
@@ -32,20 +35,14 @@ double niceCeil(double v) {
 QString number(double v) { return QString::number(v, 'g', 6); }
 
 constexpr double k_min_span = 10;  // steps: the closest zoom
-constexpr int k_chart_columns = 3;
+constexpr int k_chart_columns = 3;  // at most
+// A tile narrower than this cuts its axis labels ("1000" read "10" at 1280×800, issue 27): below
+// it the grid drops a column, and below one column's worth it scrolls.
+constexpr int k_tile_min_width = 300;
+constexpr int k_tile_min_height = 170;
+constexpr int k_legend_columns = 4;  // runs to a legend row
 
 }  // namespace
-
-QIcon swatch(const QColor& c, int size) {
-    QPixmap pm(size, size);
-    pm.fill(Qt::transparent);
-    QPainter p(&pm);
-    p.setRenderHint(QPainter::Antialiasing);
-    p.setBrush(c);
-    p.setPen(c.darker(120));
-    p.drawRoundedRect(QRectF(0.5, 0.5, size - 1, size - 1), 2, 2);
-    return QIcon(pm);
-}
 
 ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
     auto* outer = new QVBoxLayout(this);
@@ -57,7 +54,8 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
     m_legendLayout = new QGridLayout;
     m_legendLayout->setHorizontalSpacing(14);
     m_legendLayout->setVerticalSpacing(0);
-    bar->addLayout(m_legendLayout);
+    // The legend has a row of its own: beside the controls it left a narrow window "amp / amp / amp".
+    outer->addLayout(m_legendLayout);
     bar->addStretch(1);
     m_logLoss = new QCheckBox(tr("Log loss"));
     m_logLoss->setToolTip(tr("Show the training and held-out loss on a logarithmic axis."));
@@ -81,15 +79,14 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
     outer->addLayout(bar);
 
     m_area = new QWidget;
-    auto* grid = new QGridLayout(m_area);
-    grid->setContentsMargins(0, 0, 0, 0);
-    grid->setSpacing(4);
+    m_grid = new QGridLayout(m_area);
+    m_grid->setContentsMargins(0, 0, 0, 0);
+    m_grid->setSpacing(4);
     for (const ChartSpec& c : chartTable()) {
         const int i = static_cast<int>(c.id);
         auto* p = new PlotWidget(m_titles[i] = chartTitle(c));
-        p->setMinimumSize(240, 150);
+        p->setMinimumSize(k_tile_min_width, k_tile_min_height);
         m_plots[i] = p;
-        grid->addWidget(p, i / k_chart_columns, i % k_chart_columns);
         if (c.draw == Draw::stacked) {
             p->setToolTip(c.explain());
             continue;
@@ -108,8 +105,14 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
         connect(p, &PlotWidget::hovered, this, [this, id](double x, const QPoint& g) { showHover(id, x, g); });
         connect(p, &PlotWidget::plotResized, this, [this] { drawTimeCharts(); });
     }
-    for (int r = 0; r * k_chart_columns < k_chart_count; ++r) grid->setRowStretch(r, 1);
-    outer->addWidget(m_area, 1);
+    // In a scroll area, so that a small screen scrolls the tiles rather than squeezing them or
+    // widening the window past the screen.
+    m_scroll = new QScrollArea;
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setWidget(m_area);
+    layoutCharts();
+    outer->addWidget(m_scroll, 1);
 
     connect(m_logLoss, &QCheckBox::toggled, this, [this](bool on) {
         for (const ChartSpec& c : chartTable())
@@ -136,7 +139,8 @@ void ChartsPanel::updateRunLabels() {
     for (int r = 0; r < m_runBoxes.size() && r < m_store->runCount(); ++r) {
         const QString label = session->runs[static_cast<std::size_t>(r)].label;
         const QStringList& edits = m_store->liveEdits(r);
-        m_runBoxes[r]->setText(edits.isEmpty() ? label : label + QStringLiteral(" ✎"));
+        if (m_runTexts.size() != m_runBoxes.size()) m_runTexts = QStringList(m_runBoxes.size(), QString());
+        m_runTexts[r] = edits.isEmpty() ? label : label + QStringLiteral(" ✎");
         QString tip = concepts::run(label);
         if (!edits.isEmpty()) {
             const qsizetype shown = std::min<qsizetype>(edits.size(), 5);
@@ -147,6 +151,80 @@ void ChartsPanel::updateRunLabels() {
         }
         m_runBoxes[r]->setToolTip(tip);
     }
+    fitRunLabels();
+}
+
+void ChartsPanel::resizeEvent(QResizeEvent* e) {
+    QWidget::resizeEvent(e);
+    layoutCharts();
+    fitRunLabels();
+}
+
+void ChartsPanel::layoutCharts() {
+    const int spacing = m_grid->spacing();
+    // The panel's own width (the scroll area is laid out after this resize): less the margins and
+    // a vertical scroll bar's room.
+    const int usable = std::max(1, width() - 8 - style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+    const int columns = std::clamp((usable + spacing) / (k_tile_min_width + spacing), 1, k_chart_columns);
+    if (columns == m_columns) return;
+    m_columns = columns;
+    for (int i = 0; i < k_chart_count; ++i) m_grid->removeWidget(m_plots[i]);
+    for (int r = 0; r < m_grid->rowCount(); ++r) m_grid->setRowStretch(r, 0);
+    for (int c = 0; c < m_grid->columnCount(); ++c) m_grid->setColumnStretch(c, 0);
+    for (int i = 0; i < k_chart_count; ++i) m_grid->addWidget(m_plots[i], i / columns, i % columns);
+    for (int r = 0; r * columns < k_chart_count; ++r) m_grid->setRowStretch(r, 1);
+    for (int c = 0; c < columns; ++c) m_grid->setColumnStretch(c, 1);
+}
+
+// As many runs to a legend row as fit with their labels whole (at most k_legend_columns); only
+// where one to a row is still too narrow are labels elided in the middle, where run labels differ
+// ("amp-fp16+…speed"), and where two would read alike the width grows for both until they differ.
+void ChartsPanel::fitRunLabels() {
+    if (m_runBoxes.isEmpty() || m_runTexts.size() != m_runBoxes.size()) return;
+    const int spacing = m_legendLayout->horizontalSpacing();
+    const int row = std::max(0, width() - 8);
+    // The box's own indicator and icon: what a box needs beside its text.
+    const QCheckBox* first = m_runBoxes.front();
+    const int chrome = first->style()->pixelMetric(QStyle::PM_IndicatorWidth, nullptr, first) +
+                       2 * first->style()->pixelMetric(QStyle::PM_CheckBoxLabelSpacing, nullptr, first) +
+                       first->iconSize().width() + 8;
+    const QFontMetrics fm(m_runBoxes.front()->font());
+    int widest = 0;
+    for (const QString& t : m_runTexts) widest = std::max(widest, fm.horizontalAdvance(t));
+    const int runs = static_cast<int>(m_runBoxes.size());
+    const int fit = (row + spacing) / std::max(1, widest + chrome + spacing);
+    const int columns = std::clamp(fit, 1, std::min(k_legend_columns, runs));
+    if (columns != m_legendColumns) {
+        m_legendColumns = columns;
+        for (QCheckBox* b : m_runBoxes) m_legendLayout->removeWidget(b);
+        for (int r = 0; r < runs; ++r) m_legendLayout->addWidget(m_runBoxes[r], r / columns, r % columns);
+        for (int c = 0; c < k_legend_columns; ++c) m_legendLayout->setColumnStretch(c, c < columns ? 1 : 0);
+    }
+    const int cell = std::max(24, (row - spacing * (columns - 1)) / columns - chrome);
+    std::vector<int> widths(static_cast<std::size_t>(m_runBoxes.size()), cell);
+    QStringList shown;
+    for (int round = 0; round < 64; ++round) {
+        shown.clear();
+        for (int r = 0; r < m_runBoxes.size(); ++r)
+            shown << fm.elidedText(m_runTexts[r], Qt::ElideMiddle, widths[static_cast<std::size_t>(r)]);
+        bool clash = false;
+        for (int a = 0; a < shown.size(); ++a)
+            for (int b = a + 1; b < shown.size(); ++b)
+                if (shown[a] == shown[b] && m_runTexts[a] != m_runTexts[b]) {
+                    clash = true;
+                    widths[static_cast<std::size_t>(a)] += fm.averageCharWidth();
+                    widths[static_cast<std::size_t>(b)] += fm.averageCharWidth();
+                }
+        if (!clash) break;
+    }
+    for (int r = 0; r < m_runBoxes.size(); ++r)
+        if (m_runBoxes[r]->text() != shown[r]) m_runBoxes[r]->setText(shown[r]);
+}
+
+QStringList ChartsPanel::legendTexts() const {
+    QStringList out;
+    for (const QCheckBox* b : m_runBoxes) out << b->text();
+    return out;
 }
 
 void ChartsPanel::rebuildSeries() {
@@ -154,6 +232,7 @@ void ChartsPanel::rebuildSeries() {
         if (c.draw != Draw::stacked) plot(c.id)->removeAllSeries();
     for (QCheckBox* b : m_runBoxes) delete b;
     m_runBoxes.clear();
+    m_runTexts.clear();
     m_series.clear();
     const auto session = m_store->session();
     if (!session) return;
@@ -165,31 +244,37 @@ void ChartsPanel::rebuildSeries() {
     for (const ChartSpec& c : chartTable())
         if (c.draw == Draw::rawAndSmoothed)
             for (int r = 0; r < runs; ++r) {
-                QColor faint = runColour(r);
+                QColor faint = session->runs[r].style.colour;
                 faint.setAlpha(70);
                 m_series[r][static_cast<int>(c.id)].raw = plot(c.id)->addLine(session->runs[r].label, faint, 1.0 * m_scale);
             }
     for (int r = 0; r < runs; ++r) {
         const QString label = session->runs[r].label;
-        const QColor colour = runColour(r);
+        const gui::RunStyle& style = session->runs[r].style;
         for (const ChartSpec& c : chartTable())
             if (c.draw != Draw::stacked)
-                m_series[r][static_cast<int>(c.id)].line =
-                    plot(c.id)->addLine(label, colour, (c.draw == Draw::rawAndSmoothed || c.scaleEvents ? 2.0 : 1.6) * m_scale);
+                m_series[r][static_cast<int>(c.id)].line = plot(c.id)->addLine(
+                    label, style.colour, (c.draw == Draw::rawAndSmoothed || c.scaleEvents ? 2.0 : 1.6) * m_scale, style.pen);
         auto* box = new QCheckBox(label);
         box->setChecked(true);
-        box->setIcon(swatch(colour, 14));
+        box->setIcon(swatch(style, 14));
         box->setToolTip(concepts::run(label));
         QFont f = box->font();
         f.setBold(true);
         box->setFont(f);
+        // Its width comes from the legend's row, not from its text: fitRunLabels elides the text.
+        box->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+        box->setMinimumWidth(60);
         connect(box, &QCheckBox::toggled, this, [this] { drawTimeCharts(); });
-        m_legendLayout->addWidget(box, r / 4, r % 4);  // four runs to a row
+        m_legendLayout->addWidget(box, r / k_legend_columns, r % k_legend_columns);
         m_runBoxes << box;
+        m_runTexts << label;
     }
+    m_legendColumns = 0;  // fitRunLabels (via updateRunLabels) lays the rows out for the width
+    for (int c = 0; c < k_legend_columns; ++c) m_legendLayout->setColumnStretch(c, c < runs ? 1 : 0);
     updateRunLabels();
     for (int r = 0; r < runs; ++r) {
-        const QColor colour = runColour(r);
+        const QColor colour = session->runs[r].style.colour;
         for (const ChartSpec& c : chartTable()) {
             Series& s = m_series[r][static_cast<int>(c.id)];
             if (c.draw == Draw::dots)
@@ -448,7 +533,7 @@ QString ChartsPanel::hoverText(ChartId id, long long step) const {
         if (sparse && st.valid && !(st.first <= step && step <= st.last))  // taken earlier: say when
             value += st.first == st.last ? tr(" (step %1)").arg(st.last) : tr(" (steps %1–%2)").arg(st.first).arg(st.last);
         rows += QStringLiteral("<tr><td><span style='color:%1'>■</span> %2</td><td align=right>&nbsp;%3</td></tr>")
-                    .arg(runColour(r).name(), session->runs[static_cast<std::size_t>(r)].label.toHtmlEscaped(), value);
+                    .arg(runColour(session, r).name(), session->runs[static_cast<std::size_t>(r)].label.toHtmlEscaped(), value);
     }
     const gui::BucketStat any = m_store->runCount() ? m_store->history(0).at(m, step) : gui::BucketStat{};
     const QString where = any.last > any.first ? tr("steps %1–%2").arg(any.first).arg(any.last) : tr("step %1").arg(step);

@@ -17,6 +17,7 @@ class QCheckBox;
 class QSlider;
 class QGridLayout;
 class QLabel;
+class QScrollArea;
 
 namespace mpx::ui {
 
@@ -33,6 +34,9 @@ public:
     bool lossLogScale() const;
     void setSmoothing(double s);  // [0, 0.99]
     double smoothing() const;
+    // The run legend's check boxes as they read now: elided in the middle to fit, never two alike.
+    QStringList legendTexts() const;
+    int chartColumns() const { return m_columns; }
     QWidget* chartArea() const { return m_area; }
     // Fonts, line widths and markers × s (the classroom view); 1 = normal.
     void setPresentationScale(double s);
@@ -63,7 +67,10 @@ private:
         int skips = -1, grows = -1;  // scaleEvents
     };
     using RunSeries = std::array<Series, k_chart_count>;
+    void resizeEvent(QResizeEvent* e) override;
     void rebuildSeries();
+    void layoutCharts();     // as many columns (3, 2 or 1) as keep every tile readable; scrolls below
+    void fitRunLabels();     // each legend label elided to its cell, kept apart from the others
     void updateRunLabels();  // a ✎ after the label of each run edited live
     void setView(double x0, double x1, bool follow);
     void updateFollowRange();
@@ -77,8 +84,13 @@ private:
 
     gui::RecordStore* m_store;
     QWidget* m_area = nullptr;
+    QScrollArea* m_scroll = nullptr;
+    QGridLayout* m_grid = nullptr;
+    int m_columns = 0;
     QGridLayout* m_legendLayout = nullptr;
+    int m_legendColumns = 0;  // runs to a legend row, as many as fit whole (fitRunLabels)
     QList<QCheckBox*> m_runBoxes;
+    QStringList m_runTexts;  // each legend label in full ("amp-fp16+deepspeed ✎")
     QCheckBox* m_logLoss = nullptr;
     QSlider* m_smoothing = nullptr;
     QLabel* m_zoomHint = nullptr;

@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
@@ -45,6 +46,12 @@
 namespace mpx::ui {
 namespace {
 
+// The view a tab shows, inside its scroll area where it has one.
+QWidget* pageOf(QWidget* tab) {
+    if (auto* area = qobject_cast<QScrollArea*>(tab); area && area->widget()) return area->widget();
+    return tab;
+}
+
 QScrollArea* scrolled(QWidget* w) {
     auto* area = new QScrollArea;
     area->setWidget(w);
@@ -65,7 +72,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildActions();
     connectEngine();
     m_status = new StatusLine(statusBar(), m_store, m_engine);
-    resize(1500, 950);
+    fitToScreen(QSize(1500, 950));
     restoreSettings();
     updateRunAction();
 }
@@ -122,7 +129,11 @@ void MainWindow::buildLayout() {
                                  "draws the same map as fp32, it tracks FP32."));
     connect(m_boundaries, &BoundaryView::wantedChanged, m_engine, &gui::EngineController::setBoundariesWanted);
     m_range = new RangeView(m_store);
-    m_views->setTabToolTip(m_views->addTab(m_range, tr("Range")),
+    // Range's controls need ~750 px: on a laptop with both docks open it scrolls sideways rather
+    // than widen the window past the screen (issue 27).
+    QScrollArea* rangeArea = scrolled(m_range);
+    rangeArea->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    m_views->setTabToolTip(m_views->addTab(rangeArea, tr("Range")),
                            tr("How big one layer's values are, against what the run's number format can hold: which "
                               "ones become 0, lose digits, or become infinity, and how the loss scale moves gradients."));
     m_where = new WhereView(m_store);
@@ -468,7 +479,7 @@ void MainWindow::setView(View v) { m_views->setCurrentIndex(static_cast<int>(v))
 MainWindow::View MainWindow::view() const { return static_cast<View>(std::max(0, m_views->currentIndex())); }
 
 bool MainWindow::exportViewPng(const QString& path) {
-    return view() == View::charts ? exportChartsPng(path) : savePng(m_views->currentWidget()->grab(), path);
+    return view() == View::charts ? exportChartsPng(path) : savePng(pageOf(m_views->currentWidget())->grab(), path);
 }
 
 bool MainWindow::saveScreenshot(const QString& path) { return savePng(grab(), path); }
@@ -554,6 +565,18 @@ void MainWindow::addThreadsMenu(QMenu* runMenu) {
     for (unsigned n = 1; n <= std::min(cores, 16u); ++n) add(n, n == 1 ? tr("1 thread") : tr("%1 threads").arg(n));
     if (!group->checkedAction()) group->actions().front()->setChecked(true);
     m_engine->setThreads(saved <= std::min(cores, 16u) ? saved : 0);
+}
+
+void MainWindow::fitToScreen(QSize wanted) {
+    const QScreen* s = screen();
+    if (!s) {
+        resize(wanted);
+        return;
+    }
+    // The frame (title bar, borders) is the window manager's and unknown before the window shows:
+    // leave a usual one's room where the window would otherwise fill the screen.
+    const QSize room = s->availableGeometry().size() - QSize(8, 32);
+    resize(wanted.boundedTo(room.expandedTo(minimumSizeHint())));
 }
 
 void MainWindow::restoreSettings() {

@@ -97,6 +97,10 @@ private:
     void updatePendingReset();
     void updateRunAction();
     void restoreSettings();
+    // Resizes to `wanted`, or to the screen's available area where that is smaller (issue 27: a
+    // 1280×800 laptop gets the whole screen and not more). A lesson's dock cannot push it wider: every
+    // page of the centre scrolls where it would need more (tests/ui/test_window_fit.cpp).
+    void fitToScreen(QSize wanted);
     void addThreadsMenu(QMenu* runMenu);
     void saveSettings() const;
 
