@@ -134,6 +134,8 @@ public:
     QList<QBarSet*> barSets;
     QStringList barCategoryNames;
     QList<BarSet> barSetsGiven;
+    QPen basePen;      // the chart's own background frame and fill, restored when unhighlighted
+    QBrush baseBrush;
 };
 
 PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent), d(std::make_unique<Private>()) {
@@ -142,6 +144,8 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent),
     d->chart->legend()->hide();
     d->chart->setMargins(QMargins(2, 2, 6, 2));
     d->chart->setBackgroundRoundness(0);
+    d->basePen = d->chart->backgroundPen();
+    d->baseBrush = d->chart->backgroundBrush();
     QFont tf;
     tf.setPointSizeF(10);
     tf.setBold(true);
@@ -279,6 +283,13 @@ void PlotWidget::setXTitle(const QString& title) { d->x->setTitleText(title); }
 void PlotWidget::setYTitle(const QString& title) { d->y->setTitleText(title); }
 
 void PlotWidget::setXLabelFormat(const QString& format) { d->x->setLabelFormat(format); }
+
+void PlotWidget::setHighlighted(bool on) {
+    if (on == m_highlighted) return;
+    m_highlighted = on;
+    d->chart->setBackgroundPen(on ? QPen(QColor(230, 126, 34), 3.0) : d->basePen);
+    d->chart->setBackgroundBrush(on ? QBrush(QColor(255, 248, 240)) : d->baseBrush);
+}
 
 void PlotWidget::setYLabelFormat(const QString& format) {
     d->yFormat = format;

@@ -59,6 +59,11 @@ public:
     void setLegendVisible(bool visible);  // the series' names under the plot
     // Title, axis and legend fonts × s against their normal size (the classroom view: a projector).
     void setFontScale(double s);
+    // The lesson's highlight: an orange frame and a faint warm fill drawn by the chart itself. (A
+    // QGraphicsEffect on the chart view cached its source and left stale axis labels on screen
+    // during live updates, which a repaint for a grab never showed.)
+    void setHighlighted(bool on);
+    bool isHighlighted() const { return m_highlighted; }
 
     // Bar mode: stacked horizontal bars, one bar per category; a legend names the sets.
     void setBars(const QStringList& categories, const QList<BarSet>& sets, const QString& valueTitle);
@@ -75,6 +80,7 @@ private:
     class View;
     class Private;
     std::unique_ptr<Private> d;
+    bool m_highlighted = false;
     YScale m_yScale = YScale::linear;
     double m_fontScale = 1.0;
 };

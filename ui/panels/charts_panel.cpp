@@ -3,7 +3,6 @@
 #include "ui/panels/charts_panel.hpp"
 
 #include <QCheckBox>
-#include <QGraphicsDropShadowEffect>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -384,15 +383,7 @@ void ChartsPanel::setHighlighted(const QList<ChartId>& charts) {
     for (int i = 0; i < k_chart_count; ++i) {
         const bool on = charts.contains(static_cast<ChartId>(i));
         m_highlighted[i] = on;
-        if (on) {
-            auto* glow = new QGraphicsDropShadowEffect(m_plots[i]);
-            glow->setColor(QColor(230, 126, 34));
-            glow->setOffset(0, 0);
-            glow->setBlurRadius(18);
-            m_plots[i]->setGraphicsEffect(glow);
-        } else {
-            m_plots[i]->setGraphicsEffect(nullptr);
-        }
+        m_plots[i]->setHighlighted(on);
     }
     updateTitles();
 }
