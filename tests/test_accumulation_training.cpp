@@ -240,8 +240,8 @@ private slots:
         QVERIFY(!same_bits(plain.back()[1].loss, fast1.back()[2].loss));
     }
 
-    // What the `accumulation` lesson says, checked: the lab's figures at K = 4096 (E4M3, seed 1, the
-    // lab's and gemm-error's default 64 x 64, and 32 x 32), and the runs' labels and held-out results.
+    // What the `accumulation` lesson says of the lab, checked: its figures at K = 4096 (E4M3, seed 1,
+    // the lab's and gemm-error's default 64 x 64, and 32 x 32).
     void lessonClaimsHold() {
         for (int size : {32, 64}) {
             const RelativeError fast = gemm_error_at(1, size, size, 4096, Format::e4m3, params(AccumulateModel::fp8_fast));
@@ -251,25 +251,11 @@ private slots:
             QVERIFY(at64.max < fast.max / 4);                                                        // "grows with K"
             QVERIFY2(promoted.max * 10 < fast.max, qPrintable(QString::number(promoted.max)));      // "more than tenfold"
         }
-        SessionConfig c = load_config("accumulation");
+        // The runs' claims (100 % accuracy, within a factor of two) are the preset's declared claims,
+        // trained and checked by tests/test_lesson_claims.cpp.
+        const SessionConfig c = load_config("accumulation");
         QCOMPARE(c.train.batch, 1024);  // "adds up the 1024 rows of each batch"
-        Session s(c);
-        QCOMPARE(s.run_count(), std::size_t{4});
-        const auto records = train(s, c.steps);
-        QCOMPARE(static_cast<long long>(records.size()), c.steps);
-        double fp8_min = 1e30, fp8_max = 0.0;
-        for (int r = 0; r < 4; ++r) {
-            const StepRecord& last = records.back()[static_cast<std::size_t>(r)];
-            QVERIFY(last.eval_accuracy.has_value() && last.eval_loss.has_value());
-            QCOMPARE(*last.eval_accuracy, 1.0);  // "all four runs reach 100 % held-out accuracy"
-            if (r == 0) continue;
-            fp8_min = std::min(fp8_min, *last.eval_loss);
-            fp8_max = std::max(fp8_max, *last.eval_loss);
-        }
-        QVERIFY2(fp8_max < 2.0 * fp8_min, qPrintable(QString("%1 vs %2").arg(fp8_max).arg(fp8_min)));  // "within a factor of two"
-        // The models did change the two runs that name them.
-        QVERIFY(!same_bits(records.back()[1].loss, records.back()[2].loss));
-        QVERIFY(!same_bits(records.back()[2].loss, records.back()[3].loss));
+        QVERIFY(!c.claims.empty());
     }
 };
 
