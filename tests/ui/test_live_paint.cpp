@@ -42,6 +42,21 @@ class TestLivePaint : public QObject {
 private slots:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
 
+    // Before Run, the first thing a class sees: log axes tick whole powers, never "1e1 1e1 1e1 1e0".
+    void empty_log_charts_tick_whole_powers() {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        int log_charts = 0;
+        for (int c = 0; c < k_chart_count; ++c) {
+            PlotWidget* p = w.charts()->plot(static_cast<ChartId>(c));
+            if (p->yScale() == PlotWidget::YScale::linear) continue;
+            ++log_charts;
+            QVERIFY2(p->yTickInterval() >= 1.0, qPrintable(QString("chart %1: %2").arg(c).arg(p->yTickInterval())));
+        }
+        QVERIFY(log_charts >= 3);  // training loss, held-out loss, loss scale
+    }
+
     void starred_charts_on_screen_equal_a_fresh_paint_data() {
         QTest::addColumn<QString>("preset");
         QTest::addColumn<int>("chart");

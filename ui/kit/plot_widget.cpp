@@ -304,9 +304,17 @@ void PlotWidget::setYScale(YScale scale) {
         case YScale::log10: d->y->setLabelFormat(QStringLiteral("1e%.0f")); break;
         case YScale::log2: d->y->setLabelFormat(QStringLiteral("2^%.0f")); break;
     }
+    // A log axis ticks whole powers only, before any data too: the axis's initial 0…1 with its
+    // fractional ticks printed "1e1 1e1 1e1 1e0 1e0" on every empty chart a class first sees.
+    if (scale != YScale::linear && d->y->tickInterval() < 1.0) {
+        const double lo = std::floor(d->y->min());
+        applyAxis(d->y, lo, std::max(std::ceil(d->y->max()), lo + 1.0), 1.0);
+    }
     if (changed)
         for (int i = 0; i < d->series.size(); ++i) applyPoints(i);
 }
+
+double PlotWidget::yTickInterval() const { return d->y->tickInterval(); }
 
 void PlotWidget::setXRange(double x0, double x1) {
     if (!(x1 > x0)) x1 = x0 + 1;

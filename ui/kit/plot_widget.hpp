@@ -45,6 +45,7 @@ public:
     void setYTitle(const QString& title);
     void setYScale(YScale scale);
     YScale yScale() const { return m_yScale; }
+    double yTickInterval() const;  // in axis units (a log axis: powers)
     void setYLabelFormat(const QString& format);  // printf-style, linear axis: "%.0f", "%g%%"
     void setXLabelFormat(const QString& format);  // printf-style: "2^%.0f" for an x that is log2 of the value
     void setXRange(double x0, double x1);
