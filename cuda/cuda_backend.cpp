@@ -256,7 +256,7 @@ void CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor*
         if (g->recipe != Fp8Recipe::block)
             cuda::fp8_descale(acc, static_cast<std::size_t>(B) * out, m->fp8_slot(Fp8Tensor::x),
                               m->fp8_slot(Fp8Tensor::w), m->s());
-        cuda::bias_store(acc, b ? b->data() : nullptr, b ? b->format() : Format::fp32, y.data(),
+        cuda::bias_store(acc, b ? b->data() : nullptr, b ? b->format() : Format::fp32, Format::fp32, y.data(),
                          y.format(), B, out, counts, m->s());
         return;
     }
@@ -265,8 +265,8 @@ void CudaBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor*
     const void* xb = m->operand(x, compute, m->op_b, casts);            // column-major (in, B)
     float* acc = m->acc.get<float>(static_cast<std::size_t>(B) * out);  // column-major (out, B)
     m->gemm.run(gemm_input(compute), true, false, out, B, in, wa, in, xb, in, acc, out);
-    cuda::bias_store(acc, b ? b->data() : nullptr, b ? b->format() : Format::fp32, y.data(),
-                     y.format(), B, out, counts, m->s());
+    cuda::bias_store(acc, b ? b->data() : nullptr, b ? b->format() : Format::fp32, core::bias_format(compute),
+                     y.data(), y.format(), B, out, counts, m->s());
 }
 
 namespace {

@@ -61,13 +61,16 @@ struct Scaled {
     float factor;
     __device__ float operator()(std::size_t i) const { return load_value(f, t, i) * factor; }
 };
-struct BiasAdded {  // acc (rows, cols) + bias (cols); no bias: the value untouched (−0 stays −0)
+struct BiasAdded {  // acc (rows, cols) + bias (cols) rounded to `through` (core::bias_format); no bias: the value untouched (−0 stays −0)
     const float* acc;
     const void* bias;
     Format bf;
+    Format through;
     int cols;
     __device__ float operator()(std::size_t i) const {
-        return bias ? acc[i] + load_value(bf, bias, i % cols) : acc[i];
+        if (!bias) return acc[i];
+        const float b = load_value(bf, bias, i % cols);
+        return acc[i] + (through == Format::fp32 ? b : round_value(through, b));
     }
 };
 struct Activated {
@@ -392,10 +395,10 @@ void scale(void* t, Format f, float factor, std::size_t n, cudaStream_t stream) 
     launch_store(Scaled{t, f, factor}, f, t, n, nullptr, stream);
 }
 
-void bias_store(const float* acc, const void* bias, Format bf, void* y, Format yf, int rows,
+void bias_store(const float* acc, const void* bias, Format bf, Format through, void* y, Format yf, int rows,
                 int cols, Sink sink, cudaStream_t stream) {
     const std::size_t n = static_cast<std::size_t>(rows) * cols;
-    launch_store(BiasAdded{acc, bias, bf, cols}, yf, y, n, sink, stream);
+    launch_store(BiasAdded{acc, bias, bf, through, cols}, yf, y, n, sink, stream);
 }
 
 void accumulate(const float* values, Format through, bool add, void* dst, Format df, std::size_t n,

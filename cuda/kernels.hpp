@@ -79,9 +79,9 @@ void fill(void* dst, Format f, float value, std::size_t n, cudaStream_t stream);
 // t (n) *= factor, rounded back into f (uncounted, as the CPU's scale).
 void scale(void* t, Format f, float factor, std::size_t n, cudaStream_t stream);
 
-// y (rows, cols) = acc (rows, cols) FP32 + bias (cols) in bf (bias may be nullptr), rounded into
-// yf.
-void bias_store(const float* acc, const void* bias, Format bf, void* y, Format yf, int rows,
+// y (rows, cols) = acc (rows, cols) FP32 + bias (cols) in bf (bias may be nullptr) rounded to
+// `through` (core::bias_format of the GEMM's compute format), the sum rounded into yf.
+void bias_store(const float* acc, const void* bias, Format bf, Format through, void* y, Format yf, int rows,
                 int cols, Sink sink, cudaStream_t stream);
 // dst (n) (+)= values (n) rounded through `through` (core::accumulate_element).
 void accumulate(const float* values, Format through, bool add, void* dst, Format df, std::size_t n,

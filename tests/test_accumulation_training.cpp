@@ -63,8 +63,8 @@ class TestAccumulationTraining : public QObject {
     Q_OBJECT
 private slots:
     // A layer's three GEMMs on the CPU backend, each under its own model, element for element
-    // equal to core::accumulate_dot over the same operands in k order (the bias added in FP32
-    // afterwards): the backend reads the layer's models, not one for all.
+    // equal to core::accumulate_dot over the same operands in k order (the bias added afterwards,
+    // rounded to the compute format as autocast casts it: core::bias_format): the backend reads the layer's models, not one for all.
     void eachGemmKindRunsUnderItsModel() {
         auto be = make_cpu_backend();
         const int B = 300, in = 200, out = 150;  // K = 200 (fprop), 150 (dgrad), 300 (wgrad)
@@ -100,7 +100,7 @@ private slots:
             for (int j = 0; j < out; j += 5) {
                 const float dot = core::accumulate_dot(acc.fprop, in, [&](int k) { return X(i, k); },
                                                        [&](int k) { return W(j, k); });
-                const float want = dot + bv[static_cast<std::size_t>(j)];
+                const float want = dot + core::round_value(core::bias_format(f), bv[static_cast<std::size_t>(j)]);
                 QCOMPARE(bits(yv[static_cast<std::size_t>(i) * out + j]), bits(want));
                 double exact = 0.0;
                 for (int k = 0; k < in; ++k) exact += static_cast<double>(X(i, k)) * W(j, k);

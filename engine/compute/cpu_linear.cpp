@@ -33,7 +33,7 @@ void CpuBackend::linear_forward(const Tensor& x, const Tensor& w, const Tensor* 
     Map out = m_c.shape(x.rows(), w.rows());
     product(out, xv, wv.transpose(), m_panels, model(&GemmAccumulation::fprop));
     if (b) {
-        CMap bv = view(*b, m_d);  // (1, out)
+        CMap bv = operand(*b, m_d, core::bias_format(compute), Sink{});  // (1, out), as autocast casts it
         out.rowwise() += bv.row(0);
     }
     store(out.data(), y);

@@ -79,11 +79,24 @@ MPX_HOST_DEVICE inline float act_backward(Activation a, float z, float g) {
     return with_activation(a, [&](auto k) { return act_backward<decltype(k)::value>(z, g); });
 }
 
+// ---- the bias of a linear layer -------------------------------------------------------------------
+
+// The format a GEMM adds its bias in: autocast casts the bias with the other operands of an FP16 or
+// BF16 GEMM (F.linear becomes addmm on the cast bias, and cuBLASLt's bias epilogue reads it in that
+// format); TF32 and FP32 GEMMs add it as stored. The value added: round_value(bias_format, bias).
+MPX_HOST_DEVICE inline Format bias_format(Format compute) {
+    return compute == Format::fp16 || compute == Format::bf16 ? compute : Format::fp32;
+}
+
 // ---- dropout: element i of the flat tensor, mask from hash_uniform(seed, i) ----------------------
 
 MPX_HOST_DEVICE inline float dropout_keep_scale(float p) { return 1.0f / (1.0f - p); }
+// Whether element i of a mask with stream `seed` is kept (the PyTorch export writes these masks).
+MPX_HOST_DEVICE inline bool dropout_keeps(float p, std::uint64_t seed, std::size_t i) {
+    return !(hash_uniform(seed, i) < static_cast<double>(p));
+}
 MPX_HOST_DEVICE inline float dropout_value(float v, float p, float keep, std::uint64_t seed, std::size_t i) {
-    return hash_uniform(seed, i) < static_cast<double>(p) ? 0.0f : v * keep;
+    return dropout_keeps(p, seed, i) ? v * keep : 0.0f;
 }
 
 // ---- layernorm over rows of width D (γ, β: (1, D)); statistics in FP32, sequential sums -----------
