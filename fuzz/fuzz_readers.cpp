@@ -1,6 +1,6 @@
 // libFuzzer target for every reader of text the user controls: a configuration file
-// (parse_config_text), --set assignments (apply_overrides), a saved state (Session::load_state)
-// and a value of `mpx-cli format`. Rule: any input ends in a result or a typed error (ConfigError,
+// (parse_config_text), --set assignments (apply_overrides), a saved state (Session::load_state),
+// a value of `mpx-cli format` and a run CSV as `mpx-cli compare` reads it (RunTable::parse). Rule: any input ends in a result or a typed error (ConfigError,
 // IoError, CLI11's parse errors), never a crash, a sanitizer finding or another exception type.
 // The first byte picks the reader; the rest is its text.
 #include <CLI/CLI.hpp>
@@ -16,6 +16,7 @@
 #include "engine/base/error.hpp"
 #include "engine/config/session_config.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/run_compare.hpp"
 #include "engine/run/session.hpp"
 
 namespace {
@@ -68,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size == 0) return 0;
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 4) {
+        switch (data[0] % 5) {
             case 0: (void)mpx::parse_config_text(text, "fuzz"); break;
             case 1: {
                 mpx::SessionConfig c;
@@ -82,6 +83,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             }
             case 2: read_state(text); break;
             case 3: format_value(text); break;
+            case 4: {  // a table compared with itself must agree, and its report must be written
+                const mpx::RunTable t = mpx::RunTable::parse(text, "fuzz.csv");
+                const mpx::CompareReport r = mpx::compare_runs(t, t, {});
+                if (!r.agree()) __builtin_trap();
+                (void)mpx::report_text(r);
+                (void)mpx::report_csv(r);
+                break;
+            }
         }
     } catch (const mpx::ConfigError&) {
     } catch (const mpx::IoError&) {

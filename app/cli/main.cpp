@@ -1,4 +1,5 @@
-// mpx-cli: the headless side of mpx (format, run, bench, selftest, sweep, gemm, gemm-error). Builds without Qt.
+// mpx-cli: the headless side of mpx (format, run, bench, selftest, sweep, gemm, gemm-error, quantize,
+// compare). Builds without Qt.
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
     mpx::cli::add_gemm_command(app);
     mpx::cli::add_gemm_error_command(app);
     mpx::cli::add_quantize_command(app);
+    mpx::cli::add_compare_command(app);
     std::string commands;
     for (const CLI::App* sub : app.get_subcommands({}))
         commands += (commands.empty() ? "" : ", ") + sub->get_name();

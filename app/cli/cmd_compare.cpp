@@ -1,0 +1,97 @@
+// `mpx-cli compare A.csv B.csv`: two run CSVs (mpx's export and, say, a PyTorch script's) lined up
+// by (run, step), each compared column judged against its tolerance (engine/io/run_compare.hpp).
+// Rule: exit 1 means only "they differ"; every error — a bad file, a bad option, a report that
+// cannot be written — is exit 2, so a script can tell a difference from a broken comparison.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "engine/base/error.hpp"
+#include "engine/io/export.hpp"
+#include "engine/io/run_compare.hpp"
+
+namespace mpx::cli {
+namespace {
+
+struct CompareCliOptions {
+    std::string a, b, steps, runs, csv, columns;
+    std::vector<std::string> tolerances, absolute;
+};
+
+bool same_file(const std::filesystem::path& x, const std::filesystem::path& y) {
+    std::error_code ec;
+    return std::filesystem::equivalent(x, y, ec) && !ec;
+}
+
+// 0: agree; 1: differ. Throws for everything else.
+int run_compare(const CompareCliOptions& o) {
+    CompareOptions opts;
+    for (const std::string& t : o.tolerances) opts.tolerances.push_back(parse_tolerance(t));
+    for (const std::string& t : o.absolute) opts.absolute.push_back(parse_absolute_tolerance(t));
+    if (!o.columns.empty()) opts.columns = parse_column_list(o.columns);
+    if (!o.steps.empty()) opts.steps = parse_step_range(o.steps);
+    if (!o.runs.empty()) opts.runs = parse_run_list(o.runs);
+    if (!o.csv.empty()) {
+        check_output_path(o.csv, "--csv");
+        for (const std::string& in : {o.a, o.b})
+            if (same_file(o.csv, in))
+                throw ConfigError("--csv", "'" + o.csv + "' is one of the files compared; write the report elsewhere");
+    }
+    const RunTable a = read_run_csv(o.a);
+    const RunTable b = read_run_csv(o.b);
+    const CompareReport report = compare_runs(a, b, opts);
+    if (!o.csv.empty()) write_file_atomic(o.csv, report_csv(report));
+    std::cout << report_text(report) << std::flush;
+    return report.agree() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand(
+        "compare",
+        "Line up two run CSVs by (run, step) and say where they differ. A is typically mpx-cli run --csv, B a "
+        "PyTorch script's export with mpx's column names (a subset will do; '#' lines before the header are "
+        "skipped). Compared (plus any column --tol names): " + default_columns_text() + ". A rel column agrees on "
+        "a step when both cells are empty, both nan, equal, or |a-b| <= tol*max(|a|,|b|). An exact or text "
+        "column (the scaler's) must match per step; its tolerance is the share of steps allowed to differ "
+        "(default 0). Both files must hold the same runs and steps. Exit 0: agree; 1: differ; 2: bad input.");
+    auto o = std::make_shared<CompareCliOptions>();
+    cmd->add_option("A", o->a, "The first run CSV (e.g. mpx-cli run --csv A.csv)")->required();
+    cmd->add_option("B", o->b, "The second run CSV, with mpx's column names")->required();
+    cmd->add_option("--tol", o->tolerances,
+                    "COLUMN=X, repeatable: the relative tolerance of a number column, or for loss_scale, found_inf, "
+                    "skipped and the text columns the share of steps allowed to differ (0 to 1). Naming a column "
+                    "not compared by default adds it (e.g. --tol underflow_frac=1e-3)")
+        ->allow_extra_args(false);  // one value per --tol, so A and B after it stay positional
+    cmd->add_option("--atol", o->absolute,
+                    "COLUMN=X, repeatable: an absolute tolerance added to a number column's relative one "
+                    "(|a-b| <= X + tol*max(|a|,|b|), as numpy.isclose), for values that approach 0 such as a loss")
+        ->allow_extra_args(false);
+    cmd->add_option("--columns", o->columns, "a,b: compare only these columns (each must be in both files), e.g. "
+                                             "loss_scale,found_inf,skipped");
+    cmd->add_option("--steps", o->steps, "FIRST-LAST: compare only these steps (inclusive), e.g. 0-99");
+    cmd->add_option("--runs", o->runs, "a,b: compare only these runs (each must be in both files)");
+    cmd->add_option("--csv", o->csv, "Also write the per-run, per-column table to this CSV (atomically)");
+    cmd->callback([o] {
+        int code = 0;
+        try {
+            code = run_compare(*o);
+        } catch (const std::bad_alloc&) {
+            std::cerr << "mpx-cli compare: not enough memory to hold both files\n";
+            throw CLI::RuntimeError(2);
+        } catch (const std::exception& e) {  // ConfigError (the files, the flags), IoError (reading, writing)
+            std::cerr << "mpx-cli compare: " << e.what() << "\n";
+            throw CLI::RuntimeError(2);
+        }
+        if (code != 0) throw CLI::RuntimeError(code);
+    });
+}
+
+}  // namespace mpx::cli
