@@ -13,9 +13,14 @@ mpx_die() { echo "mpx: $*" >&2; exit 1; }
 MPX_PACKAGES=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
   libcli11-dev qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth python3 python3-numpy ccache)
 
+# The test command's own: PyTorch (Debian's, CPU) is the outside reference the export-torch test
+# trains against (tests/test_torch_export.cpp); the app and its build do not need it.
+MPX_TEST_PACKAGES=(python3-torch)
+
+# mpx_install_packages [extra packages...]
 mpx_install_packages() {
   local missing=()
-  for p in "${MPX_PACKAGES[@]}"; do
+  for p in "${MPX_PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0

@@ -17,5 +17,6 @@ void add_gemm_command(CLI::App& app);
 void add_gemm_error_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_export_torch_command(CLI::App& app);
 
 }  // namespace mpx::cli

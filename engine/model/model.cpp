@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/base/error.hpp"
+#include "engine/config/train_config.hpp"
 #include "engine/core/rng.hpp"
 
 namespace mpx {
@@ -25,11 +26,17 @@ InitialWeights init_weights(const ModelConfig& m, std::uint64_t seed) {
     return iw;
 }
 
-namespace {
+// One independent stream per (step, micro-batch): accumulation is at most k_max_accumulation.
+std::uint64_t dropout_step_seed(std::uint64_t session_seed, long long step, int micro) {
+    return Rng::derive(session_seed, static_cast<std::uint64_t>(step) * k_max_accumulation + static_cast<std::uint64_t>(micro))
+        .next_u64();
+}
 // Each layer's dropout mask gets its own stream of the step's seed.
-std::uint64_t layer_seed(std::uint64_t step_seed, int layer) {
+std::uint64_t dropout_layer_seed(std::uint64_t step_seed, int layer) {
     return Rng::derive(step_seed, static_cast<std::uint64_t>(layer)).next_u64();
 }
+
+namespace {
 
 Param make_param(Backend& be, const RowMatrix& init, const LayerPrecision& lp, OptimizerKind opt) {
     Param p;
@@ -153,7 +160,7 @@ void Mlp::forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, 
     if (recomputing) return;  // h is still held from the forward pass
     at(i, TensorKind::activation);
     m_be.activation_forward(m_cfg.activation, *act_in, l.h);
-    if (train && m_cfg.dropout > 0.0f) m_be.dropout(l.h, m_cfg.dropout, layer_seed(seed, i));
+    if (train && m_cfg.dropout > 0.0f) m_be.dropout(l.h, m_cfg.dropout, dropout_layer_seed(seed, i));
 }
 
 const Tensor& Mlp::forward(std::uint64_t dropout_seed, bool train, Pass pass) {
@@ -178,7 +185,7 @@ void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate
             }
             at(i, TensorKind::grad_output);
             if (m_cfg.dropout > 0.0f)  // same mask and scale as forward
-                m_be.dropout(l.dh, m_cfg.dropout, layer_seed(dropout_seed, i));
+                m_be.dropout(l.dh, m_cfg.dropout, dropout_layer_seed(dropout_seed, i));
             at(i, TensorKind::grad_activation);
             const Tensor& z = l.z.empty() ? m_recompute_z : l.z;
             if (l.gamma) {

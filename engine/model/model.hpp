@@ -32,6 +32,11 @@ struct Param {
     Tensor& unscaled() { return grad32.empty() ? grad : grad32; }
 };
 
+// The dropout streams: one per (step, micro-batch) of a session's seed, and within it one per layer
+// (element i of layer l's mask: core::dropout_keeps(p, dropout_layer_seed(..., l), i)).
+std::uint64_t dropout_step_seed(std::uint64_t session_seed, long long step, int micro);
+std::uint64_t dropout_layer_seed(std::uint64_t step_seed, int layer);
+
 class Mlp {
 public:
     Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, int batch,

@@ -37,6 +37,18 @@ std::int64_t fp32_footprint(const SessionConfig& c, const InitialWeights& init) 
 }
 }  // namespace
 
+bool adaptive_low(const RunInfo& info, const SessionConfig& cfg, const InitialWeights& init) {
+    if (info.spec.mode != Mode::adaptive) return true;
+    return static_cast<double>(fp32_footprint(cfg, init)) >
+           cfg.adaptive_threshold * static_cast<double>(cfg.memory_budget);
+}
+
+std::vector<LayerPrecision> run_precisions(const RunInfo& info, const SessionConfig& cfg, const InitialWeights& init) {
+    PolicyOptions opt{cfg.selective_layers, cfg.model.keep_output_fp32};
+    return layer_precisions(info.spec, cfg.model.layers(), opt, adaptive_low(info, cfg, init), info.write_back,
+                            info.accumulation);
+}
+
 Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights& init,
          std::unique_ptr<Backend> backend)
     : m_index(index),
@@ -45,14 +57,9 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
       m_train(cfg.train),
       m_backend(std::move(backend)),
       m_scaler(m_info.scaler) {
-    if (m_info.spec.mode == Mode::adaptive)
-        m_adaptive_low = static_cast<double>(fp32_footprint(cfg, init)) >
-                         cfg.adaptive_threshold * static_cast<double>(cfg.memory_budget);
-    PolicyOptions opt{cfg.selective_layers, cfg.model.keep_output_fp32};
-    m_model = std::make_unique<Mlp>(*m_backend, cfg.model,
-                                    layer_precisions(m_info.spec, cfg.model.layers(), opt, m_adaptive_low, m_info.write_back,
-                                                     m_info.accumulation),
-                                    cfg.train.batch, init, cfg.train.optimizer);
+    m_adaptive_low = mpx::adaptive_low(m_info, cfg, init);
+    m_model = std::make_unique<Mlp>(*m_backend, cfg.model, run_precisions(m_info, cfg, init), cfg.train.batch, init,
+                                    cfg.train.optimizer);
     if (is_fp8(m_info.spec.mode)) {
         // Delayed scaling's amax histories live in the backend, one per layer and tensor (every FP8
         // run keeps them, as its saved state does; only delayed-scaled FP8 layers update theirs).
@@ -213,11 +220,7 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     for (int k = 0; k < accum; ++k) {
         const Batch& b = micro[static_cast<std::size_t>(k)];
         model.set_input(b.x);
-        // One independent stream per (step, micro-batch): accumulation is at most k_max_accumulation.
-        const std::uint64_t drop_seed =
-            Rng::derive(m_cfg->seed, static_cast<std::uint64_t>(step_index) * k_max_accumulation +
-                                         static_cast<std::uint64_t>(k))
-                .next_u64();
+        const std::uint64_t drop_seed = dropout_step_seed(m_cfg->seed, step_index, k);
         const Tensor& logits = model.forward(drop_seed, true);
         const int last = model_layers - 1;  // the loss's gradient arrives at the output layer
         if (loss == LossKind::cross_entropy) {

@@ -39,6 +39,12 @@ struct Evaluation {
     std::optional<double> loss, accuracy;
 };
 
+// Whether an adaptive run trains in amp: its FP32 footprint is over adaptive_threshold × the memory
+// budget (true for every other mode). Decided once, as the run starts.
+bool adaptive_low(const RunInfo& info, const SessionConfig& cfg, const InitialWeights& init);
+// The per-layer precisions a run of session cfg trains with (engine/precision/policy.hpp).
+std::vector<LayerPrecision> run_precisions(const RunInfo& info, const SessionConfig& cfg, const InitialWeights& init);
+
 inline constexpr std::size_t k_max_fp8_scale_rows = 4'000'000;  // then the oldest half is dropped
 
 class Run {

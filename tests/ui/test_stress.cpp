@@ -64,7 +64,8 @@ constexpr long k_rss_total_limit_kib = 256 * 1024;
 // The names in `dir` that look like something an export writes (CSV, sidecar, PNG, temporary file).
 QSet<QString> exportLike(const QString& dir) {
     QSet<QString> out;
-    const QStringList names = QDir(dir).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot);
+    // Folders too: a PyTorch export is one.
+    const QStringList names = QDir(dir).entryList(QDir::Files | QDir::Dirs | QDir::Hidden | QDir::NoDotAndDotDot);
     for (const QString& n : names)
         if (n.endsWith(QLatin1String(".csv")) || n.endsWith(QLatin1String(".json")) ||
             n.endsWith(QLatin1String(".png")) || n.contains(QLatin1String(".tmp-")))
@@ -189,10 +190,13 @@ private slots:
                     QApplication::sendEvent(v, &wheel);
                     break;
                 }
-                case 7:
-                    if (pick(2)) w.exportCsv(exports[pick(exports.size())]);
-                    else (void)w.exportViewPng(pngs[pick(pngs.size())]);
+                case 7: {
+                    const int kind = pick(3);
+                    if (kind == 0) w.exportCsv(exports[pick(exports.size())]);
+                    else if (kind == 1) (void)w.exportViewPng(pngs[pick(pngs.size())]);
+                    else (void)w.exportTorch(exports[pick(exports.size())]);  // a folder, named as the CSVs are
                     break;
+                }
                 case 8: {
                     const auto& s = sizes[pick(5)];
                     w.resize(s[0], s[1]);
@@ -239,7 +243,7 @@ private slots:
                                                      .arg(k_seed)));
         }
         // Only the test's folder may have gained files: the exports that could succeed.
-        const QStringList made = QDir(dir).entryList(QDir::Files | QDir::NoDotAndDotDot);
+        const QStringList made = QDir(dir).entryList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot);
         for (const QString& f : made)
             QVERIFY2(!f.contains(QStringLiteral(".tmp-")), qPrintable(QStringLiteral("left behind: ") + f));
     }

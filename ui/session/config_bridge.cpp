@@ -11,6 +11,7 @@
 #include "engine/base/field_table.hpp"
 #include "engine/base/input_file.hpp"
 #include "engine/compute/site_names.hpp"
+#include "engine/io/torch_export.hpp"
 #include "engine/io/export.hpp"
 
 namespace mpx::gui {
@@ -93,6 +94,16 @@ QString configToJson(const mpx::SessionConfig& cfg) {
 QString saveConfig(const mpx::SessionConfig& cfg, const QString& path) {
     try {
         mpx::write_file_atomic(path.toStdString(), mpx::to_json(cfg).dump(2) + "\n");
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+QString exportTorch(const mpx::SessionConfig& cfg, const QString& folder) {
+    if (folder.isEmpty()) return QObject::tr("Name a folder to export into");
+    try {
+        mpx::export_torch(cfg, folder.toStdString());
     } catch (const std::exception& e) {
         return QString::fromStdString(e.what());
     }

@@ -30,6 +30,9 @@ ConfigResult applyOverrides(mpx::SessionConfig cfg, const QStringList& assignmen
 QString configToJson(const mpx::SessionConfig& cfg);
 // Writes the configuration as JSON atomically; returns an error message or an empty string.
 QString saveConfig(const mpx::SessionConfig& cfg, const QString& path);
+// Writes the session as a folder PyTorch trains (engine/io/torch_export.hpp: train.py and its data),
+// whole or not at all; returns an error message or an empty string.
+QString exportTorch(const mpx::SessionConfig& cfg, const QString& folder);
 // validate() plus the checks a Session makes (model sizes against the data set, unique runs).
 QString checkConfig(const mpx::SessionConfig& cfg);
 // Input features and outputs of a data set ("spirals" with 3 classes: 2 and 3).

@@ -211,6 +211,15 @@ void MainWindow::buildActions() {
         const QString path = QFileDialog::getSaveFileName(this, tr("Export every run as CSV"), QStringLiteral("mpx-runs.csv"), tr("CSV (*.csv)"));
         if (!path.isEmpty()) exportCsv(path);
     });
+    auto* torch = new QAction(tr("Export as PyTorch script…"), this);
+    torch->setToolTip(tr("Write the configuration as a folder PyTorch trains (train.py, the data, initial weights and "
+                         "batch order), to check mpx's runs against PyTorch with mpx-cli compare"));
+    connect(torch, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export as a PyTorch script: name a new folder"),
+                                                          QStringLiteral("mpx-torch"), {}, nullptr,
+                                                          QFileDialog::ShowDirsOnly);
+        if (!path.isEmpty()) exportTorch(path);
+    });
     auto* png = new QAction(tr("Export the view as PNG…"), this);
     png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where, updates or FP8 scaling) as a PNG picture"));
     connect(png, &QAction::triggered, this, [this] {
@@ -228,7 +237,7 @@ void MainWindow::buildActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addActions({open, save, reproduce});
     file->addSeparator();
-    file->addActions({csv, png});
+    file->addActions({csv, torch, png});
     file->addSeparator();
     file->addAction(quit);
     QMenu* runMenu = menuBar()->addMenu(tr("&Run"));
@@ -471,6 +480,19 @@ void MainWindow::setClassroom(bool on) {
 }
 
 void MainWindow::exportCsv(const QString& path) { m_engine->exportCsv(path); }
+
+bool MainWindow::exportTorch(const QString& folder) {
+    const QString error = gui::exportTorch(currentConfig(), folder);
+    if (!error.isEmpty()) {
+        m_messages->showMessage(MessageBar::Kind::error, tr("Not exported: %1").arg(error));
+        return false;
+    }
+    m_messages->showMessage(MessageBar::Kind::success,
+                            tr("Wrote %1. Train it in PyTorch: python3 %1/train.py --csv torch.csv (add --emulate where "
+                               "PyTorch cannot run FP16 on the CPU); then File ▸ Export CSV… as mpx.csv and run "
+                               "mpx-cli compare mpx.csv torch.csv").arg(folder));
+    return true;
+}
 
 bool MainWindow::exportChartsPng(const QString& path) { return savePng(m_charts->grab(), path); }
 

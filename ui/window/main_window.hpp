@@ -54,6 +54,9 @@ public:
     void loadConfigFile(const QString& nameOrPath);  // errors go to the message bar
     void reproduceFrom(const QString& sidecarPath);
     void exportCsv(const QString& path);
+    // File ▸ Export as PyTorch script…: the configuration shown as a new folder (train.py and its
+    // data); the message says what to run next. False, with the reason shown, when nothing was written.
+    bool exportTorch(const QString& folder);
     bool exportChartsPng(const QString& path);
     // The view the central tabs show, in tab order: the training charts, the decision boundaries,
     // the histogram views (Range, Where, Updates) and the FP8 scaling view.

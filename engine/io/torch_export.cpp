@@ -1,0 +1,236 @@
+#include "engine/io/torch_export.hpp"
+
+#include <cstdint>
+#include <fstream>
+#include <unistd.h>
+
+#include "engine/base/error.hpp"
+#include "engine/config/backend_names.hpp"
+#include "engine/config/run_plan.hpp"
+#include "engine/core/op_math.hpp"
+#include "engine/io/npy.hpp"
+#include "engine/model/dataset.hpp"
+#include "engine/model/model.hpp"
+#include "engine/precision/format.hpp"
+#include "engine/run/run.hpp"
+
+namespace mpx {
+namespace {
+
+// The framework whose configuration a preset's snippet is written for; none for static and none.
+std::optional<Framework> snippet_framework(std::string_view preset) {
+    if (auto f = enum_parse<Framework>(preset)) return f;
+    if (preset == "deepspeed-legacy") return Framework::deepspeed;
+    if (preset == "tf-keras-legacy") return Framework::keras;
+    if (preset == "nemo") return Framework::megatron;
+    return std::nullopt;
+}
+
+nlohmann::json layer_json(const LayerPrecision& p) {
+    return {{"compute", to_string(p.compute)},           {"activation", to_string(p.activation)},
+            {"weight", to_string(p.weight)},             {"grad_through", to_string(p.grad_through)},
+            {"grad", to_string(p.grad)},                 {"master", p.master},
+            {"unscaled", to_string(p.unscaled)},         {"state", to_string(p.state)}};
+}
+
+// autocast expresses a run whose every low-precision layer computes and stores in one format with
+// FP32 weights (amp, selective, adaptive, a kept FP32 output layer); other runs are written as
+// their working copies in that format (half-*, pure-*), or need no low precision at all.
+nlohmann::json autocast_of(const std::vector<LayerPrecision>& layers) {
+    std::optional<Format> low;
+    for (const LayerPrecision& p : layers) {
+        if (p.weight != Format::fp32) return nullptr;
+        if (p.compute == Format::fp32 || p.compute == Format::tf32) continue;
+        if (p.activation != p.compute || (low && *low != p.compute)) return nullptr;
+        low = p.compute;
+    }
+    if (!low) return nullptr;
+    return std::string(to_string(*low));
+}
+
+struct Folder {
+    std::filesystem::path dir;
+    std::vector<std::string> files;
+    void write(const std::string& name, const std::string& bytes) {
+        const auto path = dir / name;
+        std::filesystem::create_directories(path.parent_path());
+        std::ofstream f(path, std::ios::binary);
+        f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        f.close();
+        if (!f) throw IoError("cannot write " + path.string());
+        files.push_back(name);
+    }
+};
+
+std::vector<long long> shape_of(const RowMatrix& m) { return {static_cast<long long>(m.rows()), static_cast<long long>(m.cols())}; }
+std::string npy_of(const RowMatrix& m) {
+    return npy_floats(shape_of(m), std::span<const float>(m.data(), static_cast<std::size_t>(m.size())));
+}
+std::string npy_labels(const std::vector<int>& y) {
+    std::vector<std::int32_t> v(y.begin(), y.end());
+    return npy_ints({static_cast<long long>(v.size())}, v);
+}
+
+}  // namespace
+
+std::string torch_export_refusal(const SessionConfig& cfg, const std::string& label) {
+    const RunInfo info = resolve_run(label, cfg);
+    if (is_fp8(info.spec.mode))
+        return "FP8 runs are not supported by this exporter (PyTorch has no FP8 training of its own; "
+               "Transformer Engine's recipe is what `mpx-cli run --snippet transformer-engine` prints)";
+    if (info.write_back != WriteBack::nearest)
+        return "its " + std::string(to_string(info.write_back)) + " write-back is not supported by this exporter";
+    if (!info.accumulation.all_exact())
+        return "its accumulation model is not supported by this exporter (PyTorch's GEMMs accumulate as its "
+               "library does)";
+    return {};
+}
+
+std::vector<std::string> export_torch(const SessionConfig& cfg, const std::filesystem::path& out_as_given) {
+    if (out_as_given.empty()) throw ConfigError("--out", "name the folder to write");
+    // "dir/" names the folder "dir".
+    const std::filesystem::path out = out_as_given.has_filename() ? out_as_given : out_as_given.parent_path();
+    validate(cfg);
+    for (const std::string& label : cfg.runs)
+        if (const std::string why = torch_export_refusal(cfg, label); !why.empty())
+            throw ConfigError("runs", label + ": " + why + "; leave it out with --precision");
+    if (!cfg.live_changes.empty())
+        throw ConfigError("live_changes", "a session with settings changed while it trained is not exported; "
+                                          "export its configuration without them");
+    std::error_code ec;
+    if (std::filesystem::exists(out, ec) &&
+        (!std::filesystem::is_directory(out, ec) || !std::filesystem::is_empty(out, ec)))
+        throw ConfigError("--out", out.string() + " exists and is not an empty folder; name a new folder");
+    const auto parent = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
+    if (!std::filesystem::is_directory(parent, ec))
+        throw ConfigError("--out", "the folder " + parent.string() + " does not exist");
+
+    const Dataset data = make_dataset(cfg.data);
+    const InitialWeights init = init_weights(cfg.model, cfg.seed);
+    const long long steps = cfg.steps;
+    const int accum = cfg.train.accumulation, batch = cfg.train.batch, L = cfg.model.layers();
+
+    Folder f;
+    f.dir = parent / (out.filename().string() + ".tmp-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(f.dir, ec);
+    struct Cleanup {
+        const std::filesystem::path& dir;
+        bool done = false;
+        ~Cleanup() {
+            std::error_code e;
+            if (!done) std::filesystem::remove_all(dir, e);
+        }
+    } cleanup{f.dir};
+    std::filesystem::create_directories(f.dir);
+
+    nlohmann::json s;
+    s["format"] = "mpx-export-torch";
+    s["version"] = 1;
+    s["program"] = std::string("mpx ") + MPX_VERSION;
+    s["preset"] = cfg.name;
+    s["steps"] = steps;
+    s["seed"] = cfg.seed;
+    s["eval_every"] = cfg.eval_every;
+    s["loss"] = data.loss == LossKind::cross_entropy ? "cross_entropy" : "mse";
+    s["features"] = data.features;
+    s["outputs"] = data.outputs;
+    s["model"] = {{"sizes", cfg.model.sizes},
+                  {"activation", to_string(cfg.model.activation)},
+                  {"layernorm", cfg.model.layernorm},
+                  {"layernorm_eps", core::k_layernorm_eps},
+                  {"dropout", cfg.model.dropout},
+                  {"dropout_keep_scale", cfg.model.dropout > 0.0f ? core::dropout_keep_scale(cfg.model.dropout) : 1.0f}};
+    const TrainConfig& t = cfg.train;
+    s["train"] = {{"batch", batch},
+                  {"accumulation", accum},
+                  {"clip_norm", t.clip_norm},
+                  {"loss_weight", t.loss_weight},
+                  {"optimizer", to_string(t.optimizer)},
+                  {"momentum", t.momentum},
+                  {"beta1", t.beta1},
+                  {"beta2", t.beta2},
+                  {"eps", t.eps},
+                  {"weight_decay", t.weight_decay},
+                  {"advance_on_skip", t.advance_on_skip}};
+    // The learning rate after k schedule steps, as the optimizer is given it (FP32), for k < steps.
+    std::vector<float> lrs;
+    for (long long k = 0; k < steps; ++k) lrs.push_back(static_cast<float>(lr_at(t, k, steps)));
+    f.write("data/lr.npy", npy_floats({steps}, lrs));
+
+    nlohmann::json runs = nlohmann::json::array();
+    for (const std::string& label : cfg.runs) {
+        const RunInfo info = resolve_run(label, cfg);
+        const std::vector<LayerPrecision> prec = run_precisions(info, cfg, init);
+        nlohmann::json r;
+        r["label"] = info.label;
+        r["precision"] = info.spec.precision();
+        r["mode"] = to_string(info.spec.mode);
+        r["layers"] = nlohmann::json::array();
+        for (const LayerPrecision& p : prec) r["layers"].push_back(layer_json(p));
+        r["autocast"] = autocast_of(prec);
+        nlohmann::json sc;
+        to_json(sc, info.scaler);
+        r["scaler"] = sc;
+        r["skips_on_inf"] = LossScaler(info.scaler).skips_on_inf();
+        if (info.scaler.kind == ScalerKind::dynamic) {
+            const ScalerPresetSource src = scaler_preset_source(info.scaler.preset == "custom" ? "pytorch" : info.scaler.preset);
+            r["scaler_follows"] = {{"framework", src.framework}, {"source", src.source}};
+            if (const auto fw = snippet_framework(info.scaler.preset))
+                r["snippet"] = {{"framework", to_string(*fw)}, {"text", framework_snippet(info.scaler, *fw)}};
+        }
+        runs.push_back(std::move(r));
+    }
+    s["runs"] = std::move(runs);
+    s["config"] = to_json(cfg);
+
+    // The data, the initial weights, every step's batches and masks.
+    f.write("data/x_train.npy", npy_of(data.x_train));
+    f.write("data/x_test.npy", npy_of(data.x_test));
+    if (data.loss == LossKind::cross_entropy) {
+        f.write("data/y_train.npy", npy_labels(data.y_train));
+        f.write("data/y_test.npy", npy_labels(data.y_test));
+    } else {
+        f.write("data/t_train.npy", npy_of(data.t_train));
+        f.write("data/t_test.npy", npy_of(data.t_test));
+    }
+    for (int i = 0; i < L; ++i) {
+        const std::string name = "data/init_fc" + std::to_string(i + 1);
+        f.write(name + "_weight.npy", npy_of(init.w[static_cast<std::size_t>(i)]));
+        const RowMatrix& b = init.b[static_cast<std::size_t>(i)];
+        f.write(name + "_bias.npy", npy_floats({static_cast<long long>(b.size())}, std::span<const float>(b.data(), static_cast<std::size_t>(b.size()))));
+    }
+    BatchSampler sampler(static_cast<std::size_t>(data.x_train.rows()), static_cast<std::size_t>(batch), cfg.seed);
+    std::vector<std::int32_t> order;
+    order.reserve(static_cast<std::size_t>(steps * accum * batch));
+    for (long long k = 0; k < steps * accum; ++k)
+        for (int i : sampler.next()) order.push_back(i);
+    f.write("data/batches.npy", npy_ints({steps, accum, batch}, order));
+    if (cfg.model.dropout > 0.0f) {
+        for (int l = 0; l + 1 < L; ++l) {
+            const int width = cfg.model.sizes[static_cast<std::size_t>(l) + 1];
+            const std::size_t n = static_cast<std::size_t>(batch) * static_cast<std::size_t>(width);
+            std::vector<std::uint8_t> keep(static_cast<std::size_t>(steps * accum) * n);
+            std::size_t at = 0;
+            for (long long step = 0; step < steps; ++step)
+                for (int k = 0; k < accum; ++k) {
+                    const std::uint64_t seed = dropout_layer_seed(dropout_step_seed(cfg.seed, step, k), l);
+                    for (std::size_t e = 0; e < n; ++e) keep[at++] = core::dropout_keeps(cfg.model.dropout, seed, e) ? 1 : 0;
+                }
+            f.write("data/dropout_fc" + std::to_string(l + 1) + ".npy", npy_bytes_u8({steps, accum, batch, width}, keep));
+        }
+    }
+    f.write("session.json", s.dump(1) + "\n");
+    const std::string_view script = torch_train_script();
+    f.write("train.py", std::string(script));
+    std::filesystem::permissions(f.dir / "train.py", std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec |
+                                                         std::filesystem::perms::others_exec,
+                                 std::filesystem::perm_options::add, ec);
+
+    if (std::filesystem::exists(out, ec)) std::filesystem::remove(out, ec);  // an empty folder
+    std::filesystem::rename(f.dir, out, ec);
+    if (ec) throw IoError("cannot move the export into " + out.string() + ": " + ec.message());
+    cleanup.done = true;
+    return f.files;
+}
+
+}  // namespace mpx

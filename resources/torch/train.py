@@ -1,0 +1,677 @@
+#!/usr/bin/env python3
+"""Train in PyTorch the runs of an mpx session, and log them in mpx's CSV columns.
+
+`mpx-cli export-torch --out DIR` wrote this file beside everything it trains from, all made by
+mpx's own code, so that both programs start from the same numbers:
+
+  session.json               the settings: model, optimizer, and per run its layers' formats and
+                             its loss scaler
+  data/x_train.npy ...       training and held-out sets (labels, or targets for regression)
+  data/init_fc1_weight.npy   the initial weights and biases (PyTorch's nn.Linear layout)
+  data/batches.npy           the example indices of every step: steps x micro-batches x batch
+  data/dropout_fcN.npy       where dropout is on: its keep-masks, steps x micro-batches x batch x width
+  data/lr.npy                the learning rate after k schedule steps
+
+The .npy files are NumPy's format (exact float32 bits, and numpy.load reads them); this script
+reads them with the standard library, so it needs nothing beyond torch.
+
+    python3 train.py --csv torch.csv [--device cpu|cuda] [--runs a,b] [--emulate [all]]
+    mpx-cli compare mpx.csv torch.csv
+
+Each precision is written as PyTorch users write it:
+
+  fp32, scaling-only   plain FP32 (TF32 off on CUDA)
+  tf32                 torch.backends.cuda.matmul.allow_tf32 on CUDA
+  amp-*, selective-*   torch.autocast(device, dtype) around the forward pass; a layer mpx keeps in
+                       FP32 runs with autocast off; the loss, LayerNorm and softmax in FP32 (mpx's
+                       categories, forced here: CPU autocast would leave LayerNorm in BF16)
+  half-*, pure-*       the model in FP16/BF16 (.half() / .bfloat16()); half-* with an FP32 master
+                       copy the optimizer updates (Apex O2), pure-* without (the optimizer's own
+                       arithmetic then runs in the low format, where mpx's computes in FP32)
+
+Where the installed PyTorch cannot run a precision on the device (FP16 on the CPU before 2.x, TF32
+off CUDA), the run stops with a line saying so, and --emulate trains it in FP32 arithmetic with
+every tensor rounded where the precision stores it (tensor.half().float() rounds exactly): GEMM
+operands and their gradients, activations and their gradients, weights, gradients and optimizer
+state, each in the format session.json names for its layer. `--emulate all` emulates every run.
+
+The loss scaler: torch.amp.GradScaler (torch.cuda.amp.GradScaler before 2.3) where the run's scaler
+is PyTorch's and the installed PyTorch has one for the device; otherwise MirrorScaler below, which
+implements the run's scaler rule from its settings in session.json (the framework it follows is
+named there, and on the CSV's first lines).
+"""
+
+import argparse
+import ast
+import contextlib
+import json
+import math
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COLUMNS = ["run", "precision", "mode", "step", "loss", "loss_scale", "found_inf", "skipped", "scale_event",
+           "grad_norm", "lr", "eval_loss", "eval_accuracy"]
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+class ExportError(Exception):
+    """A problem with the export or the device, said in one line."""
+
+
+# ---- reading the export --------------------------------------------------------------------------
+
+NPY_TYPES = {"<f4": (torch.float32, 4), "<i4": (torch.int32, 4), "|u1": (torch.uint8, 1)}
+
+
+def load_npy(name):
+    """A .npy file of the export as a tensor (float32, int32 or uint8), checked against its header."""
+    path = os.path.join(HERE, name)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise ExportError(f"{path}: cannot read it ({e.strerror}); export the session again") from None
+    if raw[:6] != b"\x93NUMPY" or len(raw) < 10:
+        raise ExportError(f"{path}: not a .npy file")
+    size_bytes = 2 if raw[6] == 1 else 4
+    start = 8 + size_bytes
+    length = int.from_bytes(raw[8:start], "little")
+    try:
+        header = ast.literal_eval(raw[start:start + length].decode("latin1"))
+        dtype, itemsize = NPY_TYPES[header["descr"]]
+        shape = tuple(int(d) for d in header["shape"])
+        assert not header["fortran_order"]
+    except Exception:
+        raise ExportError(f"{path}: unreadable .npy header") from None
+    count = math.prod(shape)
+    data = raw[start + length:]
+    if len(data) != count * itemsize:
+        raise ExportError(f"{path}: truncated: {len(data)} bytes of data where its header says "
+                          f"{count * itemsize} ({shape}); export the session again")
+    if count == 0:
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape).clone()
+
+
+def load_session():
+    path = os.path.join(HERE, "session.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            session = json.load(f)
+    except OSError as e:
+        raise ExportError(f"{path}: cannot read it ({e.strerror})") from None
+    except ValueError as e:
+        raise ExportError(f"{path}: not valid JSON ({e})") from None
+    if session.get("format") != "mpx-export-torch" or session.get("version") != 1:
+        raise ExportError(f"{path}: not an mpx export-torch session (format version 1)")
+    return session
+
+
+def expect_shape(name, t, shape):
+    if tuple(t.shape) != tuple(shape):
+        raise ExportError(f"{os.path.join(HERE, name)}: shape {tuple(t.shape)} where session.json needs "
+                          f"{tuple(shape)}; export the session again")
+    return t
+
+
+# ---- formats: rounding to where a precision stores a value (--emulate) ------------------------------
+
+def round_tf32(t):
+    """Nearest-even to TF32's 10 fraction bits; inf and NaN pass through."""
+    bits = t.contiguous().view(torch.int32)
+    rounded = (bits + 0xFFF + ((bits >> 13) & 1)) & ~0x1FFF
+    return torch.where(torch.isfinite(t), rounded.view(torch.float32), t)
+
+
+ROUND = {
+    "fp32": lambda t: t,
+    "tf32": round_tf32,
+    "fp16": lambda t: t.half().float(),
+    "bf16": lambda t: t.bfloat16().float(),
+}
+
+
+class Store(torch.autograd.Function):
+    """A tensor stored in `fmt` on the way forward, and its gradient in `grad_fmt` on the way back."""
+
+    @staticmethod
+    def forward(ctx, x, fmt, grad_fmt):
+        ctx.grad_fmt = grad_fmt
+        return ROUND[fmt](x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return ROUND[ctx.grad_fmt](g), None, None
+
+
+class EmulatedLinear(torch.autograd.Function):
+    """y = x w^T + b as a GEMM with operands in `compute` accumulates it: products in FP32, operands
+    (the gradient dy too, on the way back) rounded to the compute format; a FP16/BF16 GEMM writes
+    its outputs in that format (autocast casts the bias too), a TF32 one in FP32; the weight and
+    bias gradients are written in the layer's grad_through format."""
+
+    @staticmethod
+    def forward(ctx, x, w, b, layer):
+        c = layer["compute"]
+        xc, wc = ROUND[c](x), ROUND[c](w)
+        ctx.save_for_backward(xc, wc)
+        ctx.layer = layer
+        return F.linear(xc, wc, ROUND[c](b) if c in DTYPES else b)
+
+    @staticmethod
+    def backward(ctx, dy):
+        xc, wc = ctx.saved_tensors
+        c, through = ctx.layer["compute"], ctx.layer["grad_through"]
+        written = c if c in DTYPES else "fp32"
+        dyc = ROUND[c](dy)
+        dx = ROUND[written](dyc @ wc)
+        dw = ROUND[through](dyc.t() @ xc)
+        db = ROUND[through](dy.sum(0))
+        return dx, dw, db, None
+
+
+# ---- the loss scaler -------------------------------------------------------------------------------
+
+def as_fp32(x):
+    """A double as a float32 tensor stores it (nearest even; beyond FLT_MAX: inf)."""
+    return torch.tensor(x, dtype=torch.float64).float().item()
+
+
+class ScaleAtMinimum(Exception):
+    pass
+
+
+class MirrorScaler:
+    """The run's loss-scaler rule, from its settings in session.json: the framework it follows is
+    named in session.json's `scaler_follows` for the run (REFERENCE: every field below is one of
+    that framework's behaviours). Scale backs off on an overflow (after `hysteresis` overflows),
+    grows after `growth_interval` clean steps, in float32 (`scale_storage` fp32: a tensor) or a
+    Python float (fp64)."""
+
+    def __init__(self, c):
+        self.c = c
+        self.kind = c["kind"]
+        self.scale = 1.0 if self.kind == "none" else self.stored(c["init_scale"])
+        self.tracker = 0
+        self.hysteresis_left = c["hysteresis"]
+        self.iteration = 0
+        self.last_overflow = -1
+
+    def stored(self, x):
+        return as_fp32(x) if self.c["scale_storage"] == "fp32" else float(x)
+
+    def update(self, found_inf):
+        """One step of the rule; returns the event: none, grow, backoff or hysteresis."""
+        c, event = self.c, "none"
+        if self.kind != "dynamic":
+            self.iteration += 1
+            return event
+        if found_inf:
+            if c["hysteresis_decrement"] == "always":
+                self.hysteresis_left -= 1
+                back_off = self.hysteresis_left <= 0
+            else:
+                back_off = c["hysteresis"] == 1 or self.hysteresis_left <= 1
+                if not back_off:
+                    self.hysteresis_left -= 1
+            if back_off:
+                low = self.stored(c["min_scale"])
+                if c["at_min"] == "error" and self.scale == low:
+                    raise ScaleAtMinimum(f"current loss scale already at minimum: {self.scale}")
+                self.scale = max(self.stored(self.scale * c["backoff_factor"]), low)
+                event = "backoff"
+            else:
+                event = "hysteresis"
+            self.tracker = 0
+            self.last_overflow = self.iteration
+        else:
+            if c["hysteresis_reset"] == "on_clean_step":
+                self.hysteresis_left = c["hysteresis"]
+            since = self.iteration - self.last_overflow
+            if c["growth_count"] == "since_last_overflow":
+                grow = since % c["growth_interval"] == 0
+            elif c["growth_count"] == "stable_interval":
+                grow = since - 1 > 0 and (since - 1) % c["growth_interval"] == 0
+            else:
+                self.tracker += 1
+                grow = self.tracker == c["growth_interval"]
+                if grow:
+                    self.tracker = 0
+            if grow:
+                if c["hysteresis_reset"] == "on_growth":
+                    self.hysteresis_left = c["hysteresis"]
+                high = math.inf if c["max_scale"] is None else self.stored(c["max_scale"])
+                grown = min(self.stored(self.scale * c["growth_factor"]), high)
+                old = self.scale
+                if math.isfinite(grown) or c["non_finite_growth"] == "apply":
+                    self.scale = grown
+                if self.scale > old:
+                    event = "grow"
+        self.iteration += 1
+        return event
+
+
+def torch_grad_scaler(device, c):
+    """PyTorch's own GradScaler for a run whose scaler is PyTorch's, where this PyTorch has one for
+    the device; None otherwise."""
+    pytorch_rule = (c["kind"] == "dynamic" and c["preset"] in ("pytorch", "custom") and c["hysteresis"] == 1
+                    and c["min_scale"] == 0 and c["max_scale"] is None and c["scale_storage"] == "fp32"
+                    and c["growth_count"] == "consecutive" and c["non_finite_growth"] == "refuse")
+    if not pytorch_rule:
+        return None
+    kwargs = dict(init_scale=c["init_scale"], growth_factor=c["growth_factor"],
+                  backoff_factor=c["backoff_factor"], growth_interval=c["growth_interval"])
+    amp = getattr(torch, "amp", None)
+    if amp is not None and hasattr(amp, "GradScaler"):  # PyTorch >= 2.3: one class, any device
+        try:
+            return amp.GradScaler(device, **kwargs)
+        except Exception:
+            return None
+    if device == "cuda":
+        return torch.cuda.amp.GradScaler(**kwargs)
+    return None
+
+
+# ---- the model -----------------------------------------------------------------------------------
+
+def activation(name, z):
+    if name == "relu":
+        return F.relu(z)
+    if name == "gelu":
+        return F.gelu(z, approximate="tanh")
+    if name == "tanh":
+        return torch.tanh(z)
+    return z
+
+
+def can_run(device, dtype):
+    """Whether this PyTorch multiplies `dtype` matrices on the device, and autocasts to it there."""
+    try:
+        a = torch.ones(2, 2, device=device, dtype=dtype)
+        a @ a
+        with torch.autocast(device_type=device, dtype=dtype):
+            out = F.linear(torch.ones(2, 2, device=device), torch.ones(2, 2, device=device))
+        return out.dtype == dtype
+    except Exception:
+        return False
+
+
+class Run:
+    """One run of the session: its model (as parameters), optimizer and scaler, trained step by step."""
+
+    def __init__(self, spec, session, init, device, emulate):
+        self.spec, self.session, self.device = spec, session, device
+        self.label = spec["label"]
+        self.layers = spec["layers"]
+        self.model = session["model"]
+        self.train_cfg = session["train"]
+        self.emulated = emulate == "all"
+        self.why = self.native_problem()
+        if self.why and emulate:
+            self.emulated, self.why = True, None
+        if self.why:
+            raise ExportError(f"{self.label}: {self.why}; run with --emulate, or on a device that has it")
+        low = {l["weight"] for l in self.layers} - {"fp32"}
+        self.working_dtype = DTYPES[low.pop()] if low and not self.emulated else torch.float32
+        self.has_master = any(l["master"] for l in self.layers)
+        # Parameters in the model's order: fc1.weight, fc1.bias, (LayerNorm gamma, beta), fc2.weight, ...
+        self.params, self.fmt, self.initial = [], [], []
+        n = len(self.model["sizes"]) - 1
+        for i in range(n):
+            lay = self.layers[i]
+            for t in (init[f"fc{i + 1}_weight"], init[f"fc{i + 1}_bias"]):
+                self.add_param(t, lay["weight"], lay)
+            if self.model["layernorm"] and i + 1 < n:  # LayerNorm's gamma and beta stay FP32 in every mode
+                width = self.model["sizes"][i + 1]
+                fp32 = dict(lay, weight="fp32", grad="fp32", grad_through="fp32", unscaled="fp32", state="fp32")
+                self.add_param(torch.ones(width), "fp32", fp32, dtype=torch.float32)
+                self.add_param(torch.zeros(width), "fp32", fp32, dtype=torch.float32)
+        # The optimizer updates the FP32 master copies where the run keeps them, else the working ones.
+        if self.has_master:
+            # The masters start from the FP32 initial values, the working copies from them rounded.
+            self.masters = [t.clone().requires_grad_(True) for t in self.initial]
+            self.opt_params = self.masters
+        else:
+            self.opt_params = self.params
+        t = self.train_cfg
+        kind = t["optimizer"]
+        if kind == "sgd":
+            self.optimizer = torch.optim.SGD(self.opt_params, lr=0.0, momentum=t["momentum"],
+                                             weight_decay=t["weight_decay"])
+        elif kind == "adam":
+            self.optimizer = torch.optim.Adam(self.opt_params, lr=0.0, betas=(t["beta1"], t["beta2"]), eps=t["eps"],
+                                              weight_decay=t["weight_decay"])
+        else:
+            self.optimizer = torch.optim.AdamW(self.opt_params, lr=0.0, betas=(t["beta1"], t["beta2"]), eps=t["eps"],
+                                               weight_decay=t["weight_decay"])
+        sc = spec["scaler"]
+        # GradScaler unscales FP32 gradients only: runs with FP16/BF16 parameters take the mirror.
+        native_fp32_params = not self.emulated and not self.has_master and self.working_dtype == torch.float32
+        self.grad_scaler = torch_grad_scaler(device, sc) if native_fp32_params else None
+        self.mirror = None if self.grad_scaler else MirrorScaler(sc)
+        self.skips_on_inf = spec["skips_on_inf"]
+        self.schedule_steps = 0
+        self.stopped = None
+
+    def add_param(self, t, fmt, layer, dtype=None):
+        t = t.to(self.device).clone()  # every run starts from its own copy of the initial values
+        self.initial.append(t.float().clone())
+        if self.emulated:
+            t = ROUND[fmt](t.float())
+        else:
+            t = t.to(dtype or (DTYPES[fmt] if fmt in DTYPES else torch.float32))
+        self.params.append(t.requires_grad_(True))
+        self.fmt.append(layer)
+
+    def native_problem(self):
+        """Why this PyTorch cannot run the run natively on the device, or None."""
+        formats = {l[k] for l in self.layers for k in ("compute", "weight")}
+        if "tf32" in formats and self.device != "cuda":
+            return "TF32 is a CUDA tensor-core format"
+        for name, dtype in DTYPES.items():
+            if name in formats and not can_run(self.device, dtype):
+                return f"PyTorch {torch.__version__} cannot run {name.upper()} (autocast and GEMMs) on the {self.device}"
+        return None
+
+    def scale(self):
+        return self.grad_scaler.get_scale() if self.grad_scaler else self.mirror.scale
+
+    # The forward pass, in the run's precision. `keep` holds the step's dropout masks (None: no dropout).
+    def forward(self, x, keep):
+        return self.forward_emulated(x, keep) if self.emulated else self.forward_native(x, keep)
+
+    def layer_params(self, i):
+        k = 0
+        n = len(self.model["sizes"]) - 1
+        for j in range(i):
+            k += 4 if self.model["layernorm"] and j + 1 < n else 2
+        ln = self.model["layernorm"] and i + 1 < n
+        return self.params[k], self.params[k + 1], (self.params[k + 2] if ln else None), (self.params[k + 3] if ln else None)
+
+    def forward_emulated(self, x, keep):
+        m, n = self.model, len(self.model["sizes"]) - 1
+        h = ROUND[self.layers[0]["weight"]](x)  # the input is stored as fc1's weights are
+        for i in range(n):
+            lay = self.layers[i]
+            a = lay["activation"]
+            w, b, gamma, beta = self.layer_params(i)
+            z = Store.apply(EmulatedLinear.apply(h, w, b, lay), a, a)
+            if i + 1 == n:
+                return z
+            if gamma is not None:
+                z = Store.apply(F.layer_norm(z, (z.shape[1],), gamma, beta, m["layernorm_eps"]), a, a)
+            h = Store.apply(activation(m["activation"], z), a, a)
+            if keep is not None:
+                h = Store.apply(h * keep[i], a, a)
+
+    def forward_native(self, x, keep):
+        m, n = self.model, len(self.model["sizes"]) - 1
+        autocast = self.spec["autocast"]
+        outer = (torch.autocast(device_type=self.device, dtype=DTYPES[autocast]) if autocast
+                 else contextlib.nullcontext())
+        with outer:
+            h = x.to(self.working_dtype)
+            for i in range(n):
+                lay = self.layers[i]
+                w, b, gamma, beta = self.layer_params(i)
+                if autocast and lay["compute"] in ("fp32", "tf32"):  # a layer mpx keeps in FP32
+                    with torch.autocast(device_type=self.device, enabled=False):
+                        z = F.linear(h.float(), w, b)
+                else:  # autocast casts; a model in FP16/BF16 (half-*, pure-*, selective-*) casts per layer
+                    z = F.linear(h if autocast else h.to(w.dtype), w, b)
+                if i + 1 == n:
+                    return z
+                if gamma is not None:  # statistics in FP32, the result stored as the layer stores it
+                    with torch.autocast(device_type=self.device, enabled=False):
+                        z = F.layer_norm(z.float(), (z.shape[1],), gamma, beta, m["layernorm_eps"]).to(z.dtype)
+                # Computed in FP32 and stored once in the layer's format, as CUDA's kernels do (the
+                # CPU's BF16 GELU of PyTorch 1.13 rounds its intermediate steps to BF16).
+                h = activation(m["activation"], z.float()).to(z.dtype)
+                if keep is not None:
+                    h = (h.float() * keep[i]).to(h.dtype)
+
+    def loss(self, logits, target, kind):
+        logits = logits.float()  # the loss in FP32 (softmax too), in every mode
+        if kind == "cross_entropy":
+            return F.cross_entropy(logits, target)
+        return F.mse_loss(logits, target)
+
+    # One optimizer step over its micro-batches; returns the CSV row's training values.
+    def step(self, index, micro, loss_kind):
+        t, lr_table = self.train_cfg, LR_TABLE
+        lr = float(lr_table[min(self.schedule_steps, len(lr_table) - 1)])
+        if self.stopped:
+            return dict(loss=math.nan, loss_scale=self.scale(), found_inf=0, skipped=1, scale_event="none",
+                        grad_norm=None, lr=lr)
+        for p in self.params + (self.masters if self.has_master else []):
+            p.grad = None
+        scale = self.scale()
+        factor = t["loss_weight"] / len(micro)
+        loss_sum = 0.0
+        for x, target, keep in micro:
+            logits = self.forward(x, keep)
+            loss = self.loss(logits, target, loss_kind)
+            loss_sum += loss.item()
+            if self.grad_scaler:
+                self.grad_scaler.scale(loss * factor).backward()
+            else:
+                (loss * (scale * factor)).backward()
+            if self.emulated:  # each micro-batch's gradients added into the stored ones, in their format
+                for p, lay in zip(self.params, self.fmt):
+                    p.grad = ROUND[lay["grad"]](p.grad)
+        # Unscale (the reciprocal in double, multiplied in FP32), then check every gradient.
+        if self.has_master:
+            for mp, p in zip(self.masters, self.params):
+                mp.grad = p.grad.float()
+        grads = [p.grad for p in self.opt_params]
+        if self.grad_scaler:
+            self.grad_scaler.unscale_(self.optimizer)
+        else:
+            inv = as_fp32(1.0 / scale)
+            for g, lay in zip(grads, self.fmt):
+                g.mul_(inv)
+                if self.emulated:
+                    g.copy_(ROUND[lay["unscaled"]](g))
+        found_inf = not all(bool(torch.isfinite(g).all()) for g in grads)
+        grad_norm = math.inf if found_inf else math.sqrt(sum(float(g.double().pow(2).sum()) for g in grads))
+        if t["clip_norm"] > 0 and not found_inf:
+            torch.nn.utils.clip_grad_norm_(self.opt_params, t["clip_norm"])
+        skipped = found_inf and self.skips_on_inf
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        if self.grad_scaler:
+            self.grad_scaler.step(self.optimizer)
+            self.grad_scaler.update()
+            new = self.grad_scaler.get_scale()
+            event = "grow" if new > scale else "backoff" if found_inf else "none"
+        else:
+            if not skipped:
+                self.optimizer.step()
+                self.write_back()
+            try:
+                event = self.mirror.update(found_inf)
+            except ScaleAtMinimum as e:
+                self.stopped, event = str(e), "none"
+        if not skipped or t["advance_on_skip"]:
+            self.schedule_steps += 1
+        return dict(loss=loss_sum / len(micro) * t["loss_weight"], loss_scale=scale, found_inf=int(found_inf),
+                    skipped=int(skipped), scale_event=event, grad_norm=grad_norm, lr=lr)
+
+    def write_back(self):
+        """After the optimizer: working copies from the masters; emulated, every value stored in its format."""
+        with torch.no_grad():
+            if self.has_master:
+                for p, mp, lay in zip(self.params, self.masters, self.fmt):
+                    p.copy_(ROUND[lay["weight"]](mp) if self.emulated else mp)
+            elif self.emulated:
+                for p, lay in zip(self.params, self.fmt):
+                    p.copy_(ROUND[lay["weight"]](p))
+            if self.emulated:
+                for p, lay in zip(self.opt_params, self.fmt):
+                    for key, v in self.optimizer.state[p].items():
+                        if key != "step" and torch.is_tensor(v) and v.is_floating_point():
+                            v.copy_(ROUND[lay["state"]](v))
+
+    @torch.no_grad()
+    def evaluate(self, x, target, batch, loss_kind):
+        """Held-out loss (mean over examples, as mpx: chunk means x rows) and accuracy; no dropout."""
+        loss_sum, correct, rows = 0.0, 0, x.shape[0]
+        for first in range(0, rows, batch):
+            xs, ts = x[first:first + batch], target[first:first + batch]
+            logits = self.forward(xs, None)
+            loss_sum += self.loss(logits, ts, loss_kind).item() * xs.shape[0]
+            if loss_kind == "cross_entropy":
+                correct += int((logits.float().argmax(dim=1) == ts).sum())
+        accuracy = correct / rows if loss_kind == "cross_entropy" else None
+        return loss_sum / rows * self.train_cfg["loss_weight"], accuracy
+
+
+LR_TABLE = []
+
+
+def number(v):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else ("inf" if v == math.inf else "-inf" if v == -math.inf else repr(v))
+    return str(v)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Train the exported mpx session in PyTorch; write mpx's CSV columns.")
+    ap.add_argument("--csv", required=True, help="where to write the records (mpx's column names)")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--runs", help="only these runs, by label (comma-separated)")
+    ap.add_argument("--steps", type=int, help="stop after this many steps (default: the session's)")
+    ap.add_argument("--emulate", nargs="?", const="needed", choices=["needed", "all"],
+                    help="train runs this PyTorch cannot run natively on the device in emulation "
+                         "(FP32 arithmetic, values rounded where the format stores them); 'all': every run")
+    args = ap.parse_args()
+    try:
+        write_csv(args, train(args))
+    except ExportError as e:
+        print(f"train.py: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def train(args):
+    session = load_session()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise ExportError("--device cuda: this PyTorch sees no CUDA device")
+    if args.device == "cuda":  # TF32 only where a run asks for it (set per run below)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    dev = args.device
+    steps = session["steps"] if args.steps is None else min(args.steps, session["steps"])
+    t = session["train"]
+    batch, accum = t["batch"], t["accumulation"]
+    sizes = session["model"]["sizes"]
+    n = len(sizes) - 1
+    regression = session["loss"] == "mse"
+    x_train = load_npy("data/x_train.npy")
+    x_test = load_npy("data/x_test.npy")
+    if x_train.shape[1:] != (session["features"],) or x_test.shape[1:] != (session["features"],):
+        raise ExportError(f"{HERE}/data: the data sets do not have {session['features']} features; export again")
+    if regression:
+        y_train, y_test = load_npy("data/t_train.npy"), load_npy("data/t_test.npy")
+    else:
+        y_train, y_test = load_npy("data/y_train.npy").long(), load_npy("data/y_test.npy").long()
+    if y_train.shape[0] != x_train.shape[0] or y_test.shape[0] != x_test.shape[0]:
+        raise ExportError(f"{HERE}/data: labels and examples differ in number; export again")
+    init = {}
+    for i in range(n):
+        init[f"fc{i + 1}_weight"] = expect_shape(f"data/init_fc{i + 1}_weight.npy",
+                                                 load_npy(f"data/init_fc{i + 1}_weight.npy"), (sizes[i + 1], sizes[i]))
+        init[f"fc{i + 1}_bias"] = expect_shape(f"data/init_fc{i + 1}_bias.npy",
+                                               load_npy(f"data/init_fc{i + 1}_bias.npy"), (sizes[i + 1],))
+    batches = expect_shape("data/batches.npy", load_npy("data/batches.npy"), (session["steps"], accum, batch)).long()
+    if batches.numel() and (int(batches.min()) < 0 or int(batches.max()) >= x_train.shape[0]):
+        raise ExportError(f"{HERE}/data/batches.npy: an index outside the training set; export again")
+    LR_TABLE[:] = expect_shape("data/lr.npy", load_npy("data/lr.npy"), (session["steps"],)).tolist()
+    dropout = session["model"]["dropout"] > 0
+    masks = []
+    if dropout:
+        keep_scale = session["model"]["dropout_keep_scale"]
+        for i in range(n - 1):
+            name = f"data/dropout_fc{i + 1}.npy"
+            masks.append(expect_shape(name, load_npy(name), (session["steps"], accum, batch, sizes[i + 1])))
+
+    specs = session["runs"]
+    if args.runs:
+        wanted = [r.strip() for r in args.runs.split(",") if r.strip()]
+        labels = [r["label"] for r in specs]
+        unknown = [w for w in wanted if w not in labels]
+        if unknown:
+            raise ExportError(f"--runs: unknown run {', '.join(unknown)}; this export has {', '.join(labels)}")
+        specs = [r for r in specs if r["label"] in wanted]
+    runs = []
+    for spec in specs:
+        if args.device == "cuda":
+            torch.backends.cuda.matmul.allow_tf32 = any(l["compute"] == "tf32" for l in spec["layers"])
+        runs.append(Run(spec, session, init, dev, args.emulate))
+    notes = []
+    for r in runs:
+        how = ("emulated (FP32 arithmetic, values rounded to their formats)" if r.emulated
+               else f"torch.autocast({dev}, {r.spec['autocast']})" if r.spec["autocast"]
+               else f"model in {r.working_dtype}" + (" with FP32 master weights" if r.has_master else ""))
+        if r.grad_scaler:
+            sc = f"scaler: torch GradScaler ({type(r.grad_scaler).__module__})"
+        elif r.spec["scaler"]["kind"] == "dynamic":
+            follows = r.spec.get("scaler_follows", {})
+            sc = f"scaler: MirrorScaler, the rule of {follows.get('framework', '?')} ({follows.get('source', '?')})"
+            if "snippet" in r.spec:
+                sc += f"; {r.spec['snippet']['framework']}'s own settings for it: session.json, this run's 'snippet'"
+        else:
+            sc = f"scaler: {r.spec['scaler']['kind']} (scale {r.scale():g})"
+        notes.append(f"# {r.label}: {how}; {sc}")
+
+    x_train, x_test = x_train.to(dev), x_test.to(dev)
+    y_train, y_test = y_train.to(dev), y_test.to(dev)
+    rows = []
+    eval_every = session["eval_every"]
+    for step in range(steps):
+        micro = []
+        for k in range(accum):
+            idx = batches[step, k].to(dev)
+            keep = [masks[i][step, k].to(dev).float() * keep_scale for i in range(n - 1)] if dropout else None
+            micro.append((x_train[idx], y_train[idx], keep))
+        evaluate = eval_every >= 1 and x_test.shape[0] > 0 and (step % eval_every == 0 or step + 1 == session["steps"])
+        for r in runs:
+            if args.device == "cuda":
+                torch.backends.cuda.matmul.allow_tf32 = any(l["compute"] == "tf32" for l in r.spec["layers"])
+            rec = r.step(step, micro, session["loss"])
+            rec.update(run=r.label, precision=r.spec["precision"], mode=r.spec["mode"], step=step,
+                       eval_loss=None, eval_accuracy=None)
+            if evaluate and not r.stopped:
+                rec["eval_loss"], rec["eval_accuracy"] = r.evaluate(x_test, y_test, batch, session["loss"])
+            rows.append(rec)
+    header = [f"# train.py from mpx export-torch ({session['program']}, preset {session['preset']}); "
+              f"torch {torch.__version__}, device {dev}"] + notes
+    return header, rows
+
+
+def write_csv(args, result):
+    header, rows = result
+    tmp = f"{args.csv}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            for line in header:
+                f.write(line + "\n")
+            f.write(",".join(COLUMNS) + "\n")
+            for rec in rows:
+                f.write(",".join(number(rec[c]) for c in COLUMNS) + "\n")
+        os.replace(tmp, args.csv)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise ExportError(f"{args.csv}: cannot write it ({e.strerror})") from None
+    print(f"train.py: wrote {args.csv} ({len(rows)} rows)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
