@@ -489,8 +489,8 @@ bool MainWindow::exportTorch(const QString& folder) {
     }
     m_messages->showMessage(MessageBar::Kind::success,
                             tr("Wrote %1. Train it in PyTorch: python3 %1/train.py --csv torch.csv (add --emulate where "
-                               "PyTorch cannot run FP16 on the CPU); then File ▸ Export CSV… as mpx.csv and run "
-                               "mpx-cli compare mpx.csv torch.csv").arg(folder));
+                               "PyTorch cannot run FP16 on the CPU); train the same here (Run), save it with File ▸ Export "
+                               "CSV… as mpx.csv and run mpx-cli compare mpx.csv torch.csv").arg(folder));
     return true;
 }
 
