@@ -1,6 +1,7 @@
 // libFuzzer target for every reader of text the user controls: a configuration file
 // (parse_config_text), --set assignments (apply_overrides), a saved state (Session::load_state),
-// a value of `mpx-cli format` and a run CSV as `mpx-cli compare` reads it (RunTable::parse). Rule: any input ends in a result or a typed error (ConfigError,
+// a value of `mpx-cli format`, a run CSV as `mpx-cli compare` reads it (RunTable::parse) and a
+// recorded trace as `mpx-cli replay` reads it (parse_trace). Rule: any input ends in a result or a typed error (ConfigError,
 // IoError, CLI11's parse errors), never a crash, a sanitizer finding or another exception type.
 // The first byte picks the reader; the rest is its text.
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@
 #include "engine/config/session_config.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/run_compare.hpp"
+#include "engine/io/trace.hpp"
 #include "engine/run/session.hpp"
 
 namespace {
@@ -69,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size == 0) return 0;
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 5) {
+        switch (data[0] % 6) {
             case 0: (void)mpx::parse_config_text(text, "fuzz"); break;
             case 1: {
                 mpx::SessionConfig c;
@@ -89,6 +91,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 if (!r.agree()) __builtin_trap();
                 (void)mpx::report_text(r);
                 (void)mpx::report_csv(r);
+                break;
+            }
+            case 5: {  // a trace that reads is replayed, and its replay written
+                const mpx::Trace t = mpx::parse_trace(text, "fuzz.csv");
+                const mpx::ReplayResult r = mpx::replay_trace(t, mpx::scaler_preset("deepspeed"));
+                (void)mpx::replay_csv(t, r);
                 break;
             }
         }

@@ -18,5 +18,6 @@ void add_gemm_error_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_export_torch_command(CLI::App& app);
+void add_trace_command(CLI::App& app);  // trace --script, and replay
 
 }  // namespace mpx::cli

@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
     mpx::cli::add_quantize_command(app);
     mpx::cli::add_compare_command(app);
     mpx::cli::add_export_torch_command(app);
+    mpx::cli::add_trace_command(app);
     std::string commands;
     for (const CLI::App* sub : app.get_subcommands({}))
         commands += (commands.empty() ? "" : ", ") + sub->get_name();

@@ -1,0 +1,82 @@
+// `mpx-cli trace --script` prints the recorder a user drops into their own PyTorch training loop;
+// `mpx-cli replay TRACE` runs any scaler rule over what it recorded (engine/io/trace.hpp).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "matrix_io.hpp"
+#include "engine/io/export.hpp"
+#include "engine/io/trace.hpp"
+
+namespace mpx::cli {
+namespace {
+
+struct ReplayOptions {
+    std::string trace, scaler = "pytorch", csv;
+    std::vector<std::string> sets;
+    double max_finite = 65504.0;
+};
+
+// The preset, then each --set scaler.KEY=VALUE (VALUE read as JSON where it is JSON, else as text).
+ScalerConfig replay_scaler(const ReplayOptions& o) {
+    nlohmann::json j = {{"preset", o.scaler}};
+    for (const std::string& s : o.sets) {
+        const auto eq = s.find('=');
+        if (eq == std::string::npos || !s.starts_with("scaler."))
+            throw ConfigError("--set", "'" + s + "': give scaler.KEY=VALUE, e.g. scaler.growth_interval=100");
+        const std::string key = s.substr(7, eq - 7), value = s.substr(eq + 1);
+        nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
+        j[key] = v.is_discarded() ? nlohmann::json(value) : v;
+    }
+    return scaler_config_from_json(j);
+}
+
+void run_replay(const ReplayOptions& o) {
+    if (!(o.max_finite > 0.0)) throw ConfigError("--max-finite", "must be a number > 0 (FP16: 65504)");
+    const ScalerConfig scaler = replay_scaler(o);
+    if (!o.csv.empty()) check_output_path(o.csv, "--csv");
+    const Trace trace = read_trace(o.trace);
+    const ReplayResult r = replay_trace(trace, scaler, o.max_finite);
+    if (!o.csv.empty()) write_file_atomic(o.csv, replay_csv(trace, r));
+    std::cout << "replay of " << trace.name << " (" << trace.steps.size() << " steps) with the " << scaler.preset
+              << " rule\n"
+              << "  steps whose overflow decision matches the recording: " << r.identical << " of " << r.steps.size()
+              << " (a replay is exact per step on the recorded weights; skips change later weights)\n"
+              << "verdict: " << r.verdict << "\n";
+    if (!o.csv.empty()) std::cout << "mpx-cli: wrote " << o.csv << "\n";
+}
+
+}  // namespace
+
+void add_trace_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand("trace", "The recorder for your own PyTorch training (resources/torch/mpx_trace.py): "
+                                            "three lines in the loop write a trace that mpx-cli replay reads");
+    auto script = std::make_shared<bool>(false);
+    cmd->add_flag("--script", *script, "Print the recorder (save it as mpx_trace.py beside your training script)");
+    cmd->callback([script] {
+        if (!*script) {
+            std::cerr << "mpx-cli trace: give --script (mpx-cli trace --script > mpx_trace.py)\n";
+            throw CLI::RuntimeError(2);
+        }
+        std::cout << trace_recorder_script();
+    });
+
+    auto* rep = app.add_subcommand("replay", "Run a scaler rule over a recorded trace: per step the scale, the "
+                                             "predicted overflow and skip, the headroom, and a verdict");
+    auto o = std::make_shared<ReplayOptions>();
+    rep->add_option("TRACE", o->trace, "The trace (mpx_trace.py's CSV)")->required();
+    rep->add_option("--scaler", o->scaler, "The rule: a scaler preset (pytorch, deepspeed, megatron, apex, keras, static, "
+                                           "...; default pytorch)");
+    rep->add_option("--set", o->sets, "scaler.KEY=VALUE, repeatable: a setting over the preset's "
+                                      "(e.g. scaler.init_scale=1024, scaler.hysteresis=2)")
+        ->allow_extra_args(false);
+    rep->add_option("--csv", o->csv, "Write the replay per step (atomically)");
+    rep->add_option("--max-finite", o->max_finite, "The largest finite value of the gradients' format (default FP16's 65504)");
+    rep->callback([o] { report_errors("replay", [&] { run_replay(*o); }); });
+}
+
+}  // namespace mpx::cli

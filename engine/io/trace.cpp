@@ -1,0 +1,213 @@
+// Reading a recorded trace, and replaying a scaler rule over it (engine/io/trace.hpp).
+#include "engine/io/trace.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include "engine/base/error.hpp"
+#include "engine/base/input_file.hpp"
+#include "engine/base/text.hpp"
+
+namespace mpx {
+namespace {
+
+constexpr const char* k_columns[] = {"step", "scale", "found_inf", "skipped", "loss", "amax", "amax_site", "censored",
+                                     "forward_nonfinite", "forward_site", "grad_norm", "lr"};
+enum Col { c_step, c_scale, c_found_inf, c_skipped, c_loss, c_amax, c_amax_site, c_censored, c_fwd, c_fwd_site,
+           c_grad_norm, c_lr, c_count };
+
+[[noreturn]] void bad(const std::string& name, int line, const std::string& what) {
+    throw ConfigError("trace", name + ":" + std::to_string(line) + ": " + what);
+}
+
+std::optional<double> number(std::string_view s) {
+    if (s == "nan") return std::nan("");
+    if (s == "inf") return HUGE_VAL;
+    if (s == "-inf") return -HUGE_VAL;
+    double v = 0.0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+std::vector<std::string_view> fields(std::string_view line) {
+    std::vector<std::string_view> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = line.find(',', start);
+        out.push_back(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+        if (comma == std::string_view::npos) return out;
+        start = comma + 1;
+    }
+}
+
+}  // namespace
+
+Trace parse_trace(std::string_view text, const std::string& name) {
+    Trace t;
+    t.name = name;
+    std::vector<std::string_view> lines;
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view l = text.substr(start, end - start);
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        lines.push_back(l);
+        start = end + 1;
+    }
+    while (!lines.empty() && lines.back().empty()) lines.pop_back();
+    if (lines.empty() || !lines[0].starts_with("# mpx-trace "))
+        bad(name, 1, "not an mpx trace (its first line is '# mpx-trace 1; ...', written by mpx_trace.py: "
+                     "mpx-cli trace --script)");
+    if (!lines[0].starts_with("# mpx-trace 1;") && lines[0] != "# mpx-trace 1")
+        bad(name, 1, "a trace of a newer format than this mpx reads (version 1)");
+    if (lines.size() < 2) bad(name, 2, "no header row: the file was cut off");
+    const auto header = fields(lines[1]);
+    int at[c_count];
+    for (int c = 0; c < c_count; ++c) {
+        const auto it = std::find(header.begin(), header.end(), k_columns[c]);
+        if (it == header.end())
+            bad(name, 2, std::string("the header has no '") + k_columns[c] + "' column" +
+                             (c == c_amax ? ": a trace without amaxes cannot be replayed" : ""));
+        at[c] = static_cast<int>(it - header.begin());
+    }
+    if (lines.size() < 3) bad(name, 3, "no steps: the file holds only its header");
+    for (std::size_t i = 2; i < lines.size(); ++i) {
+        const int line = static_cast<int>(i) + 1;
+        const auto f = fields(lines[i]);
+        if (f.size() != header.size())
+            bad(name, line, std::to_string(f.size()) + " fields where the header has " + std::to_string(header.size()) +
+                                (i + 1 == lines.size() ? " (the file was cut off?)" : ""));
+        const auto num = [&](int c, bool empty_ok) -> std::optional<double> {
+            const std::string_view s = f[static_cast<std::size_t>(at[c])];
+            if (s.empty()) {
+                if (empty_ok) return std::nullopt;
+                bad(name, line, std::string(k_columns[c]) + " is empty");
+            }
+            const auto v = number(s);
+            if (!v) bad(name, line, std::string(k_columns[c]) + " '" + std::string(s) + "' is not a number");
+            return v;
+        };
+        const auto flag = [&](int c) {
+            const std::string_view s = f[static_cast<std::size_t>(at[c])];
+            if (s != "0" && s != "1") bad(name, line, std::string(k_columns[c]) + " must be 0 or 1, got '" + std::string(s) + "'");
+            return s == "1";
+        };
+        TraceStep s;
+        const double step = *num(c_step, false);
+        if (!(step >= 0.0) || step != std::floor(step) || step > 9e15)
+            bad(name, line, "step must be a whole number >= 0");
+        s.step = static_cast<long long>(step);
+        if (!t.steps.empty() && s.step <= t.steps.back().step)
+            bad(name, line, "step " + std::to_string(s.step) + " comes after step " + std::to_string(t.steps.back().step) +
+                                ": steps must increase");
+        s.scale = *num(c_scale, false);
+        if (!(s.scale > 0.0) || !std::isfinite(s.scale)) bad(name, line, "scale must be a finite number > 0");
+        s.found_inf = flag(c_found_inf);
+        s.skipped = flag(c_skipped);
+        s.censored = flag(c_censored);
+        s.loss = *num(c_loss, false);
+        s.amax = *num(c_amax, false);
+        if (!std::isfinite(s.amax) || s.amax < 0.0)
+            bad(name, line, "amax must be a finite number >= 0 (the largest finite |gradient|), got " + format_number(s.amax));
+        s.amax_site = std::string(f[static_cast<std::size_t>(at[c_amax_site])]);
+        const double fwd = *num(c_fwd, false);
+        if (!(fwd >= 0.0) || fwd != std::floor(fwd)) bad(name, line, "forward_nonfinite must be a count >= 0");
+        s.forward_nonfinite = static_cast<long long>(fwd);
+        s.forward_site = std::string(f[static_cast<std::size_t>(at[c_fwd_site])]);
+        s.grad_norm = num(c_grad_norm, true);
+        s.lr = num(c_lr, true);
+        t.steps.push_back(std::move(s));
+    }
+    return t;
+}
+
+Trace read_trace(const std::filesystem::path& path) {
+    return parse_trace(read_input_file(path, "the trace", std::size_t{1} << 30), path.string());
+}
+
+ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double max_finite) {
+    ReplayResult r;
+    LossScaler ls(scaler);
+    std::vector<double> headrooms;
+    for (const TraceStep& rec : trace.steps) {
+        ReplayStep s;
+        s.step = rec.step;
+        s.scale = ls.scale();
+        s.forward_overflow = rec.forward_nonfinite > 0;
+        // A censored step overflowed at the recorded scale, so at any scale at least as large; below
+        // it, only its lower bound is known.
+        const bool over_recorded = rec.censored && s.scale >= rec.scale;
+        s.uncertain = rec.censored && !over_recorded;
+        s.found_inf = s.forward_overflow || over_recorded || rec.amax * s.scale > max_finite;
+        if (rec.amax > 0.0) {
+            s.headroom_log2 = std::log2(max_finite / (rec.amax * s.scale));
+            if (!rec.censored) headrooms.push_back(*s.headroom_log2);
+        }
+        s.skipped = s.found_inf && ls.skips_on_inf();
+        try {
+            s.event = ls.update(s.found_inf).event;
+        } catch (const ScalerAtMinimumError&) {
+            r.stopped_at = rec.step;
+            r.steps.push_back(s);
+            break;
+        }
+        r.skipped += s.skipped;
+        r.recorded_skipped += rec.skipped;
+        r.identical += s.found_inf == rec.found_inf;
+        r.steps.push_back(s);
+    }
+    // The verdict: a forward overflow first (no scale helps), then a rule that stopped, then the counts.
+    const long long n = static_cast<long long>(r.steps.size());
+    const auto first_forward = std::find_if(trace.steps.begin(), trace.steps.end(),
+                                            [](const TraceStep& s) { return s.forward_nonfinite > 0; });
+    if (first_forward != trace.steps.end()) {
+        const long long count = std::count_if(trace.steps.begin(), trace.steps.end(),
+                                              [](const TraceStep& s) { return s.forward_nonfinite > 0; });
+        r.verdict = "forward overflow at `" + first_forward->forward_site + "` from step " +
+                    std::to_string(first_forward->step) + " (" + std::to_string(count) + " of " +
+                    std::to_string(trace.steps.size()) +
+                    " steps): no loss scale avoids it; run this layer in FP32 or train in BF16";
+        if (r.stopped_at) r.verdict += "; the rule stops training at step " + std::to_string(*r.stopped_at) +
+                                       " (an overflow with the scale at its minimum)";
+        else if (!r.steps.empty())
+            r.verdict += "; the scale falls to " + format_number(r.steps.back().scale) + " by the last step";
+        return r;
+    }
+    if (r.stopped_at) {
+        r.verdict = "the scale reached its minimum and an overflow at step " + std::to_string(*r.stopped_at) +
+                    " stops training (the rule raises there)";
+        return r;
+    }
+    std::string v = std::to_string(r.skipped) + " of " + std::to_string(n) + " steps skipped (recorded: " +
+                    std::to_string(r.recorded_skipped) + ")";
+    if (!r.steps.empty())
+        v += "; the scale goes from " + format_number(r.steps.front().scale) + " to " + format_number(r.steps.back().scale);
+    if (!headrooms.empty()) {
+        std::nth_element(headrooms.begin(), headrooms.begin() + static_cast<std::ptrdiff_t>(headrooms.size() / 2), headrooms.end());
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.1f", headrooms[headrooms.size() / 2]);
+        v += std::string("; median headroom ") + buf + " bits below FP16's largest value";
+    }
+    r.verdict = v;
+    return r;
+}
+
+std::string replay_csv(const Trace& trace, const ReplayResult& result) {
+    std::map<long long, const TraceStep*> recorded;
+    for (const TraceStep& s : trace.steps) recorded[s.step] = &s;
+    std::string out = "step,scale,found_inf,skipped,scale_event,headroom_log2,forward_overflow,uncertain,recorded_scale,"
+                      "recorded_found_inf\n";
+    for (const ReplayStep& s : result.steps) {
+        const TraceStep& rec = *recorded.at(s.step);
+        out += std::to_string(s.step) + "," + format_number(s.scale) + "," + (s.found_inf ? "1" : "0") + "," +
+               (s.skipped ? "1" : "0") + "," + std::string(to_string(s.event)) + "," +
+               (s.headroom_log2 ? format_number(*s.headroom_log2) : "") + "," + (s.forward_overflow ? "1" : "0") + "," +
+               (s.uncertain ? "1" : "0") + "," + format_number(rec.scale) + "," + (rec.found_inf ? "1" : "0") + "\n";
+    }
+    return out;
+}
+
+}  // namespace mpx

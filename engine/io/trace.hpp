@@ -1,0 +1,74 @@
+// A loss-scaling trace recorded from a user's own PyTorch training (resources/torch/mpx_trace.py),
+// and any scaler rule replayed over it (`mpx-cli replay`). Why a replay is valid, and its limits
+// (docs/trace.md): for a power-of-two scale, multiplying by 2^k commutes with FP16 rounding in the
+// normal range, so a step's stored gradients at scale S are exactly S/S0 times those recorded at S0,
+// and "the step overflows at S iff amax · S > max finite" holds exactly for the recorded weights; a
+// skipped step changes later weights, so a replay is exact per step and approximate over a run. A
+// forward overflow happens at every scale. A step that overflowed while recording hides its amax
+// (censored): only a lower bound is known.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/scaler/scaler.hpp"
+
+namespace mpx {
+
+// The recorder, resources/torch/mpx_trace.py as shipped (`mpx-cli trace --script`).
+std::string_view trace_recorder_script();
+
+struct TraceStep {
+    long long step = 0;
+    double scale = 1.0;            // the scale the recorded step's loss was multiplied by
+    bool found_inf = false, skipped = false;
+    double loss = 0.0;
+    double amax = 0.0;             // largest |gradient| unscaled (a lower bound where censored)
+    std::string amax_site;
+    bool censored = false;         // the step overflowed while recording
+    long long forward_nonfinite = 0;
+    std::string forward_site;      // the first module whose output held inf/NaN
+    std::optional<double> grad_norm, lr;
+};
+
+struct Trace {
+    std::string name;  // the file, as messages call it
+    std::vector<TraceStep> steps;
+};
+
+// The trace's text (its first line "# mpx-trace 1; ..."): ConfigError naming name:line for a foreign
+// or truncated file, a missing column, a row of the wrong width, a non-number, a step out of order,
+// a non-finite or negative amax or scale, a step without an amax.
+Trace parse_trace(std::string_view text, const std::string& name);
+Trace read_trace(const std::filesystem::path& path);
+
+struct ReplayStep {
+    long long step = 0;
+    double scale = 1.0;
+    bool found_inf = false, skipped = false;
+    ScaleEvent event = ScaleEvent::none;
+    std::optional<double> headroom_log2;  // log2(max finite / (amax · scale)); none for a zero amax
+    bool forward_overflow = false;        // inf/NaN in the forward pass: at every scale
+    // Censored and replayed below the recorded scale: the prediction used the amax's lower bound.
+    bool uncertain = false;
+};
+
+struct ReplayResult {
+    std::vector<ReplayStep> steps;
+    long long skipped = 0, recorded_skipped = 0, identical = 0;  // identical: found_inf as recorded
+    std::optional<long long> stopped_at;  // at_min = error refused an overflow at the minimum here
+    std::string verdict;                  // one line for a person (replay_verdict)
+};
+
+// The rule of `scaler` over every step of the trace, FP16's largest finite value (65504) the limit
+// unless `max_finite` says otherwise.
+ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double max_finite = 65504.0);
+
+// The replay as CSV: step, scale, found_inf, skipped, scale_event, headroom_log2, forward_overflow,
+// uncertain, recorded_scale, recorded_found_inf.
+std::string replay_csv(const Trace& trace, const ReplayResult& result);
+
+}  // namespace mpx

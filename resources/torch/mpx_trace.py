@@ -1,0 +1,180 @@
+"""Record a loss-scaling trace from your own PyTorch training, for `mpx-cli replay`.
+
+Three lines in a training loop (PyTorch >= 1.13, nothing else):
+
+    import mpx_trace                                   # `mpx-cli trace --script > mpx_trace.py`
+    recorder = mpx_trace.Recorder("trace.csv", model)  # once, after building the model
+
+    scaler.scale(loss).backward()
+    recorder.record(loss, scaler=scaler, optimizer=optimizer)   # after backward, before scaler.step
+    scaler.step(optimizer); scaler.update()
+
+Evaluation or any other forward/backward pass between two steps goes inside `with recorder.paused():`
+(its values would count towards the next step otherwise).
+
+Without a GradScaler, pass the scale the loss was multiplied by: recorder.record(loss, scale=S,
+optimizer=optimizer, skipped=...). Close it at the end (recorder.close(), or use it as a context
+manager); rows are flushed every step, so a crashed run keeps what it recorded.
+
+What one row holds, per optimizer step (trace.csv):
+  step, scale            the scale this step's loss was multiplied by
+  found_inf, skipped     whether a gradient held inf/NaN, and whether the step was skipped
+  loss                   the unscaled loss
+  amax, amax_site        the largest |gradient| of the step, unscaled (stored value / scale), over
+                         the parameters' gradients and every module's output gradient (backward
+                         intermediates), and where it was; measured after the gradients were stored
+                         in their own format, so a replay at a power-of-two scale is exact
+  censored               1 where the step overflowed: its finite values bound the amax from below
+                         only (amax then holds that bound)
+  forward_nonfinite      inf/NaN values in the forward pass's module outputs (they appear at every
+  forward_site           scale: no loss scale avoids them), and the first module that produced one
+  grad_norm, lr          the unscaled gradient norm (empty when not finite), the first group's LR
+
+Every `every` steps, trace.histograms.csv gets each module's output
+gradient as log2 histograms in `mpx-cli run --histograms` columns (run, step, layer, tensor,
+bin_log2, count; tensor grad_output, values as scaled by the loss scale, as mpx records them).
+
+Cost: one host synchronisation per step for the amaxes (all reduced on the device first); the
+histograms only every `every` steps.
+"""
+
+import contextlib
+import math
+import os
+
+import torch
+
+VERSION = 1
+BINS = range(-64, 64)
+
+
+def _log2_bins(t):
+    """Counts per floor(log2|x|) bin (clamped to -64..63), and zeros, infs and NaNs."""
+    t = t.detach().float().reshape(-1)
+    nan = int(torch.isnan(t).sum())
+    inf = int(torch.isinf(t).sum())
+    finite = t[torch.isfinite(t)]
+    zero = int((finite == 0).sum())
+    nonzero = finite[finite != 0].abs()
+    counts = {}
+    if nonzero.numel():
+        _, exponent = torch.frexp(nonzero)  # |x| = m * 2^e, m in [0.5, 1): floor(log2|x|) = e - 1
+        bins = (exponent.long() - 1).clamp(-64, 63) + 64
+        for b, c in enumerate(torch.bincount(bins, minlength=128).tolist()):
+            if c:
+                counts[str(b - 64)] = c
+    for name, c in (("zero", zero), ("inf", inf), ("nan", nan)):
+        if c:
+            counts[name] = c
+    return counts
+
+
+class Recorder:
+    """Hooks every leaf module of `model` and writes one trace row per optimizer step."""
+
+    def __init__(self, path, model, every=50, run="trace"):
+        self.path, self.every, self.run = path, every, run
+        self.step_index = 0
+        self._fwd_nonfinite = []   # (module name, 0-d count) in forward order, this step
+        self._grad_amax = []       # (module name, 0-d amax of |grad_output| as scaled)
+        self._grad_outputs = {}    # module name -> grad_output, on histogram steps
+        self._handles = []
+        self._paused = False
+        self.names = []
+        for name, module in model.named_modules():
+            if list(module.children()) or not name:
+                continue  # leaves only: a container's output is its last leaf's
+            self.names.append(name)
+            self._handles.append(module.register_forward_hook(self._forward_hook(name)))
+            self._handles.append(module.register_full_backward_hook(self._backward_hook(name)))
+        self.params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        self._file = open(path, "w", encoding="utf-8", newline="")
+        self._file.write(f"# mpx-trace {VERSION}; torch {torch.__version__}; every {every}\n")
+        self._file.write("step,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,"
+                         "forward_site,grad_norm,lr\n")
+        hist_path = os.path.splitext(path)[0] + ".histograms.csv"
+        self._hist = open(hist_path, "w", encoding="utf-8", newline="")
+        self._hist.write("run,step,layer,tensor,bin_log2,count\n")
+
+    def _forward_hook(self, name):
+        def hook(module, inputs, output):
+            if not self._paused and torch.is_tensor(output) and output.is_floating_point():
+                self._fwd_nonfinite.append((name, (~torch.isfinite(output.detach())).sum()))
+        return hook
+
+    def _backward_hook(self, name):
+        def hook(module, grad_input, grad_output):
+            g = grad_output[0] if grad_output else None
+            if g is None or self._paused:
+                return
+            g = g.detach()
+            self._grad_amax.append((name, torch.nan_to_num(g.float().abs(), nan=0.0, posinf=0.0).max()))
+            if self._histogram_step():
+                self._grad_outputs[name] = g.clone()
+        return hook
+
+    def _histogram_step(self):
+        return self.every > 0 and self.step_index % self.every == 0
+
+    def record(self, loss, scaler=None, scale=None, optimizer=None, skipped=None):
+        """One optimizer step, after backward and before the optimizer step (gradients still scaled)."""
+        if scaler is not None:
+            scale = float(scaler.get_scale())
+        if scale is None or not scale > 0:
+            raise ValueError("mpx_trace: give the GradScaler or the scale the loss was multiplied by")
+        grads = [(n, p.grad.detach()) for n, p in self.params if p.grad is not None]
+        sites = [(n, torch.nan_to_num(g.float().abs(), nan=0.0, posinf=0.0).max()) for n, g in grads] + self._grad_amax
+        nonfinite = [(~torch.isfinite(g)).sum() for _, g in grads]
+        # One transfer for every reduction of the step.
+        pending = [v for _, v in sites] + nonfinite + [c for _, c in self._fwd_nonfinite]
+        values = torch.stack([v.float().cpu() for v in pending]).tolist() if pending else []
+        amaxes = values[:len(sites)]
+        found_inf = any(v > 0 for v in values[len(sites):len(sites) + len(nonfinite)])
+        fwd = values[len(sites) + len(nonfinite):]
+        fwd_count = int(sum(fwd))
+        fwd_site = next((self._fwd_nonfinite[i][0] for i, v in enumerate(fwd) if v > 0), "")
+        best = max(range(len(amaxes)), key=lambda i: amaxes[i]) if amaxes else None
+        amax = amaxes[best] / scale if best is not None else 0.0
+        site = sites[best][0] if best is not None else ""
+        grad_norm = ""
+        if not found_inf and grads:
+            grad_norm = repr(math.sqrt(sum(float(g.double().pow(2).sum()) for _, g in grads)) / scale)
+        lr = optimizer.param_groups[0]["lr"] if optimizer is not None else ""
+        if skipped is None:
+            skipped = found_inf  # GradScaler's rule: a step with inf/NaN gradients is skipped
+        row = [self.step_index, repr(scale), int(found_inf), int(bool(skipped)), repr(float(loss)), repr(amax), site,
+               int(found_inf), fwd_count, fwd_site, grad_norm, repr(float(lr)) if lr != "" else ""]
+        self._file.write(",".join(str(v) for v in row) + "\n")
+        self._file.flush()
+        if self._grad_outputs:
+            for name, g in self._grad_outputs.items():
+                for b, c in _log2_bins(g).items():
+                    self._hist.write(f"{self.run},{self.step_index},{name},grad_output,{b},{c}\n")
+            self._hist.flush()
+        self._fwd_nonfinite.clear()
+        self._grad_amax.clear()
+        self._grad_outputs.clear()
+        self.step_index += 1
+
+    @contextlib.contextmanager
+    def paused(self):
+        """Forward and backward passes inside are not recorded (evaluation, probes)."""
+        self._paused = True
+        try:
+            yield
+        finally:
+            self._paused = False
+
+    def close(self):
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+        for f in (self._file, self._hist):
+            if not f.closed:
+                f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,181 @@
+// Replaying scaler rules over a trace recorded from a PyTorch training loop (engine/io/trace.hpp,
+// resources/torch/mpx_trace.py). The checks against real PyTorch runs are tests/trace/check_replay.py
+// (Debian's python3-torch, FP16 emulated at autocast's storage points): exact per step on the recorded
+// weights, within 2 skips and >= 94 % of steps over a run, and a planted forward overflow named with
+// the scale's collapse predicted step for step. Here too: the reader's refusals, each naming file and
+// line, and the replay's rules on hand-made traces whose answers are worked out in the comments.
+#include <QtTest>
+
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <cmath>
+
+#include "engine/base/error.hpp"
+#include "engine/io/trace.hpp"
+
+using namespace mpx;
+
+namespace {
+
+const char* k_head = "# mpx-trace 1; torch test; every 50\n"
+                     "step,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,forward_site,grad_norm,lr\n";
+
+QString refusal(const std::string& text) {
+    try {
+        (void)parse_trace(text, "t.csv");
+    } catch (const ConfigError& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+}  // namespace
+
+class TestTraceReplay : public QObject {
+    Q_OBJECT
+private slots:
+    // Headroom and decisions on hand-made steps. amax 1 at 65536: 65536 > 65504, overflow; amax 0.5:
+    // 32768, headroom log2(65504/32768) = 0.9991...; PyTorch's rule backs off to 32768 after step 0.
+    void replayFollowsTheRule() {
+        const Trace t = parse_trace(std::string(k_head) +
+                                        "0,1024.0,0,0,1.0,1.0,fc2,0,0,,0.5,0.01\n"
+                                        "1,1024.0,0,0,1.0,0.5,fc2,0,0,,0.5,0.01\n"
+                                        "2,1024.0,0,0,1.0,0.0,,0,0,,0.5,0.01\n",
+                                    "t.csv");
+        ScalerConfig pt = scaler_preset("pytorch");
+        const ReplayResult r = replay_trace(t, pt);
+        QCOMPARE(r.steps.size(), std::size_t{3});
+        QCOMPARE(r.steps[0].scale, 65536.0);
+        QVERIFY(r.steps[0].found_inf && r.steps[0].skipped);
+        QCOMPARE(r.steps[0].event, ScaleEvent::backoff);
+        QCOMPARE(r.steps[1].scale, 32768.0);
+        QVERIFY(!r.steps[1].found_inf);
+        QCOMPARE(*r.steps[1].headroom_log2, std::log2(65504.0 / 16384.0));
+        QVERIFY(!r.steps[2].headroom_log2);  // a zero amax has no headroom to speak of
+        QCOMPARE(r.skipped, 1LL);
+        QCOMPARE(r.identical, 2LL);  // recorded at 1024 nothing overflowed
+        // A censored step (recorded overflow at 1024) is an overflow at 1024 and above; below, uncertain.
+        const Trace c = parse_trace(std::string(k_head) + "0,1024.0,1,1,nan,0.25,fc1,1,0,,,0.01\n", "c.csv");
+        ScalerConfig fixed = scaler_preset("static");
+        fixed.init_scale = 2048;
+        QVERIFY(replay_trace(c, fixed).steps[0].found_inf);
+        fixed.init_scale = 512;
+        const ReplayResult low = replay_trace(c, fixed);
+        QVERIFY(!low.steps[0].found_inf && low.steps[0].uncertain);  // 0.25 · 512 = 128: the bound says no
+    }
+
+    // A forward overflow is an overflow at every scale, and the verdict names where it began.
+    void forwardOverflowVerdict() {
+        const Trace t = parse_trace(std::string(k_head) +
+                                        "0,8.0,0,0,1.0,0.001,fc1,0,0,,0.5,0.01\n"
+                                        "1,8.0,1,1,inf,0.001,fc1,1,12,encoder.fc2,,0.01\n",
+                                    "t.csv");
+        ScalerConfig fixed = scaler_preset("static");
+        fixed.init_scale = 1;
+        const ReplayResult r = replay_trace(t, fixed);
+        QVERIFY(r.steps[1].found_inf && r.steps[1].forward_overflow);
+        QVERIFY2(r.verdict.starts_with("forward overflow at `encoder.fc2` from step 1 (1 of 2 steps): no loss scale "
+                                       "avoids it"),
+                 r.verdict.c_str());
+    }
+
+    // DeepSpeed's at_min = error: the replay stops where the rule raises. amax 20000 at scale 4 is
+    // 80000 > 65504: an overflow with the scale already at min_scale 4. At amax 10000 (40000) it is clean.
+    void ruleThatStopsIsSaid() {
+        ScalerConfig ds = scaler_preset("deepspeed");
+        ds.init_scale = 4;
+        ds.min_scale = 4;
+        ds.hysteresis = 1;
+        const auto trace = [](const char* amax) {
+            std::string text = k_head;
+            for (int s = 0; s < 3; ++s) text += std::to_string(s) + ",4.0,0,0,1.0," + amax + ",fc1,0,0,,,0.01\n";
+            return parse_trace(text, "s.csv");
+        };
+        QVERIFY(!replay_trace(trace("10000.0"), ds).stopped_at);
+        const ReplayResult stop = replay_trace(trace("20000.0"), ds);
+        QVERIFY(stop.stopped_at.has_value());
+        QCOMPARE(*stop.stopped_at, 0LL);
+        QVERIFY2(stop.verdict.find("stops training") != std::string::npos, stop.verdict.c_str());
+    }
+
+    // Every bad input: one message naming the file and the line.
+    void badTraces_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("says");
+        const QString head = QString::fromLatin1(k_head);
+        QTest::newRow("foreign") << "step,loss\n0,1\n" << "t.csv:1: not an mpx trace";
+        QTest::newRow("newer") << "# mpx-trace 2; x\n" << "t.csv:1: a trace of a newer format";
+        QTest::newRow("no header") << "# mpx-trace 1; x\n" << "t.csv:2: no header row";
+        QTest::newRow("no amax") << "# mpx-trace 1; x\nstep,scale,found_inf,skipped,loss,amax_site,censored,"
+                                    "forward_nonfinite,forward_site,grad_norm,lr\n0,1,0,0,1,fc1,0,0,,,\n"
+                                 << "t.csv:2: the header has no 'amax' column: a trace without amaxes cannot be replayed";
+        QTest::newRow("only header") << head << "t.csv:3: no steps";
+        QTest::newRow("truncated") << head + "0,8.0,0,0,1.0,0.5,fc1,0,0,,0.5,0.01\n1,8.0,0,0,1.0"
+                                   << "t.csv:4: 5 fields where the header has 12 (the file was cut off?)";
+        QTest::newRow("out of order") << head + "3,8.0,0,0,1.0,0.5,fc1,0,0,,0.5,0.01\n2,8.0,0,0,1.0,0.5,fc1,0,0,,0.5,0.01\n"
+                                      << "t.csv:4: step 2 comes after step 3: steps must increase";
+        QTest::newRow("nan amax") << head + "0,8.0,0,0,1.0,nan,fc1,0,0,,0.5,0.01\n"
+                                  << "t.csv:3: amax must be a finite number >= 0";
+        QTest::newRow("inf amax") << head + "0,8.0,0,0,1.0,inf,fc1,0,0,,0.5,0.01\n"
+                                  << "t.csv:3: amax must be a finite number >= 0";
+        QTest::newRow("empty amax") << head + "0,8.0,0,0,1.0,,fc1,0,0,,0.5,0.01\n" << "t.csv:3: amax is empty";
+        QTest::newRow("zero scale") << head + "0,0,0,0,1.0,0.5,fc1,0,0,,0.5,0.01\n"
+                                    << "t.csv:3: scale must be a finite number > 0";
+        QTest::newRow("flag") << head + "0,8.0,2,0,1.0,0.5,fc1,0,0,,0.5,0.01\n" << "t.csv:3: found_inf must be 0 or 1";
+        QTest::newRow("word") << head + "0,8.0,0,0,one,0.5,fc1,0,0,,0.5,0.01\n" << "t.csv:3: loss 'one' is not a number";
+    }
+    void badTraces() {
+        QFETCH(QString, text);
+        QFETCH(QString, says);
+        const QString got = refusal(text.toStdString());
+        QVERIFY2(got.contains(says), qPrintable(got));
+    }
+
+    // The command: a bad trace exits 2 with one line and writes nothing; `trace --script` prints the recorder.
+    void commandLine() {
+        QTemporaryDir dir;
+        const QString bad = dir.filePath(QStringLiteral("bad.csv")), out = dir.filePath(QStringLiteral("out.csv"));
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(k_head) + "0,8.0,0,0,1.0,nan,fc1,0,0,,0.5,0.01\n");
+        f.close();
+        QProcess p;
+        p.start(QStringLiteral(MPX_CLI_PATH), {QStringLiteral("replay"), bad, QStringLiteral("--csv"), out});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(err.count(QLatin1Char('\n')), 1);
+        QVERIFY2(err.contains(bad + QStringLiteral(":3: amax must be")), qPrintable(err));
+        QVERIFY(!QFileInfo::exists(out));
+        p.start(QStringLiteral(MPX_CLI_PATH), {QStringLiteral("trace"), QStringLiteral("--script")});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY(p.readAllStandardOutput().contains("class Recorder:"));
+    }
+
+    // Against PyTorch (skips without it, except under scripts/test.sh, which installs it).
+    void againstPyTorchRuns() {
+        QProcess probe;
+        probe.start(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), QStringLiteral("import torch")});
+        if (!probe.waitForFinished(60000) || probe.exitCode() != 0) {
+            if (qEnvironmentVariableIsSet("MPX_REQUIRE_TORCH"))
+                QFAIL("PyTorch is missing from /usr/bin/python3 though scripts/test.sh installs python3-torch");
+            QSKIP("PyTorch is not installed for /usr/bin/python3 (apt-get install python3-torch; scripts/test.sh does)");
+        }
+        QTemporaryDir work;
+        QProcess p;
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        p.start(QStringLiteral("/usr/bin/python3"),
+                {QStringLiteral(MPX_SOURCE_DIR "/tests/trace/check_replay.py"), QStringLiteral(MPX_CLI_PATH),
+                 QStringLiteral(MPX_SOURCE_DIR "/resources/torch"), work.path()});
+        QVERIFY(p.waitForFinished(900000));
+        const QString out = QString::fromUtf8(p.readAll());
+        qInfo().noquote() << out;
+        QCOMPARE(p.exitCode(), 0);
+        QCOMPARE(out.count(QStringLiteral("\nok    ")) + (out.startsWith(QStringLiteral("ok    ")) ? 1 : 0), 4);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTraceReplay)
+#include "test_trace_replay.moc"
