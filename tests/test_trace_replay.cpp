@@ -154,6 +154,38 @@ private slots:
         QVERIFY(p.readAllStandardOutput().contains("class Recorder:"));
     }
 
+    // mpx-cli sweep --trace: each point's scaler replayed. Over the three steps of amax 1, 0.5, 0
+    // (replayFollowsTheRule), a static scale of 2^16 overflows step 0 only (65536 > 65504), 2^15 none.
+    void sweepOverTrace() {
+        QTemporaryDir dir;
+        const QString trace = dir.filePath(QStringLiteral("t.csv")), out = dir.filePath(QStringLiteral("sweep.csv"));
+        QFile f(trace);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(k_head) + "0,1024.0,0,0,1.0,1.0,fc2,0,0,,0.5,0.01\n1,1024.0,0,0,1.0,0.5,fc2,0,0,,0.5,0.01\n"
+                                     "2,1024.0,0,0,1.0,0.0,,0,0,,0.5,0.01\n");
+        f.close();
+        QProcess p;
+        p.start(QStringLiteral(MPX_CLI_PATH), {QStringLiteral("sweep"), QStringLiteral("--trace"), trace, QStringLiteral("--scaler"),
+                                               QStringLiteral("static"), QStringLiteral("--grid"),
+                                               QStringLiteral("scaler.init_scale=32768,65536"), QStringLiteral("--csv"), out});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QFile csv(out);
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = csv.readAll().split('\n');
+        QVERIFY(lines.size() >= 3);
+        // point, init_scale, run, first/final/tail loss (the recording's), no evaluation, skipped,
+        // backoffs, growths, settled_step, steps_at_min_scale, final_scale, diverged
+        QVERIFY2(lines[1].startsWith("0,32768,replay,1,1,1,,,0,0,0,0,0,32768,0,"), lines[1].constData());
+        QVERIFY2(lines[2].startsWith("1,65536,replay,1,1,1,,,1,0,0,0,0,65536,0,"), lines[2].constData());
+        // Only scaler settings can vary over a trace.
+        p.start(QStringLiteral(MPX_CLI_PATH), {QStringLiteral("sweep"), QStringLiteral("--trace"), trace, QStringLiteral("--grid"),
+                                               QStringLiteral("train.lr=0.1,0.2"), QStringLiteral("--csv"), out});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY(p.readAllStandardError().contains("varies scaler settings only"));
+    }
+
     // Against PyTorch (skips without it, except under scripts/test.sh, which installs it).
     void againstPyTorchRuns() {
         QProcess probe;

@@ -15,6 +15,7 @@
 #include "engine/base/error.hpp"
 #include "engine/io/export.hpp"
 #include "engine/sweep/sweep.hpp"
+#include "engine/sweep/trace_sweep.hpp"
 
 namespace mpx::cli {
 namespace {
@@ -32,6 +33,7 @@ struct SweepOptions_ {
     std::string shard;
     std::vector<std::string> merge;
     std::optional<long long> explain;
+    std::string trace;
     unsigned threads = 0;
     bool quiet = false;
 };
@@ -64,12 +66,42 @@ int run_sweep_command(const SweepOptions_& o) {
     if (o.explain) {
         if (o.csv.empty()) throw ConfigError("--explain", "name the sweep with --csv FILE (its sidecar is read)");
         if (*o.explain < 0) throw ConfigError("--explain", "a point number is at least 0");
-        std::cout << explain_point(read_sweep_sidecar(o.csv), static_cast<std::size_t>(*o.explain)) << "\n";
+        const SweepSpec spec = read_sweep_sidecar(o.csv);
+        if (spec.sidecar.contains("trace")) {  // a replay, not a training run
+            const auto point = static_cast<std::size_t>(*o.explain);
+            if (point >= spec.grid.size())
+                throw ConfigError("--explain", "the sweep has points 0 to " + std::to_string(spec.grid.size() - 1));
+            std::string line = "mpx-cli replay " + spec.sidecar["trace"].get<std::string>() + " --scaler " +
+                               spec.base.scaler.preset;
+            for (const std::string& s : spec.grid.assignments(point)) line += " --set " + s;
+            std::cout << line << "\n";
+            return 0;
+        }
+        std::cout << explain_point(spec, static_cast<std::size_t>(*o.explain)) << "\n";
         return 0;
     }
     if (o.csv.empty()) throw ConfigError("--csv", "name the output file (a sidecar .json is written beside it)");
     ConfigFlags flags = o.flags;
     if (o.runs) flags.precision = o.runs;
+    if (!o.trace.empty()) {
+        // A trace stands for one FP16 run that follows the session's scaler.
+        if (o.runs || flags.precision) throw ConfigError("--trace", "a sweep over a trace has one run, the replay; drop --runs");
+        if (!o.shard.empty()) throw ConfigError("--trace", "a sweep over a trace takes seconds: it is not sharded");
+        flags.precision = "amp-fp16";
+        const SessionConfig base = build_config(flags);
+        std::vector<GridAxis> axes;
+        for (const auto& g : o.grid) axes.push_back(parse_grid_arg(g));
+        const SweepGrid grid(std::move(axes), base);
+        const Trace trace = read_trace(o.trace);
+        const SweepResult result = sweep_trace(grid, base, trace);
+        nlohmann::json sidecar = sweep_sidecar(grid, base, flags.config, 0, 1);
+        sidecar["trace"] = o.trace;
+        write_sweep(o.csv, grid, result, sidecar);
+        std::cerr << "mpx-cli sweep: " << result.points.size() << " replays of " << trace.name << " ("
+                  << trace.steps.size() << " steps) in " << result.wall_s << " s; wrote " << o.csv << " and "
+                  << sidecar_path(o.csv).string() << "\n";
+        return 0;
+    }
     const SessionConfig base = build_config(flags);
     std::vector<GridAxis> axes;
     for (const auto& g : o.grid) axes.push_back(parse_grid_arg(g));
@@ -139,6 +171,8 @@ void add_sweep_command(CLI::App& app) {
     cmd->add_option("--merge", o->merge, "OUT.csv PART.csv...: merge the parts of a sharded sweep")->expected(-1);
     cmd->add_option("--explain", o->explain, "Print the `mpx-cli run` line that reproduces point ROW of --csv");
     cmd->add_flag("--quiet", o->quiet, "No progress line on stderr");
+    cmd->add_option("--trace", o->trace, "Replay each point's scaler over this recorded trace (mpx-cli trace) instead "
+                                         "of training: thousands of points a second; the grid varies scaler.* only");
     cmd->callback([o] {
         int code = 0;
         try {

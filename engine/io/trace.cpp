@@ -159,6 +159,7 @@ ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double
         r.identical += s.found_inf == rec.found_inf;
         r.steps.push_back(s);
     }
+    r.final_scale = ls.scale();
     // The verdict: a forward overflow first (no scale helps), then a rule that stopped, then the counts.
     const long long n = static_cast<long long>(r.steps.size());
     const auto first_forward = std::find_if(trace.steps.begin(), trace.steps.end(),

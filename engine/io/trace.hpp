@@ -60,6 +60,7 @@ struct ReplayResult {
     std::vector<ReplayStep> steps;
     long long skipped = 0, recorded_skipped = 0, identical = 0;  // identical: found_inf as recorded
     std::optional<long long> stopped_at;  // at_min = error refused an overflow at the minimum here
+    double final_scale = 1.0;             // the scale after the last step's update
     std::string verdict;                  // one line for a person (replay_verdict)
 };
 
