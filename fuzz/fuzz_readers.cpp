@@ -1,7 +1,8 @@
 // libFuzzer target for every reader of text the user controls: a configuration file
 // (parse_config_text), --set assignments (apply_overrides), a saved state (Session::load_state),
 // a value of `mpx-cli format`, a run CSV as `mpx-cli compare` reads it (RunTable::parse) and a
-// recorded trace as `mpx-cli replay` reads it (parse_trace). Rule: any input ends in a result or a typed error (ConfigError,
+// recorded trace as `mpx-cli replay` reads it (parse_trace) and a DeepSpeed log as `mpx-cli trace
+// --from-deepspeed-log` reads it. Rule: any input ends in a result or a typed error (ConfigError,
 // IoError, CLI11's parse errors), never a crash, a sanitizer finding or another exception type.
 // The first byte picks the reader; the rest is its text.
 #include <CLI/CLI.hpp>
@@ -71,7 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size == 0) return 0;
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 6) {
+        switch (data[0] % 7) {
             case 0: (void)mpx::parse_config_text(text, "fuzz"); break;
             case 1: {
                 mpx::SessionConfig c;
@@ -97,6 +98,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 const mpx::Trace t = mpx::parse_trace(text, "fuzz.csv");
                 const mpx::ReplayResult r = mpx::replay_trace(t, mpx::scaler_preset("deepspeed"));
                 (void)mpx::replay_csv(t, r);
+                break;
+            }
+            case 6: {  // a DeepSpeed log rebuilt as a trace must read back from its own CSV
+                const mpx::Trace t = mpx::trace_from_deepspeed_log(text, "fuzz.log", mpx::scaler_preset("deepspeed"));
+                (void)mpx::parse_trace(mpx::trace_csv(t), "fuzz.csv");
                 break;
             }
         }

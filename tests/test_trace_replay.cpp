@@ -154,6 +154,70 @@ private slots:
         QVERIFY(p.readAllStandardOutput().contains("class Recorder:"));
     }
 
+    // A DeepSpeed log (steps_per_print 1; init 2^16, loss_scale_window 2, hysteresis 2) whose
+    // overflows at steps 2, 3 and 7 were fed to DeepSpeed's own DynamicLossScaler.update_scale: its
+    // scales were 65536 for steps 1-3 (step 2 only spent hysteresis), 32768 for 4-6 after the backoff,
+    // 65536 again from step 7 (two clean steps after the last overflow grow it; step 7 spends
+    // hysteresis). Rebuilt with the same settings, the trace holds exactly those; with a window of 3
+    // the attempted scale of line 9 (step 7) disagrees, and the message says where.
+    void deepSpeedLog() {
+        const std::string log =
+            "[2026-11-26 02:00:58,990] [INFO] [engine.py:2185:_report_progress] [Rank 0] step=1, skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+            "[2026-11-26 02:00:58,991] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, but hysteresis is 2. Reducing hysteresis to 1\n"
+            "[Rank 0] step=2, skipped=1, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+            "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768\n"
+            "[Rank 0] step=3, skipped=2, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+            "[Rank 0] step=4, skipped=2, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+            "[Rank 0] step=5, skipped=2, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+            "[Rank 0] step=6, skipped=2, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+            "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, but hysteresis is 2. Reducing hysteresis to 1\n"
+            "[Rank 0] step=7, skipped=3, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+            "[Rank 0] step=8, skipped=3, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+            "[Rank 0] step=9, skipped=3, lr=[0.0001], mom=[(0.9, 0.999)]\n"
+            "[Rank 0] step=10, skipped=3, lr=[0.0001], mom=[(0.9, 0.999)]\n";
+        ScalerConfig ds = scaler_preset("deepspeed");
+        ds.growth_interval = 2;
+        const Trace t = trace_from_deepspeed_log(log, "log.txt", ds);
+        QCOMPARE(t.steps.size(), std::size_t{10});
+        QVERIFY(!t.amax_known);
+        const double want[] = {65536, 65536, 65536, 32768, 32768, 32768, 65536, 65536, 65536, 65536};
+        for (std::size_t i = 0; i < 10; ++i) {
+            QCOMPARE(t.steps[i].scale, want[i]);
+            QCOMPARE(t.steps[i].found_inf, i == 1 || i == 2 || i == 6);
+        }
+        // The same rule replayed over it reproduces the series; the trace survives its own CSV.
+        const ReplayResult same = replay_trace(parse_trace(trace_csv(t), "t.csv"), ds);
+        for (std::size_t i = 0; i < 10; ++i) QCOMPARE(same.steps[i].scale, want[i]);
+        QCOMPARE(same.identical, 10LL);
+        // Another rule over it: where it runs above the recorded scale on a clean step, it cannot know.
+        ScalerConfig pt = scaler_preset("pytorch");
+        pt.init_scale = 131072;
+        const ReplayResult other = replay_trace(t, pt);
+        QVERIFY(other.steps[0].uncertain && !other.steps[0].found_inf);
+        QVERIFY(other.steps[1].found_inf && !other.steps[1].uncertain);  // overflowed at 65536: also at 131072
+        ds.growth_interval = 3;
+        try {
+            (void)trace_from_deepspeed_log(log, "log.txt", ds);
+            QFAIL("a window of 3 cannot give this log's scales");
+        } catch (const ConfigError& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("log.txt:9: the log attempted loss scale 65536 at step 7 "
+                                                                         "where the deepspeed rule with these settings has 32768")),
+                     e.what());
+        }
+        ds.growth_interval = 2;
+        const auto refused = [&](const std::string& text) {
+            try {
+                (void)trace_from_deepspeed_log(text, "log.txt", ds);
+            } catch (const ConfigError& e) {
+                return QString::fromUtf8(e.what());
+            }
+            return QString();
+        };
+        QVERIFY(refused("step=1, skipped=0\nstep=3, skipped=0\n").contains(QStringLiteral("log.txt:2: step 3 follows step 1")));
+        QVERIFY(refused("nothing here\n").contains(QStringLiteral("no progress lines")));
+        QVERIFY(refused("step=1, skipped=1\n").contains(QStringLiteral("log.txt:1: skipped=1 after 0 with 0 OVERFLOW line(s)")));
+    }
+
     // mpx-cli sweep --trace: each point's scaler replayed. Over the three steps of amax 1, 0.5, 0
     // (replayFollowsTheRule), a static scale of 2^16 overflows step 0 only (65536 > 65504), 2^15 none.
     void sweepOverTrace() {

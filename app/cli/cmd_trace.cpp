@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "matrix_io.hpp"
 #include "engine/io/export.hpp"
+#include "engine/base/input_file.hpp"
 #include "engine/io/trace.hpp"
 
 namespace mpx::cli {
@@ -22,9 +23,9 @@ struct ReplayOptions {
 };
 
 // The preset, then each --set scaler.KEY=VALUE (VALUE read as JSON where it is JSON, else as text).
-ScalerConfig replay_scaler(const ReplayOptions& o) {
-    nlohmann::json j = {{"preset", o.scaler}};
-    for (const std::string& s : o.sets) {
+ScalerConfig scaler_from(const std::string& preset, const std::vector<std::string>& sets) {
+    nlohmann::json j = {{"preset", preset}};
+    for (const std::string& s : sets) {
         const auto eq = s.find('=');
         if (eq == std::string::npos || !s.starts_with("scaler."))
             throw ConfigError("--set", "'" + s + "': give scaler.KEY=VALUE, e.g. scaler.growth_interval=100");
@@ -33,6 +34,26 @@ ScalerConfig replay_scaler(const ReplayOptions& o) {
         j[key] = v.is_discarded() ? nlohmann::json(value) : v;
     }
     return scaler_config_from_json(j);
+}
+ScalerConfig replay_scaler(const ReplayOptions& o) { return scaler_from(o.scaler, o.sets); }
+
+struct FromLogOptions {
+    std::string log, out, scaler = "deepspeed";
+    std::vector<std::string> sets;
+    bool script = false;
+};
+
+void run_from_log(const FromLogOptions& o) {
+    if (o.out.empty()) throw ConfigError("--out", "name the trace to write, e.g. --out trace.csv");
+    check_output_path(o.out, "--out");
+    const ScalerConfig scaler = scaler_from(o.scaler, o.sets);
+    const Trace t = trace_from_deepspeed_log(read_input_file(o.log, "the log", std::size_t{1} << 30), o.log, scaler);
+    write_file_atomic(o.out, trace_csv(t));
+    long long overflows = 0;
+    for (const TraceStep& s : t.steps) overflows += s.found_inf;
+    std::cout << "mpx-cli: wrote " << o.out << ": " << t.steps.size() << " steps (" << t.steps.front().step << "-"
+              << t.steps.back().step << "), " << overflows << " overflows; every attempted loss scale in the log "
+              << "matches the " << scaler.preset << " rule with these settings\n";
 }
 
 void run_replay(const ReplayOptions& o) {
@@ -55,11 +76,21 @@ void run_replay(const ReplayOptions& o) {
 void add_trace_command(CLI::App& app) {
     auto* cmd = app.add_subcommand("trace", "The recorder for your own PyTorch training (resources/torch/mpx_trace.py): "
                                             "three lines in the loop write a trace that mpx-cli replay reads");
-    auto script = std::make_shared<bool>(false);
-    cmd->add_flag("--script", *script, "Print the recorder (save it as mpx_trace.py beside your training script)");
-    cmd->callback([script] {
-        if (!*script) {
-            std::cerr << "mpx-cli trace: give --script (mpx-cli trace --script > mpx_trace.py)\n";
+    auto lo = std::make_shared<FromLogOptions>();
+    cmd->add_flag("--script", lo->script, "Print the recorder (save it as mpx_trace.py beside your training script)");
+    cmd->add_option("--from-deepspeed-log", lo->log, "Rebuild a trace from a DeepSpeed log with steps_per_print = 1 "
+                                                   "(overflow decisions and scales; no amaxes)");
+    cmd->add_option("--out", lo->out, "With --from-deepspeed-log: the trace to write");
+    cmd->add_option("--scaler", lo->scaler, "With --from-deepspeed-log: the run's rule (deepspeed, or deepspeed-legacy "
+                                            "for DeepSpeed <= 0.17.0)");
+    cmd->add_option("--set", lo->sets, "With --from-deepspeed-log: scaler.KEY=VALUE, the run's own settings "
+                                       "(scaler.init_scale = 2^initial_scale_power, scaler.hysteresis, "
+                                       "scaler.growth_interval = loss_scale_window, scaler.min_scale)")
+        ->allow_extra_args(false);
+    cmd->callback([lo] {
+        if (!lo->log.empty()) return report_errors("trace", [&] { run_from_log(*lo); });
+        if (!lo->script) {
+            std::cerr << "mpx-cli trace: give --script (mpx-cli trace --script > mpx_trace.py) or --from-deepspeed-log LOG\n";
             throw CLI::RuntimeError(2);
         }
         std::cout << trace_recorder_script();

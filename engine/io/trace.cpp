@@ -63,6 +63,7 @@ Trace parse_trace(std::string_view text, const std::string& name) {
                      "mpx-cli trace --script)");
     if (!lines[0].starts_with("# mpx-trace 1;") && lines[0] != "# mpx-trace 1")
         bad(name, 1, "a trace of a newer format than this mpx reads (version 1)");
+    t.amax_known = lines[0].find("amax unknown") == std::string_view::npos;
     if (lines.size() < 2) bad(name, 2, "no header row: the file was cut off");
     const auto header = fields(lines[1]);
     int at[c_count];
@@ -109,7 +110,7 @@ Trace parse_trace(std::string_view text, const std::string& name) {
         s.skipped = flag(c_skipped);
         s.censored = flag(c_censored);
         s.loss = *num(c_loss, false);
-        s.amax = *num(c_amax, false);
+        s.amax = num(c_amax, !t.amax_known).value_or(0.0);
         if (!std::isfinite(s.amax) || s.amax < 0.0)
             bad(name, line, "amax must be a finite number >= 0 (the largest finite |gradient|), got " + format_number(s.amax));
         s.amax_site = std::string(f[static_cast<std::size_t>(at[c_amax_site])]);
@@ -140,9 +141,9 @@ ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double
         // A censored step overflowed at the recorded scale, so at any scale at least as large; below
         // it, only its lower bound is known.
         const bool over_recorded = rec.censored && s.scale >= rec.scale;
-        s.uncertain = rec.censored && !over_recorded;
-        s.found_inf = s.forward_overflow || over_recorded || rec.amax * s.scale > max_finite;
-        if (rec.amax > 0.0) {
+        s.uncertain = (rec.censored && !over_recorded) || (!trace.amax_known && !rec.censored && s.scale > rec.scale);
+        s.found_inf = s.forward_overflow || over_recorded || (trace.amax_known && rec.amax * s.scale > max_finite);
+        if (trace.amax_known && rec.amax > 0.0) {
             s.headroom_log2 = std::log2(max_finite / (rec.amax * s.scale));
             if (!rec.censored) headrooms.push_back(*s.headroom_log2);
         }
@@ -194,6 +195,99 @@ ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double
     }
     r.verdict = v;
     return r;
+}
+
+std::string trace_csv(const Trace& trace) {
+    std::string out = std::string("# mpx-trace 1; ") + (trace.amax_known ? "written by mpx" : "amax unknown") + "\n";
+    out += "step,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,forward_site,grad_norm,lr\n";
+    for (const TraceStep& s : trace.steps)
+        out += std::to_string(s.step) + "," + format_number(s.scale) + "," + (s.found_inf ? "1" : "0") + "," +
+               (s.skipped ? "1" : "0") + "," + format_number(s.loss) + "," + (trace.amax_known ? format_number(s.amax) : "") +
+               "," + s.amax_site + "," + (s.censored ? "1" : "0") + "," + std::to_string(s.forward_nonfinite) + "," +
+               s.forward_site + "," + (s.grad_norm ? format_number(*s.grad_norm) : "") + "," +
+               (s.lr ? format_number(*s.lr) : "") + "\n";
+    return out;
+}
+
+Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, const ScalerConfig& scaler) {
+    Trace t;
+    t.name = name;
+    t.amax_known = false;
+    // (line, attempted scale) of the overflow lines since the last progress line.
+    std::vector<std::pair<int, double>> overflows;
+    std::vector<int> overflow_lines;  // per trace step, the line of its overflow (0: none)
+    long long last_skipped = -1, last_step = -1;
+    int line_no = 0;
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        const std::string_view line = text.substr(start, end - start);
+        start = end + 1;
+        ++line_no;
+        if (line.find("OVERFLOW!") != std::string_view::npos) {
+            const std::string_view key = "Attempted loss scale: ";
+            const auto at = line.find(key);
+            if (at == std::string_view::npos)
+                bad(name, line_no, "an OVERFLOW line without 'Attempted loss scale: S' (a BF16 run logs no scale: it has none)");
+            std::string_view rest = line.substr(at + key.size());
+            rest = rest.substr(0, rest.find_first_of(", \r"));
+            const auto v = number(rest);
+            if (!v || !(*v > 0.0)) bad(name, line_no, "the attempted loss scale '" + std::string(rest) + "' is not a number > 0");
+            overflows.emplace_back(line_no, *v);
+            continue;
+        }
+        const auto sp = line.find("step=");
+        const auto sk = line.find("skipped=");
+        if (sp == std::string_view::npos || sk == std::string_view::npos) continue;
+        const auto whole = [&](std::size_t at, std::string_view what) {
+            std::string_view digits = line.substr(at);
+            digits = digits.substr(0, digits.find_first_not_of("0123456789"));
+            const auto v = number(digits);
+            if (digits.empty() || !v) bad(name, line_no, std::string(what) + " is not a whole number");
+            return static_cast<long long>(*v);
+        };
+        const long long step = whole(sp + 5, "step="), skipped = whole(sk + 8, "skipped=");
+        if (last_step >= 0 && step != last_step + 1)
+            bad(name, line_no, "step " + std::to_string(step) + " follows step " + std::to_string(last_step) +
+                                   ": a trace needs every step's progress line (DeepSpeed's steps_per_print = 1)");
+        const long long rose = last_skipped < 0 ? skipped : skipped - last_skipped;
+        if (rose < 0 || rose > 1 || static_cast<long long>(overflows.size()) != rose)
+            bad(name, line_no, "skipped=" + std::to_string(skipped) + " after " + std::to_string(std::max(0LL, last_skipped)) +
+                                   " with " + std::to_string(overflows.size()) +
+                                   " OVERFLOW line(s) before it: each step skips at most once, after one OVERFLOW line");
+        TraceStep s;
+        s.step = step;
+        s.found_inf = s.skipped = s.censored = rose == 1;
+        s.scale = rose == 1 ? overflows.front().second : 0.0;  // rebuilt below for clean steps
+        s.loss = std::nan("");
+        t.steps.push_back(s);
+        overflow_lines.push_back(rose == 1 ? overflows.front().first : 0);
+        overflows.clear();
+        last_step = step;
+        last_skipped = skipped;
+    }
+    if (t.steps.empty())
+        bad(name, line_no, "no progress lines ('step=N, skipped=K, ...'): set steps_per_print to 1 in the DeepSpeed config");
+    // The clean steps' scales, from the run's rule; each logged attempted scale must agree.
+    LossScaler ls(scaler);
+    for (std::size_t i = 0; i < t.steps.size(); ++i) {
+        TraceStep& s = t.steps[i];
+        if (s.found_inf && ls.scale() != s.scale)
+            bad(name, overflow_lines[i], "the log attempted loss scale " + format_number(s.scale) + " at step " +
+                                             std::to_string(s.step) + " where the " + scaler.preset +
+                                             " rule with these settings has " + format_number(ls.scale()) +
+                                             ": give the run's own settings (--set scaler.init_scale=..., "
+                                             "scaler.hysteresis=..., scaler.growth_interval=...)");
+        s.scale = ls.scale();
+        try {
+            (void)ls.update(s.found_inf);
+        } catch (const ScalerAtMinimumError&) {
+            if (i + 1 != t.steps.size())
+                bad(name, overflow_lines[i], "the rule stops training at step " + std::to_string(s.step) +
+                                                 " (scale at its minimum), yet the log goes on");
+        }
+    }
+    return t;
 }
 
 std::string replay_csv(const Trace& trace, const ReplayResult& result) {

@@ -37,6 +37,12 @@ struct TraceStep {
 struct Trace {
     std::string name;  // the file, as messages call it
     std::vector<TraceStep> steps;
+    // False for a trace rebuilt from a framework's log (trace_from_deepspeed_log): only the
+    // overflow decisions at the recorded scales are known, no amax (its first line says
+    // "amax unknown"; the amax cells are empty). A replay then knows a step overflows at or above
+    // its recorded scale if it overflowed there, and is clean at or below it if it was clean; other
+    // predictions are marked uncertain (and assumed clean).
+    bool amax_known = true;
 };
 
 // The trace's text (its first line "# mpx-trace 1; ..."): ConfigError naming name:line for a foreign
@@ -44,6 +50,18 @@ struct Trace {
 // a non-finite or negative amax or scale, a step without an amax.
 Trace parse_trace(std::string_view text, const std::string& name);
 Trace read_trace(const std::filesystem::path& path);
+// A trace as text, in the recorder's format (a log-derived trace says "amax unknown").
+std::string trace_csv(const Trace& trace);
+
+// A DeepSpeed training log (steps_per_print = 1) as a trace: each step's progress line
+// ("step=N, skipped=K, ...") says whether it was skipped, and every overflow, whether it backed off
+// or only spent hysteresis, has its own "[deepspeed] OVERFLOW! ... Attempted loss scale: S" line
+// before it. Every FP16 overflow skips its step in DeepSpeed, so found_inf is exact. The scale of
+// clean steps is not logged: it is rebuilt by running `scaler` (the run's own settings: the
+// deepspeed preset with its init_scale, hysteresis, window) over those decisions, and every logged
+// attempted scale must equal the rebuilt one (else ConfigError naming the line and both values: the
+// settings are not the run's). ConfigError naming name:line for a log that cannot be read so.
+Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, const ScalerConfig& scaler);
 
 struct ReplayStep {
     long long step = 0;
