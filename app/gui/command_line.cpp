@@ -36,7 +36,10 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
                                                  "against the weights' spacing) or fp8 (FP8 runs' scales, amax "
                                                  "history, saturated and flushed shares)."),
                                   QStringLiteral("charts|boundaries|range|where|updates|fp8"));
-    p.addOptions({help, config, set, start, after, shot, explorer, classroom, view});
+    const QCommandLineOption trace(QStringLiteral("trace"),
+                                   QStringLiteral("Open a recorded trace (mpx-cli trace) and replay a scaler rule over it."),
+                                   QStringLiteral("FILE"));
+    p.addOptions({help, config, set, start, after, shot, explorer, classroom, view, trace});
     CommandLineResult r;
     r.help = p.helpText();
     if (!p.parse(arguments)) {
@@ -50,6 +53,7 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
     cl.start = p.isSet(start);
     cl.screenshot = p.value(shot);
     cl.explorer = p.value(explorer);
+    cl.trace = p.value(trace);
     cl.classroom = p.isSet(classroom);
     cl.view = p.value(view);
     if (p.isSet(view) && !k_views.contains(cl.view)) {

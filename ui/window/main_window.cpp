@@ -36,6 +36,7 @@
 #include "ui/panels/sweep_panel.hpp"
 #include "ui/session/config_bridge.hpp"
 #include "ui/views/accumulator_lab.hpp"
+#include "ui/views/trace_view.hpp"
 #include "ui/views/boundary_view.hpp"
 #include "ui/views/format_explorer.hpp"
 #include "ui/views/fp8_view.hpp"
@@ -211,6 +212,13 @@ void MainWindow::buildActions() {
         const QString path = QFileDialog::getSaveFileName(this, tr("Export every run as CSV"), QStringLiteral("mpx-runs.csv"), tr("CSV (*.csv)"));
         if (!path.isEmpty()) exportCsv(path);
     });
+    auto* trace = new QAction(tr("Open trace…"), this);
+    trace->setToolTip(tr("Open a trace recorded from your own PyTorch training (mpx-cli trace --script) and replay any "
+                         "scaler rule over it"));
+    connect(trace, &QAction::triggered, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open a recorded trace"), {}, tr("mpx trace (*.csv)"));
+        if (!path.isEmpty()) openTrace(path);
+    });
     auto* torch = new QAction(tr("Export as PyTorch script…"), this);
     torch->setToolTip(tr("Write the configuration as a folder PyTorch trains (train.py, the data, initial weights and "
                          "batch order), to check mpx's runs against PyTorch with mpx-cli compare"));
@@ -235,7 +243,7 @@ void MainWindow::buildActions() {
     connect(quit, &QAction::triggered, this, &QWidget::close);
 
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addActions({open, save, reproduce});
+    file->addActions({open, save, reproduce, trace});
     file->addSeparator();
     file->addActions({csv, torch, png});
     file->addSeparator();
@@ -480,6 +488,21 @@ void MainWindow::setClassroom(bool on) {
 }
 
 void MainWindow::exportCsv(const QString& path) { m_engine->exportCsv(path); }
+
+TraceView* MainWindow::openTrace(const QString& path) {
+    auto* view = new TraceView(this);
+    view->setWindowFlag(Qt::Window);
+    view->setAttribute(Qt::WA_DeleteOnClose);
+    QString error;
+    if (!view->openFile(path, &error)) {
+        delete view;
+        m_messages->showMessage(MessageBar::Kind::error, tr("Cannot open the trace: %1").arg(error));
+        return nullptr;
+    }
+    view->show();
+    view->raise();
+    return view;
+}
 
 bool MainWindow::exportTorch(const QString& folder) {
     const QString error = gui::exportTorch(currentConfig(), folder);

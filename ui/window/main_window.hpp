@@ -18,6 +18,7 @@ class QTabWidget;
 namespace mpx::ui {
 
 class AccumulatorLab;
+class TraceView;
 class BoundaryView;
 class ChartsPanel;
 class EventLogPanel;
@@ -57,6 +58,9 @@ public:
     // File ▸ Export as PyTorch script…: the configuration shown as a new folder (train.py and its
     // data); the message says what to run next. False, with the reason shown, when nothing was written.
     bool exportTorch(const QString& folder);
+    // File ▸ Open trace…: the trace in a window of its own with a scaler rule replayed over it
+    // (ui/views/trace_view.hpp); nullptr, with the reason shown, when it cannot be read.
+    TraceView* openTrace(const QString& path);
     bool exportChartsPng(const QString& path);
     // The view the central tabs show, in tab order: the training charts, the decision boundaries,
     // the histogram views (Range, Where, Updates) and the FP8 scaling view.
