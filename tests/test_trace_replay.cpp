@@ -65,6 +65,36 @@ private slots:
         QVERIFY(!low.steps[0].found_inf && low.steps[0].uncertain);  // 0.25 · 512 = 128: the bound says no
     }
 
+    // The underflow share from the recorded histograms: at 1024, 10 output gradients in bin -14
+    // (2^-14 <= |x| < 2^-13) and 90 in bin 0. Replayed at 2^-2 they move down 12 bins: bin -26 lies
+    // wholly at or below 2^-25, which FP16 rounds to 0: 10 of 100. At 1 (10 bins down) none do.
+    void underflowShareFromHistograms() {
+        Trace t = parse_trace(std::string(k_head) + "0,1024.0,0,0,1.0,1.0,fc2,0,0,,0.5,0.01\n", "t.csv");
+        parse_trace_histograms(t, "run,step,layer,tensor,bin_log2,count\n"
+                                  "trace,0,fc1,grad_output,-14,10\ntrace,0,fc2,grad_output,0,90\ntrace,0,fc2,grad_output,zero,5\n",
+                               "t.histograms.csv");
+        QCOMPARE(t.histograms.size(), std::size_t{1});
+        QCOMPARE(t.histograms[0].nonzero(), 100ULL);
+        ScalerConfig fixed = scaler_preset("static");
+        fixed.init_scale = 0.25;
+        QCOMPARE(*replay_trace(t, fixed).steps[0].underflow_share, 0.1);
+        fixed.init_scale = 1.0;
+        QCOMPARE(*replay_trace(t, fixed).steps[0].underflow_share, 0.0);
+        // A histogram row for a step the trace does not hold, and a bad bin, are refused by line.
+        const auto refused = [&](const std::string& text) {
+            try {
+                parse_trace_histograms(t, text, "h.csv");
+            } catch (const ConfigError& e) {
+                return QString::fromUtf8(e.what());
+            }
+            return QString();
+        };
+        QVERIFY(refused("run,step,layer,tensor,bin_log2,count\ntrace,7,fc1,grad_output,0,1\n")
+                    .contains(QStringLiteral("h.csv:2: step '7' is not a step of t.csv")));
+        QVERIFY(refused("run,step,layer,tensor,bin_log2,count\ntrace,0,fc1,grad_output,99,1\n").contains(QStringLiteral("h.csv:2: bin_log2")));
+        QVERIFY(refused("step,loss\n").contains(QStringLiteral("h.csv:1: not the recorder's histograms")));
+    }
+
     // A forward overflow is an overflow at every scale, and the verdict names where it began.
     void forwardOverflowVerdict() {
         const Trace t = parse_trace(std::string(k_head) +
@@ -269,7 +299,7 @@ private slots:
         const QString out = QString::fromUtf8(p.readAll());
         qInfo().noquote() << out;
         QCOMPARE(p.exitCode(), 0);
-        QCOMPARE(out.count(QStringLiteral("\nok    ")) + (out.startsWith(QStringLiteral("ok    ")) ? 1 : 0), 4);
+        QCOMPARE(out.count(QStringLiteral("\nok    ")) + (out.startsWith(QStringLiteral("ok    ")) ? 1 : 0), 5);
     }
 };
 

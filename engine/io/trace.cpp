@@ -125,14 +125,76 @@ Trace parse_trace(std::string_view text, const std::string& name) {
     return t;
 }
 
+unsigned long long TraceHistogram::nonzero() const {
+    unsigned long long n = 0;
+    for (unsigned long long c : bins) n += c;
+    return n;
+}
+
+void parse_trace_histograms(Trace& trace, std::string_view text, const std::string& name) {
+    std::map<long long, std::size_t> step_at;
+    for (std::size_t i = 0; i < trace.steps.size(); ++i) step_at[trace.steps[i].step] = i;
+    std::map<long long, TraceHistogram> by_step;
+    int line_no = 0;
+    bool header = false;
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(start, end - start);
+        start = end + 1;
+        ++line_no;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.empty()) continue;
+        if (!header) {
+            if (line != "run,step,layer,tensor,bin_log2,count")
+                bad(name, line_no, "not the recorder's histograms (header run,step,layer,tensor,bin_log2,count)");
+            header = true;
+            continue;
+        }
+        const auto f = fields(line);
+        if (f.size() != 6) bad(name, line_no, std::to_string(f.size()) + " fields where the header has 6");
+        const auto step = number(f[1]);
+        if (!step || *step != std::floor(*step) || !step_at.count(static_cast<long long>(*step)))
+            bad(name, line_no, "step '" + std::string(f[1]) + "' is not a step of " + trace.name);
+        const auto count = number(f[5]);
+        if (!count || !(*count >= 0.0) || *count != std::floor(*count) || *count > 1e18)
+            bad(name, line_no, "count '" + std::string(f[5]) + "' is not a whole number >= 0");
+        if (f[3] != "grad_output") continue;
+        const long long s = static_cast<long long>(*step);
+        TraceHistogram& h = by_step[s];
+        h.step = s;
+        h.scale = trace.steps[step_at[s]].scale;
+        const auto c = static_cast<unsigned long long>(*count);
+        if (f[4] == "zero") h.zeros += c;
+        else if (f[4] == "inf" || f[4] == "nan") h.nonfinite += c;
+        else {
+            const auto b = number(f[4]);
+            if (!b || *b != std::floor(*b) || *b < -64 || *b > 63)
+                bad(name, line_no, "bin_log2 '" + std::string(f[4]) + "' is not a whole number from -64 to 63, zero, inf or nan");
+            h.bins[static_cast<int>(*b) + 64] += c;
+        }
+    }
+    if (!header) bad(name, 1, "empty: no header row");
+    trace.histograms.clear();
+    for (auto& [s, h] : by_step) trace.histograms.push_back(h);
+}
+
 Trace read_trace(const std::filesystem::path& path) {
-    return parse_trace(read_input_file(path, "the trace", std::size_t{1} << 30), path.string());
+    Trace t = parse_trace(read_input_file(path, "the trace", std::size_t{1} << 30), path.string());
+    std::filesystem::path hist = path;
+    hist.replace_extension();
+    hist += ".histograms.csv";
+    std::error_code ec;
+    if (std::filesystem::exists(hist, ec))
+        parse_trace_histograms(t, read_input_file(hist, "the trace's histograms", std::size_t{1} << 30), hist.string());
+    return t;
 }
 
 ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double max_finite) {
     ReplayResult r;
     LossScaler ls(scaler);
-    std::vector<double> headrooms;
+    std::vector<double> headrooms, underflows;
+    std::size_t next_hist = 0;
     for (const TraceStep& rec : trace.steps) {
         ReplayStep s;
         s.step = rec.step;
@@ -146,6 +208,18 @@ ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double
         if (trace.amax_known && rec.amax > 0.0) {
             s.headroom_log2 = std::log2(max_finite / (rec.amax * s.scale));
             if (!rec.censored) headrooms.push_back(*s.headroom_log2);
+        }
+        while (next_hist < trace.histograms.size() && trace.histograms[next_hist].step < rec.step) ++next_hist;
+        if (next_hist < trace.histograms.size() && trace.histograms[next_hist].step == rec.step) {
+            const TraceHistogram& h = trace.histograms[next_hist];
+            const double shift = std::log2(s.scale / h.scale);
+            unsigned long long flushed = 0;
+            for (int b = 0; b < 128; ++b)
+                if (static_cast<double>(b - 64) + shift + 1.0 <= -25.0) flushed += h.bins[b];  // the whole bin <= 2^-25
+            if (const unsigned long long n = h.nonzero()) {
+                s.underflow_share = static_cast<double>(flushed) / static_cast<double>(n);
+                underflows.push_back(*s.underflow_share);
+            }
         }
         s.skipped = s.found_inf && ls.skips_on_inf();
         try {
@@ -192,6 +266,14 @@ ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double
         char buf[64];
         std::snprintf(buf, sizeof buf, "%.1f", headrooms[headrooms.size() / 2]);
         v += std::string("; median headroom ") + buf + " bits below FP16's largest value";
+    }
+    if (!underflows.empty()) {
+        double sum = 0.0;
+        for (double u : underflows) sum += u;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.2g", 100.0 * sum / static_cast<double>(underflows.size()));
+        v += std::string("; about ") + buf + " % of the output gradients flush to zero (mean over the " +
+             std::to_string(underflows.size()) + " steps with histograms)";
     }
     r.verdict = v;
     return r;
@@ -294,13 +376,14 @@ std::string replay_csv(const Trace& trace, const ReplayResult& result) {
     std::map<long long, const TraceStep*> recorded;
     for (const TraceStep& s : trace.steps) recorded[s.step] = &s;
     std::string out = "step,scale,found_inf,skipped,scale_event,headroom_log2,forward_overflow,uncertain,recorded_scale,"
-                      "recorded_found_inf\n";
+                      "recorded_found_inf,underflow_share\n";
     for (const ReplayStep& s : result.steps) {
         const TraceStep& rec = *recorded.at(s.step);
         out += std::to_string(s.step) + "," + format_number(s.scale) + "," + (s.found_inf ? "1" : "0") + "," +
                (s.skipped ? "1" : "0") + "," + std::string(to_string(s.event)) + "," +
                (s.headroom_log2 ? format_number(*s.headroom_log2) : "") + "," + (s.forward_overflow ? "1" : "0") + "," +
-               (s.uncertain ? "1" : "0") + "," + format_number(rec.scale) + "," + (rec.found_inf ? "1" : "0") + "\n";
+               (s.uncertain ? "1" : "0") + "," + format_number(rec.scale) + "," + (rec.found_inf ? "1" : "0") + "," +
+               (s.underflow_share ? format_number(*s.underflow_share) : "") + "\n";
     }
     return out;
 }

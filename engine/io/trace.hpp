@@ -34,9 +34,20 @@ struct TraceStep {
     std::optional<double> grad_norm, lr;
 };
 
+// The module output gradients of one recorded step, all sites together, as log2 histograms of the
+// values stored at the recorded scale (bin b: 2^b <= |x| < 2^(b+1), b from -64 to 63).
+struct TraceHistogram {
+    long long step = 0;
+    double scale = 1.0;  // the recorded step's
+    unsigned long long bins[128] = {};
+    unsigned long long zeros = 0, nonfinite = 0;
+    unsigned long long nonzero() const;
+};
+
 struct Trace {
     std::string name;  // the file, as messages call it
     std::vector<TraceStep> steps;
+    std::vector<TraceHistogram> histograms;  // by step; from <trace>.histograms.csv where it exists
     // False for a trace rebuilt from a framework's log (trace_from_deepspeed_log): only the
     // overflow decisions at the recorded scales are known, no amax (its first line says
     // "amax unknown"; the amax cells are empty). A replay then knows a step overflows at or above
@@ -49,7 +60,12 @@ struct Trace {
 // or truncated file, a missing column, a row of the wrong width, a non-number, a step out of order,
 // a non-finite or negative amax or scale, a step without an amax.
 Trace parse_trace(std::string_view text, const std::string& name);
+// Also reads <stem>.histograms.csv beside it, where there is one (read_trace_histograms).
 Trace read_trace(const std::filesystem::path& path);
+// The recorder's histograms (run, step, layer, tensor, bin_log2, count; tensor grad_output) into
+// trace.histograms. ConfigError naming name:line for a malformed row, a step the trace does not hold,
+// a bin outside -64..63 (or zero, inf, nan) or a count that is not a whole number.
+void parse_trace_histograms(Trace& trace, std::string_view text, const std::string& name);
 // A trace as text, in the recorder's format (a log-derived trace says "amax unknown").
 std::string trace_csv(const Trace& trace);
 
@@ -72,6 +88,12 @@ struct ReplayStep {
     bool forward_overflow = false;        // inf/NaN in the forward pass: at every scale
     // Censored and replayed below the recorded scale: the prediction used the amax's lower bound.
     bool uncertain = false;
+    // On steps with histograms: the share of the recorded non-zero output gradients that this scale
+    // would flush to zero in FP16 (whole bins at or below 2^-25 after the shift by log2(scale /
+    // recorded scale)). A first-order estimate: each layer's recorded values are shifted alone, while
+    // in a real pass what is computed from a flushed or subnormal gradient changes too (measured
+    // within 1 point, docs/trace.md); values recorded as zero are not counted.
+    std::optional<double> underflow_share;
 };
 
 struct ReplayResult {
@@ -87,7 +109,7 @@ struct ReplayResult {
 ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double max_finite = 65504.0);
 
 // The replay as CSV: step, scale, found_inf, skipped, scale_event, headroom_log2, forward_overflow,
-// uncertain, recorded_scale, recorded_found_inf.
+// uncertain, recorded_scale, recorded_found_inf, underflow_share.
 std::string replay_csv(const Trace& trace, const ReplayResult& result);
 
 }  // namespace mpx

@@ -14,9 +14,13 @@ with mpx_trace.Recorder in the loop, exactly as a user would record their own mo
    replay's verdict names the site, and PyTorch's rule collapses the scale on it step for step as
    the replay predicts.
 
+Also: the underflow share the replay predicts at a lower scale from the recorded histograms is within
+1 point of the real one on the same weights.
+
 Prints one line of figures per check and exits 1 on the first that fails.
     check_replay.py MPX_CLI RESOURCES_TORCH_DIR WORK_DIR
 """
+import copy
 import csv
 import os
 import subprocess
@@ -113,6 +117,9 @@ def overflows(model, step, scale):
     return bad
 
 
+make_model_at = {}  # step -> the model as it was at that step (for probes after training)
+
+
 def pytorch_rule(**kw):
     c = dict(preset="pytorch", kind="dynamic", init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5,
              growth_interval=2000, min_scale=0.0, max_scale=None, hysteresis=1, hysteresis_reset="on_growth",
@@ -122,11 +129,12 @@ def pytorch_rule(**kw):
     return c
 
 
-def train(path, rule, probes=(), plant_at=None, steps=STEPS):
+def train(path, rule, probes=(), plant_at=None, steps=STEPS, keep_every=0):
     """Trains with the rule (a MirrorScaler over the settings), recording a trace at `path`; returns
     each step's found_inf and, per probe scale, each step's overflow decision on the same weights."""
     model = make_model()
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    snapshots = {}
     scaler = MirrorScaler(rule)
     found, probed, scales = [], {k: [] for k in probes}, []
     with mpx_trace.Recorder(path, model, every=40) as rec:
@@ -137,6 +145,8 @@ def train(path, rule, probes=(), plant_at=None, steps=STEPS):
             with rec.paused():
                 for k in probes:
                     probed[k].append(overflows(model, step, 2.0 ** k))
+            if keep_every and step % keep_every == 0:
+                snapshots[step] = copy.deepcopy(model)
             opt.zero_grad(set_to_none=True)
             s = scaler.scale
             loss = loss_of(model, step)
@@ -150,6 +160,7 @@ def train(path, rule, probes=(), plant_at=None, steps=STEPS):
             scaler.update(bad)
             found.append(bad)
             scales.append(s)
+    make_model_at.update(snapshots)
     return found, probed, scales
 
 
@@ -179,7 +190,7 @@ def check(ok, line):
 # 1. One recording at 2^8 with a static scale; each power of two probed on the same weights.
 trace = os.path.join(work, "trace.csv")
 probes = list(range(12, 25))
-found, probed, _ = train(trace, pytorch_rule(kind="static", init_scale=256.0), probes=probes)
+found, probed, _ = train(trace, pytorch_rule(kind="static", init_scale=256.0), probes=probes, keep_every=40)
 right = total = over = 0
 for k in probes:
     rows, _ = replay(trace, "static", f"scaler.init_scale={2 ** k}")
@@ -190,6 +201,36 @@ for k in probes:
 check(right == total and 0 < over < total,
       f"per step, scales 2^12..2^24 on the recorded weights: {right} of {total} overflow decisions predicted "
       f"({over} overflows)")
+
+# 1b. The underflow share at a lower scale (2^0) from the recorded histograms, against the real
+# share on the same weights: the recorded non-zero output gradients that are zero at 2^0. The
+# prediction shifts each layer's recorded values alone; in the real pass what is computed from a
+# flushed or subnormal gradient changes too, so the two may differ (here: by at most 1 point).
+def flush_share(step, low, high):
+    model = make_model_at[step]
+    got = {}
+    handles = [m.register_full_backward_hook(lambda m, gi, go, n=n: got.setdefault(n, []).append(go[0].detach().clone()))
+               for n, m in model.named_modules() if n and not list(m.children())]
+    for scale in (high, low):
+        model.zero_grad(set_to_none=True)
+        (loss_of(model, step) * scale).backward()
+    for h in handles:
+        h.remove()
+    nonzero = flushed = 0
+    for g_high, g_low in got.values():
+        keep = g_high != 0
+        nonzero += int(keep.sum())
+        flushed += int((keep & (g_low == 0)).sum())
+    return flushed / nonzero
+
+
+rows, _ = replay(trace, "static", "scaler.init_scale=1")
+predicted = {int(r["step"]): float(r["underflow_share"]) for r in rows if r["underflow_share"]}
+real = {s: flush_share(s, 1.0, 256.0) for s in predicted}
+check(predicted and all(abs(predicted[s] - real[s]) <= 0.01 for s in predicted) and max(real.values()) > 0.05,
+      "underflow at 2^0 from histograms recorded at 2^8: predicted " +
+      ", ".join(f"{100 * predicted[s]:.1f} %" for s in sorted(predicted)) + "; real " +
+      ", ".join(f"{100 * real[s]:.1f} %" for s in sorted(real)) + " (within 1 point)")
 
 # 2. Other settings, real runs against replays of the one trace (recorded with PyTorch's rule).
 trace2 = os.path.join(work, "trace2.csv")
