@@ -303,8 +303,9 @@ def can_run(device, dtype):
 class Run:
     """One run of the session: its model (as parameters), optimizer and scaler, trained step by step."""
 
-    def __init__(self, spec, session, init, device, emulate):
+    def __init__(self, spec, session, init, lrs, device, emulate):
         self.spec, self.session, self.device = spec, session, device
+        self.lrs = lrs  # the learning rate after k schedule steps (data/lr.npy)
         self.label = spec["label"]
         self.layers = spec["layers"]
         self.model = session["model"]
@@ -442,8 +443,8 @@ class Run:
 
     # One optimizer step over its micro-batches; returns the CSV row's training values.
     def step(self, index, micro, loss_kind):
-        t, lr_table = self.train_cfg, LR_TABLE
-        lr = float(lr_table[min(self.schedule_steps, len(lr_table) - 1)])
+        t = self.train_cfg
+        lr = float(self.lrs[min(self.schedule_steps, len(self.lrs) - 1)])
         if self.stopped:
             return dict(loss=math.nan, loss_scale=self.scale(), found_inf=0, skipped=1, scale_event="none",
                         grad_norm=None, lr=lr)
@@ -530,9 +531,6 @@ class Run:
         return loss_sum / rows * self.train_cfg["loss_weight"], accuracy
 
 
-LR_TABLE = []
-
-
 def number(v):
     if v is None:
         return ""
@@ -592,7 +590,7 @@ def train(args):
     batches = expect_shape("data/batches.npy", load_npy("data/batches.npy"), (session["steps"], accum, batch)).long()
     if batches.numel() and (int(batches.min()) < 0 or int(batches.max()) >= x_train.shape[0]):
         raise ExportError(f"{HERE}/data/batches.npy: an index outside the training set; export again")
-    LR_TABLE[:] = expect_shape("data/lr.npy", load_npy("data/lr.npy"), (session["steps"],)).tolist()
+    lrs = expect_shape("data/lr.npy", load_npy("data/lr.npy"), (session["steps"],)).tolist()
     dropout = session["model"]["dropout"] > 0
     masks = []
     if dropout:
@@ -613,7 +611,7 @@ def train(args):
     for spec in specs:
         if args.device == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = any(l["compute"] == "tf32" for l in spec["layers"])
-        runs.append(Run(spec, session, init, dev, args.emulate))
+        runs.append(Run(spec, session, init, lrs, dev, args.emulate))
     notes = []
     for r in runs:
         how = ("emulated (FP32 arithmetic, values rounded to their formats)" if r.emulated
