@@ -545,6 +545,9 @@ def main():
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--runs", help="only these runs, by label (comma-separated)")
     ap.add_argument("--steps", type=int, help="stop after this many steps (default: the session's)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="CPU threads for PyTorch (default 1: its GEMMs then sum in one order, so a rerun gives "
+                         "the same bits)")
     ap.add_argument("--emulate", nargs="?", const="needed", choices=["needed", "all"],
                     help="train runs this PyTorch cannot run natively on the device in emulation "
                          "(FP32 arithmetic, values rounded where the format stores them); 'all': every run")
@@ -559,6 +562,9 @@ def main():
 
 def train(args):
     session = load_session()
+    if args.threads < 1:
+        raise ExportError("--threads: give 1 or more")
+    torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
         raise ExportError("--device cuda: this PyTorch sees no CUDA device")
     if args.device == "cuda":  # TF32 only where a run asks for it (set per run below)
