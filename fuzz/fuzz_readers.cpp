@@ -1,8 +1,8 @@
 // libFuzzer target for every reader of text the user controls: a configuration file
 // (parse_config_text), --set assignments (apply_overrides), a saved state (Session::load_state),
 // a value of `mpx-cli format`, a run CSV as `mpx-cli compare` reads it (RunTable::parse) and a
-// recorded trace as `mpx-cli replay` reads it (parse_trace) and a DeepSpeed log as `mpx-cli trace
-// --from-deepspeed-log` reads it. Rule: any input ends in a result or a typed error (ConfigError,
+// recorded trace and its histograms as `mpx-cli replay` reads them, a DeepSpeed log as `mpx-cli trace
+// --from-deepspeed-log` reads it, and a matrix as `mpx-cli gemm` and `quantize` read it. Rule: any input ends in a result or a typed error (ConfigError,
 // IoError, CLI11's parse errors), never a crash, a sanitizer finding or another exception type.
 // The first byte picks the reader; the rest is its text.
 #include <CLI/CLI.hpp>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/matrix_io.hpp"
 #include "engine/base/error.hpp"
 #include "engine/config/session_config.hpp"
 #include "engine/io/checkpoint.hpp"
@@ -72,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size == 0) return 0;
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 7) {
+        switch (data[0] % 9) {
             case 0: (void)mpx::parse_config_text(text, "fuzz"); break;
             case 1: {
                 mpx::SessionConfig c;
@@ -100,6 +101,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 (void)mpx::replay_csv(t, r);
                 break;
             }
+            case 7: {  // a trace's histograms, against a two-step trace (steps 0 and 40)
+                mpx::Trace t = mpx::parse_trace(
+                    "# mpx-trace 1; fuzz\nstep,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,"
+                    "forward_site,grad_norm,lr\n0,1024,0,0,1,0.5,fc1,0,0,,1,0.01\n40,1024,0,0,1,0.5,fc1,0,0,,1,0.01\n",
+                    "fuzz.csv");
+                mpx::parse_trace_histograms(t, text, "fuzz.histograms.csv");
+                (void)mpx::replay_trace(t, mpx::scaler_preset("static"));
+                break;
+            }
+            case 8: (void)mpx::cli::parse_matrix(text, "fuzz.csv", "--in"); break;  // gemm's and quantize's matrices
             case 6: {  // a DeepSpeed log rebuilt as a trace must read back from its own CSV
                 const mpx::Trace t = mpx::trace_from_deepspeed_log(text, "fuzz.log", mpx::scaler_preset("deepspeed"));
                 (void)mpx::parse_trace(mpx::trace_csv(t), "fuzz.csv");

@@ -21,7 +21,10 @@ std::string_view trimmed(std::string_view s) {
 }  // namespace
 
 FloatMatrix read_matrix(const std::string& path, const std::string& flag) {
-    const std::string text = read_input_file(path, "the " + flag + " matrix", k_max_matrix_bytes);
+    return parse_matrix(read_input_file(path, "the " + flag + " matrix", k_max_matrix_bytes), path, flag);
+}
+
+FloatMatrix parse_matrix(const std::string& text, const std::string& path, const std::string& flag) {
     FloatMatrix m;
     std::size_t pos = 0;
     int line_no = 0, blank_from = 0;

@@ -18,6 +18,8 @@ inline constexpr std::size_t k_max_matrix_bytes = 256u << 20;
 // One row per line, cells separated by commas: decimal or hex floats (0x1p-3), nan, inf. Trailing
 // empty lines are allowed; every other problem names file:line and what to give instead.
 FloatMatrix read_matrix(const std::string& path, const std::string& flag);
+// The same from the file's text (`path` names it in messages): what read_matrix reads, and the fuzz target.
+FloatMatrix parse_matrix(const std::string& text, const std::string& path, const std::string& flag);
 // %a is exact and reads back with strtod; NaN is written "nan" whatever its sign (engine/base/text.hpp).
 std::string hex_float(float v);
 // rows × cols values, a row per line, comma-separated, as hex_float.

@@ -476,9 +476,11 @@ CompareReport compare_runs(const RunTable& a, const RunTable& b, const CompareOp
         for (const std::string& column : options.columns) wanted.emplace_back(column, false);
     } else {
         for (const DefaultColumn& d : default_compared_columns()) wanted.emplace_back(std::string(d.name), d.optional);
-        for (const auto& [column, tol] : options.tolerances)
+        for (const auto& tolerance : options.tolerances) {
+            const std::string& column = tolerance.first;  // a plain reference: clang < 16 captures no binding
             if (std::none_of(wanted.begin(), wanted.end(), [&](const auto& w) { return w.first == column; }))
                 wanted.emplace_back(column, false);
+        }
     }
     std::vector<ColumnJob> jobs;
     for (const auto& [column, optional] : wanted) {

@@ -19,7 +19,7 @@ enum Col { c_step, c_scale, c_found_inf, c_skipped, c_loss, c_amax, c_amax_site,
            c_grad_norm, c_lr, c_count };
 
 [[noreturn]] void bad(const std::string& name, int line, const std::string& what) {
-    throw ConfigError("trace", name + ":" + std::to_string(line) + ": " + what);
+    throw ConfigError("", name + ":" + std::to_string(line) + ": " + what);  // the file and line name it
 }
 
 std::optional<double> number(std::string_view s) {
