@@ -250,6 +250,12 @@ private slots:
             QVERIFY2(p.err.contains(QStringLiteral("amp-fp16+pytorch: PyTorch")) && p.err.contains(QStringLiteral("--emulate")), qPrintable(p.err));
         }
         QFile::remove(out);
+        // A folder where a data file should be.
+        QVERIFY(QFile::remove(path(QStringLiteral("bad/data/lr.npy"))));
+        QVERIFY(QDir().mkpath(path(QStringLiteral("bad/data/lr.npy"))));
+        p = run(k_python, {script, QStringLiteral("--csv"), out, QStringLiteral("--emulate")});
+        QCOMPARE(p.exit_code, 2);
+        QVERIFY2(p.err.contains(QStringLiteral("lr.npy: not a regular file")), qPrintable(p.err));
         // A truncated data file, then a missing one.
         QFile batches(path(QStringLiteral("bad/data/batches.npy")));
         QVERIFY(batches.resize(batches.size() - 4));

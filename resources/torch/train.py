@@ -70,6 +70,8 @@ NPY_TYPES = {"<f4": (torch.float32, 4), "<i4": (torch.int32, 4), "|u1": (torch.u
 def load_npy(name):
     """A .npy file of the export as a tensor (float32, int32 or uint8), checked against its header."""
     path = os.path.join(HERE, name)
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise ExportError(f"{path}: not a regular file")
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -99,6 +101,8 @@ def load_npy(name):
 
 def load_session():
     path = os.path.join(HERE, "session.json")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise ExportError(f"{path}: not a regular file")
     try:
         with open(path, encoding="utf-8") as f:
             session = json.load(f)
