@@ -245,6 +245,8 @@ private slots:
         };
         QVERIFY(refused("step=1, skipped=0\nstep=3, skipped=0\n").contains(QStringLiteral("log.txt:2: step 3 follows step 1")));
         QVERIFY(refused("nothing here\n").contains(QStringLiteral("no progress lines")));
+        // Found by the fuzzer: a count beyond a long long was cast undefined.
+        QVERIFY(refused("step=1, skipped=200000000000000000000000000000000001\n").contains(QStringLiteral("too large")));
         QVERIFY(refused("step=1, skipped=1\n").contains(QStringLiteral("log.txt:1: skipped=1 after 0 with 0 OVERFLOW line(s)")));
     }
 

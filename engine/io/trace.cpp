@@ -115,7 +115,7 @@ Trace parse_trace(std::string_view text, const std::string& name) {
             bad(name, line, "amax must be a finite number >= 0 (the largest finite |gradient|), got " + format_number(s.amax));
         s.amax_site = std::string(f[static_cast<std::size_t>(at[c_amax_site])]);
         const double fwd = *num(c_fwd, false);
-        if (!(fwd >= 0.0) || fwd != std::floor(fwd)) bad(name, line, "forward_nonfinite must be a count >= 0");
+        if (!(fwd >= 0.0) || fwd != std::floor(fwd) || fwd > 9e15) bad(name, line, "forward_nonfinite must be a count >= 0");
         s.forward_nonfinite = static_cast<long long>(fwd);
         s.forward_site = std::string(f[static_cast<std::size_t>(at[c_fwd_site])]);
         s.grad_norm = num(c_grad_norm, true);
@@ -154,7 +154,7 @@ void parse_trace_histograms(Trace& trace, std::string_view text, const std::stri
         const auto f = fields(line);
         if (f.size() != 6) bad(name, line_no, std::to_string(f.size()) + " fields where the header has 6");
         const auto step = number(f[1]);
-        if (!step || *step != std::floor(*step) || !step_at.count(static_cast<long long>(*step)))
+        if (!step || *step != std::floor(*step) || std::fabs(*step) > 9e15 || !step_at.count(static_cast<long long>(*step)))
             bad(name, line_no, "step '" + std::string(f[1]) + "' is not a step of " + trace.name);
         const auto count = number(f[5]);
         if (!count || !(*count >= 0.0) || *count != std::floor(*count) || *count > 1e18)
@@ -326,6 +326,7 @@ Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, c
             digits = digits.substr(0, digits.find_first_not_of("0123456789"));
             const auto v = number(digits);
             if (digits.empty() || !v) bad(name, line_no, std::string(what) + " is not a whole number");
+            if (*v > 9e15) bad(name, line_no, std::string(what) + " " + std::string(digits) + " is too large for a step count");
             return static_cast<long long>(*v);
         };
         const long long step = whole(sp + 5, "step="), skipped = whole(sk + 8, "skipped=");
