@@ -48,7 +48,8 @@ GemmInput gemm_input(Format compute) {
         case Format::bf16: return GemmInput::bf16;
         case Format::fp16:
         case Format::e4m3:
-        case Format::e5m2: return GemmInput::fp16;
+        case Format::e5m2:
+        case Format::e2m1: return GemmInput::fp16;  // E2M1's eight magnitudes are exact in FP16 too
     }
     return GemmInput::fp32;
 }

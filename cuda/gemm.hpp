@@ -22,7 +22,7 @@ namespace mpx::cuda {
 //   tf32: FP32 containers holding TF32 values (rounded by our cast kernel, ties to even), computed
 //         with CUBLAS_COMPUTE_32F_FAST_TF32: the tensor cores' own FP32→TF32 conversion is then the
 //         identity, so the operand rounding is exactly the CPU's, whatever the hardware's rounding
-//   fp16: FP16 operands (FP8 E4M3/E5M2 values are exact in FP16, so FP8 compute runs here too)
+//   fp16: FP16 operands (FP8 E4M3/E5M2 and FP4 E2M1 values are exact in FP16, so they run here too)
 //   bf16: BF16 operands
 // FP16/BF16/TF32 products are exact in FP32; only the order and alignment of the FP32 accumulation
 // differ from the CPU (REFERENCE.md, tensor-core note).

@@ -67,12 +67,13 @@ struct Layout {
     int bias;
     int shift;
     bool ieee_specials;  // all-ones exponent is inf/NaN; otherwise (E4M3 fn) only S.1111.111 is NaN
+    bool finite_only = false;  // no inf and no NaN at all: every pattern is a number (E2M1)
     int total_bits() const { return 1 + exp_bits + mant_bits; }
 };
 inline constexpr Layout k_layouts[] = {
     {Format::tf32, 8, 10, 127, 13, true}, {Format::fp16, 5, 10, 15, 0, true},
     {Format::bf16, 8, 7, 127, 0, true},   {Format::e4m3, 4, 3, 7, 0, false},
-    {Format::e5m2, 5, 2, 15, 0, true},
+    {Format::e5m2, 5, 2, 15, 0, true},    {Format::e2m1, 2, 1, 1, 0, false, true},
 };
 inline const Layout& layout(Format f) {
     for (const Layout& l : k_layouts)
@@ -92,7 +93,7 @@ inline double value_from_fields(const Layout& l, std::uint32_t code) {
     if (l.ieee_specials && e == e_max)
         v = m == 0 ? std::numeric_limits<double>::infinity()
                    : std::numeric_limits<double>::quiet_NaN();
-    else if (!l.ieee_specials && e == e_max && m == m_max)
+    else if (!l.ieee_specials && !l.finite_only && e == e_max && m == m_max)
         v = std::numeric_limits<double>::quiet_NaN();
     else if (e == 0)
         v = std::ldexp(static_cast<double>(m), 1 - l.bias - l.mant_bits);
@@ -119,6 +120,8 @@ inline double overflow_threshold(Format f) {
         case Format::bf16: return std::ldexp(2.0 - std::ldexp(1.0, -8), 127);
         case Format::e4m3: return 464.0;
         case Format::e5m2: return 61440.0;
+        // 6 = 1.1b·2^2 (odd mantissa): the tie at 6 + 1 rounds up, past 6, and saturates.
+        case Format::e2m1: return 7.0;
     }
     return 0.0;
 }
@@ -141,9 +144,9 @@ inline std::uint32_t code_of(Format f, std::uint32_t bits) {
 inline const char* mode_name(Overflow m) { return m == Overflow::infinity ? "infinity" : "saturate"; }
 
 // A few hundred thousand inputs: FP32 specials and NaN payloads first, then every finite value of
-// the 8- and 16-bit formats with its FP32 neighbours and the exact midpoint to the next value (the
-// ties), the overflow thresholds, and random values (raw bit patterns, and values whose exponents
-// fall in and around the narrow formats' ranges).
+// the 4-, 8- and 16-bit formats with its FP32 neighbours and the exact midpoint to the next value
+// (the ties), the overflow thresholds, and random values (raw bit patterns, and values whose
+// exponents fall in and around the narrow formats' ranges).
 inline const std::vector<float>& sample_inputs() {
     static const std::vector<float> inputs = [] {
         std::vector<float> v;
@@ -153,7 +156,7 @@ inline const std::vector<float>& sample_inputs() {
               0xFFE00001u, 0x7F801FFFu, 0x7FB00000u, 0xFFD55555u, 0x00000001u, 0x80000001u,
               0x007FFFFFu, 0x00800000u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x3F800000u, 0xBF800000u})
             v.push_back(float_of(b));
-        for (Format f : {Format::fp16, Format::bf16, Format::e4m3, Format::e5m2}) {
+        for (Format f : {Format::fp16, Format::bf16, Format::e4m3, Format::e5m2, Format::e2m1}) {
             const Layout& l = layout(f);
             std::vector<double> values;
             for (std::uint32_t c = 0; c < (1u << l.total_bits()); ++c) {

@@ -72,7 +72,7 @@ Csv parse_csv(const QString& text) {
 float to_float(const QString& s) { return std::strtof(s.toLatin1().constData(), nullptr); }
 float float_of(std::uint32_t b) { return std::bit_cast<float>(b); }
 
-const QStringList k_formats = {"fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2"};
+const QStringList k_formats = {"fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2", "e2m1"};
 const QStringList k_sample = {"format", "--csv", "65519.996", "65520", "1e-8", "3.0e38", "nan"};
 
 }  // namespace
@@ -92,6 +92,7 @@ private slots:
     void input_beyond_fp32_range_overflows_or_underflows();
     void saturate_option_clamps_to_max_finite();
     void formats_option_selects_and_rejects_names();
+    void e2m1_notes_say_no_nan_no_inf_and_saturation();
 };
 
 void TestCliFormat::csv_header_and_one_row_per_format() {
@@ -102,13 +103,13 @@ void TestCliFormat::csv_header_and_one_row_per_format() {
     const Csv csv = parse_csv(r.out);
     QVERIFY(csv.header.contains(QStringLiteral("overflow")));
     QVERIFY(csv.header.contains(QStringLiteral("underflow")));
-    QCOMPARE(csv.rows.size(), qsizetype(5 * 6));
+    QCOMPARE(csv.rows.size(), qsizetype(5 * k_formats.size()));
     const QStringList inputs = {"65519.996", "65520", "1e-8", "3.0e38", "nan"};
     for (qsizetype i = 0; i < csv.rows.size(); ++i) {
         const auto& row = csv.rows[i];
         QCOMPARE(row.value(QStringLiteral("#cells")).toInt(), int(csv.header.size()));
-        QCOMPARE(row.value(QStringLiteral("input")), inputs[i / 6]);
-        QCOMPARE(row.value(QStringLiteral("format")), k_formats[i % 6]);
+        QCOMPARE(row.value(QStringLiteral("input")), inputs[i / k_formats.size()]);
+        QCOMPARE(row.value(QStringLiteral("format")), k_formats[i % k_formats.size()]);
     }
 }
 
@@ -155,8 +156,14 @@ void TestCliFormat::csv_rows_data() {
     row("3.0e38_tf32", "3.0e38", "tf32", "0x7F61C000", float_of(0x7F61C000u), "normal", 0, 0);
     row("3.0e38_fp16_inf", "3.0e38", "fp16", "0x7C00", inf, "inf", 1, 0);
     row("3.0e38_e4m3_saturates", "3.0e38", "e4m3", "0x7E", 448.0f, "normal", 1, 0);
-    // NaN stays NaN everywhere; BF16's is the canonical 0x7FC0, E4M3's the only positive NaN 0x7F.
+    // E2M1 (one hex digit: a 4-bit code) saturates at 6 and has no NaN: NaN becomes +0, as TE's cast.
+    row("65519.996_e2m1_saturates", "65519.996", "e2m1", "0x7", 6.0f, "normal", 1, 0);
+    row("1e-8_e2m1_underflows", "1e-8", "e2m1", "0x0", 0.0f, "zero", 0, 1);
+    row("3.0e38_e2m1_saturates", "3.0e38", "e2m1", "0x7", 6.0f, "normal", 1, 0);
+    row("nan_e2m1_is_+0", "nan", "e2m1", "0x0", 0.0f, "zero", 0, 0);
+    // NaN stays NaN everywhere else; BF16's is the canonical 0x7FC0, E4M3's the only positive NaN 0x7F.
     for (const QString& f : k_formats) {
+        if (f == "e2m1") continue;
         const QString bits = f == "bf16" ? "0x7FC0" : f == "e4m3" ? "0x7F" : "";
         QTest::addRow("nan_%s", qPrintable(f)) << "nan" << f << bits << nan << "nan" << 0 << 0;
     }
@@ -279,9 +286,9 @@ void TestCliFormat::bad_value_is_named_and_the_rest_still_print_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("row_pattern");  // one line per (value, format)
     QTest::newRow("table") << QStringList{"format", "1.5", "abc", "2"}
-                           << R"(^\s+(fp32|tf32|fp16|bf16|e4m3|e5m2)\s+0x[0-9A-F]+\s)";
+                           << R"(^\s+(fp32|tf32|fp16|bf16|e4m3|e5m2|e2m1)\s+0x[0-9A-F]+\s)";
     QTest::newRow("csv") << QStringList{"format", "--csv", "1.5", "abc", "2"}
-                         << R"(^(1\.5|2),(fp32|tf32|fp16|bf16|e4m3|e5m2),0x[0-9A-F]+,)";
+                         << R"(^(1\.5|2),(fp32|tf32|fp16|bf16|e4m3|e5m2|e2m1),0x[0-9A-F]+,)";
 }
 
 void TestCliFormat::bad_value_is_named_and_the_rest_still_print() {
@@ -293,7 +300,7 @@ void TestCliFormat::bad_value_is_named_and_the_rest_still_print() {
     QVERIFY2(r.err.contains(QStringLiteral("not a number")), qPrintable(r.err));
     QVERIFY(!r.out.contains(QStringLiteral("abc")));
     QCOMPARE(r.out.count(QRegularExpression(row_pattern, QRegularExpression::MultilineOption)),
-             qsizetype(12));
+             qsizetype(2 * k_formats.size()));
     // 1.5 = 1.1b·2^0 and 2 = 2^1 are exact in every format: FP16 0x3E00, E4M3 0x40 for 2.
     QVERIFY(QRegularExpression(R"(^\s*(1\.5,)?fp16[\s,]+0x3E00[\s,]+1\.5[\s,])",
                                QRegularExpression::MultilineOption)
@@ -320,6 +327,7 @@ void TestCliFormat::input_beyond_fp32_range_overflows_or_underflows() {
     }
     QCOMPARE(csv.find("1e39", "fp32")->value("bits"), QStringLiteral("0x7F800000"));
     QCOMPARE(csv.find("1e39", "e4m3")->value("bits"), QStringLiteral("0x7E"));  // saturated
+    QCOMPARE(csv.find("1e39", "e2m1")->value("bits"), QStringLiteral("0x7"));   // saturated
 }
 
 void TestCliFormat::saturate_option_clamps_to_max_finite() {
@@ -347,6 +355,21 @@ void TestCliFormat::formats_option_selects_and_rejects_names() {
     const CliRun bad = run_cli({"format", "--formats", "fp16,fp42", "1"});
     QCOMPARE(bad.exit_code, 2);
     QVERIFY2(bad.err.contains(QStringLiteral("'fp42'")), qPrintable(bad.err));
+}
+
+// E2M1 has neither NaN nor inf: the table says what became of them, and "fp4" names it too.
+void TestCliFormat::e2m1_notes_say_no_nan_no_inf_and_saturation() {
+    const CliRun r = run_cli({"format", "--formats", "fp4", "nan", "-inf", "7", "0.75"});
+    QCOMPARE(r.exit_code, 0);
+    const auto has = [&](const char* pattern) {
+        return QRegularExpression(QString::fromLatin1(pattern), QRegularExpression::MultilineOption)
+            .match(r.out)
+            .hasMatch();
+    };
+    QVERIFY2(has(R"(^\s+e2m1\s+0x0\s+0\s+nan\s+nan\s+zero\s+no NaN in e2m1: \+0$)"), qPrintable(r.out));
+    QVERIFY2(has(R"(^\s+e2m1\s+0xF\s+-6\s+inf\s+inf\s+normal\s+no inf in e2m1: saturated$)"), qPrintable(r.out));
+    QVERIFY2(has(R"(^\s+e2m1\s+0x7\s+6\s+1\s+\S+\s+normal\s+overflow \(saturated\)$)"), qPrintable(r.out));
+    QVERIFY2(has(R"(^\s+e2m1\s+0x2\s+1\s+0\.25\s+\S+\s+normal\s*$)"), qPrintable(r.out));  // a tie, to even
 }
 
 // QProcess needs an event dispatcher, hence a QCoreApplication (not QTEST_APPLESS_MAIN).

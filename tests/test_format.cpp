@@ -7,6 +7,8 @@
 
 #include <QtTest>
 
+#include "engine/core/fp4.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -34,9 +36,12 @@ private slots:
     void signalling_nan_stays_nan_data();
     void signalling_nan_stays_nan();
     void tf32_container_low_bits_are_zero();
-    void default_overflow_is_ieee_except_e4m3();
+    void default_overflow_is_ieee_except_e4m3_and_e2m1();
     void rounding_picks_nearest_even_neighbour_data();
     void rounding_picks_nearest_even_neighbour();
+    void e2m1_has_no_nan_or_inf_data();
+    void e2m1_has_no_nan_or_inf();
+    void e2m1_equals_transformer_engine_cast_except_minus_zero();
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -57,23 +62,27 @@ void TestFormat::facts_match_reference_data() {
     QTest::addColumn<double>("min_subnormal");
     QTest::addColumn<double>("epsilon");
     QTest::addColumn<quint32>("inf_bits");  // 0: no infinity
+    QTest::addColumn<bool>("has_nan");
 
     const auto p2 = [](int e) { return std::ldexp(1.0, e); };
     QTest::newRow("fp32") << Format::fp32 << "fp32" << 8 << 23 << 127 << 4 << true
                           << std::ldexp(2.0 - p2(-23), 127) << 3.4028235e38 << 0x7F7FFFFFu
-                          << p2(-126) << p2(-149) << p2(-23) << 0x7F800000u;
+                          << p2(-126) << p2(-149) << p2(-23) << 0x7F800000u << true;
     QTest::newRow("tf32") << Format::tf32 << "tf32" << 8 << 10 << 127 << 4 << true
                           << std::ldexp(2.0 - p2(-10), 127) << 3.40116e38 << 0x7F7FE000u << p2(-126)
-                          << p2(-136) << p2(-10) << 0x7F800000u;
+                          << p2(-136) << p2(-10) << 0x7F800000u << true;
     QTest::newRow("fp16") << Format::fp16 << "fp16" << 5 << 10 << 15 << 2 << true << 65504.0
-                          << 65504.0 << 0x7BFFu << p2(-14) << p2(-24) << p2(-10) << 0x7C00u;
+                          << 65504.0 << 0x7BFFu << p2(-14) << p2(-24) << p2(-10) << 0x7C00u << true;
     QTest::newRow("bf16") << Format::bf16 << "bf16" << 8 << 7 << 127 << 2 << true
                           << std::ldexp(2.0 - p2(-7), 127) << 3.3895314e38 << 0x7F7Fu << p2(-126)
-                          << p2(-133) << p2(-7) << 0x7F80u;
+                          << p2(-133) << p2(-7) << 0x7F80u << true;
     QTest::newRow("e4m3") << Format::e4m3 << "e4m3" << 4 << 3 << 7 << 1 << false << 448.0 << 448.0
-                          << 0x7Eu << p2(-6) << p2(-9) << p2(-3) << 0u;
+                          << 0x7Eu << p2(-6) << p2(-9) << p2(-3) << 0u << true;
     QTest::newRow("e5m2") << Format::e5m2 << "e5m2" << 5 << 2 << 15 << 1 << true << 57344.0
-                          << 57344.0 << 0x7Bu << p2(-14) << p2(-16) << p2(-2) << 0x7Cu;
+                          << 57344.0 << 0x7Bu << p2(-14) << p2(-16) << p2(-2) << 0x7Cu << true;
+    // REFERENCE.md, "FP4": max 6 = 1.1b·2^2 (0111), min normal 1, min subnormal 0.5, ulp at 1 is 0.5.
+    QTest::newRow("e2m1") << Format::e2m1 << "e2m1" << 2 << 1 << 1 << 1 << false << 6.0 << 6.0
+                          << 0x7u << p2(0) << p2(-1) << p2(-1) << 0u << false;
 }
 
 void TestFormat::facts_match_reference() {
@@ -91,6 +100,7 @@ void TestFormat::facts_match_reference() {
     QFETCH(double, min_subnormal);
     QFETCH(double, epsilon);
     QFETCH(quint32, inf_bits);
+    QFETCH(bool, has_nan);
 
     const FormatInfo& fi = info(format);
     QCOMPARE(fi.format, format);
@@ -103,7 +113,8 @@ void TestFormat::facts_match_reference() {
     QCOMPARE(fi.bias, bias);
     QCOMPARE(fi.storage_bytes, bytes);
     QCOMPARE(fi.has_inf, has_inf);
-    QCOMPARE(fi.default_overflow, format == Format::e4m3 ? Overflow::saturate : Overflow::infinity);
+    QCOMPARE(fi.has_nan, has_nan);
+    QCOMPARE(fi.default_overflow, has_inf ? Overflow::infinity : Overflow::saturate);
 
     QCOMPARE(static_cast<double>(fi.max_finite), max_finite);
     QVERIFY2(std::fabs(max_finite - max_decimal) <= 5e-6 * max_decimal,
@@ -125,8 +136,10 @@ void TestFormat::facts_match_reference() {
         QCOMPARE(encode(format, k_inf, Overflow::infinity), inf_bits);
         QCOMPARE(decode(format, inf_bits), k_inf);
         QCOMPARE(next_up(format, max_bits), inf_bits);
-    } else {
+    } else if (has_nan) {
         QCOMPARE(classify(format, next_up(format, max_bits)), FpClass::nan);
+    } else {  // nothing past max finite: it stays (format.hpp)
+        QCOMPARE(next_up(format, max_bits), max_bits);
     }
 }
 
@@ -144,6 +157,7 @@ void TestFormat::every_pattern_matches_its_bit_fields_data() {
     QTest::newRow("tf32_all_2^19") << Format::tf32 << std::ldexp(1.0, -126) << 2 * 1023 << 2;
     QTest::newRow("e4m3_all_256") << Format::e4m3 << std::ldexp(1.0, -6) << 2 << 0;
     QTest::newRow("e5m2_all_256") << Format::e5m2 << std::ldexp(1.0, -14) << 6 << 2;
+    QTest::newRow("e2m1_all_16") << Format::e2m1 << 1.0 << 0 << 0;
 }
 
 void TestFormat::every_pattern_matches_its_bit_fields() {
@@ -295,6 +309,42 @@ void TestFormat::rounding_cases_data() {
     row("e5m2_ties_1+2^-3_down_to_1", Format::e5m2, inf, 1.125f, 0x3C);
     row("e5m2_ties_1+3x2^-3_up_to_even", Format::e5m2, inf, 1.375f, 0x3E);
 
+    // E2M1 (REFERENCE.md, "FP4"): every tie of its eight magnitudes, each to the even code, in both
+    // overflow modes (it has nothing but saturation); NaN is +0 and inf ±6, as TE's cast.
+    for (Overflow m : {inf, sat}) {
+        const bool s = m == sat;
+        const auto e2 = [&](const char* name, float x, quint32 want) {
+            QTest::addRow("e2m1_%s_%s", name, s ? "sat" : "inf") << Format::e2m1 << m << bits_of(x) << want;
+        };
+        e2("ties_0.25_down_to_0", 0.25f, 0x0);
+        e2("rounds_above_0.25_to_0.5", std::nextafter(0.25f, 1.0f), 0x1);
+        e2("ties_0.75_up_to_1", 0.75f, 0x2);
+        e2("rounds_below_0.75_to_0.5", std::nextafter(0.75f, 0.0f), 0x1);
+        e2("ties_1.25_down_to_1", 1.25f, 0x2);
+        e2("rounds_above_1.25_to_1.5", std::nextafter(1.25f, 2.0f), 0x3);
+        e2("ties_1.75_up_to_2", 1.75f, 0x4);
+        e2("rounds_below_1.75_to_1.5", std::nextafter(1.75f, 0.0f), 0x3);
+        e2("ties_2.5_down_to_2", 2.5f, 0x4);
+        e2("rounds_above_2.5_to_3", std::nextafter(2.5f, 3.0f), 0x5);
+        e2("ties_3.5_up_to_4", 3.5f, 0x6);
+        e2("rounds_below_3.5_to_3", std::nextafter(3.5f, 0.0f), 0x5);
+        e2("ties_5_down_to_4", 5.0f, 0x6);
+        e2("rounds_above_5_to_6", std::nextafter(5.0f, 6.0f), 0x7);
+        e2("ties_7_up_and_saturates_to_6", 7.0f, 0x7);
+        e2("rounds_below_7_to_6", std::nextafter(7.0f, 0.0f), 0x7);
+        e2("saturates_largest_fp32_to_6", flt_max, 0x7);
+        e2("saturates_inf_to_6", k_inf, 0x7);
+        e2("saturates_-inf_to_-6", -k_inf, 0xF);
+        e2("ties_-5_down_to_-4", -5.0f, 0xE);
+        e2("ties_-0.25_to_-0", -0.25f, 0x8);
+        e2("keeps_-0", -0.0f, 0x8);  // IEEE-like; TE's cast gives +0 (e2m1_equals_..._minus_zero)
+        e2("keeps_min_subnormal_0.5", 0.5f, 0x1);
+        e2("rounds_fp32_min_subnormal_to_0", 0x1p-149f, 0x0);
+        QTest::addRow("e2m1_nan_is_+0_%s", s ? "sat" : "inf") << Format::e2m1 << m << 0x7FC00000u << 0x0u;
+        QTest::addRow("e2m1_-nan_is_+0_%s", s ? "sat" : "inf") << Format::e2m1 << m << 0xFFC00000u << 0x0u;
+        QTest::addRow("e2m1_signalling_nan_is_+0_%s", s ? "sat" : "inf") << Format::e2m1 << m << 0x7F800001u << 0x0u;
+    }
+
     // FP32 is the identity, signalling NaN included.
     row("fp32_keeps_largest", Format::fp32, inf, flt_max, 0x7F7FFFFF);
     QTest::newRow("fp32_keeps_signalling_nan") << Format::fp32 << inf << 0x7F800001u << 0x7F800001u;
@@ -326,10 +376,12 @@ void TestFormat::signalling_nan_stays_nan_data() {
     QTest::addColumn<Format>("format");
     QTest::addColumn<Overflow>("mode");
     QTest::addColumn<quint32>("input_bits");
-    for (Format f : all_formats)
+    for (Format f : all_formats) {
+        if (f == Format::e2m1) continue;  // no NaN at all: e2m1_has_no_nan_or_inf
         for (Overflow m : {Overflow::infinity, Overflow::saturate})
             for (quint32 b : {0x7F800001u, 0xFF800001u})
                 QTest::addRow("%s_%s_%08X", to_string(f).data(), mode_name(m), b) << f << m << b;
+    }
 }
 
 void TestFormat::signalling_nan_stays_nan() {
@@ -372,7 +424,7 @@ void TestFormat::tf32_container_low_bits_are_zero() {
     QVERIFY2(fail.ok(), fail.report().constData());
 }
 
-void TestFormat::default_overflow_is_ieee_except_e4m3() {
+void TestFormat::default_overflow_is_ieee_except_e4m3_and_e2m1() {
     QCOMPARE(encode(Format::e4m3, 1000.0f), 0x7Eu);  // saturates by default
     QCOMPARE(encode(Format::e5m2, 1e5f), 0x7Cu);     // inf
     QCOMPARE(encode(Format::fp16, -1e5f), 0xFC00u);  // -inf
@@ -383,13 +435,19 @@ void TestFormat::default_overflow_is_ieee_except_e4m3() {
     QCOMPARE(v[1], -448.0f);
     QCOMPARE(s.overflow, std::size_t{2});
     QVERIFY(std::isnan(round_to(Format::e4m3, 1000.0f, Overflow::infinity)));
+    QCOMPARE(encode(Format::e2m1, 1000.0f), 0x7u);  // saturates: it has nothing else
+    std::vector<float> w{7.0f, -1000.0f, 6.5f};
+    const RoundStats t = round_in_place(Format::e2m1, w);
+    QCOMPARE(w, (std::vector<float>{6.0f, -6.0f, 6.0f}));
+    QCOMPARE(t.overflow, std::size_t{2});  // 6.5 rounds to 6 without overflowing
+    QCOMPARE(round_to(Format::e2m1, 1000.0f, Overflow::infinity), 6.0f);
 }
 
 // Independent of any encoder: the result is a representable value no farther from x than either of
 // its neighbours, and on a tie its code is even.
 void TestFormat::rounding_picks_nearest_even_neighbour_data() {
     QTest::addColumn<Format>("format");
-    for (Format f : {Format::tf32, Format::fp16, Format::bf16, Format::e4m3, Format::e5m2})
+    for (Format f : {Format::tf32, Format::fp16, Format::bf16, Format::e4m3, Format::e5m2, Format::e2m1})
         QTest::newRow(to_string(f).data()) << f;
 }
 
@@ -412,8 +470,10 @@ void TestFormat::rounding_picks_nearest_even_neighbour() {
             continue;
         }
         const double d = dist(x, r);
-        const double du = dist(x, decode(format, next_up(format, b)));
-        const double dd = dist(x, decode(format, next_down(format, b)));
+        // E2M1's ±6 is its own neighbour past the top (nothing lies beyond): no rival there.
+        const std::uint32_t up = next_up(format, b), down = next_down(format, b);
+        const double du = up == b ? std::numeric_limits<double>::infinity() : dist(x, decode(format, up));
+        const double dd = down == b ? std::numeric_limits<double>::infinity() : dist(x, decode(format, down));
         if (d > du || d > dd)
             fail.add(hex(bits_of(x)) + " -> " + hex(b) + ": a neighbour is nearer");
         if (d != 0.0 && (d == du || d == dd)) {
@@ -424,8 +484,87 @@ void TestFormat::rounding_picks_nearest_even_neighbour() {
     }
     QVERIFY2(fail.ok(), fail.report().constData());
     qInfo("%zu of %zu inputs were ties", ties, checked);
-    QVERIFY2(ties > 100, "the sample must contain ties");
+    // E2M1 has 16 tie points (each of them a rounding_cases row); the sample holds each a few times.
+    QVERIFY2(ties > (format == Format::e2m1 ? 50u : 100u), "the sample must contain ties");
     QVERIFY(checked > 200000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// E2M1: no NaN, no inf (REFERENCE.md, "FP4")
+
+void TestFormat::e2m1_has_no_nan_or_inf_data() {
+    QTest::addColumn<Overflow>("mode");
+    QTest::newRow("infinity") << Overflow::infinity;
+    QTest::newRow("saturate") << Overflow::saturate;
+}
+
+// Every code decodes to a number, NaN rounds to +0 and inf to ±6 whatever the mode, and the
+// buffer paths and the tally agree: nothing non-finite, NaN not counted as an overflow.
+void TestFormat::e2m1_has_no_nan_or_inf() {
+    QFETCH(Overflow, mode);
+    const Format f = Format::e2m1;
+    for (std::uint32_t code = 0; code < 16; ++code) {
+        QVERIFY(std::isfinite(decode(f, code)));
+        QVERIFY(classify(f, code) != FpClass::nan && classify(f, code) != FpClass::inf);
+    }
+    std::vector<float> v{float_of(0x7FC00000u), float_of(0xFFC00000u), float_of(0x7F800001u), k_inf, -k_inf, 1.0f};
+    std::vector<std::uint8_t> packed(v.size());
+    const RoundStats enc = encode_buffer(f, v, packed.data(), mode);
+    QCOMPARE(packed, (std::vector<std::uint8_t>{0x0, 0x0, 0x0, 0x7, 0xF, 0x2}));
+    const RoundStats s = round_in_place(f, v, mode);
+    QCOMPARE(v, (std::vector<float>{0.0f, 0.0f, 0.0f, 6.0f, -6.0f, 1.0f}));
+    QVERIFY(!std::signbit(v[1]));  // −NaN too is +0
+    for (const RoundStats& t : {enc, s}) {
+        QCOMPARE(t.nonfinite, std::size_t{0});
+        QCOMPARE(t.overflow, std::size_t{0});   // inf is not a finite value that overflowed
+        QCOMPARE(t.underflow, std::size_t{0});  // NaN is not a value that became zero
+    }
+    QVERIFY(!rounding_underflows(f, float_of(0x7FC00000u), mode));
+    QCOMPARE(ulp(f, 6.0f), 2.0f);
+    QCOMPARE(next_up(f, 0x7u), 0x7u);    // 6 stays: nothing lies beyond (format.hpp)
+    QCOMPARE(next_down(f, 0xFu), 0xFu);  // −6 stays
+}
+
+// The table's E2M1 encoder is Transformer Engine's cast (core::e2m1_code, cast_to_fp4x2) for every
+// input but −0.0, which the table keeps as −0 (code 8, IEEE-like) and TE's cast makes +0: each tie
+// point and each value ±1 ulp, a million random bit patterns, and every float of [2^-3, 2^4).
+void TestFormat::e2m1_equals_transformer_engine_cast_except_minus_zero() {
+    const Format f = Format::e2m1;
+    QCOMPARE(encode(f, -0.0f), 0x8u);
+    QCOMPARE(core::e2m1_code(-0.0f), 0x0u);
+    Failures fail;
+    std::size_t checked = 0;
+    const auto check = [&](float x) {
+        if (bits_of(x) == 0x80000000u) return;
+        ++checked;
+        const std::uint32_t te = core::e2m1_code(x);
+        for (Overflow m : {Overflow::saturate, Overflow::infinity}) {
+            const std::uint32_t got = encode(f, x, m), ref = encode_reference(f, x, m);
+            if (got != te || ref != te)
+                fail.add(hex(bits_of(x)) + ": table " + hex(got) + " / reference " + hex(ref) + ", TE " + hex(te) +
+                         " (" + mode_name(m) + ")");
+        }
+    };
+    for (float a : {0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 5.0f, 6.0f,
+                    7.0f, 8.0f, 1e30f, k_inf})
+        for (float x : {a, -a})
+            for (float y : {x, std::nextafter(x, k_inf), std::nextafter(x, -k_inf)}) check(y);
+    for (std::uint32_t b : {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFFFFFFFFu}) check(float_of(b));
+    Rng rng(0xE2E1);
+    for (int i = 0; i < 1000000; ++i) check(float_of(static_cast<std::uint32_t>(rng.next_u64() >> 32)));
+    QVERIFY2(fail.ok(), fail.report().constData());
+    // Whole binades, both signs, through the scalar calls (no Failures bookkeeping per value).
+    std::size_t bad = 0;
+    std::uint32_t first_bad = 0;
+    for (std::uint32_t e = 127 - 3; e < 127 + 4; ++e)
+        for (std::uint32_t m = 0; m < (1u << 23); ++m)
+            for (std::uint32_t sign : {0u, 0x80000000u}) {
+                const float x = float_of(sign | (e << 23) | m);
+                if (core::encode_code(info(f), x, Overflow::saturate) != core::e2m1_code(x) && bad++ == 0)
+                    first_bad = bits_of(x);
+            }
+    QVERIFY2(bad == 0, (std::to_string(bad) + " mismatches, first " + hex(first_bad)).c_str());
+    QVERIFY(checked > 1000000);
 }
 
 QTEST_APPLESS_MAIN(TestFormat)

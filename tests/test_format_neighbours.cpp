@@ -58,6 +58,11 @@ void TestFormatNeighbours::classify_cases_data() {
     row("bf16_inf", Format::bf16, 0x7F80, FpClass::inf);
     row("bf16_nan", Format::bf16, 0x7F81, FpClass::nan);
     row("e4m3_max_subnormal", Format::e4m3, 0x07, FpClass::subnormal);
+    row("e2m1_-0", Format::e2m1, 0x8, FpClass::zero);
+    row("e2m1_0.5_subnormal", Format::e2m1, 0x1, FpClass::subnormal);
+    row("e2m1_1_min_normal", Format::e2m1, 0x2, FpClass::normal);
+    row("e2m1_6_max_normal", Format::e2m1, 0x7, FpClass::normal);  // E4M3's NaN pattern is a number here
+    row("e2m1_-6", Format::e2m1, 0xF, FpClass::normal);
     row("e4m3_min_normal", Format::e4m3, 0x08, FpClass::normal);
     row("e4m3_S.1111.000_is_256", Format::e4m3, 0x78, FpClass::normal);
     row("e4m3_max_448", Format::e4m3, 0x7E, FpClass::normal);
@@ -113,6 +118,12 @@ void TestFormatNeighbours::next_up_down_cases_data() {
     row("e5m2_max_to_inf", Format::e5m2, 0x7B, 0x7C, 0x7A);
     row("e5m2_inf_stays", Format::e5m2, 0x7C, 0x7C, 0x7B);
     row("e5m2_nan_stays", Format::e5m2, 0x7E, 0x7E, 0x7E);
+    row("e2m1_+0", Format::e2m1, 0x0, 0x1, 0x9);
+    row("e2m1_-0", Format::e2m1, 0x8, 0x1, 0x9);
+    row("e2m1_one", Format::e2m1, 0x2, 0x3, 0x1);
+    row("e2m1_-0.5_up_to_-0", Format::e2m1, 0x9, 0x8, 0xA);
+    row("e2m1_max_stays", Format::e2m1, 0x7, 0x7, 0x6);  // no inf, no NaN: nothing past 6
+    row("e2m1_-max_stays", Format::e2m1, 0xF, 0xE, 0xF);
     row("fp32_one", Format::fp32, 0x3F800000, 0x3F800001, 0x3F7FFFFF);
     row("fp32_+0", Format::fp32, 0x00000000, 0x00000001, 0x80000001);
     row("fp32_max_to_inf", Format::fp32, 0x7F7FFFFF, 0x7F800000, 0x7F7FFFFE);
@@ -136,7 +147,7 @@ void TestFormatNeighbours::next_up_down_cases() {
 // its values), next_down the next smaller, and ulp(v) is the gap to the next value away from zero.
 void TestFormatNeighbours::neighbours_are_adjacent_values_data() {
     QTest::addColumn<Format>("format");
-    for (Format f : {Format::tf32, Format::fp16, Format::bf16, Format::e4m3, Format::e5m2})
+    for (Format f : {Format::tf32, Format::fp16, Format::bf16, Format::e4m3, Format::e5m2, Format::e2m1})
         QTest::newRow(to_string(f).data()) << f;
 }
 
@@ -169,12 +180,12 @@ void TestFormatNeighbours::neighbours_are_adjacent_values() {
         double want_up, want_down;
         if (above != values.end())
             want_up = *above;
-        else  // past the top: +inf stays +inf; E4M3's max steps to NaN
-            want_up = l.ieee_specials ? v : std::numeric_limits<double>::quiet_NaN();
+        else  // past the top: +inf stays +inf, E2M1's 6 stays 6; E4M3's max steps to NaN
+            want_up = l.ieee_specials || l.finite_only ? v : std::numeric_limits<double>::quiet_NaN();
         if (below != values.begin())
             want_down = *(below - 1);
         else
-            want_down = l.ieee_specials ? v : std::numeric_limits<double>::quiet_NaN();
+            want_down = l.ieee_specials || l.finite_only ? v : std::numeric_limits<double>::quiet_NaN();
         const auto same = [](float got, double want) {
             return std::isnan(want) ? std::isnan(got) : static_cast<double>(got) == want;
         };
@@ -234,6 +245,12 @@ void TestFormatNeighbours::ulp_cases_data() {
     row("e5m2_one", Format::e5m2, 1.0f, 0.25f);
     row("e5m2_57344", Format::e5m2, 57344.0f, 8192.0f);
     row("e5m2_zero", Format::e5m2, 0.0f, 0x1p-16f);
+    row("e2m1_zero", Format::e2m1, 0.0f, 0.5f);
+    row("e2m1_one", Format::e2m1, 1.0f, 0.5f);
+    row("e2m1_3", Format::e2m1, 3.0f, 1.0f);
+    row("e2m1_6", Format::e2m1, 6.0f, 2.0f);
+    row("e2m1_above_max_keeps_top_binade", Format::e2m1, 100.0f, 2.0f);
+    row("e2m1_inf", Format::e2m1, k_inf, nan);
 }
 
 void TestFormatNeighbours::ulp_cases() {

@@ -41,7 +41,8 @@ bool parse_value(const std::string& s, Parsed& out) {
 }
 
 std::string hex_bits(Format f, std::uint32_t bits) {
-    const int digits = info(f).storage_bytes * 2;
+    // The whole container, except that E2M1's 4-bit code (one a byte in buffers) is one digit.
+    const int digits = f == Format::e2m1 ? 1 : info(f).storage_bytes * 2;
     char buf[16];
     std::snprintf(buf, sizeof buf, "0x%0*X", digits, bits);
     return buf;
@@ -77,13 +78,23 @@ Row describe(Format f, const Parsed& p, Overflow mode) {
                 (p.exact != 0.0 && !std::isnan(p.exact) && v == 0.0f)};
 }
 
-std::string note(const Row& r, Format f, Overflow mode) {
+std::string note(const Row& r, Format f, Overflow mode, float x) {
+    const FormatInfo& fi = info(f);
+    if (!fi.has_nan && std::isnan(x)) return "no NaN in " + std::string(fi.name) + ": +0";
+    if (!fi.has_nan && std::isinf(x)) return "no inf in " + std::string(fi.name) + ": saturated";
     if (r.overflow) {
-        if (mode == Overflow::saturate) return "overflow (saturated)";
-        return info(f).has_inf ? "overflow" : "overflow (no inf: NaN)";
+        if (mode == Overflow::saturate || !fi.has_nan) return "overflow (saturated)";
+        return fi.has_inf ? "overflow" : "overflow (no inf: NaN)";
     }
     if (r.underflow) return "underflow";
     return "";
+}
+
+// "fp32, tf32, ...": the names a --formats list may use, from the one table.
+std::string format_names() {
+    std::string s;
+    for (Format f : all_formats) s += (s.empty() ? "" : ", ") + std::string(to_string(f));
+    return s;
 }
 
 int run_format(const std::vector<std::string>& values, bool csv, const std::optional<std::string>& formats_opt,
@@ -95,7 +106,7 @@ int run_format(const std::vector<std::string>& values, bool csv, const std::opti
         // getline drops a trailing empty entry: "fp16," and "" must not pass as a list.
         if (formats_opt->empty() || formats_opt->back() == ',') {
             std::cerr << "mpx-cli format: --formats has an empty entry in '" << *formats_opt
-                      << "' (choose from fp32, tf32, fp16, bf16, e4m3, e5m2, e.g. --formats fp16,bf16)\n";
+                      << "' (choose from " << format_names() << ", e.g. --formats fp16,bf16)\n";
             return 2;
         }
         std::stringstream ss(*formats_opt);
@@ -104,7 +115,7 @@ int run_format(const std::vector<std::string>& values, bool csv, const std::opti
             const auto f = parse_format(name);
             if (!f) {
                 std::cerr << "mpx-cli format: unknown format '" << name
-                          << "' (choose from fp32, tf32, fp16, bf16, e4m3, e5m2)\n";
+                          << "' (choose from " << format_names() << ")\n";
                 return 2;
             }
             formats.push_back(*f);
@@ -141,7 +152,7 @@ int run_format(const std::vector<std::string>& values, bool csv, const std::opti
                 std::snprintf(line, sizeof line, "  %-5s %-11s %-16s %-24s %-24s %-10s %s\n",
                               std::string(to_string(f)).c_str(), r.bits.c_str(), r.value.c_str(),
                               r.abs_error.c_str(), r.rel_error.c_str(), r.cls.c_str(),
-                              note(r, f, mode).c_str());
+                              note(r, f, mode, p.as_float).c_str());
                 std::cout << line;
             }
         }
@@ -163,7 +174,7 @@ void add_format_command(CLI::App& app) {
     cmd->add_flag("--csv", *csv, "Print CSV (one row per value per format)");
     cmd->add_option("--formats", *formats, "Comma-separated subset, e.g. fp16,bf16");
     cmd->add_option("--overflow", *overflow,
-                    "Overflow rule: default (IEEE; E4M3 saturates), infinity, saturate")
+                    "Overflow rule: default (IEEE; E4M3 and E2M1 saturate), infinity, saturate")
         ->check(CLI::IsMember({"default", "infinity", "saturate"}));
     cmd->callback([=] {
         const int rc = run_format(*values, *csv, *formats, *overflow);

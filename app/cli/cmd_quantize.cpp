@@ -17,8 +17,8 @@ namespace mpx::cli {
 namespace {
 
 struct QuantizeOptions {
-    std::string format = "nvfp4", in, out, scales, mx_rule = "rceil";
-    bool two_d = false, rht = false;
+    std::string format = "nvfp4", in, out, scales, mx_rule = "rceil", metric = "mse";
+    bool two_d = false, rht = false, four_over_six = false;
     long long sr_seed = -1;
     unsigned threads = 0;
 };
@@ -33,6 +33,10 @@ int run_quantize(const QuantizeOptions& o) {
     const auto rule = enum_parse<core::MxScaleRule>(o.mx_rule);
     if (!rule) throw ConfigError("--mx-scale-rule", "unknown rule '" + o.mx_rule + "'; choose " + enum_choices<core::MxScaleRule>());
     q.mx_rule = *rule;
+    q.four_over_six = o.four_over_six;
+    const auto metric = enum_parse<Fp4Metric>(o.metric);
+    if (!metric) throw ConfigError("--4over6-metric", "unknown measure '" + o.metric + "'; choose " + enum_choices<Fp4Metric>());
+    q.metric = *metric;
     if (o.sr_seed < -1) throw ConfigError("--sr-seed", "must be at least 0 (got " + std::to_string(o.sr_seed) + ")");
     if (o.sr_seed >= 0) q.sr_seed = static_cast<std::uint64_t>(o.sr_seed);
     check_output_path(o.out, "--out");
@@ -64,6 +68,9 @@ void add_quantize_command(CLI::App& app) {
     cmd->add_option("--sr-seed", o->sr_seed, "Stochastic rounding of the elements from this seed (default: nearest even)");
     cmd->add_option("--mx-scale-rule", o->mx_rule, "MXFP4 scale rule: floor (OCP), ceil, rceil (default, NVIDIA's "
                                                    "recommendation: the block's largest value never clamps), even");
+    cmd->add_flag("--4over6", o->four_over_six, "NVFP4: per block the better of amax->6 and amax->4 (E4M3 bound 256 "
+                                                "in the global scale)");
+    cmd->add_option("--4over6-metric", o->metric, "4over6's measure of a block's error: mse (default) or mae");
     add_threads_flag(cmd, o->threads);
     cmd->callback([o] { report_errors("quantize", [&] { run_quantize(*o); }); });
 }

@@ -16,10 +16,11 @@
 
 namespace mpx {
 
-enum class Format : std::uint8_t { fp32, tf32, fp16, bf16, e4m3, e5m2 };
+enum class Format : std::uint8_t { fp32, tf32, fp16, bf16, e4m3, e5m2, e2m1 };
 
 // What a finite value too large for the format becomes. `infinity` is IEEE behaviour (for E4M3,
-// which has no infinity, it gives NaN); `saturate` clamps to ±max finite (REFERENCE.md).
+// which has no infinity, it gives NaN; for E2M1, which has neither, ±max finite all the same);
+// `saturate` clamps to ±max finite (REFERENCE.md).
 enum class Overflow : std::uint8_t { infinity, saturate };
 
 struct FormatInfo {
@@ -30,6 +31,7 @@ struct FormatInfo {
     int bias;
     int storage_bytes;     // bytes one element occupies in memory (TF32 lives in a 32-bit container)
     bool has_inf;
+    bool has_nan;          // E2M1 has neither: NaN encodes to +0, inf and overflow to ±max finite
     Overflow default_overflow;
     float max_finite;
     float min_normal;
@@ -37,27 +39,30 @@ struct FormatInfo {
     float epsilon;         // ulp at 1
 };
 
-// Facts from REFERENCE.md, "Number formats".
+// Facts from REFERENCE.md, "Number formats" (E2M1: "FP4").
 MPX_HOST_DEVICE constexpr FormatInfo format_info(Format f) {
     switch (f) {
         case Format::fp32: break;
         case Format::tf32:
-            return {Format::tf32, "tf32", 8, 10, 127, 4, true, Overflow::infinity, 0x1.ffcp127f,
-                    0x1p-126f, 0x1p-136f, 0x1p-10f};
+            return {Format::tf32, "tf32", 8, 10, 127, 4, true, true, Overflow::infinity,
+                    0x1.ffcp127f, 0x1p-126f, 0x1p-136f, 0x1p-10f};
         case Format::fp16:
-            return {Format::fp16, "fp16", 5, 10, 15, 2, true, Overflow::infinity, 65504.0f,
+            return {Format::fp16, "fp16", 5, 10, 15, 2, true, true, Overflow::infinity, 65504.0f,
                     0x1p-14f, 0x1p-24f, 0x1p-10f};
         case Format::bf16:
-            return {Format::bf16, "bf16", 8, 7, 127, 2, true, Overflow::infinity, 0x1.fep127f,
+            return {Format::bf16, "bf16", 8, 7, 127, 2, true, true, Overflow::infinity, 0x1.fep127f,
                     0x1p-126f, 0x1p-133f, 0x1p-7f};
         case Format::e4m3:
-            return {Format::e4m3, "e4m3", 4, 3, 7, 1, false, Overflow::saturate, 448.0f, 0x1p-6f,
-                    0x1p-9f, 0x1p-3f};
+            return {Format::e4m3, "e4m3", 4, 3, 7, 1, false, true, Overflow::saturate, 448.0f,
+                    0x1p-6f, 0x1p-9f, 0x1p-3f};
         case Format::e5m2:
-            return {Format::e5m2, "e5m2", 5, 2, 15, 1, true, Overflow::infinity, 57344.0f,
+            return {Format::e5m2, "e5m2", 5, 2, 15, 1, true, true, Overflow::infinity, 57344.0f,
                     0x1p-14f, 0x1p-16f, 0x1p-2f};
+        case Format::e2m1:  // one code a byte in buffers (low nibble); packing two is fp4_quant's
+            return {Format::e2m1, "e2m1", 2, 1, 1, 1, false, false, Overflow::saturate, 6.0f,
+                    1.0f, 0.5f, 0.5f};
     }
-    return {Format::fp32, "fp32", 8, 23, 127, 4, true, Overflow::infinity, 3.40282347e38f,
+    return {Format::fp32, "fp32", 8, 23, 127, 4, true, true, Overflow::infinity, 3.40282347e38f,
             0x1p-126f, 0x1p-149f, 0x1p-23f};
 }
 
@@ -95,7 +100,7 @@ MPX_HOST_DEVICE inline int leading_zeros(std::uint32_t x) {  // x != 0
 
 MPX_HOST_DEVICE inline bool is_finite(float x) { return (bits_of(x) & 0x7f800000u) != 0x7f800000u; }
 
-// ---- codes: the format's own bit patterns (TF32: a 19-bit code, FP16/BF16: 16, FP8: 8) ----------
+// ---- codes: the format's own bit patterns (TF32: a 19-bit code, FP16/BF16: 16, FP8: 8, E2M1: 4) -
 
 MPX_HOST_DEVICE constexpr int code_bits(const FormatInfo& d) { return 1 + d.exponent_bits + d.mantissa_bits; }
 MPX_HOST_DEVICE constexpr std::uint32_t sign_bit(const FormatInfo& d) { return 1u << (code_bits(d) - 1); }
@@ -103,13 +108,23 @@ MPX_HOST_DEVICE constexpr std::uint32_t exp_all_ones(const FormatInfo& d) {
     return ((1u << d.exponent_bits) - 1u) << d.mantissa_bits;
 }
 // Largest finite magnitude code: all-ones exponent is inf/NaN, except E4M3 where only S.1111.111
-// is NaN.
+// is NaN, and E2M1 where every code is finite (0111 = 6).
 MPX_HOST_DEVICE constexpr std::uint32_t max_finite_code(const FormatInfo& d) {
+    if (!d.has_nan) return sign_bit(d) - 1u;
     return d.has_inf ? exp_all_ones(d) - 1u : exp_all_ones(d) | ((1u << d.mantissa_bits) - 2u);
 }
+// The magnitude code a NaN input gets: the format's quiet NaN, or 0 (+0) where it has no NaN
+// (E2M1, as Transformer Engine's cast_to_fp4x2: core::e2m1_code). Only a NaN where d.has_nan.
 MPX_HOST_DEVICE constexpr std::uint32_t nan_code(const FormatInfo& d) {
+    if (!d.has_nan) return 0u;
     return d.has_inf ? exp_all_ones(d) | (1u << (d.mantissa_bits - 1))
                      : exp_all_ones(d) | ((1u << d.mantissa_bits) - 1u);
+}
+// The magnitude code a too-large value (or an infinity) gets: ±max finite under `saturate` and in
+// a format with neither inf nor NaN (E2M1: nothing else it could become), else inf, else NaN (E4M3).
+MPX_HOST_DEVICE constexpr std::uint32_t overflow_code(const FormatInfo& d, Overflow mode) {
+    if (mode == Overflow::saturate || !d.has_nan) return max_finite_code(d);
+    return d.has_inf ? exp_all_ones(d) : nan_code(d);
 }
 // TF32's code lives in the top 19 bits of its 32-bit container.
 MPX_HOST_DEVICE constexpr std::uint32_t to_container(Format f, std::uint32_t code) {
@@ -144,13 +159,12 @@ MPX_HOST_DEVICE inline std::uint32_t encode_code(const FormatInfo& d, float x, O
     const std::uint32_t a = b & 0x7fffffffu;
     const int M = d.mantissa_bits;
     if (a > 0x7f800000u) {  // NaN: quiet it, keep the top payload bits that fit
+        if (!d.has_nan) return 0u;  // E2M1: +0 whatever the sign, as TE's cast
         if (!d.has_inf) return sign | nan_code(d);
         const std::uint32_t payload = (a & 0x007fffffu) >> (23 - M);
         return sign | exp_all_ones(d) | payload | (1u << (M - 1));
     }
-    const std::uint32_t overflowed = mode == Overflow::saturate
-                                         ? sign | max_finite_code(d)
-                                         : sign | (d.has_inf ? exp_all_ones(d) : nan_code(d));
+    const std::uint32_t overflowed = sign | overflow_code(d, mode);
     if (a == 0x7f800000u) return overflowed;
     if (a == 0) return sign;
 
@@ -188,7 +202,7 @@ MPX_HOST_DEVICE inline std::uint32_t encode_code(const FormatInfo& d, float x, O
 }
 
 // NaN keeps its payload (top of the FP32 mantissa) and comes back quiet, exactly as F16C's
-// VCVTPH2PS does; a TF32 container's NaN is already this float.
+// VCVTPH2PS does; a TF32 container's NaN is already this float. E2M1 decodes to finite values only.
 MPX_HOST_DEVICE inline float decode_code(const FormatInfo& d, std::uint32_t code) {
     const int M = d.mantissa_bits;
     const bool neg = (code & sign_bit(d)) != 0;
@@ -196,15 +210,15 @@ MPX_HOST_DEVICE inline float decode_code(const FormatInfo& d, std::uint32_t code
     const std::uint32_t ef = a >> M;
     const std::uint32_t mant = a & ((1u << M) - 1u);
     const std::uint32_t emax_field = (1u << d.exponent_bits) - 1u;
-    const bool is_nan = d.has_inf ? (ef == emax_field && mant != 0) : a == nan_code(d);
+    const bool is_nan = d.has_inf ? (ef == emax_field && mant != 0) : d.has_nan && a == nan_code(d);
     if (is_nan) return float_of((neg ? 0x80000000u : 0u) | 0x7fc00000u | (mant << (23 - M)));
     if (d.has_inf && ef == emax_field) return float_of((neg ? 0x80000000u : 0u) | 0x7f800000u);
     if (ef == 0) return make_float(neg, mant, 1 - d.bias - M);
     return make_float(neg, mant | (1u << M), static_cast<int>(ef) - d.bias - M);
 }
 
-// ---- stored bits <-> float (FP16/BF16 in the low 16 bits, FP8 in the low 8, FP32/TF32 as 32-bit
-// containers) ----------------------------------------------------------------------------------
+// ---- stored bits <-> float (FP16/BF16 in the low 16 bits, FP8 in the low 8, E2M1 in the low 4 of
+// a byte, FP32/TF32 as 32-bit containers) ------------------------------------------------------
 
 // BF16 and TF32 by adding half the dropped range plus the lowest kept bit: exact round-to-nearest-
 // even for every finite input and for overflow (the carry reaches the all-ones exponent = inf); NaN
@@ -311,7 +325,8 @@ struct Counts {
 // The tally's thresholds as bit patterns of |x| (for non-negative floats the integer order of the
 // bits is the order of the values): overflow from the first magnitude that rounds past max finite,
 // i.e. max finite + half an ulp (a tie there rounds up where max finite's mantissa is odd, every
-// format with an infinity; E4M3's 464 rounds down to 448, REFERENCE.md).
+// format with an infinity and E2M1, whose 7 saturates to 6; E4M3's 464 rounds down to 448,
+// REFERENCE.md).
 struct TallyEdges {
     std::uint32_t over_from;   // a finite |x| at or above overflows
     std::uint32_t min_normal;  // a non-zero |result| below is subnormal
@@ -323,7 +338,7 @@ MPX_HOST_DEVICE inline TallyEdges tally_edges(Format f) {
     if (f == Format::fp32) return {0x7f800000u, min_normal};
     const std::uint32_t max_bits = bits_of(decode_code(d, max_finite_code(d)));
     const std::uint32_t threshold = max_bits + (1u << (22 - d.mantissa_bits));  // + half an ulp
-    return {threshold + (d.has_inf ? 0u : 1u), min_normal};
+    return {threshold + ((max_finite_code(d) & 1u) ? 0u : 1u), min_normal};  // tie to even
 }
 
 // One value rounded, as 0/1 flags (branch-free: the CPU's block loops vectorise it).
@@ -338,7 +353,9 @@ MPX_HOST_DEVICE inline TallyFlags tally_flags(const TallyEdges& t, std::uint32_t
         static_cast<std::uint32_t>(a >= t.over_from) & static_cast<std::uint32_t>(a < 0x7f800000u);
     return {static_cast<std::uint32_t>(a != 0u),
             over,
-            static_cast<std::uint32_t>(a != 0u) & static_cast<std::uint32_t>(b == 0u),
+            // a NaN is not a value that became zero (E2M1 stores it as +0; elsewhere it stays NaN)
+            static_cast<std::uint32_t>(a != 0u) & static_cast<std::uint32_t>(a <= 0x7f800000u) &
+                static_cast<std::uint32_t>(b == 0u),
             static_cast<std::uint32_t>(b != 0u) & static_cast<std::uint32_t>(b < t.min_normal),
             static_cast<std::uint32_t>(b >= 0x7f800000u),
             (0u - over) & a};
@@ -382,7 +399,8 @@ MPX_HOST_DEVICE inline void tally(const TallyEdges& t, float in, float out, Coun
     c.overflow_max = c.overflow_max > f.overflow_bits ? c.overflow_max : f.overflow_bits;
 }
 
-// Whether rounding a finite x overflows (becomes ±inf, NaN for E4M3, or saturates).
+// Whether rounding a finite x overflows (becomes ±inf, NaN for E4M3, or saturates; E2M1 always
+// saturates, from 7 up).
 MPX_HOST_DEVICE inline bool rounding_overflows(Format f, float x) {
     return tally_flags(tally_edges(f), bits_of(x), 0u).overflow != 0u;
 }

@@ -30,19 +30,14 @@ MPX_HOST_DEVICE inline float e2m1_value(std::uint32_t code) {
 // as TE's cast_to_fp4x2 thresholds it: NaN matches none of them and gets code 0 (+0), and −0.0
 // passes its first test, x >= 0, so it too is +0 (code 8 comes only from −0.25 ≤ v < 0).
 MPX_HOST_DEVICE inline std::uint32_t e2m1_code(float v) {
-    if (!(v == v)) return 0u;
-    const bool neg = v < 0.0f;
-    const float a = neg ? -v : v;
-    std::uint32_t c;
-    if (a <= 0.25f) c = 0;
-    else if (a < 0.75f) c = 1;
-    else if (a <= 1.25f) c = 2;
-    else if (a < 1.75f) c = 3;
-    else if (a <= 2.5f) c = 4;
-    else if (a < 3.5f) c = 5;
-    else if (a <= 5.0f) c = 6;
-    else c = 7;
-    return neg ? c | 8u : c;
+    // The thresholds as a sum of comparisons (branch-free, so block loops vectorise): NaN fails
+    // every one, and fabs(−0.0) and NaN give no sign bit.
+    const float a = v < 0.0f ? -v : v;
+    const std::uint32_t c = static_cast<std::uint32_t>(a > 0.25f) + static_cast<std::uint32_t>(a >= 0.75f) +
+                            static_cast<std::uint32_t>(a > 1.25f) + static_cast<std::uint32_t>(a >= 1.75f) +
+                            static_cast<std::uint32_t>(a > 2.5f) + static_cast<std::uint32_t>(a >= 3.5f) +
+                            static_cast<std::uint32_t>(a > 5.0f);
+    return v < 0.0f ? c | 8u : c;
 }
 
 // Stochastic rounding to E2M1 (mpx's rule, REFERENCE.md): between the neighbours lo < |v| < hi (or
@@ -163,5 +158,21 @@ MPX_HOST_DEVICE inline int mxfp4_exponent(float vmax, MxScaleRule rule) {
 
 // 2^e as a float for e in [−127, 127] (exact, built from bits; 2^-127 is subnormal).
 MPX_HOST_DEVICE inline float mx_scale_value(int e) { return make_float(false, 1u, e); }
+
+// ---- what casting one tensor to FP4 did on a step (beside its Fp8Record) -------------------------
+
+// codes: elements by magnitude code (0, 0.5, 1, 1.5, 2, 3, 4, 6); blocks: scale blocks cast; top6 and
+// top4: blocks whose largest element landed on 6 or on 4 (the rest leave ±4 and ±6 unused: MXFP4's
+// lost binade). Summed over micro-batches like Fp8Record.
+struct Fp4Record {
+    unsigned long long codes[8] = {};
+    unsigned long long blocks = 0, top6 = 0, top4 = 0;
+    MPX_HOST_DEVICE void add(const Fp4Record& o) {
+        for (int i = 0; i < 8; ++i) codes[i] += o.codes[i];
+        blocks += o.blocks;
+        top6 += o.top6;
+        top4 += o.top4;
+    }
+};
 
 }  // namespace mpx::core

@@ -77,9 +77,7 @@ MPX_HOST_DEVICE inline std::uint32_t encode_stochastic(const FormatInfo& d, floa
     if (u < threshold) ++r;
     if (r == 0) return sign;
     const std::uint64_t code = (static_cast<std::uint64_t>(eff + d.bias - 1) << M) + static_cast<std::uint64_t>(r);
-    if (code > max_finite_code(d))
-        return d.default_overflow == Overflow::saturate ? sign | max_finite_code(d)
-                                                        : sign | (d.has_inf ? exp_all_ones(d) : nan_code(d));
+    if (code > max_finite_code(d)) return sign | overflow_code(d, d.default_overflow);
     return sign | static_cast<std::uint32_t>(code);
 }
 MPX_HOST_DEVICE inline std::uint32_t encode_bits_stochastic(Format f, float x, std::uint32_t u) {

@@ -111,7 +111,7 @@ constexpr std::size_t k_chunk = 256;  // block size of the fast loops (fits L1 w
 bool cpu_has_f16c() { return k_has_f16c; }
 
 const FormatInfo& info(Format f) { return k_formats[static_cast<std::size_t>(f)]; }
-static_assert(k_formats[static_cast<std::size_t>(Format::e5m2)].format == Format::e5m2,
+static_assert(k_formats[static_cast<std::size_t>(Format::e2m1)].format == Format::e2m1,
               "all_formats lists the formats in enum order");
 std::string_view to_string(Format f) { return info(f).name; }
 
@@ -123,6 +123,7 @@ std::optional<Format> parse_format(std::string_view name) {
     if (name == "bfloat16") return Format::bf16;
     if (name == "fp8-e4m3" || name == "e4m3fn") return Format::e4m3;
     if (name == "fp8-e5m2") return Format::e5m2;
+    if (name == "fp4" || name == "fp4-e2m1") return Format::e2m1;
     return std::nullopt;
 }
 
@@ -169,12 +170,13 @@ std::uint32_t step_code(const FormatInfo& fi, std::uint32_t code, bool up) {
     const std::uint32_t a = code & (sb - 1u);
     const bool neg = (code & sb) != 0;
     const std::uint32_t inf = exp_all_ones(fi);
-    if (fi.has_inf ? a > inf : a == nan_code(fi)) return code;  // NaN
+    if (fi.has_inf ? a > inf : fi.has_nan && a == nan_code(fi)) return code;  // NaN
     const bool away_from_zero = (up != neg);
     if (a == 0) return up ? 1u : (sb | 1u);  // ±0 → smallest subnormal of the moving direction
     if (away_from_zero) {
         if (fi.has_inf && a == inf) return code;  // ±inf stays
-        if (a == max_finite_code(fi)) return (code & sb) | (fi.has_inf ? inf : nan_code(fi));
+        // Past max finite: inf, else NaN (E4M3), else nothing (E2M1: ±6 stays, as it saturates).
+        if (a == max_finite_code(fi)) return (code & sb) | core::overflow_code(fi, Overflow::infinity);
         return code + 1u;
     }
     if (fi.has_inf && a == inf) return (code & sb) | max_finite_code(fi);
@@ -262,6 +264,7 @@ void round_block(Format f, Overflow mode, const float* src, std::size_t m, Store
                 return;
             }
             break;
+        case Format::e2m1: break;  // sixteen values, no fast path: the generic encoder below
         default: break;
     }
     for (std::size_t i = 0; i < m; ++i) {

@@ -1,6 +1,7 @@
-// Number formats mpx trains in (FP32, TF32, FP16, BF16, FP8 E4M3/E5M2) and one table of their facts.
-// Rule: every conversion from float rounds to nearest, ties to even, keeps subnormals and keeps NaN a
-// NaN; the generic encoder is the definition, the fast paths must equal it bit for bit.
+// Number formats mpx trains in (FP32, TF32, FP16, BF16, FP8 E4M3/E5M2, FP4 E2M1) and one table of
+// their facts. Rule: every conversion from float rounds to nearest, ties to even, keeps subnormals
+// and keeps NaN a NaN (E2M1 has none: NaN becomes +0, as Transformer Engine's cast); the generic
+// encoder is the definition, the fast paths must equal it bit for bit.
 #pragma once
 
 #include <cstddef>
@@ -14,8 +15,8 @@
 
 namespace mpx {
 
-inline constexpr Format all_formats[] = {Format::fp32, Format::tf32, Format::fp16,
-                                         Format::bf16, Format::e4m3, Format::e5m2};
+inline constexpr Format all_formats[] = {Format::fp32, Format::tf32, Format::fp16, Format::bf16,
+                                         Format::e4m3, Format::e5m2, Format::e2m1};
 
 enum class FpClass : std::uint8_t { zero, subnormal, normal, inf, nan };
 
@@ -24,8 +25,8 @@ std::string_view to_string(Format f);
 std::optional<Format> parse_format(std::string_view name);
 std::string_view to_string(FpClass c);
 
-// Stored bits: FP16/BF16 in the low 16 bits, FP8 in the low 8, FP32 and TF32 as the 32-bit
-// container (TF32's low 13 mantissa bits are zero).
+// Stored bits: FP16/BF16 in the low 16 bits, FP8 in the low 8, E2M1 in the low 4 (one code a
+// byte), FP32 and TF32 as the 32-bit container (TF32's low 13 mantissa bits are zero).
 std::uint32_t encode(Format f, float x, Overflow mode);
 inline std::uint32_t encode(Format f, float x) { return encode(f, x, info(f).default_overflow); }
 float decode(Format f, std::uint32_t bits);
@@ -34,7 +35,9 @@ inline float round_to(Format f, float x, Overflow mode) { return decode(f, encod
 
 FpClass classify(Format f, std::uint32_t bits);
 // Neighbouring representable values. Past the largest finite value: infinity where the format has
-// one, otherwise NaN (E4M3). NaN stays NaN; next_up(-0) is the smallest positive subnormal.
+// one, otherwise NaN (E4M3); where it has neither (E2M1) the largest value stays (next_up(6) = 6,
+// next_down(-6) = -6), as its saturating cast has it. NaN stays NaN; next_up(-0) is the smallest
+// positive subnormal.
 std::uint32_t next_up(Format f, std::uint32_t bits);
 std::uint32_t next_down(Format f, std::uint32_t bits);
 // Spacing of the format's values in the binade of |x| (subnormal spacing below min normal, the
@@ -59,8 +62,8 @@ inline RoundStats encode_buffer(Format f, std::span<const float> values, void* d
 // Unpacks the format's storage into floats (exact: every value of every format is a float).
 void decode_buffer(Format f, const void* src, std::span<float> out);
 
-// Whether rounding x to the format overflows (becomes ±inf, NaN for E4M3, or saturates) and
-// whether a non-zero x becomes zero.
+// Whether rounding x to the format overflows (becomes ±inf, NaN for E4M3, or saturates: E2M1 from
+// |x| = 7 up) and whether a non-zero x becomes zero.
 inline bool rounding_overflows(Format f, float x) { return core::rounding_overflows(f, x); }
 bool rounding_underflows(Format f, float x, Overflow mode);
 

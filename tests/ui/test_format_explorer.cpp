@@ -27,7 +27,8 @@ private slots:
     void typed_values_match_the_engine_data() {
         QTest::addColumn<QString>("text");
         for (const char* t : {"65520", "65519.996", "0.1", "-2.5", "0x1p-24", "0x1p-25", "3e-8", "1e-40",
-                              "448", "465", "57344", "61440", "1e39", "0", "-0", "nan", "inf", "-inf"})
+                              "448", "465", "57344", "61440", "1e39", "0", "-0", "nan", "inf", "-inf",
+                              "0.25", "0.75", "5", "7"})
             QTest::newRow(t) << QString::fromLatin1(t);
     }
     void typed_values_match_the_engine() {
@@ -79,6 +80,30 @@ private slots:
         QVERIFY(ex.setText(QStringLiteral("0x3p-25")));
         QCOMPARE(ex.probe(Format::fp16).value, 0x1p-23f);
         QCOMPARE(ex.probe(Format::fp16).rel_error, std::fabs(0x1p-23 - 0x3p-25) / 0x3p-25);
+    }
+
+    // E2M1 (REFERENCE.md, "FP4"): its row says it has no NaN or inf and saturates at ±6.
+    void e2m1_row_saturates_and_has_no_nan_or_inf() {
+        FormatExplorer ex;
+        QVERIFY(ex.setText(QStringLiteral("0.75")));  // a tie between 0.5 and 1: to the even code 0010
+        QCOMPARE(ex.probe(Format::e2m1).code, 0x2u);
+        QCOMPARE(ex.probe(Format::e2m1).value, 1.0f);
+        QCOMPARE(ex.probe(Format::e2m1).next_up, 1.5f);
+        QVERIFY(ex.setText(QStringLiteral("100")));
+        QCOMPARE(ex.probe(Format::e2m1).value, 6.0f);
+        QCOMPARE(ex.probe(Format::e2m1).next_up, 6.0f);  // nothing past 6
+        QVERIFY(ex.shownText(Format::e2m1, FormatExplorer::classColumn).contains(QStringLiteral("saturated")));
+        QVERIFY(ex.setText(QStringLiteral("nan")));
+        QCOMPARE(ex.probe(Format::e2m1).cls, FpClass::zero);
+        QVERIFY(ex.shownText(Format::e2m1, FormatExplorer::classColumn).contains(QStringLiteral("no NaN: +0")));
+        QVERIFY(ex.setText(QStringLiteral("-inf")));
+        QCOMPARE(ex.probe(Format::e2m1).value, -6.0f);
+        QVERIFY(ex.shownText(Format::e2m1, FormatExplorer::classColumn).contains(QStringLiteral("no inf: saturated")));
+        bool told = false;
+        for (const QLabel* l : ex.findChildren<QLabel*>())
+            if (l->text().contains(QStringLiteral("FP4 E2M1")))
+                told = l->toolTip().contains(QStringLiteral("no inf, no NaN: saturates at ±6"));
+        QVERIFY(told);
     }
 
     void not_a_number_is_refused_and_the_rows_stay() {

@@ -127,6 +127,8 @@ private slots:
         QTest::newRow("bf16") << mpx::Format::bf16 << -134.0 << -126.0 << 3.3895313892515355e38;
         QTest::newRow("e4m3") << mpx::Format::e4m3 << -10.0 << -6.0 << 448.0;
         QTest::newRow("e5m2") << mpx::Format::e5m2 << -17.0 << -14.0 << 57344.0;
+        // E2M1 from its facts alone: 0.25 ties to 0, 0.5 is its subnormal, 1 … 6 its normals.
+        QTest::newRow("e2m1") << mpx::Format::e2m1 << -2.0 << 0.0 << 6.0;
     }
     void bands_sit_at_the_formats_limits() {
         QFETCH(mpx::Format, format);

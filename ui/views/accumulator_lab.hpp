@@ -110,7 +110,7 @@ private:
         mpx::Format format;
         mpx::AccumulateParams params;
     };
-    QList<QCheckBox*> m_formatBoxes;  // in all_formats' order
+    QList<QCheckBox*> m_formatBoxes;  // in k_labFormats' order (all_formats but E2M1)
     QList<QCheckBox*> m_modelBoxes;   // in AccumulateModel's order
     QSpinBox* m_bits = nullptr;
     QSpinBox* m_promoteEvery = nullptr;

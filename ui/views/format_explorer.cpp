@@ -1,6 +1,7 @@
 // The format explorer (see format_explorer.hpp).
 #include "ui/views/format_explorer.hpp"
 
+#include <QCoreApplication>
 #include <QFontDatabase>
 #include <QGridLayout>
 #include <QLabel>
@@ -22,7 +23,17 @@ const QColor k_sign(142, 68, 173), k_exponent(39, 150, 80), k_mantissa(41, 110, 
 
 QString formatTitle(Format f) {
     const QString n = QString::fromLatin1(to_string(f).data(), int(to_string(f).size())).toUpper();
-    return (f == Format::e4m3 || f == Format::e5m2) ? QStringLiteral("FP8 ") + n : n;
+    if (f == Format::e4m3 || f == Format::e5m2) return QStringLiteral("FP8 ") + n;
+    return f == Format::e2m1 ? QStringLiteral("FP4 ") + n : n;
+}
+
+// What the format does at its ends, from its facts: "no inf, no NaN: saturates at ±6" (E2M1),
+// "no inf: saturates at ±448" (E4M3), empty for the IEEE-like formats.
+QString specials(const FormatInfo& d) {
+    const QString max = QString::number(d.max_finite, 'g', 5);
+    if (!d.has_nan) return QCoreApplication::translate("FormatExplorer", "no inf, no NaN: saturates at ±%1").arg(max);
+    if (!d.has_inf) return QCoreApplication::translate("FormatExplorer", "no inf: saturates at ±%1").arg(max);
+    return {};
 }
 
 QString number(double v) {
@@ -97,7 +108,7 @@ void BitStrip::mousePressEvent(QMouseEvent* e) {
 // ---- FormatRangeBar ------------------------------------------------------------------------------
 
 FormatRangeBar::FormatRangeBar(QWidget* parent) : QWidget(parent) {
-    setMinimumHeight(230);
+    setMinimumHeight(260);  // two lines of facts per format row
     setCursor(Qt::SizeHorCursor);
     setToolTip(tr("Each format's range of magnitudes on a log₂ axis: faint = subnormal (precision lost), "
                   "solid = normal. Press or drag to pick a value."));
@@ -159,15 +170,17 @@ void FormatRangeBar::paintEvent(QPaintEvent*) {
         p.fillRect(QRect(xn, y, std::max(1, xm - xn), h), c);
         p.setPen(palette().color(QPalette::WindowText));
         p.drawText(QRect(0, y, 84, h), Qt::AlignRight | Qt::AlignVCenter, formatTitle(f));
+        const QString ends = specials(d);
         p.drawText(QRect(r.right() + 10, y, 320, h), Qt::AlignLeft | Qt::AlignVCenter,
                    tr("smallest: subnormal %1, normal %2\nlargest %3 · ε (ulp at 1) %4")
-                       .arg(power(d.min_subnormal), power(d.min_normal), QString::number(d.max_finite, 'g', 5),
-                            power(d.epsilon)));
+                           .arg(power(d.min_subnormal), power(d.min_normal), QString::number(d.max_finite, 'g', 5),
+                                power(d.epsilon)) +
+                       (ends.isEmpty() ? QString() : tr(" · saturates")));  // the whole rule in the title's tooltip
         // Where the current value falls for this format: green normal, orange subnormal, red lost.
         if (v > 0 && std::isfinite(v)) {
             const float s = round_to(f, float(v));
             QColor dot(39, 174, 96);
-            if (s == 0.0f || !std::isfinite(s) || (f == Format::e4m3 && v > d.max_finite)) dot = QColor(192, 57, 43);
+            if (s == 0.0f || !std::isfinite(s) || (!d.has_inf && v > d.max_finite)) dot = QColor(192, 57, 43);
             else if (s < d.min_normal) dot = QColor(230, 126, 34);
             p.setBrush(dot);
             p.setPen(Qt::white);
@@ -221,7 +234,9 @@ FormatExplorer::FormatExplorer(QWidget* parent) : QWidget(parent) {
         Row& row = m_rows[static_cast<int>(f)];
         auto* name = new QLabel(QStringLiteral("<b>%1</b>").arg(formatTitle(f)));
         const FormatInfo& d = info(f);
-        name->setToolTip(tr("1 sign, %1 exponent, %2 mantissa bits; bias %3").arg(d.exponent_bits).arg(d.mantissa_bits).arg(d.bias));
+        const QString ends = specials(d);
+        name->setToolTip(tr("1 sign, %1 exponent, %2 mantissa bits; bias %3").arg(d.exponent_bits).arg(d.mantissa_bits).arg(d.bias) +
+                         (ends.isEmpty() ? QString() : QStringLiteral("; ") + ends));
         grid->addWidget(name, r, 0);
         row.bits = new BitStrip(f);
         grid->addWidget(row.bits, r, 1);
@@ -282,7 +297,14 @@ void FormatExplorer::showValue(const TypedValue& v) {
         row.cells[nextUpColumn]->setText(number(p.next_up));
         QString klass = QString::fromLatin1(to_string(p.cls).data(), int(to_string(p.cls).size()));
         QString colour = QStringLiteral("inherit");
-        if (p.overflow) {
+        const FormatInfo& d = info(f);
+        if (!d.has_nan && std::isnan(v.as_float)) {  // E2M1: TE's cast gives +0
+            klass += tr(" (no NaN: +0)");
+            colour = QStringLiteral("#c0392b");
+        } else if (!d.has_nan && std::isinf(v.as_float)) {
+            klass += tr(" (no inf: saturated)");
+            colour = QStringLiteral("#c0392b");
+        } else if (p.overflow) {
             klass += std::isfinite(p.value) ? tr(" (saturated)") : tr(" (overflow)");
             colour = QStringLiteral("#c0392b");
         } else if (p.underflow) {

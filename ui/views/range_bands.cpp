@@ -33,6 +33,12 @@ QString scaleText(double scale) {
     return pow2Text(std::round(std::log2(scale) * 10) / 10);
 }
 QString maxText(mpx::Format f) { return QString::number(format_info(f).max_finite, 'g', 6); }
+// Whether storing in f clips at ±max rather than overflowing: its default rule (E4M3), or it has no
+// inf and no NaN to overflow to (E2M1).
+bool storeSaturates(mpx::Format f) {
+    const FormatInfo d = format_info(f);
+    return d.default_overflow == mpx::Overflow::saturate || !d.has_nan;
+}
 
 // The nearest engine row to `step`: the store keeps every step's row until it thins a long run.
 const gui::Fp8Point* nearestRow(const gui::Fp8Series& s, long long step) {
@@ -170,7 +176,8 @@ QString bandLabel(const BandSpan& b, mpx::Format f, const Fp8Cast* cast) {
             case Band::flushed: return tr("flushed to zero (below %1)").arg(pow2Text(b.hi));
             case Band::subnormal: return tr("subnormal (precision lost)");
             case Band::normal: return tr("normal");
-            case Band::overflow: return tr("overflow (above %1)").arg(maxText(f));
+            case Band::overflow:
+                return storeSaturates(f) ? tr("saturates (above %1)").arg(maxText(f)) : tr("overflow (above %1)").arg(maxText(f));
         }
         return {};
     }
@@ -186,13 +193,15 @@ QString bandLabel(const BandSpan& b, mpx::Format f, const Fp8Cast* cast) {
     return {};
 }
 
-QString bandFate(Band b, const Fp8Cast* cast) {
+QString bandFate(Band b, mpx::Format f, const Fp8Cast* cast) {
     if (!cast) {
         switch (b) {
             case Band::flushed: return tr("too small for %1: they are stored as 0 (the gradient is lost)");
             case Band::subnormal: return tr("so small that %1 keeps fewer significant digits for them");
             case Band::normal: return tr("stored by %1 with its full precision");
-            case Band::overflow: return tr("too large for %1: they become infinity");
+            case Band::overflow:
+                if (storeSaturates(f)) return tr("too large for %1: they are clipped to ±%2").arg(QStringLiteral("%1"), maxText(f));
+                return format_info(f).has_inf ? tr("too large for %1: they become infinity") : tr("too large for %1: they become NaN");
         }
         return {};
     }

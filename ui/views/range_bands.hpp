@@ -61,8 +61,9 @@ Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTens
 
 // A band's label above the plot; `cast` null: the storage format's.
 QString bandLabel(const BandSpan& b, mpx::Format f, const Fp8Cast* cast);
-// One bin's fate in words for the tooltip ("%1": the format's name), per band.
-QString bandFate(Band b, const Fp8Cast* cast);
+// One bin's fate in words for the tooltip ("%1": the format's name), per band; `cast` null: the
+// storage format f's (which saturates instead of overflowing where it has no inf, or no NaN either).
+QString bandFate(Band b, mpx::Format f, const Fp8Cast* cast);
 
 // The bands as shaded rectangles over `plot` between the axis' ends, labelled above at `labelY`
 // (small font; NaN: unlabelled) and clipped to their width.

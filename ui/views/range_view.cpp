@@ -24,6 +24,8 @@
 namespace mpx::ui {
 namespace {
 
+// E2M1 is not drawn: it is only ever used with a block scale (NVFP4, MXFP4), so its unscaled
+// 0.5 … 6 would mislead, as an FP8 cast's unscaled limits would.
 constexpr mpx::Format k_lineFormats[] = {mpx::Format::fp32, mpx::Format::bf16, mpx::Format::fp16,
                                          mpx::Format::e4m3, mpx::Format::e5m2};
 
@@ -500,7 +502,7 @@ QString RangeView::tooltipAt(QPoint pos) const {
         Band band = Band::normal;
         for (const BandSpan& sp : pn.shaded)
             if (b + 0.5 >= sp.lo && b + 0.5 < sp.hi) band = sp.band;
-        const QString what = bandFate(band, cast ? &pn.fp8 : nullptr).arg(formatName(cast ? pn.fp8.format : pn.format));
+        const QString what = bandFate(band, pn.format, cast ? &pn.fp8 : nullptr).arg(formatName(cast ? pn.fp8.format : pn.format));
         const auto session = m_store->session();
         QString t = tr("<b>%1</b>, step %2<br>%3 of the values have |value| between %4 and %5:<br>%6.")
                         .arg(session->runs[static_cast<std::size_t>(pn.run)].label.toHtmlEscaped())

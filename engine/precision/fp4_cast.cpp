@@ -1,0 +1,212 @@
+// fp4_cast_in_place by row groups: a group is the rows one block spans (1, or 16 for 2D tiles and
+// for blocks down columns); per group, the blocks' amaxes and scales first (an integer max on the
+// bits), spread over the group's columns as one factor and one scale per column, then one pass over
+// the group's elements that scales, rounds, tallies and decodes each.
+#include "engine/precision/fp4_cast.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "engine/base/parallel.hpp"
+#include "engine/core/write_back.hpp"
+
+namespace mpx {
+namespace {
+
+constexpr int k_rht_signs[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
+constexpr std::uint32_t k_abs = 0x7fffffffu;
+
+// The amax as torch.amax has it: NaN if any value is NaN (its bits exceed inf's), else max |x|.
+float amax_from_bits(std::uint32_t m) { return m > 0x7f800000u ? NAN : core::float_of(m); }
+
+// Per element: the scaled value rounded (stochastically from `word` when sr), and its decode.
+struct Element {
+    std::uint32_t code;
+    float value;
+};
+
+// A block's scale and the factor its elements are multiplied by, for an amax mapped to `target`
+// (6, or 4 under 4over6's second choice): NVFP4 as TE orders it; MXFP4 by its rule.
+struct BlockScale {
+    float scale = 0.0f, factor = 0.0f;
+};
+BlockScale nv_scale(float vmax, const core::Nvfp4Global& g, float mult) {
+    float d = vmax * mult;
+    if (d > core::k_flt_max) d = core::k_flt_max;
+    if (d > core::k_e4m3_max) d = core::k_e4m3_max;
+    BlockScale b;
+    b.scale = core::decode_bits(Format::e4m3, core::encode_bits(Format::e4m3, d, Overflow::saturate));
+    b.factor = core::nvfp4_encode_scale(b.scale, g);
+    return b;
+}
+
+struct Caster {
+    const Fp4Cast& c;
+    bool nv;
+    core::Nvfp4Global g;
+    std::uint64_t key = 0;
+    int cols = 0;
+
+    float decode(std::uint32_t code, float scale) const {
+        return nv ? core::nvfp4_decode(code, scale, g) : core::e2m1_value(code) * scale;
+    }
+    // One element at row-major index i with its block's factor and scale, tallied.
+    float cast(float x, std::size_t i, float factor, float scale, Fp4Tally& t, std::uint8_t* codes) const {
+        const float sv = x * factor;
+        const float v = core::fp4_scaled(x, factor);
+        const std::uint32_t code =
+            c.sr_key ? core::e2m1_code_stochastic(v, core::round_word(key, i)) : core::e2m1_code(v);
+        t.counts.overflow += std::fabs(sv) > core::k_e2m1_max;
+        t.counts.nonzero += x != 0.0f;
+        t.counts.underflow += (x != 0.0f && x == x && (code & 7u) == 0u);
+        ++t.record.codes[code & 7u];
+        if (codes) codes[i] = static_cast<std::uint8_t>(code);
+        return decode(code, scale);
+    }
+    // The error of casting a block with (factor, scale), RNE, in double (4over6's choice).
+    template <class Each>
+    double error(Each each, float factor, float scale) const {
+        double e = 0.0;
+        each([&](float x) {
+            const double d = static_cast<double>(decode(core::e2m1_code(core::fp4_scaled(x, factor)), scale)) - x;
+            e += c.metric == Fp4Metric::mse ? d * d : std::fabs(d);
+        });
+        return e;
+    }
+};
+
+}  // namespace
+
+float rht_entry(int k, int j) {
+    // Sylvester: H16[k][j] = (−1)^popcount(k & j).
+    const int h = (__builtin_popcount(static_cast<unsigned>(k & j)) & 1) ? -1 : 1;
+    return static_cast<float>(k_rht_signs[k] * h) * 0.25f;
+}
+
+void rht_in_place(float* v, int rows, int cols, MxAxis axis) {
+    float t[16][16];
+    for (int k = 0; k < 16; ++k)
+        for (int j = 0; j < 16; ++j) t[k][j] = rht_entry(k, j);
+    const std::size_t C = static_cast<std::size_t>(cols);
+    if (axis == MxAxis::rows) {
+        parallel_for(static_cast<std::size_t>(rows), [&](std::size_t r) {
+            for (std::size_t b = 0; b + 16 <= C; b += 16) {
+                float* x = v + r * C + b;
+                float in[16], out[16];
+                std::copy(x, x + 16, in);
+                for (int j = 0; j < 16; ++j) {
+                    float acc = 0.0f;
+                    for (int k = 0; k < 16; ++k) acc = acc + in[k] * t[k][j];
+                    out[j] = acc;
+                }
+                std::copy(out, out + 16, x);
+            }
+        });
+        return;
+    }
+    // Down columns: 16 rows at a time, every column at once (the same sums, k order).
+    parallel_for(static_cast<std::size_t>(rows / 16), [&](std::size_t g) {
+        thread_local std::vector<float> in;
+        in.assign(v + g * 16 * C, v + (g + 1) * 16 * C);
+        for (int j = 0; j < 16; ++j) {
+            float* out = v + (g * 16 + static_cast<std::size_t>(j)) * C;
+            std::fill(out, out + C, 0.0f);
+            for (int k = 0; k < 16; ++k) {
+                const float w = t[k][j];
+                const float* x = in.data() + static_cast<std::size_t>(k) * C;
+                for (std::size_t col = 0; col < C; ++col) out[col] = out[col] + x[col] * w;
+            }
+        }
+    });
+}
+
+Fp4Tally fp4_cast_in_place(float* v, int rows, int cols, MxAxis axis, const Fp4Cast& c, Fp4Outputs out) {
+    Fp4Tally total;
+    const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+    if (n == 0) return total;
+    const bool nv = c.kind == Fp4Kind::nvfp4;
+    const int B = c.block();
+    const int tile = nv && c.two_d ? core::k_nvfp4_block : 1;
+    // A group spans `height` rows; within it a block spans `width` columns.
+    const int height = axis == MxAxis::rows ? tile : B;
+    const int width = axis == MxAxis::rows ? B : tile;
+    const int groups = (rows + height - 1) / height;
+    const int segments = (cols + width - 1) / width;
+    const std::size_t C = static_cast<std::size_t>(cols);
+
+    std::uint32_t amax_bits = 0;
+    for (std::size_t i = 0; i < n; ++i) amax_bits = std::max(amax_bits, core::bits_of(v[i]) & k_abs);
+    total.amax = amax_from_bits(amax_bits);
+    Caster k{c, nv, {}, c.sr_key.value_or(0), cols};
+    if (nv) {
+        k.g = core::nvfp4_global(total.amax, c.four_over_six ? 256.0f : core::k_e4m3_max);
+        total.s_enc = k.g.enc;
+        total.s_dec = k.g.dec;
+    }
+    const float mult4 = k.g.enc * 0.25f;  // 4over6's second choice maps the amax to 4
+
+    const std::size_t pieces = std::clamp<std::size_t>(static_cast<std::size_t>(groups), 1, 64);
+    Fp4Tally part[64];
+    parallel_for(pieces, [&](std::size_t p) {
+        const auto [g0, g1] = piece_range(static_cast<std::size_t>(groups), pieces, p);
+        thread_local std::vector<float> factor, scale;
+        thread_local std::vector<std::uint32_t> seg_amax;
+        factor.resize(C);
+        scale.resize(C);
+        seg_amax.resize(static_cast<std::size_t>(segments));
+        Fp4Tally& t = part[p];
+        for (std::size_t g = g0; g < g1; ++g) {
+            const std::size_t r0 = g * static_cast<std::size_t>(height);
+            const std::size_t r1 = std::min<std::size_t>(static_cast<std::size_t>(rows), r0 + static_cast<std::size_t>(height));
+            std::fill(seg_amax.begin(), seg_amax.end(), 0u);
+            for (std::size_t r = r0; r < r1; ++r) {
+                const float* row = v + r * C;
+                for (std::size_t col = 0; col < C; ++col) {
+                    std::uint32_t& m = seg_amax[col / static_cast<std::size_t>(width)];
+                    m = std::max(m, core::bits_of(row[col]) & k_abs);
+                }
+            }
+            for (int s = 0; s < segments; ++s) {
+                const float vmax = amax_from_bits(seg_amax[static_cast<std::size_t>(s)]);
+                const std::size_t c0 = static_cast<std::size_t>(s) * static_cast<std::size_t>(width);
+                const std::size_t c1 = std::min(C, c0 + static_cast<std::size_t>(width));
+                BlockScale b;
+                if (nv) {
+                    b = nv_scale(vmax, k.g, k.g.block_mult);
+                    if (c.four_over_six) {
+                        const BlockScale b4 = nv_scale(vmax, k.g, mult4);
+                        const auto each = [&](auto&& fn) {
+                            for (std::size_t r = r0; r < r1; ++r)
+                                for (std::size_t col = c0; col < c1; ++col) fn(v[r * C + col]);
+                        };
+                        if (k.error(each, b4.factor, b4.scale) < k.error(each, b.factor, b.scale)) b = b4;
+                    }
+                } else {
+                    const int e = core::mxfp4_exponent(vmax, c.mx_rule);
+                    b.scale = e == core::k_mx_nan_exponent ? NAN : core::mx_scale_value(e);
+                    b.factor = 1.0f / b.scale;
+                }
+                if (out.scales) out.scales[g * static_cast<std::size_t>(segments) + static_cast<std::size_t>(s)] = b.scale;
+                std::fill(factor.begin() + static_cast<std::ptrdiff_t>(c0), factor.begin() + static_cast<std::ptrdiff_t>(c1), b.factor);
+                std::fill(scale.begin() + static_cast<std::ptrdiff_t>(c0), scale.begin() + static_cast<std::ptrdiff_t>(c1), b.scale);
+                ++t.record.blocks;
+                const std::uint32_t top = core::e2m1_code(core::fp4_scaled(vmax, b.factor)) & 7u;
+                t.record.top6 += top == 7u;
+                t.record.top4 += top == 6u;
+            }
+            for (std::size_t r = r0; r < r1; ++r) {
+                float* row = v + r * C;
+                for (std::size_t col = 0; col < C; ++col)
+                    row[col] = k.cast(row[col], r * C + col, factor[col], scale[col], t, out.codes);
+            }
+        }
+    });
+    for (std::size_t p = 0; p < pieces; ++p) {
+        total.counts += part[p].counts;
+        total.record.add(part[p].record);
+    }
+    return total;
+}
+
+}  // namespace mpx
