@@ -16,6 +16,7 @@
 #include "engine/core/rng.hpp"
 #include "engine/core/write_back.hpp"
 #include "engine/precision/fp4_quant.hpp"
+#include "engine/precision/fp4_recipe.hpp"
 
 using namespace mpx;
 
@@ -235,5 +236,171 @@ private slots:
     }
 };
 
-QTEST_APPLESS_MAIN(TestFp4)
+namespace {
+
+// A matrix of ordinary, heavy-tailed and edge values (ties, ±6 region, subnormals, zeros, −0.0).
+std::vector<float> mixed_matrix(int rows, int cols, std::uint64_t seed, bool specials) {
+    Rng rng(seed);
+    std::vector<float> v(static_cast<std::size_t>(rows) * cols);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const double u = rng.uniform();
+        float x = static_cast<float>(rng.normal() * std::exp2(std::floor(rng.uniform() * 12.0) - 6.0));
+        if (u < 0.05) x = 0.0f;
+        else if (u < 0.07) x = -0.0f;
+        else if (u < 0.09) x = from_bits(1u + static_cast<std::uint32_t>(rng.uniform() * 1000.0));
+        else if (u < 0.10) x = static_cast<float>(rng.normal() * 1e6);
+        v[i] = x;
+    }
+    if (specials && v.size() > 8) {
+        v[3] = INFINITY;
+        v[v.size() / 2] = -INFINITY;
+    }
+    return v;
+}
+
+void compare_tallies(const Fp4Tally& a, const Fp4Tally& b) {
+    QCOMPARE(bits(a.amax), bits(b.amax));
+    QCOMPARE(bits(a.s_enc), bits(b.s_enc));
+    QCOMPARE(a.counts.overflow, b.counts.overflow);
+    QCOMPARE(a.counts.underflow, b.counts.underflow);
+    QCOMPARE(a.counts.nonzero, b.counts.nonzero);
+    for (int k = 0; k < 8; ++k) QCOMPARE(a.record.codes[k], b.record.codes[k]);
+    QCOMPARE(a.record.blocks, b.record.blocks);
+    QCOMPARE(a.record.top6, b.record.top6);
+    QCOMPARE(a.record.top4, b.record.top4);
+}
+
+}  // namespace
+
+class TestFp4Training : public QObject {
+    Q_OBJECT
+private slots:
+    // Training's casts take a vectorised path (no codes asked for, no stochastic rounding); asking
+    // for the codes takes the element-by-element path quantize uses, which the numpy oracle checks.
+    // Both must give the same bits and the same tallies, on every layout training uses.
+    void fastPathEqualsElementPath() {
+        struct Case {
+            Fp4Kind kind;
+            bool two_d, four_over_six;
+            MxAxis axis;
+            core::MxScaleRule rule;
+        };
+        const Case cases[] = {
+            {Fp4Kind::nvfp4, false, false, MxAxis::rows, core::MxScaleRule::rceil},
+            {Fp4Kind::nvfp4, false, false, MxAxis::cols, core::MxScaleRule::rceil},
+            {Fp4Kind::nvfp4, true, false, MxAxis::rows, core::MxScaleRule::rceil},
+            {Fp4Kind::nvfp4, true, false, MxAxis::cols, core::MxScaleRule::rceil},
+            {Fp4Kind::nvfp4, false, true, MxAxis::rows, core::MxScaleRule::rceil},
+            {Fp4Kind::mxfp4, false, false, MxAxis::rows, core::MxScaleRule::floor},
+            {Fp4Kind::mxfp4, false, false, MxAxis::cols, core::MxScaleRule::rceil},
+            {Fp4Kind::mxfp4, false, false, MxAxis::rows, core::MxScaleRule::even},
+        };
+        int checked = 0;
+        for (const Case& k : cases)
+            for (const auto& [rows, cols] : {std::pair{37, 53}, std::pair{64, 128}, std::pair{5, 3}})
+                for (bool specials : {false, true}) {
+                    const auto x = mixed_matrix(rows, cols, 100 + checked, specials);
+                    Fp4Cast c;
+                    c.kind = k.kind;
+                    c.two_d = k.two_d;
+                    c.four_over_six = k.four_over_six;
+                    c.mx_rule = k.rule;
+                    std::vector<float> fast = x, slow = x;
+                    std::vector<std::uint8_t> codes(x.size());
+                    const Fp4Tally tf = fp4_cast_in_place(fast.data(), rows, cols, k.axis, c);
+                    const Fp4Tally ts = fp4_cast_in_place(slow.data(), rows, cols, k.axis, c, {codes.data(), nullptr});
+                    for (std::size_t i = 0; i < x.size(); ++i)
+                        if (bits(fast[i]) != bits(slow[i]))
+                            QFAIL(qPrintable(QString("element %1 of case %2: fast %3, element path %4 (input %5)")
+                                                 .arg(i).arg(checked).arg(fast[i]).arg(slow[i]).arg(x[i])));
+                    compare_tallies(tf, ts);
+                    ++checked;
+                }
+        QCOMPARE(checked, 48);
+    }
+
+    // Blocks down columns are the transpose's blocks along rows, bit for bit (the Wgrad copies).
+    void columnBlocksAreTheTransposesRowBlocks() {
+        const int rows = 48, cols = 20;
+        const auto x = mixed_matrix(rows, cols, 7, false);
+        std::vector<float> t(x.size());
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < cols; ++c) t[static_cast<std::size_t>(c) * rows + r] = x[static_cast<std::size_t>(r) * cols + c];
+        for (Fp4Kind kind : {Fp4Kind::nvfp4, Fp4Kind::mxfp4}) {
+            Fp4Cast c;
+            c.kind = kind;
+            std::vector<float> a = x, b = t;
+            fp4_cast_in_place(a.data(), rows, cols, MxAxis::cols, c);
+            fp4_cast_in_place(b.data(), cols, rows, MxAxis::rows, c);
+            for (int r = 0; r < rows; ++r)
+                for (int col = 0; col < cols; ++col)
+                    QCOMPARE(bits(a[static_cast<std::size_t>(r) * cols + col]), bits(b[static_cast<std::size_t>(col) * rows + r]));
+        }
+    }
+
+    // The Hadamard transform preserves the Wgrad product: (Tᵀ dy)ᵀ (Tᵀ x) = dyᵀ x (T orthogonal), so
+    // the transform changes only what the quantization sees.
+    void hadamardKeepsTheProduct() {
+        const int B = 32, out = 5, in = 7;
+        auto dy = mixed_matrix(B, out, 11, false), x = mixed_matrix(B, in, 12, false);
+        for (float& v : dy) v = std::isfinite(v) && std::fabs(v) < 1e3f ? v : 1.0f;
+        for (float& v : x) v = std::isfinite(v) && std::fabs(v) < 1e3f ? v : 1.0f;
+        auto tdy = dy, tx = x;
+        rht_in_place(tdy.data(), B, out, MxAxis::cols);
+        rht_in_place(tx.data(), B, in, MxAxis::cols);
+        for (int o = 0; o < out; ++o)
+            for (int i = 0; i < in; ++i) {
+                double plain = 0.0, transformed = 0.0, size = 0.0;
+                for (int b = 0; b < B; ++b) {
+                    plain += double(dy[b * out + o]) * x[b * in + i];
+                    transformed += double(tdy[b * out + o]) * tx[b * in + i];
+                    size += std::fabs(double(dy[b * out + o]) * x[b * in + i]);
+                }
+                QVERIFY2(std::fabs(plain - transformed) <= 1e-5 * size + 1e-30,
+                         qPrintable(QString("(%1,%2): %3 vs %4").arg(o).arg(i).arg(plain).arg(transformed)));
+            }
+    }
+
+    // The recipe: which cast each operand of each GEMM takes (TE's NVFP4BlockScaling).
+    void recipeCasts() {
+        Fp4Gemm g;
+        g.recipe = Fp4Config{};
+        QVERIFY(g.cast(Fp8Tensor::w, false).two_d);
+        QVERIFY(g.cast(Fp8Tensor::w, true).two_d);
+        QVERIFY(!g.cast(Fp8Tensor::x, false).two_d);
+        QVERIFY(!g.cast(Fp8Tensor::x, true).sr_key);
+        QVERIFY(g.cast(Fp8Tensor::dy, false).sr_key);
+        QVERIFY(g.cast(Fp8Tensor::dy, true).sr_key);
+        QVERIFY(*g.cast(Fp8Tensor::dy, false).sr_key != *g.cast(Fp8Tensor::dy, true).sr_key);
+        QVERIFY(g.rht(Fp8Tensor::x, true) && g.rht(Fp8Tensor::dy, true));
+        QVERIFY(!g.rht(Fp8Tensor::x, false) && !g.rht(Fp8Tensor::dy, false) && !g.rht(Fp8Tensor::w, true));
+        Fp4Overrides o;
+        QVERIFY(parse_fp4_switch("no-sr", Fp4Kind::nvfp4, o, "nvfp4+no-sr", "runs"));
+        QVERIFY(parse_fp4_switch("bf16-last-2", Fp4Kind::nvfp4, o, "x", "runs"));
+        QVERIFY(!parse_fp4_switch("pytorch", Fp4Kind::nvfp4, o, "x", "runs"));
+        QCOMPARE(fp4_switch_suffix(o), std::string("+no-sr+bf16-last-2"));
+        g.recipe = resolve_fp4(Fp4Kind::nvfp4, Fp4Config{}, o);
+        QVERIFY(!g.cast(Fp8Tensor::dy, false).sr_key);
+        QCOMPARE(g.recipe.bf16_last, 2);
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_fp4_switch("no-rht", Fp4Kind::mxfp4, o, "mxfp4+no-rht", "runs"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_fp4_switch("floor", Fp4Kind::nvfp4, o, "nvfp4+floor", "runs"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_fp4_switch("bf16-last-x", Fp4Kind::nvfp4, o, "x", "runs"));
+        QVERIFY_THROWS_EXCEPTION(ConfigError, parse_fp4_switch("sr", Fp4Kind::nvfp4, o, "x", "runs"));  // twice
+        const Fp4Config mx = resolve_fp4(Fp4Kind::mxfp4, Fp4Config{}, {});
+        QVERIFY(!mx.rht && !mx.sr && !mx.weights_2d && !mx.four_over_six);
+    }
+};
+
+int main(int argc, char** argv) {
+    int status = 0;
+    {
+        TestFp4 t;
+        status |= QTest::qExec(&t, argc, argv);
+    }
+    {
+        TestFp4Training t;
+        status |= QTest::qExec(&t, argc, argv);
+    }
+    return status;
+}
 #include "test_fp4.moc"

@@ -157,11 +157,16 @@ int run_run(const RunOptions& o) {
     if (o.snippet == "transformer-engine") {  // the FP8 recipe of the first FP8 run
         for (const auto& label : cfg.runs) {
             const RunInfo info = resolve_run(label, cfg);
+            if (is_fp4(info.spec.mode)) {
+                std::cout << fp4_recipe_snippet(info.spec.mode, info.fp4);
+                return 0;
+            }
             if (!is_fp8(info.spec.mode)) continue;
             std::cout << fp8_recipe_snippet(cfg.fp8, info.spec.mode, info.spec.fp8_recipe, info.accumulation);
             return 0;
         }
-        throw ConfigError("--snippet", "transformer-engine describes an FP8 run; add fp8-hybrid, fp8-e4m3 or mxfp8 to the runs");
+        throw ConfigError("--snippet", "transformer-engine describes an FP8 or FP4 run; add fp8-hybrid, fp8-e4m3, "
+                                       "mxfp8, nvfp4 or mxfp4 to the runs");
     }
     if (!o.snippet.empty()) {
         const auto fw = parse_framework(o.snippet);
@@ -205,9 +210,9 @@ int run_run(const RunOptions& o) {
     std::vector<RunInfo> infos;
     for (std::size_t i = 0; i < session.run_count(); ++i) infos.push_back(session.run(i).info());
     if (!o.fp8_scales.empty() &&
-        std::none_of(infos.begin(), infos.end(), [](const RunInfo& i) { return is_fp8(i.spec.mode); }))
-        throw ConfigError("--fp8-scales", "no run trains in FP8, so there are no FP8 scales to write; "
-                                          "add fp8-hybrid, fp8-e4m3 or mxfp8 to the runs (--precision)");
+        std::none_of(infos.begin(), infos.end(), [](const RunInfo& i) { return scales_gemms(i.spec.mode); }))
+        throw ConfigError("--fp8-scales", "no run trains in FP8 or FP4, so there are no scales to write; "
+                                          "add fp8-hybrid, fp8-e4m3, mxfp8, nvfp4 or mxfp4 to the runs (--precision)");
 
     std::unique_ptr<CsvWriter> csv;
     if (!o.csv.empty()) csv = std::make_unique<CsvWriter>(o.csv);
@@ -356,7 +361,7 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--histograms", o->histograms,
                     "Write the exponent histograms (every instruments.every steps) to this CSV, long form");
     cmd->add_option("--fp8-scales", o->fp8_scales,
-                    "Write every FP8 tensor's amax and scale per step to this CSV, long form (FP8 runs only)");
+                    "Write every FP8/FP4 tensor's amax and scale per step to this CSV, long form (FP8 and FP4 runs only)");
     cmd->add_option("--save-state", o->save_state, "After the last step, save everything needed to resume (JSON)");
     cmd->add_option("--resume", o->resume, "Continue a saved state up to its step count (--steps raises it)");
     cmd->add_flag("--print-config", o->print_config, "Print the resolved configuration as JSON and exit");

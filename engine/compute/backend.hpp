@@ -75,6 +75,9 @@ public:
 
     Tensor alloc(Format f, int rows, int cols, MemCategory c);
     const MemoryTotals& memory() const { return m_memory; }
+    // Bytes a real implementation holds that the emulation does not allocate (FP4 runs' packed
+    // copies: the CPU casts each GEMM's operands afresh), counted under `c` for the run's life.
+    void count_held(MemCategory c, std::int64_t bytes) { m_memory.bytes[static_cast<int>(c)] += bytes; }
 
     // ---- the step record ----
     // Zeroes the record (queued behind earlier work on the GPU).

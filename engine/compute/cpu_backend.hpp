@@ -19,6 +19,7 @@
 #include "engine/base/parallel.hpp"
 #include "engine/compute/backend.hpp"
 #include "engine/precision/fp8_scaling.hpp"
+#include "engine/precision/fp4_cast.hpp"
 #include "engine/precision/mxfp8_cast.hpp"
 
 namespace mpx::cpu {
@@ -406,6 +407,11 @@ private:
     // cast's counts to the step's FP8 record (a counted site only).
     float fp8_operand(const Tensor& t, Scratch& scratch, Fp8Tensor which, MxAxis axis, Sink sink,
                       bool record);
+    // The FP4 layer's cast of an operand (fp8_operand's, Fp8Gemm::fp4): blocks along rows, or down
+    // columns for the column-wise copies (w's Dgrad copy, x's and dy's Wgrad copies), those of x and
+    // dy after the Hadamard transform where the recipe has it, their rows zero-padded to 16 (so
+    // both Wgrad operands have the same, padded depth). Returns 1: the values are decoded.
+    float fp4_operand(const Tensor& t, Scratch& scratch, Fp8Tensor which, MxAxis axis, Sink sink, bool record);
 
     // Both backward GEMMs of an FP8 layer. dy is cast once per GEMM that needs it (MXFP8 blocks it
     // along rows for dx and down columns for dw, as TE keeps row- and column-wise copies) and

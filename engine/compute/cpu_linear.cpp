@@ -76,6 +76,7 @@ void CpuBackend::accumulate_into(float* values, std::size_t n, Format through, T
 float CpuBackend::fp8_operand(const Tensor& t, Scratch& scratch, Fp8Tensor which, MxAxis axis, Sink sink,
                   bool record) {
     const Fp8Gemm& g = *fp8();
+    if (g.fp4) return fp4_operand(t, scratch, which, axis, sink, record);
     const std::size_t n = t.size();
     float* v = scratch.shape(t.rows(), t.cols()).data();
     decode_pieces(t.format(), t.data(), v, n);
@@ -111,6 +112,34 @@ float CpuBackend::fp8_operand(const Tensor& t, Scratch& scratch, Fp8Tensor which
         stats().fp8[fp8_index(layer(), which)].add(r);
     }
     return scale;
+}
+
+float CpuBackend::fp4_operand(const Tensor& t, Scratch& scratch, Fp8Tensor which, MxAxis axis, Sink sink,
+                              bool record) {
+    const Fp4Gemm& g = *fp8()->fp4;
+    const bool columnwise = axis == MxAxis::cols;
+    const bool rht = g.rht(which, columnwise);
+    const int rows = t.rows(), cols = t.cols();
+    const int padded = rht ? (rows + core::k_nvfp4_block - 1) / core::k_nvfp4_block * core::k_nvfp4_block : rows;
+    float* v = scratch.shape(padded, cols).data();
+    decode_pieces(t.format(), t.data(), v, t.size());
+    bin_values(sink.bins, v, t.size());
+    std::fill(v + t.size(), v + static_cast<std::size_t>(padded) * static_cast<std::size_t>(cols), 0.0f);
+    if (rht) rht_in_place(v, padded, cols, MxAxis::cols);
+    const Fp4Tally tally = fp4_cast_in_place(v, padded, cols, axis, g.cast(which, columnwise));
+    if (sink.counts) *sink.counts += tally.counts;
+    if (record && site() >= 0) {
+        core::Fp8Record r;
+        r.amax = tally.amax;
+        r.scale = tally.s_enc;
+        r.saturated = tally.counts.overflow;
+        r.underflow = tally.counts.underflow;
+        r.nonzero = tally.counts.nonzero;
+        r.count = t.size();
+        stats().fp8[fp8_index(layer(), which)].add(r);
+        stats().fp4[fp8_index(layer(), which)].add(tally.record);
+    }
+    return 1.0f;
 }
 
 void CpuBackend::fp8_backward(const Tensor& dy, const Tensor* x, const Tensor* w, Format round_through,

@@ -23,7 +23,7 @@ ScalerConfig with_overrides(ScalerConfig s, const nlohmann::json& overrides) {
 
 RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
                     const nlohmann::json& overrides, WriteBack session_write_back,
-                    const AccumulateConfig& accumulate) {
+                    const AccumulateConfig& accumulate, const Fp4Config& fp4) {
     RunInfo info;
     info.spec = parse_run_spec(label, "runs");
     const DefaultScaler def = default_scaler(info.spec);
@@ -48,6 +48,8 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
     }
     info.label = info.spec.base_label();
     if (info.spec.fp8_recipe) info.label += "+" + std::string(enum_name(*info.spec.fp8_recipe));
+    info.label += fp4_switch_suffix(info.spec.fp4);
+    if (is_fp4(info.spec.mode)) info.fp4 = resolve_fp4(fp4_kind(info.spec.mode), fp4, info.spec.fp4);
     if (writes_narrow_weights(info.spec.mode)) info.write_back = info.spec.write_back.value_or(session_write_back);
     if (info.write_back != WriteBack::nearest) info.label += "+" + std::string(write_back_suffix(info.write_back));
     info.accumulate_plan = run_accumulate_plan(info.spec, accumulate);
@@ -66,7 +68,7 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
 }
 
 RunInfo resolve_run(std::string_view label, const SessionConfig& c) {
-    return resolve_run(label, c.scaler, c.scaler_overrides, c.train.write_back, c.accumulate);
+    return resolve_run(label, c.scaler, c.scaler_overrides, c.train.write_back, c.accumulate, c.fp4);
 }
 
 }  // namespace mpx

@@ -24,6 +24,8 @@ struct RunInfo {
     // models (engine/config/accumulate_config.hpp); all exact unless one of them names a model.
     AccumulatePlan accumulate_plan = AccumulatePlan::exact;
     GemmAccumulation accumulation;
+    // FP4 runs: the session's fp4 section with the label's switches over it (resolve_fp4).
+    Fp4Config fp4;
 };
 
 // `label` as in SessionConfig::runs; `session_scaler` is the scaler of runs that name none. Throws
@@ -35,7 +37,7 @@ struct RunInfo {
 // GEMMs are not all exact carries its plan in its label ("+acc-te").
 RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
                     const nlohmann::json& scaler_overrides, WriteBack session_write_back = WriteBack::nearest,
-                    const AccumulateConfig& accumulate = {});
+                    const AccumulateConfig& accumulate = {}, const Fp4Config& fp4 = {});
 
 struct SessionConfig;
 // A label of session c's, resolved with c's scaler, scaler_overrides, train.write_back and accumulate.

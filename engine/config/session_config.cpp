@@ -71,6 +71,7 @@ void validate(const SessionConfig& c) {
     validate(c.train);
     validate(c.scaler);
     validate(c.fp8);
+    validate(c.fp4);
     validate(c.accumulate);
     std::set<std::string> labels;
     bool write_back_reaches = false;  // train.write_back reaches a run (a pure-* run naming none)
@@ -85,6 +86,11 @@ void validate(const SessionConfig& c) {
                              info.spec.accumulate == AccumulatePlan::custom;
         scaler_reaches = scaler_reaches || info.follows_session_scaler;
         any_dynamic = any_dynamic || info.scaler.kind == ScalerKind::dynamic;
+        if (is_fp4(info.spec.mode) && info.fp4.bf16_first + info.fp4.bf16_last >= c.model.layers())
+            throw ConfigError(info.spec.fp4.bf16_first || info.spec.fp4.bf16_last ? "runs" : "fp4.bf16_last",
+                              "run '" + info.label + "' keeps " + std::to_string(info.fp4.bf16_first) + " first and " +
+                                  std::to_string(info.fp4.bf16_last) + " last linear layers in BF16, and this model has " +
+                                  std::to_string(c.model.layers()) + ": no layer would train in FP4");
         if (info.spec.mode != Mode::selective) continue;
         for (const auto& name : c.selective_layers) {
             bool found = false;
@@ -137,6 +143,16 @@ nlohmann::json fp8_to_json(const Fp8Config& f) {
             {"margin", f.margin},
             {"e4m3_overflow", std::string(enum_name(f.e4m3_overflow))}};
 }
+nlohmann::json fp4_to_json(const Fp4Config& f) {
+    return {{"rht", f.rht},
+            {"sr", f.sr},
+            {"weights_2d", f.weights_2d},
+            {"bf16_first", f.bf16_first},
+            {"bf16_last", f.bf16_last},
+            {"four_over_six", f.four_over_six},
+            {"four_over_six_metric", std::string(enum_name(f.four_over_six_metric))},
+            {"mx_scale_rule", std::string(enum_name(f.mx_scale_rule))}};
+}
 }  // namespace
 
 nlohmann::json to_json(const SessionConfig& c) {
@@ -174,6 +190,9 @@ nlohmann::json to_json(const SessionConfig& c) {
                    c.fp8.e4m3_overflow != d8.e4m3_overflow;
     for (const auto& r : c.runs) any_fp8 = any_fp8 || r.rfind("fp8-", 0) == 0 || r.rfind("mxfp8", 0) == 0;
     if (any_fp8) j["fp8"] = fp8_to_json(c.fp8);
+    bool any_fp4 = c.fp4 != Fp4Config{};
+    for (const auto& r : c.runs) any_fp4 = any_fp4 || r.rfind("nvfp4", 0) == 0 || r.rfind("mxfp4", 0) == 0;
+    if (any_fp4) j["fp4"] = fp4_to_json(c.fp4);
     // Likewise the accumulate section only where it differs from exact FP32 accumulation.
     if (c.accumulate != AccumulateConfig{}) j["accumulate"] = c.accumulate;
     j["selective_layers"] = c.selective_layers;
@@ -266,6 +285,18 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
         f.get_enum("e4m3_overflow", c.fp8.e4m3_overflow);
         f.finish();
     }
+    if (r.has("fp4")) {
+        JsonReader f(r.at("fp4"), "fp4");
+        f.get("rht", c.fp4.rht);
+        f.get("sr", c.fp4.sr);
+        f.get("weights_2d", c.fp4.weights_2d);
+        f.get("bf16_first", c.fp4.bf16_first);
+        f.get("bf16_last", c.fp4.bf16_last);
+        f.get("four_over_six", c.fp4.four_over_six);
+        f.get_enum("four_over_six_metric", c.fp4.four_over_six_metric);
+        f.get_enum("mx_scale_rule", c.fp4.mx_scale_rule);
+        f.finish();
+    }
     if (r.has("accumulate")) c.accumulate = accumulate_config_from_json(r.at("accumulate"), c.accumulate);
     if (r.has("selective_layers")) c.selective_layers = string_list(r, "selective_layers");
     if (r.has("classroom")) c.classroom = string_list(r, "classroom");
@@ -350,6 +381,7 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
     nlohmann::json known = to_json(c);  // the keys that exist
     if (!known.contains("live_changes")) known["live_changes"] = nlohmann::json::array();
     if (!known.contains("fp8")) known["fp8"] = fp8_to_json(c.fp8);  // to_json leaves it out without FP8 runs
+    if (!known.contains("fp4")) known["fp4"] = fp4_to_json(c.fp4);  // and this one without FP4 runs
     if (!known.contains("accumulate")) known["accumulate"] = c.accumulate;  // and this one at its defaults
     nlohmann::json j = known;
     for (const auto& assignment : assignments) {

@@ -58,6 +58,7 @@ struct SessionConfig {
     // growth_interval so several frameworks show their events within a short demo).
     nlohmann::json scaler_overrides = nlohmann::json::object();
     Fp8Config fp8;  // FP8 runs' scaling recipe (engine/precision/fp8_scaling.hpp)
+    Fp4Config fp4;  // FP4 runs' recipe (engine/precision/fp4_recipe.hpp)
     // The accumulation models of FP8 runs' GEMMs (engine/config/accumulate_config.hpp); the defaults
     // accumulate exactly in FP32, as every run did before the models existed.
     AccumulateConfig accumulate;

@@ -51,7 +51,10 @@ MPX_HOST_DEVICE inline std::uint32_t e2m1_code_stochastic(float v, std::uint32_t
     if (a >= 6.0) {
         lo = 7;
     } else {
-        while (lo < 7 && static_cast<double>(e2m1_value(lo + 1)) <= a) ++lo;
+        // the grid points at or below a (the grid is sorted: as many as a while loop would pass)
+        lo = static_cast<std::uint32_t>(a >= 0.5) + static_cast<std::uint32_t>(a >= 1.0) +
+             static_cast<std::uint32_t>(a >= 1.5) + static_cast<std::uint32_t>(a >= 2.0) +
+             static_cast<std::uint32_t>(a >= 3.0) + static_cast<std::uint32_t>(a >= 4.0);
         const double l = e2m1_value(lo), h = e2m1_value(lo + 1);
         const double f = (a - l) / (h - l);  // exact: a − l has at most 24 bits, h − l is 0.5, 1 or 2
         const auto threshold = static_cast<std::uint64_t>(f * 4294967296.0);  // floor: f · 2^32 is exact

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "engine/core/format_core.hpp"
+#include "engine/core/fp4.hpp"
 #include "engine/core/fp8_math.hpp"
 #include "engine/core/host_device.hpp"
 #include "engine/core/scaler_rule.hpp"
@@ -106,6 +107,8 @@ struct StepStats {
     double sum_squares = 0.0;  // of the unscaled gradients, in core::k_sum_chunk order
     // FP8 runs: what each layer's scaled casts did, fp8_index(layer, tensor); zero elsewhere.
     core::Fp8Record fp8[k_max_layers * k_fp8_tensors];
+    // FP4 runs: where those casts' elements and blocks landed on the E2M1 grid, by the same index.
+    core::Fp4Record fp4[k_max_layers * k_fp8_tensors];
     ScalerStep scaler;  // Backend::scaler_update
     long long applied_steps = 0;  // Backend::count_applied_step: the optimizer steps taken so far
     long long schedule_steps = 0;  // Backend::count_schedule_step: the LR schedule's steps so far

@@ -76,12 +76,16 @@ void write_fp8_scales_csv(const std::filesystem::path& path, const std::vector<R
     for (std::size_t r = 0; r < runs.size() && r < rows.size(); ++r) {
         if (!rows[r]) continue;
         const std::string run = csv_field(runs[r].label);
+        // Block formats by the run's name (mxfp8, nvfp4, mxfp4); NVFP4's scale is its global encode
+        // scale S_enc (its block scales are per 16), MX's none.
+        const std::string block_name = runs[r].spec.precision();
         for (const Fp8ScaleRow& row : *rows[r]) {
+            const bool global = row.block && row.format == Format::e2m1 && row.scale != 0.0f;
             text += run + "," + std::to_string(row.step) + ",fc" + std::to_string(row.layer + 1) + "," +
                     std::string(enum_name(row.tensor)) + "," +
-                    (row.block ? std::string("mxfp8") : std::string(to_string(row.format))) + "," +
+                    (row.block ? block_name : std::string(to_string(row.format))) + "," +
                     format_number(static_cast<double>(row.amax)) + "," +
-                    (row.block ? std::string() : format_number(static_cast<double>(row.scale))) + "\r\n";
+                    (row.block && !global ? std::string() : format_number(static_cast<double>(row.scale))) + "\r\n";
             if (text.size() > (1u << 20)) {
                 out.write(text);
                 text.clear();

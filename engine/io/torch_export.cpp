@@ -75,6 +75,9 @@ std::string npy_labels(const std::vector<int>& y) {
 
 std::string torch_export_refusal(const SessionConfig& cfg, const std::string& label) {
     const RunInfo info = resolve_run(label, cfg);
+    if (is_fp4(info.spec.mode))
+        return "FP4 runs are not supported by this exporter (PyTorch has no FP4 training of its own; "
+               "`mpx-cli run --snippet transformer-engine` prints Transformer Engine's NVFP4 recipe and Megatron's flags)";
     if (is_fp8(info.spec.mode))
         return "FP8 runs are not supported by this exporter (PyTorch has no FP8 training of its own; "
                "Transformer Engine's recipe is what `mpx-cli run --snippet transformer-engine` prints)";

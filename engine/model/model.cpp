@@ -201,6 +201,7 @@ void Mlp::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate
         const Tensor& x = layer_input(i);
         Tensor* dx = i > 0 ? &m_layers[static_cast<std::size_t>(i) - 1].dh : nullptr;
         at(i, TensorKind::grad_weight);  // the op counts dy's cast, dw/db and dx under their kinds
+        if (auto& f = m_fp8[static_cast<std::size_t>(i)].fp4) f->sr_seed = dropout_seed;  // the gradients' SR stream
         m_be.set_fp8(fp8_of(i));
         m_be.set_accumulation(&p.accumulate);
         m_be.linear_backward(*dz, x, l.w->working, p.compute, p.grad_through, l.w->grad,

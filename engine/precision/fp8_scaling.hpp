@@ -4,12 +4,15 @@
 // DelayedScaling, common/recipe/delayed_scaling.cu); the arithmetic is core::delayed_scale.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "engine/base/enum_names.hpp"
+#include "engine/core/fp4.hpp"
 #include "engine/core/fp8_math.hpp"
+#include "engine/precision/fp4_recipe.hpp"
 #include "engine/precision/policy.hpp"
 
 namespace mpx {
@@ -48,7 +51,7 @@ void validate(const Fp8Config& c);
 // The recipe an FP8 run scales with: mxfp8 its blocks, else the one its label names ("+current"),
 // else the session's fp8.recipe. The one place Run and the app's FP8 view read it from.
 inline Fp8Recipe fp8_recipe_of(const RunSpec& spec, const Fp8Config& c) {
-    return spec.mode == Mode::mxfp8 ? Fp8Recipe::block : spec.fp8_recipe.value_or(c.recipe);
+    return spec.mode == Mode::mxfp8 || is_fp4(spec.mode) ? Fp8Recipe::block : spec.fp8_recipe.value_or(c.recipe);
 }
 
 // One FP8 tensor's scaling on one step: amax measured on that step, the scale used on it (MXFP8:
@@ -62,6 +65,7 @@ struct Fp8ScaleRow {
     float amax = 0.0f, scale = 0.0f;
     unsigned long long saturated = 0, underflow = 0, count = 0;  // what the cast did (core::Fp8Record)
     unsigned long long nonzero = 0;  // of `count`, the non-zero values: underflow's denominator
+    core::Fp4Record fp4;             // FP4 runs (format e2m1): the E2M1 codes and blocks
 };
 // One tensor's delayed scaling state. TE starts every scale at 1 with a zero history.
 class AmaxHistory {
@@ -96,6 +100,8 @@ struct Fp8Gemm {
     Format grad = Format::e5m2;
     Overflow e4m3_overflow = Overflow::saturate;
     int layer = 0;  // whose amax histories (delayed) the casts read, counted or not
+    // FP4 runs: the layer's NVFP4/MXFP4 casts (recipe block, no descaling), instead of FP8's.
+    std::optional<Fp4Gemm> fp4;
     Format format(Fp8Tensor t) const { return t == Fp8Tensor::dy ? grad : fwd; }
     // E4M3 as configured; E5M2 saturates, as Transformer Engine's casts do (__nv_fp8_e5m2's
     // conversion uses __NV_SATFINITE), so an overflow is a saturated value, never an inf.

@@ -83,4 +83,46 @@ std::string fp8_recipe_snippet(const Fp8Config& c, Mode mode, std::optional<Fp8R
     return s;
 }
 
+std::string fp4_recipe_snippet(Mode mode, const Fp4Config& r) {
+    if (!is_fp4(mode))
+        throw ConfigError("--snippet", "this describes an FP4 run; add nvfp4 or mxfp4 to the runs");
+    const auto py = [](bool b) { return b ? std::string("True") : std::string("False"); };
+    std::string s;
+    if (mode == Mode::nvfp4) {
+        s += "import transformer_engine.pytorch as te\n"
+             "from transformer_engine.common.recipe import NVFP4BlockScaling\n\n"
+             "recipe = NVFP4BlockScaling(disable_rht=" + py(!r.rht) +
+             ", disable_stochastic_rounding=" + py(!r.sr) + ", disable_2d_quantization=" + py(!r.weights_2d) + ")\n"
+             "with te.fp8_autocast(enabled=True, fp8_recipe=recipe):  # te.autocast(recipe=...) in newer releases\n"
+             "    out = model(inp)  # te.Linear layers run their GEMMs in NVFP4 (Blackwell)\n";
+        if (r.four_over_six)
+            s += "# 4over6 (each block's amax to 4 or 6, whichever errs less by " +
+                 std::string(enum_name(r.four_over_six_metric)) +
+                 ") has no Transformer Engine setting yet: this recipe maps every block to 6.\n";
+        if (r.bf16_first || r.bf16_last)
+            s += "# Keep the first " + std::to_string(r.bf16_first) + " and last " + std::to_string(r.bf16_last) +
+                 " linear layers out of the fp8_autocast region (plain BF16).\n";
+        s += "\n# Megatron-LM:\n# --fp4-format e2m1 --fp4-recipe nvfp4";
+        if (r.bf16_first || r.bf16_last)
+            s += " --first-last-layers-bf16 --num-layers-at-start-in-bf16 " + std::to_string(r.bf16_first) +
+                 " --num-layers-at-end-in-bf16 " + std::to_string(r.bf16_last);
+        s += "\n";
+        if (!r.rht || !r.sr || !r.weights_2d)
+            s += "# (Megatron takes TE's recipe defaults; the switches above are set through the recipe.)\n";
+        return s;
+    }
+    std::string rule(enum_name(r.mx_scale_rule));
+    for (char& ch : rule) ch = static_cast<char>(ch - 'a' + 'A');
+    s += "import torch\n"
+         "from torchao.prototype.mx_formats.config import MXLinearConfig, ScaleCalculationMode\n"
+         "from torchao.quantization import quantize_\n\n"
+         "config = MXLinearConfig(elem_dtype=torch.float4_e2m1fn_x2, block_size=32,\n"
+         "                        scale_calculation_mode=ScaleCalculationMode." + rule + ")\n"
+         "quantize_(model, config)  # nn.Linear GEMMs in MXFP4 (Transformer Engine has no MXFP4 recipe)\n";
+    if (r.bf16_first || r.bf16_last)
+        s += "# Leave the first " + std::to_string(r.bf16_first) + " and last " + std::to_string(r.bf16_last) +
+             " linear layers out (quantize_'s filter_fn).\n";
+    return s;
+}
+
 }  // namespace mpx

@@ -18,4 +18,11 @@ namespace mpx {
 std::string fp8_recipe_snippet(const Fp8Config& c, Mode mode, std::optional<Fp8Recipe> named,
                                const GemmAccumulation& accumulation = {});
 
+// An FP4 run's recipe (`recipe`: resolved, RunInfo::fp4): nvfp4 as Transformer Engine's
+// NVFP4BlockScaling with its switches and Megatron's flags (--fp4-format, --fp4-recipe, the BF16
+// layers at each end); mxfp4 as torchao's MXLinearConfig with its scale rule. What the frameworks
+// have no setting for (4over6) is said in a comment. ConfigError naming --snippet for a mode that
+// is not FP4.
+std::string fp4_recipe_snippet(Mode mode, const Fp4Config& recipe);
+
 }  // namespace mpx

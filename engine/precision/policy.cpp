@@ -15,6 +15,8 @@ bool uses_low_precision(Mode m) {
 
 bool is_fp8(Mode m) { return m == Mode::fp8_hybrid || m == Mode::fp8_e4m3 || m == Mode::mxfp8; }
 
+bool is_fp4(Mode m) { return m == Mode::nvfp4 || m == Mode::mxfp4; }
+
 std::string_view mode_help(Mode m) {
     switch (m) {
         case Mode::fp32: return "Everything in FP32: the reference.";
@@ -32,6 +34,13 @@ std::string_view mode_help(Mode m) {
         case Mode::fp8_e4m3: return "Matrix products in FP8 E4M3 for every operand, each tensor scaled; the rest as amp-bf16.";
         case Mode::mxfp8:
             return "Matrix products in MXFP8: E4M3 elements in blocks of 32, each block with a power-of-two scale; the rest as amp-bf16.";
+        case Mode::nvfp4:
+            return "Matrix products in NVFP4 (Transformer Engine's recipe): 4-bit E2M1 values in blocks of 16, each block "
+                   "with an E4M3 scale, weights in 16x16 tiles, gradients rounded stochastically, a Hadamard transform "
+                   "on the weight-gradient inputs; the rest as amp-bf16.";
+        case Mode::mxfp4:
+            return "Matrix products in MXFP4: 4-bit E2M1 values in blocks of 32, each block with a power-of-two scale; "
+                   "the rest as amp-bf16.";
     }
     return "";
 }
@@ -44,6 +53,8 @@ std::string RunSpec::precision() const {
         case Mode::fp8_hybrid: return "e4m3/e5m2";
         case Mode::fp8_e4m3: return "e4m3";
         case Mode::mxfp8: return "mxfp8";
+        case Mode::nvfp4: return "nvfp4";
+        case Mode::mxfp4: return "mxfp4";
         default: return std::string(to_string(low));
     }
 }
@@ -98,7 +109,10 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
             std::optional<WriteBack> wb;
             for (const auto& n : write_back_suffixes)
                 if (n.name == part) wb = n.value;
-            if (part.starts_with(k_accumulate_suffix)) {
+            if (const auto m = enum_parse<Mode>(base); m && is_fp4(*m) &&
+                parse_fp4_switch(part, fp4_kind(*m), spec.fp4, label, field)) {
+                // an FP4 recipe switch ("no-sr" before the write-back suffix "sr" could claim it)
+            } else if (part.starts_with(k_accumulate_suffix)) {
                 const auto plan = enum_parse<AccumulatePlan>(part.substr(k_accumulate_suffix.size()));
                 if (!plan)
                     throw ConfigError(field, "run '" + std::string(label) + "': unknown accumulation '" +
@@ -138,7 +152,8 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
     const std::string known =
         "fp32, tf32, amp-fp16, amp-bf16, half-fp16, half-bf16, pure-fp16, pure-bf16, "
         "selective-fp16, adaptive-fp16, scaling-only (optionally +scaler, e.g. amp-fp16+pytorch), "
-        "fp8-hybrid, fp8-e4m3 (optionally +delayed or +current), mxfp8; pure-fp16 and pure-bf16 also take +sr "
+        "fp8-hybrid, fp8-e4m3 (optionally +delayed or +current), mxfp8, nvfp4 (optionally +no-rht, +no-sr, +1d, "
+        "+4over6, +bf16-first-N, +bf16-last-N), mxfp4 (optionally +floor, +ceil, +rceil, +even); pure-fp16 and pure-bf16 also take +sr "
         "(stochastic rounding) or +kahan (Kahan-compensated updates); FP8 and FP16/BF16 runs take an "
         "accumulation model, +acc-exact, +acc-fast, +acc-promote, +acc-te or +acc-torchao";
     // A mode without a low format is its own label ("fp32"); the others are "<mode>-<format>".
@@ -156,10 +171,15 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
                                          "not available yet)");
         spec.low = *fmt;
     }
+    if (spec.accumulate && is_fp4(spec.mode))
+        throw ConfigError(field, "run '" + std::string(label) + "': FP4 GEMMs add their products in FP32 (as "
+                                     "Blackwell's tensor cores do); accumulation models are for FP8 and FP16/BF16 GEMMs");
     if (spec.accumulate && !takes_accumulation(spec.mode))
         throw ConfigError(field, "run '" + std::string(label) + "': accumulation models are for GEMMs in FP8 "
                                      "(and, as a what-if, FP16/BF16); " + spec.base_label() +
                                      " multiplies in FP32 or TF32. Use e.g. fp8-e4m3+acc-fast or amp-bf16+acc-fast");
+    if (is_fp4(spec.mode) && spec.scaler_preset && *spec.scaler_preset == "sr")
+        spec.scaler_preset.reset();  // unreachable: "sr" is an FP4 switch there
     if (spec.write_back && *spec.write_back != WriteBack::nearest && !writes_narrow_weights(spec.mode))
         throw ConfigError(field, "run '" + std::string(label) + "': stochastic rounding and Kahan updates cure "
                                      "updates lost by weights stored in FP16/BF16 with no FP32 master; " +
@@ -178,7 +198,9 @@ DefaultScaler default_scaler(const RunSpec& spec) {
         // BF16 base and no loss scaler. A scaler can still be named ("fp8-hybrid+pytorch").
         case Mode::fp8_hybrid:
         case Mode::fp8_e4m3:
-        case Mode::mxfp8: return DefaultScaler::none;
+        case Mode::mxfp8:
+        case Mode::nvfp4:
+        case Mode::mxfp4: return DefaultScaler::none;
         default: return spec.low == Format::fp16 ? DefaultScaler::dynamic : DefaultScaler::none;
     }
 }
@@ -193,6 +215,7 @@ std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
     // autocast: FP32 weights cast per GEMM, low-precision activations, FP32 .grad written through
     // the low format by the GEMM.
     LayerPrecision amp{X, X, F, X, F, false, F, F};
+    const LayerPrecision amp_bf16{Format::bf16, Format::bf16, F, Format::bf16, F, false, F, F};
     // A low-precision model with FP32 masters (Apex O2): gradients unscaled into an FP32 copy, FP32
     // optimizer state.
     LayerPrecision half{X, X, X, X, X, true, F, F};
@@ -203,6 +226,8 @@ std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
     const Format B = Format::bf16;
     LayerPrecision fp8{Format::e4m3, B, F, B, F, false, F, F, true,
                        spec.mode == Mode::fp8_hybrid ? Format::e5m2 : Format::e4m3};
+    // FP4: the same, with E2M1 operands (NVFP4 or MXFP4 blocks).
+    LayerPrecision fp4{Format::e2m1, B, F, B, F, false, F, F, true, Format::e2m1};
     std::vector<LayerPrecision> out(static_cast<std::size_t>(layers));
     for (int i = 0; i < layers; ++i) {
         const std::string name = "fc" + std::to_string(i + 1);
@@ -218,6 +243,10 @@ std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
             case Mode::fp8_hybrid:
             case Mode::fp8_e4m3:
             case Mode::mxfp8: p = fp8; break;
+            case Mode::nvfp4:
+            case Mode::mxfp4:
+                p = i < opt.fp4_bf16_first || i >= layers - opt.fp4_bf16_last ? amp_bf16 : fp4;
+                break;
             case Mode::selective: {
                 const auto& l = opt.selective_layers;
                 p = std::find(l.begin(), l.end(), name) != l.end() ? half : fp32;

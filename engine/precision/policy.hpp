@@ -14,16 +14,18 @@
 #include "engine/core/fp8_math.hpp"
 #include "engine/core/write_back.hpp"
 #include "engine/precision/format.hpp"
+#include "engine/precision/fp4_recipe.hpp"
 
 namespace mpx {
 
 enum class Mode : std::uint8_t {
-    fp32, tf32, amp, half, pure, selective, adaptive, scaling_only, fp8_hybrid, fp8_e4m3, mxfp8 };
+    fp32, tf32, amp, half, pure, selective, adaptive, scaling_only, fp8_hybrid, fp8_e4m3, mxfp8, nvfp4, mxfp4 };
 constexpr EnumName<Mode> mode_names[] = {
     {Mode::fp32, "fp32"},           {Mode::tf32, "tf32"},     {Mode::amp, "amp"},
     {Mode::half, "half"},           {Mode::pure, "pure"},     {Mode::selective, "selective"},
     {Mode::adaptive, "adaptive"},   {Mode::scaling_only, "scaling-only"},
-    {Mode::fp8_hybrid, "fp8-hybrid"}, {Mode::fp8_e4m3, "fp8-e4m3"}, {Mode::mxfp8, "mxfp8"}};
+    {Mode::fp8_hybrid, "fp8-hybrid"}, {Mode::fp8_e4m3, "fp8-e4m3"}, {Mode::mxfp8, "mxfp8"},
+    {Mode::nvfp4, "nvfp4"},         {Mode::mxfp4, "mxfp4"}};
 constexpr std::span<const EnumName<Mode>> names_of(Mode) { return mode_names; }
 inline std::string_view to_string(Mode m) { return enum_name(m); }
 
@@ -70,9 +72,11 @@ struct RunSpec {
     std::optional<WriteBack> write_back;
     // An accumulation plan named after '+' ("fp8-e4m3+acc-fast"); absent: the session's accumulate.plan.
     std::optional<AccumulatePlan> accumulate;
+    // FP4 modes: the recipe's switches named after '+' ("nvfp4+no-sr+bf16-last-1").
+    Fp4Overrides fp4;
     std::string base_label() const;            // "amp-fp16", "fp32", "scaling-only"
     // The CSV's precision column: "fp32" (fp32, scaling-only), "tf32", the low format ("fp16",
-    // "bf16"), "e4m3/e5m2" (fp8-hybrid), "e4m3", "mxfp8".
+    // "bf16"), "e4m3/e5m2" (fp8-hybrid), "e4m3", "mxfp8", "nvfp4", "mxfp4".
     std::string precision() const;
 };
 // Parses "fp32", "tf32", "amp-fp16", "amp-bf16+pytorch", "half-fp16+deepspeed", "pure-bf16",
@@ -84,6 +88,12 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field = "runs"
 bool uses_low_precision(Mode m);
 // The FP8 modes: GEMM operands in E4M3/E5M2 (per-tensor scaled) or MXFP8, the rest as amp-bf16.
 bool is_fp8(Mode m);
+// The FP4 modes: GEMM operands in NVFP4 or MXFP4 (E2M1 in scaled blocks), the rest as amp-bf16.
+bool is_fp4(Mode m);
+// Whether a mode's GEMMs take scaled operands (FP8 or FP4): the layers LayerPrecision::fp8 marks.
+inline bool scales_gemms(Mode m) { return is_fp8(m) || is_fp4(m); }
+// The FP4 kind of an FP4 mode.
+inline Fp4Kind fp4_kind(Mode m) { return m == Mode::mxfp4 ? Fp4Kind::mxfp4 : Fp4Kind::nvfp4; }
 // One plain sentence on what the mode does (DESIGN.md, "Precision policies"): the app's tooltip.
 std::string_view mode_help(Mode m);
 // The scaler a mode gets when none is named: "pytorch"-style dynamic for FP16 that trains in low
@@ -100,8 +110,8 @@ struct LayerPrecision {
     bool master = false;               // an FP32 master copy beside the working copy
     Format unscaled = Format::fp32;    // gradients are unscaled into this (= grad: in place)
     Format state = Format::fp32;       // optimizer state is stored in this
-    bool fp8 = false;                  // compute is FP8: operands are scaled (engine/core/fp8_math.hpp)
-    Format grad_compute = Format::fp32;// FP8: the format of the gradient operand dy of backward GEMMs
+    bool fp8 = false;                  // compute is FP8 or FP4 (E2M1): operands are scaled (fp8_math.hpp, fp4.hpp)
+    Format grad_compute = Format::fp32;// FP8/FP4: the format of the gradient operand dy of backward GEMMs
     WriteBack write_back = WriteBack::nearest;  // how the optimizer writes `weight` (no master)
     GemmAccumulation accumulate{};     // the accumulation models of this layer's GEMMs
 };
@@ -109,6 +119,7 @@ struct LayerPrecision {
 struct PolicyOptions {
     std::vector<std::string> selective_layers;  // selective: layers in low precision
     bool keep_output_fp32 = false;
+    int fp4_bf16_first = 0, fp4_bf16_last = 0;  // FP4: linear layers kept in amp-bf16 at each end
 };
 // Per-layer precision for `layers` layers named fc1..fcN. For adaptive, `adaptive_low` says whether
 // this step trains in amp (true) or FP32.

@@ -45,6 +45,10 @@ bool adaptive_low(const RunInfo& info, const SessionConfig& cfg, const InitialWe
 
 std::vector<LayerPrecision> run_precisions(const RunInfo& info, const SessionConfig& cfg, const InitialWeights& init) {
     PolicyOptions opt{cfg.selective_layers, cfg.model.keep_output_fp32};
+    if (is_fp4(info.spec.mode)) {
+        opt.fp4_bf16_first = info.fp4.bf16_first;
+        opt.fp4_bf16_last = info.fp4.bf16_last;
+    }
     return layer_precisions(info.spec, cfg.model.layers(), opt, adaptive_low(info, cfg, init), info.write_back,
                             info.accumulation);
 }
@@ -60,7 +64,34 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
     m_adaptive_low = mpx::adaptive_low(m_info, cfg, init);
     m_model = std::make_unique<Mlp>(*m_backend, cfg.model, run_precisions(m_info, cfg, init), cfg.train.batch, init,
                                     cfg.train.optimizer);
-    if (is_fp8(m_info.spec.mode)) {
+    if (is_fp4(m_info.spec.mode) && m_backend->is_gpu())
+        throw ConfigError("device", "run '" + m_info.label + "': FP4 runs train on the CPU backend only for now (the "
+                                    "CUDA backend has no FP4 casts yet); set the device to cpu");
+    if (is_fp4(m_info.spec.mode)) {
+        const Fp4Kind kind = fp4_kind(m_info.spec.mode);
+        // What an FP4 layer keeps packed in a real implementation (two E2M1 codes a byte, an E4M3 or
+        // E8M0 scale per block, NVFP4's FP32 tensor scale): the weight's row- and column-wise
+        // copies, and its input's column-wise copy for the weight gradient.
+        const auto packed = [&](std::int64_t elements) {
+            const int block = kind == Fp4Kind::nvfp4 ? core::k_nvfp4_block : core::k_mxfp4_block;
+            return (elements + 1) / 2 + (elements + block - 1) / block + (kind == Fp4Kind::nvfp4 ? 4 : 0);
+        };
+        std::int64_t weights = 0, inputs = 0;
+        for (int l = 0; l < cfg.model.layers(); ++l) {
+            if (!m_model->precisions()[static_cast<std::size_t>(l)].fp8) continue;
+            Fp8Gemm& g = m_model->fp8_gemms()[static_cast<std::size_t>(l)];
+            g.fp4.emplace();
+            g.fp4->kind = kind;
+            g.fp4->recipe = m_info.fp4;
+            g.fp4->layer = l;
+            const std::int64_t in = cfg.model.sizes[static_cast<std::size_t>(l)], out = cfg.model.sizes[static_cast<std::size_t>(l) + 1];
+            weights += 2 * packed(in * out);
+            inputs += packed(std::int64_t{cfg.train.batch} * in);
+        }
+        m_backend->count_held(MemCategory::weights, weights);
+        m_backend->count_held(MemCategory::activations, inputs);
+    }
+    if (scales_gemms(m_info.spec.mode)) {
         // Delayed scaling's amax histories live in the backend, one per layer and tensor (every FP8
         // run keeps them, as its saved state does; only delayed-scaled FP8 layers update theirs).
         const Fp8Recipe recipe = fp8_recipe_of(m_info.spec, cfg.fp8);
@@ -148,8 +179,9 @@ void Run::fp8_after_step(long long step_index, const StepStats& st, StepRecord& 
             row.step = step_index;
             row.layer = static_cast<int>(l);
             row.tensor = tensor;
-            row.block = gemms[l].recipe == Fp8Recipe::block;
-            row.format = row.block ? Format::e4m3 : gemms[l].format(tensor);
+            row.block = gemms[l].recipe == Fp8Recipe::block || gemms[l].fp4;
+            row.format = gemms[l].fp4 ? Format::e2m1 : row.block ? Format::e4m3 : gemms[l].format(tensor);
+            if (gemms[l].fp4) row.fp4 = st.fp4[fp8_index(static_cast<int>(l), tensor)];
             row.amax = r.amax;
             row.scale = r.scale;
             row.saturated = r.saturated;
