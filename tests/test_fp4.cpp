@@ -16,6 +16,7 @@
 #include "engine/core/rng.hpp"
 #include "engine/core/write_back.hpp"
 #include "engine/precision/fp4_quant.hpp"
+#include "engine/precision/format.hpp"
 #include "engine/precision/fp4_recipe.hpp"
 
 using namespace mpx;
@@ -359,6 +360,51 @@ private slots:
                 QVERIFY2(std::fabs(plain - transformed) <= 1e-5 * size + 1e-30,
                          qPrintable(QString("(%1,%2): %3 vs %4").arg(o).arg(i).arg(plain).arg(transformed)));
             }
+    }
+
+    // 4over6: the global scale from 256 · 6 / amax; per block the scale mapping its amax to 4 where
+    // that errs less (by MSE or MAE) than the one mapping it to 6, each block checked against both
+    // candidates built here from the core's single-value functions.
+    void fourOverSixKeepsTheBetterScalePerBlock() {
+        for (Fp4Metric metric : {Fp4Metric::mse, Fp4Metric::mae}) {
+            const int rows = 200, cols = 16;
+            auto x = mixed_matrix(rows, cols, 31, false);
+            float amax = 0.0f;
+            for (float v : x) amax = std::max(amax, std::fabs(v));
+            Fp4Cast c;
+            c.four_over_six = true;
+            c.metric = metric;
+            std::vector<float> q = x;
+            const Fp4Tally t = fp4_cast_in_place(q.data(), rows, cols, MxAxis::rows, c);
+            const core::Nvfp4Global g = core::nvfp4_global(amax, 256.0f);
+            QCOMPARE(bits(t.s_enc), bits(g.enc));
+            QCOMPARE(bits(g.enc), bits(1536.0f / amax));
+            int chose4 = 0, chose6 = 0;
+            for (int r = 0; r < rows; ++r) {
+                float vmax = 0.0f;
+                for (int k = 0; k < cols; ++k) vmax = std::max(vmax, std::fabs(x[r * cols + k]));
+                double err[2] = {0.0, 0.0};
+                std::vector<float> cand[2];
+                const float mult[2] = {g.enc * (1.0f / 6.0f), g.enc * 0.25f};
+                for (int w = 0; w < 2; ++w) {
+                    const float d = std::min(vmax * mult[w], 448.0f);
+                    const float scale = decode(Format::e4m3, encode(Format::e4m3, d, Overflow::saturate));
+                    const float factor = core::nvfp4_encode_scale(scale, g);
+                    for (int k = 0; k < cols; ++k) {
+                        const float xv = x[r * cols + k];
+                        const float v = core::nvfp4_decode(core::e2m1_code(core::fp4_scaled(xv, factor)), scale, g);
+                        cand[w].push_back(v);
+                        const double e = double(v) - xv;
+                        err[w] += metric == Fp4Metric::mse ? e * e : std::fabs(e);
+                    }
+                }
+                const int pick = err[1] < err[0] ? 1 : 0;
+                (pick ? chose4 : chose6)++;
+                for (int k = 0; k < cols; ++k) QCOMPARE(bits(q[r * cols + k]), bits(cand[pick][k]));
+            }
+            qInfo("%s: %d blocks mapped to 4, %d to 6", metric == Fp4Metric::mse ? "mse" : "mae", chose4, chose6);
+            QVERIFY(chose4 > 10 && chose6 > 10);  // both choices happen: the test checks a choice
+        }
     }
 
     // The recipe: which cast each operand of each GEMM takes (TE's NVFP4BlockScaling).

@@ -285,6 +285,99 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(ConfigError, load_session_state(j));
     }
 
+    // FP4 runs train on the default spirals next to amp-bf16 and record every cast: the E2M1 codes
+    // of a cast add up to its count; on collecting steps a weight's row- and column-wise
+    // quantizations agree everywhere with 16x16 tiles and not with 1x16 blocks.
+    void fp4_runs_train_and_record_their_casts() {
+        SessionConfig c = load_config("default");
+        c.runs = {"amp-bf16", "nvfp4", "nvfp4+1d", "mxfp4"};
+        c.steps = 150;
+        c.eval_every = 0;
+        c.instruments.every = 5;
+        Session s(c);
+        std::vector<std::vector<double>> loss(c.runs.size());
+        MemoryTotals mem[4];
+        while (!s.finished()) {
+            const auto recs = s.step();
+            for (std::size_t k = 0; k < recs.size(); ++k) {
+                loss[k].push_back(recs[k].loss);
+                QCOMPARE(recs[k].fp8_saturated_frac.has_value(), k > 0);
+                mem[k] = recs[k].mem;
+            }
+        }
+        for (std::size_t k = 0; k < c.runs.size(); ++k) {
+            const double first = std::accumulate(loss[k].begin(), loss[k].begin() + 10, 0.0) / 10.0;
+            const double tail = std::accumulate(loss[k].end() - 10, loss[k].end(), 0.0) / 10.0;
+            qInfo("%s: loss %.4f -> %.4f", c.runs[k].c_str(), first, tail);
+            QVERIFY2(tail < 0.67 * first, c.runs[k].c_str());
+        }
+        unsigned long long compared[4] = {}, mismatched[4] = {};
+        for (std::size_t k = 1; k < c.runs.size(); ++k) {
+            QVERIFY(!s.run(k).fp8_scales().empty());
+            for (const Fp8ScaleRow& row : s.run(k).fp8_scales()) {
+                QCOMPARE(row.format, Format::e2m1);
+                QVERIFY(row.block);
+                unsigned long long codes = 0;
+                for (unsigned long long n : row.fp4.codes) codes += n;
+                QCOMPARE(codes, row.count);
+                QVERIFY(row.fp4.blocks > 0);
+                QVERIFY(row.fp4.top6 + row.fp4.top4 <= row.fp4.blocks);
+                QCOMPARE(row.scale != 0.0f, k != 3);  // NVFP4's S_enc; MXFP4 has none
+                if (row.tensor == Fp8Tensor::w) {
+                    // fc1 has no input gradient, so no column-wise copy of its weight
+                    QCOMPARE(row.fp4.compared > 0, row.step % 5 == 0 && row.layer > 0);
+                    compared[k] += row.fp4.compared;
+                    mismatched[k] += row.fp4.mismatched;
+                }
+            }
+        }
+        QVERIFY(compared[1] > 0 && compared[2] > 0);
+        QCOMPARE(mismatched[1], 0ull);  // 16x16 tiles: the transpose's quantization is the same
+        QVERIFY(mismatched[2] > compared[2] / 100);  // 1x16 blocks: not
+        // Memory: amp-bf16's plus the packed copies (0.5 byte an element, a scale per block, an FP32
+        // tensor scale for NVFP4): every weight twice, every layer's input once.
+        const auto packed = [](std::int64_t n, int block, int global) { return (n + 1) / 2 + (n + block - 1) / block + global; };
+        const std::int64_t B = c.train.batch;
+        const std::int64_t nv = 2 * (packed(2 * 64, 16, 4) + packed(64 * 64, 16, 4) + packed(64 * 2, 16, 4)) +
+                                packed(B * 2, 16, 4) + packed(B * 64, 16, 4) + packed(B * 64, 16, 4);
+        QCOMPARE(mem[1].total() - mem[0].total(), nv);
+        QCOMPARE(mem[1][MemCategory::weights] - mem[0][MemCategory::weights],
+                 2 * (packed(2 * 64, 16, 4) + packed(64 * 64, 16, 4) + packed(64 * 2, 16, 4)));
+    }
+
+    // FP4 labels, switches and the fp4 section: each mistake refused with a line naming the field.
+    void fp4_labels_and_settings_are_checked() {
+        const auto err = [](auto f) -> QString {
+            try {
+                f();
+            } catch (const ConfigError& e) {
+                return QString::fromStdString(e.field() + ": " + e.message());
+            }
+            return {};
+        };
+        QVERIFY(err([] { parse_run_spec("mxfp4+no-rht"); }).contains("NVFP4 recipe"));
+        QVERIFY(err([] { parse_run_spec("nvfp4+floor"); }).contains("mxfp4+floor"));
+        QVERIFY(err([] { parse_run_spec("nvfp4+acc-fast"); }).contains("FP32"));
+        QVERIFY(err([] { parse_run_spec("nvfp4+no-sr+no-sr"); }).contains("twice"));
+        QVERIFY(err([] { parse_run_spec("nvfp4+bf16-last-"); }).contains("count"));
+        QCOMPARE(resolve_run("nvfp4+no-sr+1d", scaler_preset("pytorch"), {}).label, std::string("nvfp4+no-sr+1d"));
+        QCOMPARE(resolve_run("nvfp4", scaler_preset("pytorch"), {}).scaler.kind, ScalerKind::none);
+        SessionConfig c = load_config("default");
+        c.runs = {"nvfp4+bf16-last-3"};
+        QVERIFY(err([&] { validate(c); }).contains("no layer would train in FP4"));
+        c.runs = {"nvfp4"};
+        QVERIFY(err([&] { apply_override(c, "fp4.bf16_first=-1"); }).startsWith("fp4.bf16_first: "));
+        QVERIFY(err([&] { apply_override(c, "fp4.mx_scale_rule=round"); }).startsWith("fp4.mx_scale_rule: "));
+        QVERIFY(err([&] { apply_override(c, "fp4.bf16_last=3"); }).startsWith("fp4.bf16_last: "));
+        apply_override(c, "fp4.sr=false");
+        QVERIFY(!c.fp4.sr);
+        QVERIFY(!resolve_run("nvfp4", c).fp4.sr);
+        QVERIFY(resolve_run("nvfp4+sr", c).fp4.sr);
+        // the section round-trips through the configuration's JSON
+        const SessionConfig back = session_config_from_json(to_json(c));
+        QCOMPARE(back.fp4, c.fp4);
+    }
+
     void fp8_labels_and_settings_are_checked() {
         const auto err = [](auto f) -> QString {
             try {

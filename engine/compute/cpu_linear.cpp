@@ -151,6 +151,18 @@ void CpuBackend::fp8_backward(const Tensor& dy, const Tensor* x, const Tensor* w
         sdy = fp8_operand(dy, m_f, Fp8Tensor::dy, MxAxis::rows, sink(TensorKind::grad_operand), true);
         dy_recorded = true;
         const float sw = fp8_operand(*w, m_b, Fp8Tensor::w, MxAxis::cols, Sink{}, false);
+        if (fp8()->fp4 && m_collecting && site() >= 0) {
+            // The forward's (row-wise) cast of w again, beside this column-wise one: how many elements
+            // the two quantizations of the same weight disagree on.
+            fp4_operand(*w, m_e, Fp8Tensor::w, MxAxis::rows, Sink{}, false);
+            unsigned long long differ = 0;
+            const float* a = m_b.data();
+            const float* b = m_e.data();
+            for (std::size_t i = 0; i < w->size(); ++i) differ += core::bits_of(a[i]) != core::bits_of(b[i]);
+            core::Fp4Record& r = stats().fp4[fp8_index(layer(), Fp8Tensor::w)];
+            r.mismatched += differ;
+            r.compared += w->size();
+        }
         Map out = m_c.shape(dy.rows(), w->cols());
         product(out, m_f.map(), m_b.map(), m_panels, model(&GemmAccumulation::dgrad));  // (B, out) · (out, in)
         if (!block) out *= core::descale_factor(sdy, sw);

@@ -170,11 +170,16 @@ MPX_HOST_DEVICE inline float mx_scale_value(int e) { return make_float(false, 1u
 struct Fp4Record {
     unsigned long long codes[8] = {};
     unsigned long long blocks = 0, top6 = 0, top4 = 0;
+    // Weights, on steps that collect histograms: of `compared` elements, those whose row-wise
+    // (forward) and column-wise (Dgrad) quantizations differ (none with 16x16 tiles).
+    unsigned long long mismatched = 0, compared = 0;
     MPX_HOST_DEVICE void add(const Fp4Record& o) {
         for (int i = 0; i < 8; ++i) codes[i] += o.codes[i];
         blocks += o.blocks;
         top6 += o.top6;
         top4 += o.top4;
+        mismatched += o.mismatched;
+        compared += o.compared;
     }
 };
 

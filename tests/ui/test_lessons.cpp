@@ -17,7 +17,7 @@ using namespace mpx::ui;
 namespace {
 
 const char* const k_teaching[] = {"formats", "underflow", "lost-updates", "bf16-no-scaler", "overflow-storm", "hysteresis",
-                                   "accumulation"};
+                                   "accumulation", "fp4"};
 
 int sentences(const QString& text) {
     return int(text.count(QRegularExpression(QStringLiteral("[.?!](\\s|$)"))));
