@@ -20,10 +20,10 @@ constexpr int k_warps = k_threads / 32;
 constexpr int k_fields = sizeof(Counts) / sizeof(unsigned long long);
 static_assert(sizeof(Counts) == k_fields * sizeof(unsigned long long),
               "Counts: 64-bit fields only");
-// Every field is a sum but the last two, Counts::overflow_max and compensation_max, maxima.
-constexpr int k_max_field = k_fields - 2;
+// Every field is a sum but the last three, Counts::overflow_max, compensation_max and stored_max, maxima.
+constexpr int k_max_field = k_fields - 3;
 static_assert(offsetof(Counts, overflow_max) == k_max_field * sizeof(unsigned long long),
-              "Counts: overflow_max and compensation_max are the last fields");
+              "Counts: overflow_max, compensation_max and stored_max are the last fields");
 __device__ unsigned long long combine(int field, unsigned long long a, unsigned long long b) {
     return field >= k_max_field ? (a > b ? a : b) : a + b;
 }

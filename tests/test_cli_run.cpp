@@ -71,17 +71,22 @@ private slots:
         QVERIFY2(r.code == 0, qPrintable(describe(r)));
         const auto rows = read_csv(csv);
         QCOMPARE(rows.size(), 1 + 20 * 3);
-        QCOMPARE(rows[0].size(), 32);
+        QCOMPARE(rows[0].size(), 33);
         QCOMPARE(rows[0].first(), QStringLiteral("run"));
         QCOMPARE(rows[0].mid(23), (QStringList{"eval_loss", "eval_accuracy", "first_nonfinite",
                                                "fp8_saturated_frac", "fp8_underflow_frac", "small_update_frac",
-                                               "small_kept_frac", "compensation_max", "mem_compensation"}));
+                                               "small_kept_frac", "compensation_max", "mem_compensation", "headroom_log2"}));
         const QStringList labels{"fp32", "amp-fp16+pytorch", "amp-bf16"};
         const QStringList precisions{"fp32", "fp16", "bf16"};
         for (int i = 1; i < rows.size(); ++i) {
             const QStringList& f = rows[i];
-            QCOMPARE(f.size(), 32);
+            QCOMPARE(f.size(), 33);
             QCOMPARE(f[25], QString());  // nothing overflowed in the default preset
+            // headroom: FP16's range left above the largest backward value, FP32's and BF16's far more
+            bool has_headroom = false;
+            const double headroom = f[32].toDouble(&has_headroom);
+            QVERIFY(has_headroom && headroom > 0.0);
+            QCOMPARE(headroom > 100.0, f[1] != QStringLiteral("fp16"));
             QCOMPARE(f[26], QString());  // no FP8 run: the FP8 columns are empty
             QCOMPARE(f[27], QString());
             QCOMPARE(f[0], labels[(i - 1) % 3]);

@@ -3,6 +3,7 @@
 // records report skipped steps, clipping, accumulation and memory as DESIGN.md describes.
 #include "engine/base/error.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/export.hpp"
 #include "engine/run/session.hpp"
 #include "session_test_support.hpp"
 
@@ -420,6 +421,41 @@ private slots:
             QCOMPARE(n.new_scale, n.skipped ? scale / 2 : scale);
             scale = n.new_scale;
         }
+    }
+
+    // headroom_log2 (StepRecord): how many binades the backward pass had left below FP16's largest
+    // value. Negative exactly on the steps that overflowed; on the same weights, four times the scale
+    // leaves two binades less; an FP32 run has FP32's range left.
+    void headroom_says_how_close_the_backward_pass_came_to_overflowing() {
+        SessionConfig c = small_config({"amp-fp16", "fp32"}, 40);
+        c.scaler.init_scale = std::ldexp(1.0, 40);
+        Session s(c);
+        int overflowed = 0, clean = 0;
+        while (!s.finished()) {
+            const auto recs = s.step();
+            const StepRecord& r = recs[0];
+            QVERIFY(r.headroom_log2.has_value());
+            QCOMPARE(r.found_inf, *r.headroom_log2 <= 0.0);
+            (r.found_inf ? overflowed : clean)++;
+            if (r.found_inf) QVERIFY(*r.headroom_log2 > -40.0);  // at most 2^40 too large
+            QVERIFY(recs[1].headroom_log2.has_value() && *recs[1].headroom_log2 > 100.0);  // FP32: 2^128 away
+        }
+        QVERIFY(overflowed >= 10 && clean >= 10);
+        // Step 0 on the same weights at static scales 2^8 and 2^10: the backward values scale by 4.
+        double h[2];
+        for (int i = 0; i < 2; ++i) {
+            SessionConfig d = small_config({"amp-fp16"}, 1);
+            d.scaler.init_scale = std::ldexp(1.0, 8 + 2 * i);
+            Session one(d);
+            const StepRecord r = one.step()[0];
+            QVERIFY(!r.found_inf);
+            h[i] = *r.headroom_log2;
+        }
+        qInfo("headroom at 2^8: %.6f, at 2^10: %.6f", h[0], h[1]);
+        QVERIFY(h[0] > 2.0);
+        QVERIFY(std::fabs((h[0] - h[1]) - 2.0) < 1e-3);
+        // The CSV carries it.
+        QVERIFY(csv_header().find(",headroom_log2\r\n") != std::string::npos);
     }
 
     void memory_follows_the_policy() {

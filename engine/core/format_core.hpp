@@ -299,14 +299,18 @@ struct Counts {
     unsigned long long overflow = 0, underflow = 0, subnormal = 0, nonzero = 0;
     unsigned long long changed = 0, lost = 0, bad = 0, hits = 0, nonfinite = 0, small = 0, kept = 0;
     // The largest finite |x| that overflowed, as its FP32 bits (0: none): what a value was before
-    // rounding made it inf/NaN (or saturated it). Combined by max, not summed; the last two fields
+    // rounding made it inf/NaN (or saturated it). Combined by max, not summed; the last three fields
     // are maxima.
     unsigned long long overflow_max = 0;
     // The largest |c| of a Kahan compensation buffer after the update, as FP32 bits (0: none).
     unsigned long long compensation_max = 0;
+    // The largest finite |value| stored (after rounding), as FP32 bits (0: none): with overflow_max,
+    // how close a site came to its format's largest value (the run CSV's headroom_log2).
+    unsigned long long stored_max = 0;
     MPX_HOST_DEVICE Counts& operator+=(const Counts& o) {
         overflow_max = overflow_max > o.overflow_max ? overflow_max : o.overflow_max;
         compensation_max = compensation_max > o.compensation_max ? compensation_max : o.compensation_max;
+        stored_max = stored_max > o.stored_max ? stored_max : o.stored_max;
         small += o.small;
         kept += o.kept;
         overflow += o.overflow;
@@ -345,6 +349,7 @@ MPX_HOST_DEVICE inline TallyEdges tally_edges(Format f) {
 struct TallyFlags {
     std::uint32_t nonzero, overflow, underflow, subnormal, nonfinite;
     std::uint32_t overflow_bits;  // |x|'s bits where it overflowed, else 0 (for Counts::overflow_max)
+    std::uint32_t stored_bits;    // |result|'s bits where it is finite, else 0 (for Counts::stored_max)
 };
 MPX_HOST_DEVICE inline TallyFlags tally_flags(const TallyEdges& t, std::uint32_t in_bits,
                                      std::uint32_t out_bits) {
@@ -358,7 +363,8 @@ MPX_HOST_DEVICE inline TallyFlags tally_flags(const TallyEdges& t, std::uint32_t
                 static_cast<std::uint32_t>(b == 0u),
             static_cast<std::uint32_t>(b != 0u) & static_cast<std::uint32_t>(b < t.min_normal),
             static_cast<std::uint32_t>(b >= 0x7f800000u),
-            (0u - over) & a};
+            (0u - over) & a,
+            (0u - static_cast<std::uint32_t>(b < 0x7f800000u)) & b};
 }
 
 // E4M3/E5M2 rounding of a finite value below tally_edges(f).over_from, without its code and
@@ -397,6 +403,7 @@ MPX_HOST_DEVICE inline void tally(const TallyEdges& t, float in, float out, Coun
     c.subnormal += f.subnormal;
     c.nonfinite += f.nonfinite;
     c.overflow_max = c.overflow_max > f.overflow_bits ? c.overflow_max : f.overflow_bits;
+    c.stored_max = c.stored_max > f.stored_bits ? c.stored_max : f.stored_bits;
 }
 
 // Whether rounding a finite x overflows (becomes ±inf, NaN for E4M3, or saturates; E2M1 always

@@ -16,7 +16,7 @@
 
 namespace mpx {
 
-extern const char* const k_csv_columns[32];
+extern const char* const k_csv_columns[33];
 std::string csv_header();
 std::string csv_row(const StepRecord& r, const RunInfo& run);
 

@@ -86,7 +86,7 @@ struct BlockTally {
     RoundStats stats;
     explicit BlockTally(Format f) : edges(core::tally_edges(f)) {}
     void add_block(const float* in, const float* out, std::size_t n) {
-        std::uint32_t z = 0, o = 0, u = 0, s = 0, f = 0, m = 0;
+        std::uint32_t z = 0, o = 0, u = 0, s = 0, f = 0, m = 0, k = 0;
         for (std::size_t i = 0; i < n; ++i) {
             const core::TallyFlags t = core::tally_flags(edges, bits_of(in[i]), bits_of(out[i]));
             z += t.nonzero;
@@ -95,8 +95,10 @@ struct BlockTally {
             s += t.subnormal;
             f += t.nonfinite;
             m = m > t.overflow_bits ? m : t.overflow_bits;
+            k = k > t.stored_bits ? k : t.stored_bits;
         }
         if (m > stats.overflow_max) stats.overflow_max = m;
+        if (k > stats.stored_max) stats.stored_max = k;
         stats.nonzero += z;
         stats.overflow += o;
         stats.underflow += u;

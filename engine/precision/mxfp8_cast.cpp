@@ -42,10 +42,10 @@ struct Caster {
     core::Fp8Rounding round{Format::e4m3};
     core::TallyEdges edges = core::tally_edges(Format::e4m3);
     std::uint32_t max_bits = core::bits_of(format_info(Format::e4m3).max_finite);
-    std::uint32_t nonzero = 0, overflow = 0, underflow = 0, subnormal = 0, overflow_max = 0;
+    std::uint32_t nonzero = 0, overflow = 0, underflow = 0, subnormal = 0, overflow_max = 0, stored_max = 0;
 
     void cast(float* x, std::size_t m, const float* down, const float* up) {
-        std::uint32_t z = 0, o = 0, u = 0, s = 0, om = 0;
+        std::uint32_t z = 0, o = 0, u = 0, s = 0, om = 0, sm = 0;
         for (std::size_t i = 0; i < m; ++i) {
             const std::uint32_t b = core::bits_of(x[i] * down[i]);
             const float q = (b & 0x7fffffffu) >= edges.over_from ? core::float_of(max_bits | (b & 0x80000000u)) : round(b);
@@ -55,6 +55,7 @@ struct Caster {
             u += t.underflow;
             s += t.subnormal;
             om = om > t.overflow_bits ? om : t.overflow_bits;
+            sm = sm > t.stored_bits ? sm : t.stored_bits;
             x[i] = q * up[i];
         }
         nonzero += z;
@@ -62,6 +63,7 @@ struct Caster {
         underflow += u;
         subnormal += s;
         overflow_max = overflow_max > om ? overflow_max : om;
+        stored_max = stored_max > sm ? stored_max : sm;
     }
     void add_to(core::Counts& c) const {
         c.nonzero += nonzero;
@@ -69,6 +71,7 @@ struct Caster {
         c.underflow += underflow;
         c.subnormal += subnormal;  // nonfinite stays 0: E4M3 saturates and every input is finite
         c.overflow_max = std::max<unsigned long long>(c.overflow_max, overflow_max);
+        c.stored_max = std::max<unsigned long long>(c.stored_max, stored_max);
     }
 };
 

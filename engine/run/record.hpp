@@ -53,6 +53,13 @@ struct StepRecord {
     // Empty for other runs.
     std::optional<double> fp8_saturated_frac;
     std::optional<double> fp8_underflow_frac;
+    // How close the backward pass came to overflowing: log2(F / A), A the largest |value| any
+    // backward site stored (or, where one overflowed, had before rounding), F that site's format's
+    // largest finite value, the smallest over the sites. Negative: a site overflowed by that many
+    // binades; with a loss scale S, S · 2^headroom is the largest scale that would not have. Empty
+    // where the forward pass already stored an inf or NaN (no scale helps) or nothing was stored.
+    // A toy run's counterpart of a trace's headroom_log2 (engine/io/trace.hpp).
+    std::optional<double> headroom_log2;
 };
 
 }  // namespace mpx

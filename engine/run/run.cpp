@@ -24,6 +24,33 @@ std::int16_t first_nonfinite(const StepStats& st, int layers) {
     });
     return static_cast<std::int16_t>(where);
 }
+
+// StepRecord::headroom_log2 over the backward sites of the first `layers` layers. A scaled FP8/FP4
+// cast of dy (grad_operand of a layer whose GEMMs scale) is left out: its scale, not the loss
+// scale, puts it in range.
+std::optional<double> backward_headroom(const StepStats& st, const Mlp& model, int layers, const core::Counts& fwd) {
+    if (fwd.nonfinite) return std::nullopt;
+    using K = TensorKind;
+    std::optional<double> best;
+    const auto& prec = model.precisions();
+    for (int l = 0; l < layers; ++l) {
+        const LayerPrecision& p = prec[static_cast<std::size_t>(l)];
+        for (K kind : {K::grad_output, K::grad_activation, K::grad_operand, K::grad_weight, K::grad_input}) {
+            if (kind == K::grad_operand && p.fp8) continue;
+            const core::Counts& c = st.site[site_index(l, kind)];
+            const auto a = static_cast<std::uint32_t>(std::max(c.stored_max, c.overflow_max));
+            if (a == 0) continue;
+            Format f = p.activation;  // grad_output, grad_activation: this layer's; grad_input: the one below's
+            if (kind == K::grad_input) f = prec[static_cast<std::size_t>(l > 0 ? l - 1 : 0)].activation;
+            if (kind == K::grad_operand) f = p.compute;
+            if (kind == K::grad_weight) f = model.stored_format(l, HistTensor::grad_weight);
+            const double h = std::log2(static_cast<double>(format_info(f).max_finite)) -
+                             std::log2(static_cast<double>(core::float_of(a)));
+            if (!best || h < *best) best = h;
+        }
+    }
+    return best;
+}
 }  // namespace
 
 namespace {
@@ -397,6 +424,7 @@ StepRecord Run::finish_step() {
                                            static_cast<double>(bwd.nonzero)
                                      : 0.0;
     rec.overflow_count = static_cast<long long>(fwd.overflow + bwd.overflow + upd.overflow);
+    rec.headroom_log2 = backward_headroom(st, model, model_layers, fwd);
     rec.mem = be.memory();
     rec.step_time_us =
         q.queue_us + std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
