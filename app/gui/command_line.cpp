@@ -33,9 +33,10 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
                                   QStringLiteral("The central view: training charts, decision boundaries (2-D data sets), "
                                                  "range (where one layer's values sit against the format), where "
                                                  "(underflow/overflow per layer and step), updates (update size "
-                                                 "against the weights' spacing) or fp8 (FP8 runs' scales, amax "
-                                                 "history, saturated and flushed shares)."),
-                                  QStringLiteral("charts|boundaries|range|where|updates|fp8"));
+                                                 "against the weights' spacing), fp8 (FP8 runs' scales, amax "
+                                                 "history, saturated and flushed shares) or fp4 (FP4 runs: where "
+                                                 "values land on E2M1's eight sizes, block tops, clamped and flushed)."),
+                                  QStringLiteral("charts|boundaries|range|where|updates|fp8|fp4"));
     const QCommandLineOption trace(QStringLiteral("trace"),
                                    QStringLiteral("Open a recorded trace (mpx-cli trace) and replay a scaler rule over it."),
                                    QStringLiteral("FILE"));

@@ -107,6 +107,40 @@ private slots:
                 QVERIFY(s[i].colour != s[j].colour || s[i].pen != s[j].pen);
     }
 
+    // FP4 (issue 30): nvfp4 and mxfp4 have colours of their own, in a wine/purple family no other
+    // precision uses, apart in lightness; a switch ("nvfp4+1d") is a shade and dash of its
+    // precision, the same whatever the session's order.
+    void fp4_runs_have_their_own_stable_colours() {
+        const QColor nv = colourOf("nvfp4"), mx = colourOf("mxfp4");
+        QVERIFY(nv != mx);
+        QVERIFY(std::abs(nv.lightness() - mx.lightness()) >= 30);
+        for (const QColor& c : {nv, mx}) QVERIFY2(c.hslHue() >= 290 && c.hslHue() <= 340, qPrintable(c.name()));
+        for (const char* other : {"fp32", "tf32", "scaling-only", "amp-fp16", "amp-bf16", "pure-fp16", "pure-bf16",
+                                  "half-fp16", "half-bf16", "selective-fp16", "selective-bf16", "adaptive-fp16",
+                                  "adaptive-bf16", "fp8-hybrid", "fp8-e4m3", "mxfp8"}) {
+            QVERIFY2(colourOf(other) != nv && colourOf(other) != mx, other);
+        }
+        std::vector<mpx::RunSpec> a, b;
+        for (const char* l : {"amp-bf16", "nvfp4", "nvfp4+1d", "mxfp4", "nvfp4+no-sr", "mxfp4+floor"})
+            a.push_back(mpx::parse_run_spec(l));
+        for (const char* l : {"mxfp4+floor", "nvfp4+no-sr", "nvfp4+1d", "mxfp4", "amp-bf16", "nvfp4"})
+            b.push_back(mpx::parse_run_spec(l));
+        const std::vector<RunStyle> sa = mpx::gui::runStyles(a), sb = mpx::gui::runStyles(b);
+        QCOMPARE(sa[1].colour, nv);
+        QCOMPARE(sa[1].pen, Qt::SolidLine);
+        QVERIFY(sa[2].pen != Qt::SolidLine);
+        QVERIFY(std::abs(sa[2].colour.hslHue() - nv.hslHue()) <= 6);
+        QVERIFY(std::abs(sa[5].colour.hslHue() - mx.hslHue()) <= 6);
+        // The same label, the same style, in either order.
+        QCOMPARE(sa[2].colour, sb[2].colour);
+        QCOMPARE(sa[2].pen, sb[2].pen);
+        QCOMPARE(sa[4].colour, sb[1].colour);
+        QCOMPARE(sa[5].colour, sb[0].colour);
+        for (std::size_t i = 0; i < sa.size(); ++i)
+            for (std::size_t j = i + 1; j < sa.size(); ++j)
+                QVERIFY(sa[i].colour != sa[j].colour || sa[i].pen != sa[j].pen);
+    }
+
     // The window's session description carries the styles: amp-bf16 is the same in two lessons.
     void the_window_describes_each_run_with_its_style() {
         mpx::ui::MainWindow w;

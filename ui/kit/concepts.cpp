@@ -40,8 +40,9 @@ QString underflow() {
 }
 QString overflow() {
     return QObject::tr("Overflow: finite values that became ±inf when rounded (FP16's largest value "
-                       "is 65504). One overflow in the gradients makes the step skip. FP8 casts that "
-                       "saturate (E4M3 clamps to ±448) count here too, and do not skip a step.");
+                       "is 65504). One overflow in the gradients makes the step skip. FP8 and FP4 casts that "
+                       "saturate (E4M3 clamps to ±448, FP4 to ±6 times its block's scale) count here too, and do "
+                       "not skip a step.");
 }
 QString lostUpdates() {
     return QObject::tr("Lost updates: the share of weights whose update was too small to change the stored "

@@ -86,7 +86,9 @@ QWidget* SetupPanel::buildRuns() {
     m_addRun->setPlaceholderText(tr("other run, e.g. half-fp16+deepspeed"));
     m_addRun->setToolTip(tr("A run label: mode-format, optionally + a scaler preset, a write-back cure or an "
                             "accumulation model (fp32, tf32, amp-fp16, half-bf16, pure-fp16, amp-fp16+apex, "
-                            "pure-bf16+sr, fp8-hybrid+acc-te, fp8-hybrid+acc-fast, ...)."));
+                            "pure-bf16+sr, fp8-hybrid+acc-te, fp8-hybrid+acc-fast, mxfp8, ...). FP4: nvfp4 "
+                            "(Transformer Engine's recipe; switches +no-rht, +no-sr, +1d, +4over6, +bf16-first-N, "
+                            "+bf16-last-N) and mxfp4 (scale rule +floor, +ceil, +rceil or +even); the FP4 tab shows them."));
     auto* add = new QPushButton(tr("Add"));
     addRow->addWidget(m_addRun, 1);
     addRow->addWidget(add);

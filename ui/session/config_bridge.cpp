@@ -145,6 +145,29 @@ QString runModeHelp(const QString& label, bool* bf16) {
         const mpx::RunSpec spec = mpx::parse_run_spec(label.toStdString(), "runs");
         if (bf16) *bf16 = mpx::uses_low_precision(spec.mode) && spec.low == mpx::Format::bf16;
         QString text = QCoreApplication::translate("mpx", std::string(mpx::mode_help(spec.mode)).c_str());
+        if (mpx::is_fp4(spec.mode) && !spec.fp4.empty()) {  // the label's recipe switches, in words
+            const mpx::Fp4Overrides& o = spec.fp4;
+            QStringList parts;
+            if (o.rht) parts << (*o.rht ? QCoreApplication::translate("mpx", "with the Hadamard transform")
+                                        : QCoreApplication::translate("mpx", "without the Hadamard transform"));
+            if (o.sr) parts << (*o.sr ? QCoreApplication::translate("mpx", "gradients rounded at random")
+                                      : QCoreApplication::translate("mpx", "gradients rounded to nearest"));
+            if (o.weights_2d)
+                parts << (*o.weights_2d ? QCoreApplication::translate("mpx", "weights in 16x16 tiles")
+                                        : QCoreApplication::translate("mpx", "weights in 1x16 blocks, so the forward "
+                                                                             "and backward copies of a weight can differ"));
+            if (o.four_over_six && *o.four_over_six)
+                parts << QCoreApplication::translate("mpx", "4over6: a block may aim its largest value at 4 instead of 6");
+            if (o.mx_scale_rule) {
+                const std::string_view r = mpx::enum_name(*o.mx_scale_rule);
+                parts << QCoreApplication::translate("mpx", "block scale rule %1").arg(QString::fromLatin1(r.data(), static_cast<qsizetype>(r.size())));
+            }
+            if (o.bf16_first && *o.bf16_first)
+                parts << QCoreApplication::translate("mpx", "the first %1 layer(s) in BF16").arg(*o.bf16_first);
+            if (o.bf16_last && *o.bf16_last)
+                parts << QCoreApplication::translate("mpx", "the last %1 layer(s) in BF16").arg(*o.bf16_last);
+            if (!parts.isEmpty()) text += QLatin1Char(' ') + QCoreApplication::translate("mpx", "This run: %1.").arg(parts.join(QStringLiteral("; ")));
+        }
         if (spec.accumulate)  // a what-if of the GEMMs' additions (engine/config/accumulate_config.hpp)
             text += QLatin1Char(' ') + QCoreApplication::translate(
                                            "mpx", std::string(mpx::accumulate_plan_help(*spec.accumulate)).c_str()) +

@@ -29,11 +29,25 @@ void Fp8Series::add(const mpx::Fp8ScaleRow& r) {
     p.underflow = r.underflow;
     p.nonzero = r.nonzero;
     p.count = r.count;
+    const bool fp4 = m_format == mpx::Format::e2m1;
+    if (fp4 && r.fp4.compared > 0) {
+        m_consistency.push_back({r.step, r.fp4.mismatched, r.fp4.compared});
+        if (m_consistency.size() >= m_capacity) {  // every other one, the newest kept
+            std::size_t out = 0;
+            for (std::size_t i = m_consistency.size() % 2 ? 0 : 1; i < m_consistency.size(); i += 2)
+                m_consistency[out++] = m_consistency[i];
+            m_consistency.resize(out);
+        }
+    }
     if (!m_points.empty() && m_points.back().step / m_width == p.step / m_width) {
-        if (keeps(m_points.back(), p)) m_points.back() = p;
+        if (keeps(m_points.back(), p)) {
+            m_points.back() = p;
+            if (fp4) m_fp4.back() = r.fp4;
+        }
         return;
     }
     m_points.push_back(p);
+    if (fp4) m_fp4.push_back(r.fp4);
     // Full: wider buckets until at most half the capacity is used (one doubling for steps that
     // arrive one by one; more where steps are sparse).
     while (m_points.size() >= m_capacity) {
@@ -41,12 +55,17 @@ void Fp8Series::add(const mpx::Fp8ScaleRow& r) {
         std::size_t out = 0;
         for (std::size_t i = 0; i < m_points.size(); ++i) {
             if (out > 0 && m_points[out - 1].step / m_width == m_points[i].step / m_width) {
-                if (keeps(m_points[out - 1], m_points[i])) m_points[out - 1] = m_points[i];
+                if (keeps(m_points[out - 1], m_points[i])) {
+                    m_points[out - 1] = m_points[i];
+                    if (fp4) m_fp4[out - 1] = m_fp4[i];
+                }
             } else {
+                if (fp4) m_fp4[out] = m_fp4[i];
                 m_points[out++] = m_points[i];
             }
         }
         m_points.resize(out);
+        if (fp4) m_fp4.resize(out);
     }
 }
 
@@ -85,7 +104,10 @@ std::vector<int> Fp8History::layers() const {
 
 std::size_t Fp8History::bytes() const {
     std::size_t b = 0;
-    for (const Fp8Series& s : m_series) b += s.points().capacity() * sizeof(Fp8Point);
+    for (const Fp8Series& s : m_series)
+        b += s.points().capacity() * sizeof(Fp8Point) +
+             (s.format() == mpx::Format::e2m1 ? s.points().capacity() * sizeof(mpx::core::Fp4Record) : 0) +
+             s.consistency().capacity() * sizeof(Fp4Consistency);
     return b;
 }
 

@@ -4,6 +4,9 @@
 // keeps one row — the one that saturated the largest share, then flushed the largest share to zero,
 // then the latest — so a spike survives thinning. A series never holds more than k_capacity points
 // (48 B each: 768 KiB; 3 FP8 runs of the 2-layer `fp8` preset: 18 series, at most 13.5 MiB).
+// FP4 series (format e2m1) keep each kept row's core::Fp4Record beside it (104 B more a point), and
+// apart from the thinning every weight comparison of the forward and backward quantizations
+// (Fp4Record::compared > 0, histogram-collecting steps only), so thinning never loses the last one.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +30,12 @@ struct Fp8Point {
     }
 };
 
+// A weight's two FP4 quantizations compared on one step (core::Fp4Record::mismatched of compared).
+struct Fp4Consistency {
+    long long step = 0;
+    unsigned long long mismatched = 0, compared = 0;
+};
+
 class Fp8Series {
 public:
     static constexpr std::size_t k_capacity = 1 << 14;  // 16,384 points at one step each
@@ -39,6 +48,11 @@ public:
     bool block() const { return m_block; }  // MXFP8: per-block scales, no per-tensor scale
     // The newest point at or before `step`, or nullptr.
     const Fp8Point* at(long long step) const;
+    // FP4 (format e2m1): the E2M1 codes and blocks of points()[i]; nullptr for FP8 series.
+    const mpx::core::Fp4Record* fp4(std::size_t i) const { return i < m_fp4.size() ? &m_fp4[i] : nullptr; }
+    // FP4 weights: every comparison of the forward and backward quantizations, in step order
+    // (thinned to every other one when k_capacity are kept).
+    const std::vector<Fp4Consistency>& consistency() const { return m_consistency; }
 
 private:
     std::size_t m_capacity;
@@ -46,6 +60,8 @@ private:
     mpx::Format m_format = mpx::Format::e4m3;
     bool m_block = false;
     std::vector<Fp8Point> m_points;
+    std::vector<mpx::core::Fp4Record> m_fp4;  // beside m_points, FP4 series only
+    std::vector<Fp4Consistency> m_consistency;
 };
 
 class Fp8History {

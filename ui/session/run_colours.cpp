@@ -1,6 +1,7 @@
 // The one table of run colours. Families follow the precision a reader compares (issue 27):
 // neutral for the FP32 yardsticks, warm (Okabe–Ito vermillion, orange, reddish purple) for FP16,
-// blues for BF16 and greens for FP8. Okabe–Ito's colours stay distinguishable with the common
+// blues for BF16, greens for FP8 and wine/purple for FP4 (Paul Tol's muted wine and purple, which
+// no other family uses). Okabe–Ito's colours stay distinguishable with the common
 // colour-vision deficiencies; within a family the shades differ in lightness, which survives them
 // too, and variants add a dash pattern so that a line never relies on hue alone.
 #include "ui/session/run_colours.hpp"
@@ -53,8 +54,22 @@ int ordinal(const std::optional<E>& v) { return v ? static_cast<int>(*v) + 1 : 0
 // list, so "pure-fp16+kahan" is drawn alike in every session. The lists' orders keep the shipped
 // sets apart (hysteresis: pytorch 1, deepspeed 5, megatron 7; lost-updates: sr 2, kahan 3;
 // fp8: delayed 1, current 2; accumulation: fast 3, te 5); runStyles resolves any clash.
+// FP4 switches: one place each in a fixed order (fp4_switch_suffix's), so "nvfp4+1d" is drawn alike
+// in every session: +no-rht 1, +no-sr 2, +1d 3, +4over6 4, a scale rule 5…8, +bf16-first 6, +bf16-last 7.
+int fp4VariantOf(const mpx::Fp4Overrides& o) {
+    int v = 0;
+    if (o.rht) v += 1;
+    if (o.sr) v += 2;
+    if (o.weights_2d) v += 3;
+    if (o.four_over_six) v += 4;
+    if (o.mx_scale_rule) v += 5 + static_cast<int>(*o.mx_scale_rule);
+    if (o.bf16_first) v += 6;
+    if (o.bf16_last) v += 7;
+    return v;
+}
+
 int variantOf(const mpx::RunSpec& spec) {
-    int v = ordinal(spec.write_back) + ordinal(spec.fp8_recipe) + ordinal(spec.accumulate);
+    int v = ordinal(spec.write_back) + ordinal(spec.fp8_recipe) + ordinal(spec.accumulate) + fp4VariantOf(spec.fp4);
     if (spec.scaler_preset) {
         const std::vector<std::string> names = mpx::scaler_preset_names();
         const auto it = std::find(names.begin(), names.end(), *spec.scaler_preset);
@@ -79,6 +94,8 @@ QColor precisionColour(const mpx::RunSpec& spec) {
         case mpx::Mode::fp8_hybrid: return rgb(0x009e73);    // Okabe–Ito bluish green
         case mpx::Mode::fp8_e4m3: return rgb(0x00593f);      // dark green
         case mpx::Mode::mxfp8: return rgb(0x999933);         // olive (Paul Tol's muted)
+        case mpx::Mode::nvfp4: return rgb(0x882255);         // wine (Paul Tol's muted)
+        case mpx::Mode::mxfp4: return rgb(0xaa4499);         // purple (Paul Tol's muted), lighter than wine
     }
     return rgb(0x555555);
 }

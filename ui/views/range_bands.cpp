@@ -11,6 +11,8 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/config/session_config.hpp"
+#include "engine/core/fp4.hpp"
 #include "engine/precision/fp8_scaling.hpp"
 #include "engine/precision/policy.hpp"
 #include "ui/kit/log2_axis.hpp"
@@ -55,6 +57,71 @@ QString overflowFate(const Fp8Cast& c) {
     return format_info(c.format).has_inf ? tr("become ±inf") : tr("become NaN (fp8.e4m3_overflow = nan)");
 }
 
+// NVFP4 and MXFP4: E2M1's window in the block that holds the row's amax, in the tensor's own values.
+// The amax's block is divided by a scale the rules of core/fp4.hpp give for that amax (NVFP4: the
+// E4M3 block scale over S_enc, whose largest element lands on 6; MXFP4: the run's power-of-two
+// rule); other blocks have smaller scales and windows further left.
+Fp8Cast fp4Window(Fp8Cast c, const mpx::RunSpec& spec, const mpx::SessionConfig& config, const gui::Fp8Point& row,
+                  long long step) {
+    const mpx::Fp4Kind kind = mpx::fp4_kind(spec.mode);
+    const mpx::Fp4Config rc = mpx::resolve_fp4(kind, config.fp4, spec.fp4);
+    const bool nv = kind == mpx::Fp4Kind::nvfp4;
+    c.format = mpx::Format::e2m1;
+    c.overflow = mpx::Overflow::saturate;  // E2M1 has no inf or NaN: its casts clamp at ±6
+    c.rowStep = row.step;
+    c.amax = row.amax;
+    c.scale = row.scale;
+    c.saturated = row.saturated;
+    c.count = row.count;
+    c.flushedShare = row.underflowShare();
+    const QString name = nv ? QStringLiteral("NVFP4") : QStringLiteral("MXFP4");
+    const QString why = nv ? tr("NVFP4: every block of 16 values has its own scale (an E4M3 number, times one FP32 scale for "
+                                "the whole tensor), set so that the block's largest value lands on 6, so no single band "
+                                "fits the whole tensor.")
+                           : tr("MXFP4: every block of 32 values has its own power-of-two scale, set by its largest value, so "
+                                "no single band fits the whole tensor.");
+    const QString counted = tr("The cast on step %1 clamped %2 of %3 values at ±6 and turned %4 of the non-zero ones into 0.")
+                                .arg(row.step)
+                                .arg(QLocale().toString(row.saturated), QLocale().toString(row.count), percentText(c.flushedShare));
+    c.blockHelp = tr("<br>%1: FP4 (E2M1) holds only 0, 0.5, 1, 1.5, 2, 3, 4 and 6, so each block of %2 values is divided by "
+                     "its own scale first. The strip above is that window for the block holding the largest value: "
+                     "from half its scale (E2M1's 0.5) to 6 times it; under a quarter of the scale a value becomes 0, "
+                     "above 6 times it a value is clamped.%3")
+                      .arg(name)
+                      .arg(nv ? 16 : 32)
+                      .arg(nv ? QString()
+                              : tr(" A power-of-two scale can put the block's largest value anywhere from just above 3 "
+                                   "to 6: at 3 or below, 4 and 6 go unused (the lost binade)."));
+    if (!(row.amax > 0.0f) || !std::isfinite(row.amax)) {
+        c.note = why + QLatin1Char('\n') + counted;
+        return c;
+    }
+    double divisor = 0;  // what the amax's block is divided by before rounding
+    if (nv) {
+        const mpx::core::Nvfp4Global g = mpx::core::nvfp4_global(row.amax, rc.four_over_six ? 256.0f : mpx::core::k_e4m3_max);
+        divisor = 1.0 / static_cast<double>(mpx::core::nvfp4_encode_scale(mpx::core::nvfp4_block_scale(row.amax, g), g));
+    } else {
+        const int e = mpx::core::mxfp4_exponent(row.amax, rc.mx_scale_rule);
+        if (e != mpx::core::k_mx_nan_exponent) divisor = static_cast<double>(mpx::core::mx_scale_value(e));
+    }
+    if (!(divisor > 0) || !std::isfinite(divisor)) {
+        c.note = why + QLatin1Char('\n') + counted;
+        return c;
+    }
+    c.active = true;
+    c.shift = std::log2(divisor);
+    c.bands = formatBands(c.format, c.shift);
+    c.title = nv ? tr("cast to NVFP4 (E2M1, a scale per block of 16)") : tr("cast to MXFP4 (E2M1, a power-of-two scale per block of 32)");
+    const QString atStep = row.step == step ? QString() : tr(" (step %1: the store kept no row at %2)").arg(row.step).arg(step);
+    c.note = why + QLatin1Char('\n') +
+             tr("Strip above: E2M1's window in the block holding the amax (%1, ÷%2)%3: 0.5 to 6 times the block's scale. "
+                "In any block, values under %4 of its largest become 0.")
+                 .arg(QString::number(row.amax, 'g', 3), scaleText(divisor), atStep,
+                      nv ? tr("about 1/24") : tr("1/24 to 1/12")) +
+             QLatin1Char('\n') + counted;
+    return c;
+}
+
 }  // namespace
 
 std::vector<BandSpan> formatBands(mpx::Format f, double shift) {
@@ -94,8 +161,9 @@ Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTens
     const auto session = store.session();
     if (!session || run < 0 || run >= store.runCount() || run >= static_cast<int>(session->runs.size())) return c;
     const mpx::RunSpec& spec = session->runs[static_cast<std::size_t>(run)].spec;
-    if (!mpx::is_fp8(spec.mode)) return c;
-    c.fp8Run = true;
+    if (!mpx::scales_gemms(spec.mode)) return c;
+    c.fp8Run = mpx::is_fp8(spec.mode);
+    c.fp4Run = mpx::is_fp4(spec.mode);
     c.recipe = mpx::fp8_recipe_of(spec, session->config.fp8);
     c.block = c.recipe == mpx::Fp8Recipe::block;
     const auto operand = fp8OperandOf(t);
@@ -103,10 +171,13 @@ Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTens
     const gui::Fp8Series* s = store.fp8(run).series(layer, *operand);
     const gui::Fp8Point* row = s ? nearestRow(*s, step) : nullptr;
     if (!row) {
-        c.note = tr("This run casts fc%1's %2 to FP8, but no scale has arrived for it yet.")
-                     .arg(layer + 1).arg(QString::fromLatin1(mpx::to_string(t).data(), static_cast<int>(mpx::to_string(t).size())));
+        c.note = tr("This run casts fc%1's %2 to %3, but no scale has arrived for it yet.")
+                     .arg(layer + 1)
+                     .arg(QString::fromLatin1(mpx::to_string(t).data(), static_cast<int>(mpx::to_string(t).size())),
+                          c.fp4Run ? QStringLiteral("FP4") : QStringLiteral("FP8"));
         return c;
     }
+    if (c.fp4Run) return fp4Window(c, spec, session->config, *row, step);
     c.format = s->format();
     c.rowStep = row->step;
     c.amax = row->amax;
@@ -134,6 +205,13 @@ Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTens
         // In any block a value flushes below E4M3's flush edge times 2^(floor(log2 block max) − emax).
         const double relative = formatBands(c.format)[0].hi - mpx::core::k_e4m3_emax;
         c.title = tr("cast to MXFP8 (%1, a scale per block of 32)").arg(formatName(c.format));
+        c.blockHelp = tr("<br>MXFP8: each block of 32 values has its own power-of-two scale; the strip above is the %1 window "
+                         "of the block holding the largest value. A block whose largest value lies between %2·2<sup>k</sup> "
+                         "and 2·2<sup>k</sup> saturates it: the block's power-of-two scale puts it above %3, where %1 stops "
+                         "(OCP MX v1.0).")
+                          .arg(formatName(c.format))
+                          .arg(format_info(c.format).max_finite / std::exp2(mpx::core::k_e4m3_emax))
+                          .arg(format_info(c.format).max_finite);
         c.note = why + QLatin1Char('\n') +
                  tr("Strip above: %1's window in the block holding the amax (%2, ×%3)%4. In any block, values under "
                     "~%5 × its largest become 0.")

@@ -40,8 +40,9 @@ std::optional<mpx::Fp8Tensor> fp8OperandOf(mpx::HistTensor t);
 // How an FP8 run's matrix product cast the tensor shown, at the step shown.
 struct Fp8Cast {
     bool fp8Run = false;  // the run casts GEMM operands to FP8
+    bool fp4Run = false;  // the run casts GEMM operands to FP4 (nvfp4, mxfp4: always block scaled)
     bool active = false;  // and this tensor is one of them, with an engine row to place its bands
-    bool block = false;   // MXFP8: a power-of-two scale per block of 32, none per tensor
+    bool block = false;   // MXFP8 (and FP4): a scale per block, none that fits the whole tensor
     mpx::Fp8Recipe recipe = mpx::Fp8Recipe::delayed;
     mpx::Format format = mpx::Format::e4m3;
     mpx::Overflow overflow = mpx::Overflow::saturate;  // what the cast does above the format's max
@@ -51,11 +52,15 @@ struct Fp8Cast {
     unsigned long long saturated = 0, count = 0;  // the row's: values cast, and those that overflowed
     double flushedShare = 0;                      // of the non-zero values cast, the share that became 0
     // Per tensor: −log2(scale). Block: the shared exponent of the block that holds the amax
-    // (core::mx_shared_exponent), i.e. that block's elements are x ÷ 2^shift.
+    // (core::mx_shared_exponent), i.e. that block's elements are x ÷ 2^shift. FP4: log2 of what
+    // the amax's block is divided by (NVFP4: its E4M3 scale ÷ S_enc; MXFP4: its power of two).
+    // The edges come from core/fp4.hpp's rules applied to the row's amax: the FP4 branch does not
+    // recompute a recorded scale, it places the one block the amax belongs to.
     double shift = 0;
     std::vector<BandSpan> bands;  // formatBands(format, shift): per tensor, or the amax block's window
     QString title;  // "cast to E4M3 ×312.7"
     QString note;   // the caption: what the bands are, in words
+    QString blockHelp;  // block: the tooltip's paragraph on the strip (HTML)
 };
 Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTensor t, long long step);
 

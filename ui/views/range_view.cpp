@@ -138,7 +138,7 @@ void RangeView::rebuildChoices() {
     const int runs = static_cast<int>(session->runs.size());
     std::vector<int> fp8;
     for (int r = 0; r < runs; ++r)
-        if (fp8Cast(*m_store, r, 0, mpx::HistTensor::input, 0).fp8Run) fp8.push_back(r);
+        if (const Fp8Cast c = fp8Cast(*m_store, r, 0, mpx::HistTensor::input, 0); c.fp8Run || c.fp4Run) fp8.push_back(r);
     int a = 0;
     while (a + 1 < runs && session->runs[static_cast<std::size_t>(a)].spec.precision() == "fp32") ++a;
     int b = runs < 2 ? -1 : a + 1 < runs ? a + 1 : (a == 0 ? 1 : 0);
@@ -331,8 +331,12 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         item(bandColour(Band::flushed), tr("becomes 0"));
         item(bandColour(Band::subnormal), tr("keeps fewer digits"));
         item(bandColour(Band::normal), tr("stored normally"));
-        const bool cast = panels[0].fp8.active || panels[1].fp8.active;
-        item(bandColour(Band::overflow), cast ? tr("becomes ±inf (FP8: saturates)") : tr("becomes ±inf"));
+        const bool cast8 = (panels[0].fp8.active && panels[0].fp8.fp8Run) || (panels[1].fp8.active && panels[1].fp8.fp8Run);
+        const bool cast4 = (panels[0].fp8.active && panels[0].fp8.fp4Run) || (panels[1].fp8.active && panels[1].fp8.fp4Run);
+        item(bandColour(Band::overflow), cast8 && cast4 ? tr("becomes ±inf (FP8: saturates; FP4: clamped at ±6)")
+                                         : cast8        ? tr("becomes ±inf (FP8: saturates)")
+                                         : cast4        ? tr("becomes ±inf (FP4: clamped at ±6)")
+                                                        : tr("becomes ±inf"));
         p.setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
         p.drawLine(x, y + 2, x, y + fm.height() - 2);
         p.setPen(palette().color(QPalette::WindowText));
@@ -514,14 +518,7 @@ QString RangeView::tooltipAt(QPoint pos) const {
         if (pn.fp8.active && tensor() == mpx::HistTensor::weight)
             t += tr("<br>The bars are the weights and biases written back at the end of this step; this step's matrix "
                     "products cast the weights (not the biases) one update earlier.");
-        if (pn.fp8.active && pn.fp8.block)
-            t += tr("<br>MXFP8: each block of 32 values has its own power-of-two scale; the strip above is the %1 window "
-                    "of the block holding the largest value. A block whose largest value lies between %2·2<sup>k</sup> "
-                    "and 2·2<sup>k</sup> saturates it: the block's power-of-two scale puts it above %3, where %1 stops "
-                    "(OCP MX v1.0).")
-                     .arg(formatName(pn.fp8.format))
-                     .arg(format_info(pn.fp8.format).max_finite / std::exp2(core::k_e4m3_emax))
-                     .arg(format_info(pn.fp8.format).max_finite);
+        if (pn.fp8.active && pn.fp8.block) t += pn.fp8.blockHelp;
         if (!pn.unscaled.empty())
             t += tr("<br>Faint bars: the same gradients without the loss scale (÷%1), where they would sit without scaling.")
                      .arg(pow2Text(pn.shift));

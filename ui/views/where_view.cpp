@@ -96,7 +96,7 @@ void WhereView::rebuildChoices() {
         const auto& d = session->runs[static_cast<std::size_t>(r)];
         m_run->addItem(swatch(runStyle(session, r)), d.label, r);
         if (pick < 0 && d.spec.precision() != "fp32") pick = r;  // where the trouble is
-        if (fp8 < 0 && fp8Cast(*m_store, r, 0, mpx::HistTensor::input, 0).fp8Run) fp8 = r;
+        if (const Fp8Cast c = fp8Cast(*m_store, r, 0, mpx::HistTensor::input, 0); fp8 < 0 && (c.fp8Run || c.fp4Run)) fp8 = r;
     }
     // A session with FP8 runs (the fp8 preset) opens on the first of them and where its casts
     // saturate: its gradients stay in BF16, so their underflow map would be empty.
@@ -106,7 +106,15 @@ void WhereView::rebuildChoices() {
     m_fp8Session = fp8 >= 0;
 }
 
-bool WhereView::fp8Run() const { return run() >= 0 && fp8Cast(*m_store, run(), 0, mpx::HistTensor::input, 0).fp8Run; }
+bool WhereView::fp8Run() const {
+    if (run() < 0) return false;
+    const Fp8Cast c = fp8Cast(*m_store, run(), 0, mpx::HistTensor::input, 0);
+    return c.fp8Run || c.fp4Run;
+}
+QString WhereView::castName() const {
+    return run() >= 0 && fp8Cast(*m_store, run(), 0, mpx::HistTensor::input, 0).fp4Run ? QStringLiteral("FP4")
+                                                                                       : QStringLiteral("FP8");
+}
 
 void WhereView::setRun(int run) { m_run->setCurrentIndex(m_run->findData(run)); }
 int WhereView::run() const { return m_run->currentIndex() < 0 ? -1 : m_run->currentData().toInt(); }
@@ -254,7 +262,7 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     const QString label = session->runs[static_cast<std::size_t>(run())].label;
     const QString title = measure() == Measure::underflowShare
                               ? tr("%1: which layer's gradients underflow (became 0), and when").arg(label)
-                              : fp8Run() ? tr("%1: which layer's values saturate in FP8 or become ±inf, and when").arg(label)
+                              : fp8Run() ? tr("%1: which layer's values saturate in %2 or become ±inf, and when").arg(label, castName())
                                          : tr("%1: which layer overflows (values became ±inf), and when").arg(label);
     p.drawText(area.left() + 8, area.top() + 4 + fm.ascent(), fm.elidedText(title, Qt::ElideRight, area.width() - 16));
     p.setFont(m_canvas->font());
@@ -329,7 +337,7 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     p.drawText(QPointF(r.left(), ly + line + fm.ascent()),
                fm.elidedText(measure() == Measure::underflowShare
                                  ? tr("Colour: the share of the layer's non-zero gradient values that became 0 when stored (darker: more lost).")
-                                 : fp8Run() ? tr("Colour: values that saturated in an FP8 cast or became ±inf, per layer and step (log scale; darker: more).")
+                                 : fp8Run() ? tr("Colour: values that saturated in an %1 cast or became ±inf, per layer and step (log scale; darker: more).").arg(castName())
                                             : tr("Colour: how many of the layer's values became ±inf when stored (log scale; darker: more)."),
                              Qt::ElideRight, area.width() - r.left() - 24));
 }
@@ -353,9 +361,9 @@ QString WhereView::tooltipAt(QPoint pos) const {
     for (mpx::Pass p : {mpx::Pass::forward, mpx::Pass::backward, mpx::Pass::update})
         largest = std::max(largest, s.layer(layer, p).overflow_max);
     t += over ? (fp8Run() ? tr("%1 values saturated or became ±inf (overflow); the largest was %2 before rounding "
-                               "(FP8 casts: after scaling).")
-                          : tr("%1 values became ±inf (overflow); the largest was %2 before rounding."))
-                    .arg(QLocale().toString(over))
+                               "(%3 casts: after scaling).")
+                                .arg(QLocale().toString(over), QStringLiteral("%2"), castName())
+                          : tr("%1 values became ±inf (overflow); the largest was %2 before rounding.").arg(QLocale().toString(over)))
                     .arg(QLocale().toString(core::float_of(static_cast<std::uint32_t>(largest)), 'g', 6))
               : tr("No value became ±inf.");
     for (const Skip& k : skips())

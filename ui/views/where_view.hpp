@@ -63,7 +63,8 @@ private:
     class Canvas;
     friend class ViewCanvas<WhereView>;  // draws and explains through paintCanvas and tooltipAt
     void rebuildChoices();
-    bool fp8Run() const;  // the run shown casts its GEMM operands to FP8 (saturations count as overflows)
+    bool fp8Run() const;  // the run shown casts its GEMM operands to FP8 or FP4 (saturations count as overflows)
+    QString castName() const;  // "FP8" or "FP4": what that run casts to
     bool m_fp8Session = false;  // the last session had FP8 runs (rebuildChoices)
     void paintCanvas(QPainter& p, const QRect& area);
     QString tooltipAt(QPoint pos) const;

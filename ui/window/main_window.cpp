@@ -39,6 +39,7 @@
 #include "ui/views/trace_view.hpp"
 #include "ui/views/boundary_view.hpp"
 #include "ui/views/format_explorer.hpp"
+#include "ui/views/fp4_view.hpp"
 #include "ui/views/fp8_view.hpp"
 #include "ui/views/range_view.hpp"
 #include "ui/views/updates_view.hpp"
@@ -149,6 +150,11 @@ void MainWindow::buildLayout() {
     m_views->setTabToolTip(m_views->addTab(m_fp8, tr("FP8 scaling")),
                            tr("FP8 runs: how each tensor's scale follows its largest value (amax), the steps delayed "
                               "scaling takes it from, and the share of values that saturate or flush to zero."));
+    m_fp4 = new Fp4View(m_store);
+    m_views->setTabToolTip(m_views->addTab(m_fp4, tr("FP4")),
+                           tr("FP4 runs (nvfp4, mxfp4): where each tensor's values land on FP4's 8 sizes, where each "
+                              "block's largest value lands (MXFP4's lost binade), the shares clamped at ±6 or flushed "
+                              "to 0, NVFP4's tensor scale, and whether the weights' two FP4 copies agree."));
     connect(m_where, &WhereView::cellActivated, this, [this](int run, int layer, qint64 step, WhereView::Measure m) {
         m_range->setRuns(run, m_range->runB() == run ? -1 : m_range->runB());
         m_range->setLayer(layer);
@@ -229,7 +235,7 @@ void MainWindow::buildActions() {
         if (!path.isEmpty()) exportTorch(path);
     });
     auto* png = new QAction(tr("Export the view as PNG…"), this);
-    png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where, updates or FP8 scaling) as a PNG picture"));
+    png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where, updates, FP8 scaling or FP4) as a PNG picture"));
     connect(png, &QAction::triggered, this, [this] {
         const QString name = centralViewName(view());
         const QString path = QFileDialog::getSaveFileName(this, tr("Save the view shown"), QStringLiteral("mpx-%1.png").arg(name),
@@ -306,6 +312,7 @@ void MainWindow::buildActions() {
         m_where->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_updates->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_fp8->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_fp4->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_classroomAction->setChecked(m_classroom->isOn());
     });
     bar->insertAction(presetLabel, m_classroomAction);

@@ -24,6 +24,7 @@ class ChartsPanel;
 class EventLogPanel;
 class FormatExplorer;
 class Fp8View;
+class Fp4View;
 class Classroom;
 class LessonPanel;
 class LivePanel;
@@ -63,7 +64,7 @@ public:
     TraceView* openTrace(const QString& path);
     bool exportChartsPng(const QString& path);
     // The view the central tabs show, in tab order: the training charts, the decision boundaries,
-    // the histogram views (Range, Where, Updates) and the FP8 scaling view.
+    // the histogram views (Range, Where, Updates), the FP8 scaling view and the FP4 view.
     using View = CentralView;  // ui/window/view_names.hpp
     void setView(View v);
     View view() const;
@@ -83,6 +84,7 @@ public:
     WhereView* whereView() const { return m_where; }
     UpdatesView* updatesView() const { return m_updates; }
     Fp8View* fp8View() const { return m_fp8; }
+    Fp4View* fp4View() const { return m_fp4; }
     EventLogPanel* eventLog() const { return m_log; }
     SetupPanel* setupPanel() const { return m_setup; }
     LivePanel* livePanel() const { return m_live; }
@@ -120,6 +122,7 @@ private:
     WhereView* m_where = nullptr;
     UpdatesView* m_updates = nullptr;
     Fp8View* m_fp8 = nullptr;
+    Fp4View* m_fp4 = nullptr;
     QTabWidget* m_views = nullptr;  // in View's order
     EventLogPanel* m_log = nullptr;
     SetupPanel* m_setup = nullptr;
