@@ -3,10 +3,11 @@
 # user CPU time of `mpx-cli run` for each precision, a 1-step run for the fixed cost, then
 # REPS repetitions with the precisions alternating. Prints each time and the ratios
 # (mean time minus fixed cost, over AMP-BF16's). Usage: bench/fp8_cost.sh [build/bin/mpx-cli] [REPS]
+# MPX_PRECISIONS replaces the runs (amp-bf16 first): bench/fp4_cost.sh measures the FP4 runs so.
 set -euo pipefail
 cli=${1:-build/bin/mpx-cli}
 reps=${2:-3}
-precisions=(amp-bf16 fp8-hybrid+delayed fp8-hybrid+current mxfp8)
+read -r -a precisions <<< "${MPX_PRECISIONS:-amp-bf16 fp8-hybrid+delayed fp8-hybrid+current mxfp8}"
 t=$(mktemp)
 trap 'rm -f "$t"' EXIT
 cpu() { /usr/bin/time -o "$t" -f %U "$cli" run "$@" --set eval_every=0 --set instruments.every=0 --quiet >/dev/null; cat "$t"; }

@@ -2,6 +2,7 @@
 // for exactly the steps its amax history needs to catch up and never current scaling; every FP8
 // label trains on the default data; the FP8 CSV columns are filled for FP8 runs only.
 #include "engine/base/error.hpp"
+#include "engine/base/parallel.hpp"
 #include "engine/compute/backend.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/io/checkpoint.hpp"
@@ -343,6 +344,35 @@ private slots:
         QCOMPARE(mem[1].total() - mem[0].total(), nv);
         QCOMPARE(mem[1][MemCategory::weights] - mem[0][MemCategory::weights],
                  2 * (packed(2 * 64, 16, 4) + packed(64 * 64, 16, 4) + packed(64 * 2, 16, 4)));
+    }
+
+    // FP4 runs give the same bits on 1, 2 and 3 threads: the casts are cut by rows alone and the
+    // stochastic words depend on the element's index, not on which thread draws them.
+    void fp4_runs_are_the_same_bits_on_any_thread_count() {
+        SessionConfig c = load_config("default");
+        c.runs = {"nvfp4", "mxfp4", "nvfp4+4over6"};
+        c.steps = 15;
+        c.eval_every = 0;
+        std::vector<std::vector<double>> got;
+        std::vector<std::vector<float>> amax;
+        for (unsigned threads : {1u, 2u, 3u}) {
+            set_thread_count(threads);
+            Session s(c);
+            std::vector<double> loss;
+            while (!s.finished())
+                for (const StepRecord& r : s.step()) loss.push_back(r.loss);
+            std::vector<float> a;
+            for (std::size_t k = 0; k < s.run_count(); ++k)
+                for (const Fp8ScaleRow& row : s.run(k).fp8_scales()) a.push_back(row.amax);
+            got.push_back(loss);
+            amax.push_back(a);
+        }
+        set_thread_count(0);
+        for (std::size_t t = 1; t < got.size(); ++t) {
+            QCOMPARE(got[t].size(), got[0].size());
+            QVERIFY(std::memcmp(got[t].data(), got[0].data(), got[0].size() * sizeof(double)) == 0);
+            QVERIFY(amax[t] == amax[0]);
+        }
     }
 
     // FP4 labels, switches and the fp4 section: each mistake refused with a line naming the field.
