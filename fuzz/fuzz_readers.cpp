@@ -1,8 +1,8 @@
 // libFuzzer target for every reader of text the user controls: a configuration file
 // (parse_config_text), --set assignments (apply_overrides), a saved state (Session::load_state),
 // a value of `mpx-cli format`, a run CSV as `mpx-cli compare` reads it (RunTable::parse) and a
-// recorded trace and its histograms as `mpx-cli replay` reads them, a DeepSpeed log as `mpx-cli trace
-// --from-deepspeed-log` reads it, and a matrix as `mpx-cli gemm` and `quantize` read it. Rule: any input ends in a result or a typed error (ConfigError,
+// recorded trace and its histograms as `mpx-cli replay` reads them, a DeepSpeed or Megatron-LM log as `mpx-cli trace
+// --from-deepspeed-log` / `--from-megatron-log` read them, and a matrix as `mpx-cli gemm` and `quantize` read it. Rule: any input ends in a result or a typed error (ConfigError,
 // IoError, CLI11's parse errors), never a crash, a sanitizer finding or another exception type.
 // The first byte picks the reader; the rest is its text.
 #include <CLI/CLI.hpp>
@@ -73,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size == 0) return 0;
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 9) {
+        switch (data[0] % 10) {
             case 0: (void)mpx::parse_config_text(text, "fuzz"); break;
             case 1: {
                 mpx::SessionConfig c;
@@ -111,6 +111,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 break;
             }
             case 8: (void)mpx::cli::parse_matrix(text, "fuzz.csv", "--in"); break;  // gemm's and quantize's matrices
+            case 9: {  // a Megatron-LM log likewise
+                const mpx::Trace t = mpx::trace_from_megatron_log(text, "fuzz.log", mpx::scaler_preset("megatron"));
+                (void)mpx::parse_trace(mpx::trace_csv(t), "fuzz.csv");
+                break;
+            }
             case 6: {  // a DeepSpeed log rebuilt as a trace must read back from its own CSV
                 const mpx::Trace t = mpx::trace_from_deepspeed_log(text, "fuzz.log", mpx::scaler_preset("deepspeed"));
                 (void)mpx::parse_trace(mpx::trace_csv(t), "fuzz.csv");

@@ -184,6 +184,59 @@ private slots:
         QVERIFY(p.readAllStandardOutput().contains("class Recorder:"));
     }
 
+    // A Megatron-LM log (init 2^16, hysteresis 2, loss_scale_window 3), worked by hand with Megatron's
+    // DynamicGradScaler.update (megatron/core/optimizer/grad_scaler.py): iterations 2 and 3 overflow
+    // (2 spends hysteresis, 3 backs off to 32768), three clean ones grow it back at 6, and the last
+    // line covers iterations 7-9 (log_interval 3, none skipped), growing to 131072 at 9. The logged
+    // scale is the one after each line's last iteration; the trace holds the one each used.
+    void megatronLog() {
+        const auto line = [](int it, const char* scale, int skipped) {
+            return " [2026-11-26 05:50:00] iteration " + std::string(8 - std::to_string(it).size(), ' ') + std::to_string(it) +
+                   "/      20 | consumed samples:          8 | learning rate: 1.000000E-04 | lm loss: 5.123456E+00 | "
+                   "loss scale: " + scale + " | grad norm: 1.234 | number of skipped iterations:   " + std::to_string(skipped) +
+                   " | number of nan iterations:   0 |\n";
+        };
+        const std::string log = line(1, "65536.0", 0) + line(2, "65536.0", 1) + line(3, "32768.0", 1) +
+                                line(4, "32768.0", 0) + line(5, "32768.0", 0) + line(6, "65536.0", 0) +
+                                line(9, "131072.0", 0);
+        ScalerConfig mg = scaler_preset("megatron");
+        mg.init_scale = 65536;
+        mg.growth_interval = 3;
+        mg.hysteresis = 2;
+        const Trace t = trace_from_megatron_log(log, "train.log", mg);
+        QCOMPARE(t.steps.size(), std::size_t{9});
+        QVERIFY(!t.amax_known);
+        const double want[] = {65536, 65536, 65536, 32768, 32768, 32768, 65536, 65536, 65536};
+        for (std::size_t i = 0; i < 9; ++i) {
+            QCOMPARE(t.steps[i].step, static_cast<long long>(i));
+            QCOMPARE(t.steps[i].scale, want[i]);
+            QCOMPARE(t.steps[i].found_inf, i == 1 || i == 2);
+        }
+        QCOMPARE(replay_trace(parse_trace(trace_csv(t), "t.csv"), mg).identical, 9LL);
+        const auto refused = [&](const std::string& text, const ScalerConfig& c) {
+            try {
+                (void)trace_from_megatron_log(text, "train.log", c);
+            } catch (const ConfigError& e) {
+                return QString::fromUtf8(e.what());
+            }
+            return QString();
+        };
+        // Settings that are not the run's: the first line where the scales part is named.
+        ScalerConfig other = mg;
+        other.hysteresis = 1;
+        QVERIFY2(refused(log, other).contains(QStringLiteral("train.log:2: the log has loss scale 65536 after iteration 2 "
+                                                             "where the megatron rule with these settings has 32768")),
+                 qPrintable(refused(log, other)));
+        // An interval partly skipped does not say which iterations were.
+        QVERIFY(refused(line(1, "65536.0", 0) + line(3, "65536.0", 1), mg)
+                    .contains(QStringLiteral("train.log:2: 1 of the 2 iterations since the last line were skipped")));
+        QVERIFY(refused(line(2, "65536.0", 0) + line(1, "65536.0", 0), mg).contains(QStringLiteral("iteration 1 follows iteration 2")));
+        QVERIFY(refused(" iteration        1/      20 | lm loss: 5.1E+00 | number of skipped iterations:   0 |\n", mg)
+                    .contains(QStringLiteral("BF16")));
+        QVERIFY(refused("nothing here\n", mg).contains(QStringLiteral("no iteration lines")));
+        QVERIFY(refused(line(1, "65536.0", 2), mg).contains(QStringLiteral("2 skipped iterations in a line that covers 1")));
+    }
+
     // A DeepSpeed log (steps_per_print 1; init 2^16, loss_scale_window 2, hysteresis 2) whose
     // overflows at steps 2, 3 and 7 were fed to DeepSpeed's own DynamicLossScaler.update_scale: its
     // scales were 65536 for steps 1-3 (step 2 only spent hysteresis), 32768 for 4-6 after the backoff,

@@ -38,7 +38,7 @@ ScalerConfig scaler_from(const std::string& preset, const std::vector<std::strin
 ScalerConfig replay_scaler(const ReplayOptions& o) { return scaler_from(o.scaler, o.sets); }
 
 struct FromLogOptions {
-    std::string log, out, scaler = "deepspeed";
+    std::string log, megatron_log, out, scaler;
     std::vector<std::string> sets;
     bool script = false;
 };
@@ -46,14 +46,19 @@ struct FromLogOptions {
 void run_from_log(const FromLogOptions& o) {
     if (o.out.empty()) throw ConfigError("--out", "name the trace to write, e.g. --out trace.csv");
     check_output_path(o.out, "--out");
-    const ScalerConfig scaler = scaler_from(o.scaler, o.sets);
-    const Trace t = trace_from_deepspeed_log(read_input_file(o.log, "the log", std::size_t{1} << 30), o.log, scaler);
+    if (!o.log.empty() && !o.megatron_log.empty())
+        throw ConfigError("--from-megatron-log", "give one log: --from-deepspeed-log or --from-megatron-log");
+    const bool megatron = !o.megatron_log.empty();
+    const std::string& path = megatron ? o.megatron_log : o.log;
+    const ScalerConfig scaler = scaler_from(o.scaler.empty() ? (megatron ? "megatron" : "deepspeed") : o.scaler, o.sets);
+    const std::string text = read_input_file(path, "the log", std::size_t{1} << 30);
+    const Trace t = megatron ? trace_from_megatron_log(text, path, scaler) : trace_from_deepspeed_log(text, path, scaler);
     write_file_atomic(o.out, trace_csv(t));
     long long overflows = 0;
     for (const TraceStep& s : t.steps) overflows += s.found_inf;
     std::cout << "mpx-cli: wrote " << o.out << ": " << t.steps.size() << " steps (" << t.steps.front().step << "-"
-              << t.steps.back().step << "), " << overflows << " overflows; every attempted loss scale in the log "
-              << "matches the " << scaler.preset << " rule with these settings\n";
+              << t.steps.back().step << "), " << overflows << " overflows; every " << (megatron ? "logged" : "attempted")
+              << " loss scale in the log matches the " << scaler.preset << " rule with these settings\n";
 }
 
 void run_replay(const ReplayOptions& o) {
@@ -80,17 +85,20 @@ void add_trace_command(CLI::App& app) {
     cmd->add_flag("--script", lo->script, "Print the recorder (save it as mpx_trace.py beside your training script)");
     cmd->add_option("--from-deepspeed-log", lo->log, "Rebuild a trace from a DeepSpeed log with steps_per_print = 1 "
                                                    "(overflow decisions and scales; no amaxes)");
-    cmd->add_option("--out", lo->out, "With --from-deepspeed-log: the trace to write");
-    cmd->add_option("--scaler", lo->scaler, "With --from-deepspeed-log: the run's rule (deepspeed, or deepspeed-legacy "
-                                            "for DeepSpeed <= 0.17.0)");
-    cmd->add_option("--set", lo->sets, "With --from-deepspeed-log: scaler.KEY=VALUE, the run's own settings "
-                                       "(scaler.init_scale = 2^initial_scale_power, scaler.hysteresis, "
-                                       "scaler.growth_interval = loss_scale_window, scaler.min_scale)")
+    cmd->add_option("--from-megatron-log", lo->megatron_log, "Rebuild a trace from a Megatron-LM log (--log-interval 1, "
+                                                            "or intervals skipped whole or not at all)");
+    cmd->add_option("--out", lo->out, "With a log: the trace to write");
+    cmd->add_option("--scaler", lo->scaler, "With a log: the run's rule (default deepspeed, or deepspeed-legacy for "
+                                            "DeepSpeed <= 0.17.0; megatron for a Megatron log)");
+    cmd->add_option("--set", lo->sets, "With a log: scaler.KEY=VALUE, the run's own settings "
+                                       "(scaler.init_scale = 2^initial_scale_power or --initial-loss-scale, "
+                                       "scaler.hysteresis, scaler.growth_interval = loss_scale_window, scaler.min_scale)")
         ->allow_extra_args(false);
     cmd->callback([lo] {
-        if (!lo->log.empty()) return report_errors("trace", [&] { run_from_log(*lo); });
+        if (!lo->log.empty() || !lo->megatron_log.empty()) return report_errors("trace", [&] { run_from_log(*lo); });
         if (!lo->script) {
-            std::cerr << "mpx-cli trace: give --script (mpx-cli trace --script > mpx_trace.py) or --from-deepspeed-log LOG\n";
+            std::cerr << "mpx-cli trace: give --script (mpx-cli trace --script > mpx_trace.py), --from-deepspeed-log LOG "
+                         "or --from-megatron-log LOG\n";
             throw CLI::RuntimeError(2);
         }
         std::cout << trace_recorder_script();

@@ -373,6 +373,96 @@ Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, c
     return t;
 }
 
+Trace trace_from_megatron_log(std::string_view text, const std::string& name, const ScalerConfig& scaler) {
+    Trace t;
+    t.name = name;
+    t.amax_known = false;
+    struct Logged {
+        int line;
+        long long last;  // the line's last iteration (1-based, as Megatron counts)
+        double scale;    // after it
+    };
+    std::vector<Logged> logged;
+    long long last_iteration = 0;
+    int line_no = 0;
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        const std::string_view line = text.substr(start, end - start);
+        start = end + 1;
+        ++line_no;
+        const auto it = line.find(" iteration ");
+        const auto sk = line.find("number of skipped iterations:");
+        if (it == std::string_view::npos || sk == std::string_view::npos) continue;
+        const auto whole = [&](std::string_view from, std::string_view what) {
+            const auto first = from.find_first_not_of(' ');
+            std::string_view digits = first == std::string_view::npos ? std::string_view{} : from.substr(first);
+            digits = digits.substr(0, digits.find_first_not_of("0123456789"));
+            const auto v = number(digits);
+            if (digits.empty() || !v) bad(name, line_no, std::string(what) + " is not a whole number");
+            if (*v > 9e15) bad(name, line_no, std::string(what) + " " + std::string(digits) + " is too large for a step count");
+            return static_cast<long long>(*v);
+        };
+        const long long iteration = whole(line.substr(it + 11), "the iteration");
+        const long long skipped = whole(line.substr(sk + 29), "the number of skipped iterations");
+        const auto ls = line.find("loss scale:");
+        if (ls == std::string_view::npos)
+            bad(name, line_no, "an iteration line without 'loss scale: S' (a BF16 run logs none: it has no loss scale)");
+        std::string_view rest = line.substr(ls + 11);
+        rest = rest.substr(rest.find_first_not_of(' ') == std::string_view::npos ? rest.size() : rest.find_first_not_of(' '));
+        rest = rest.substr(0, rest.find_first_of(" |\r"));
+        const auto scale = number(rest);
+        if (!scale || !(*scale > 0.0) || !std::isfinite(*scale))
+            bad(name, line_no, "the loss scale '" + std::string(rest) + "' is not a number > 0");
+        if (iteration <= last_iteration)
+            bad(name, line_no, "iteration " + std::to_string(iteration) + " follows iteration " +
+                                   std::to_string(last_iteration) + ": a trace needs the lines in training order");
+        const long long span = iteration - last_iteration;  // the iterations this line covers
+        if (skipped < 0 || skipped > span)
+            bad(name, line_no, std::to_string(skipped) + " skipped iterations in a line that covers " + std::to_string(span));
+        if (skipped != 0 && skipped != span)
+            bad(name, line_no, std::to_string(skipped) + " of the " + std::to_string(span) +
+                                   " iterations since the last line were skipped, and the log does not say which: "
+                                   "train with --log-interval 1 for a trace");
+        if (span > (std::int64_t{1} << 24)) bad(name, line_no, "a line that covers more than 2^24 iterations");
+        for (long long k = last_iteration; k < iteration; ++k) {
+            TraceStep s;
+            s.step = k;  // 0-based, as mpx counts steps
+            s.found_inf = s.skipped = s.censored = skipped != 0;
+            s.loss = std::nan("");
+            t.steps.push_back(s);
+        }
+        logged.push_back({line_no, iteration, *scale});
+        last_iteration = iteration;
+    }
+    if (t.steps.empty())
+        bad(name, line_no, "no iteration lines ('iteration N/M | ... | loss scale: S | ... | number of skipped "
+                           "iterations: K |'): is this a Megatron-LM training log?");
+    LossScaler ls(scaler);
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < t.steps.size(); ++i) {
+        TraceStep& s = t.steps[i];
+        s.scale = ls.scale();
+        try {
+            (void)ls.update(s.found_inf);
+        } catch (const ScalerAtMinimumError&) {
+            if (i + 1 != t.steps.size())
+                bad(name, logged[next].line, "the rule stops training at iteration " + std::to_string(s.step + 1) +
+                                                 " (scale at its minimum), yet the log goes on");
+        }
+        if (next < logged.size() && s.step + 1 == logged[next].last) {
+            if (ls.scale() != logged[next].scale)
+                bad(name, logged[next].line, "the log has loss scale " + format_number(logged[next].scale) +
+                                                 " after iteration " + std::to_string(logged[next].last) + " where the " +
+                                                 scaler.preset + " rule with these settings has " + format_number(ls.scale()) +
+                                                 ": give the run's own settings (--set scaler.init_scale=..., "
+                                                 "scaler.hysteresis=..., scaler.growth_interval=...)");
+            ++next;
+        }
+    }
+    return t;
+}
+
 std::string replay_csv(const Trace& trace, const ReplayResult& result) {
     std::map<long long, const TraceStep*> recorded;
     for (const TraceStep& s : trace.steps) recorded[s.step] = &s;

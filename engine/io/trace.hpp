@@ -79,6 +79,18 @@ std::string trace_csv(const Trace& trace);
 // settings are not the run's). ConfigError naming name:line for a log that cannot be read so.
 Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, const ScalerConfig& scaler);
 
+// A Megatron-LM training log as a trace: each "iteration N/M | ... | loss scale: S | ... | number of
+// skipped iterations: K |" line covers the iterations since the previous one (log_interval). Every
+// FP16 overflow skips its iteration in Megatron, so where K is 0 or the whole interval, found_inf is
+// exact for each of them; an interval with some but not all skipped does not say which, and is
+// refused (ConfigError naming the line: set --log-interval 1). The logged scale is the scale after
+// the line's last iteration (optimizer.get_loss_scale() after train_step); the scales are rebuilt by
+// running `scaler` (the megatron preset with the run's settings: --initial-loss-scale,
+// --hysteresis, --loss-scale-window, --min-loss-scale) over the decisions, and every logged scale
+// must equal the rebuilt one (else ConfigError naming the line and both values). A log without
+// "loss scale:" (a BF16 run) or without iteration lines is refused, naming the file.
+Trace trace_from_megatron_log(std::string_view text, const std::string& name, const ScalerConfig& scaler);
+
 struct ReplayStep {
     long long step = 0;
     double scale = 1.0;
