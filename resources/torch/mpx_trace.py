@@ -13,7 +13,15 @@ Evaluation or any other forward/backward pass between two steps goes inside `wit
 (its values would count towards the next step otherwise).
 
 Without a GradScaler, pass the scale the loss was multiplied by: recorder.record(loss, scale=S,
-optimizer=optimizer, skipped=...). Close it at the end (recorder.close(), or use it as a context
+optimizer=optimizer, skipped=...).
+
+A step that overflows hides its amax (censored). Pass `reprobe=lambda: loss_fn(model(x), y)` (the
+step's own forward on the same batch, under the same autocast) and the recorder runs it again at
+half the scale, then a quarter, ... until the gradients are finite, records that amax (exact: the
+scales are powers of two apart) and marks the step uncensored; the step's own gradients are put
+back untouched, so the optimizer step and GradScaler see what they would have. It costs a forward
+and backward per halving, on overflow steps only. With dropout or other randomness in the forward,
+the probe sees another draw unless the closure restores the RNG state. Close it at the end (recorder.close(), or use it as a context
 manager); rows are flushed every step, so a crashed run keeps what it recorded.
 
 What one row holds, per optimizer step (trace.csv):
@@ -25,7 +33,8 @@ What one row holds, per optimizer step (trace.csv):
                          intermediates), and where it was; measured after the gradients were stored
                          in their own format, so a replay at a power-of-two scale is exact
   censored               1 where the step overflowed: its finite values bound the amax from below
-                         only (amax then holds that bound)
+                         only (amax then holds that bound); 0 on an overflow step re-probed below
+                         its scale (reprobe=), whose amax is then exact
   forward_nonfinite      inf/NaN values in the forward pass's module outputs (they appear at every
   forward_site           scale: no loss scale avoids them), and the first module that produced one
   grad_norm, lr          the unscaled gradient norm (empty when not finite), the first group's LR
@@ -80,6 +89,7 @@ class Recorder:
         self._grad_outputs = {}    # module name -> grad_output, on histogram steps
         self._handles = []
         self._paused = False
+        self._probing = False
         self.names = []
         for name, module in model.named_modules():
             if list(module.children()) or not name:
@@ -114,28 +124,64 @@ class Recorder:
         return hook
 
     def _histogram_step(self):
-        return self.every > 0 and self.step_index % self.every == 0
+        return self.every > 0 and self.step_index % self.every == 0 and not self._probing
 
-    def record(self, loss, scaler=None, scale=None, optimizer=None, skipped=None):
-        """One optimizer step, after backward and before the optimizer step (gradients still scaled)."""
-        if scaler is not None:
-            scale = float(scaler.get_scale())
-        if scale is None or not scale > 0:
-            raise ValueError("mpx_trace: give the GradScaler or the scale the loss was multiplied by")
+    def _measure(self):
+        """The step's gradients so far: (sites with their amax as stored, found_inf, forward inf/NaN
+        count, first forward site), with one transfer for every reduction."""
         grads = [(n, p.grad.detach()) for n, p in self.params if p.grad is not None]
         sites = [(n, torch.nan_to_num(g.float().abs(), nan=0.0, posinf=0.0).max()) for n, g in grads] + self._grad_amax
         nonfinite = [(~torch.isfinite(g)).sum() for _, g in grads]
-        # One transfer for every reduction of the step.
         pending = [v for _, v in sites] + nonfinite + [c for _, c in self._fwd_nonfinite]
         values = torch.stack([v.float().cpu() for v in pending]).tolist() if pending else []
         amaxes = values[:len(sites)]
         found_inf = any(v > 0 for v in values[len(sites):len(sites) + len(nonfinite)])
         fwd = values[len(sites) + len(nonfinite):]
-        fwd_count = int(sum(fwd))
         fwd_site = next((self._fwd_nonfinite[i][0] for i, v in enumerate(fwd) if v > 0), "")
         best = max(range(len(amaxes)), key=lambda i: amaxes[i]) if amaxes else None
-        amax = amaxes[best] / scale if best is not None else 0.0
-        site = sites[best][0] if best is not None else ""
+        top = (amaxes[best], sites[best][0]) if best is not None else (0.0, "")
+        return grads, top, found_inf, int(sum(fwd)), fwd_site
+
+    def _reprobe(self, closure, scale, max_halvings):
+        """(unscaled amax, site) of the step's batch at the first of scale/2, scale/4, ... whose
+        gradients are finite, or None; the step's gradients and per-step state are put back."""
+        saved = [(p, p.grad) for _, p in self.params]
+        stash = (self._grad_amax, self._fwd_nonfinite, self._grad_outputs)
+        self._probing = True
+        try:
+            probe = scale
+            for _ in range(max_halvings):
+                probe /= 2.0
+                self._grad_amax, self._fwd_nonfinite, self._grad_outputs = [], [], {}
+                for _, p in self.params:
+                    p.grad = None
+                (closure() * probe).backward()
+                _, (amax, site), found_inf, fwd_count, _ = self._measure()
+                if fwd_count:
+                    return None  # a forward overflow: no scale shows the amax
+                if not found_inf:
+                    return amax / probe, site
+            return None
+        finally:
+            for p, g in saved:
+                p.grad = g
+            self._grad_amax, self._fwd_nonfinite, self._grad_outputs = stash
+            self._probing = False
+
+    def record(self, loss, scaler=None, scale=None, optimizer=None, skipped=None, reprobe=None, max_halvings=40):
+        """One optimizer step, after backward and before the optimizer step (gradients still scaled).
+        `reprobe`: the step's forward as a closure returning the unscaled loss (see the module's text)."""
+        if scaler is not None:
+            scale = float(scaler.get_scale())
+        if scale is None or not scale > 0:
+            raise ValueError("mpx_trace: give the GradScaler or the scale the loss was multiplied by")
+        grads, (amax, site), found_inf, fwd_count, fwd_site = self._measure()
+        amax /= scale
+        censored = found_inf
+        if found_inf and not fwd_count and reprobe is not None:
+            probed = self._reprobe(reprobe, scale, max_halvings)
+            if probed is not None:
+                (amax, site), censored = probed, False
         grad_norm = ""
         if not found_inf and grads:
             grad_norm = repr(math.sqrt(sum(float(g.double().pow(2).sum()) for _, g in grads)) / scale)
@@ -143,7 +189,7 @@ class Recorder:
         if skipped is None:
             skipped = found_inf  # GradScaler's rule: a step with inf/NaN gradients is skipped
         row = [self.step_index, repr(scale), int(found_inf), int(bool(skipped)), repr(float(loss)), repr(amax), site,
-               int(found_inf), fwd_count, fwd_site, grad_norm, repr(float(lr)) if lr != "" else ""]
+               int(censored), fwd_count, fwd_site, grad_norm, repr(float(lr)) if lr != "" else ""]
         self._file.write(",".join(str(v) for v in row) + "\n")
         self._file.flush()
         if self._grad_outputs:

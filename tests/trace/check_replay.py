@@ -130,7 +130,7 @@ def pytorch_rule(**kw):
     return c
 
 
-def train(path, rule, probes=(), plant_at=None, steps=STEPS, keep_every=0):
+def train(path, rule, probes=(), plant_at=None, steps=STEPS, keep_every=0, reprobe=False):
     """Trains with the rule (a MirrorScaler over the settings), recording a trace at `path`; returns
     each step's found_inf and, per probe scale, each step's overflow decision on the same weights."""
     model = make_model()
@@ -152,7 +152,7 @@ def train(path, rule, probes=(), plant_at=None, steps=STEPS, keep_every=0):
             s = scaler.scale
             loss = loss_of(model, step)
             (loss * s).backward()
-            rec.record(loss, scale=s, optimizer=opt)
+            rec.record(loss, scale=s, optimizer=opt, reprobe=(lambda: loss_of(model, step)) if reprobe else None)
             bad = any(not bool(torch.isfinite(p.grad).all()) for p in model.parameters())
             if not bad:
                 for p in model.parameters():
@@ -202,6 +202,25 @@ for k in probes:
 check(right == total and 0 < over < total,
       f"per step, scales 2^12..2^24 on the recorded weights: {right} of {total} overflow decisions predicted "
       f"({over} overflows)")
+
+# 1a. Recorded at 2^20, where many steps overflow and hide their amax, with the recorder re-probing
+# each at half the scale, a quarter, ... (reprobe=): every decision at 2^12..2^24 is then predicted,
+# none uncertain, and the recording run's own steps train as they would have (same decisions).
+trace_rp = os.path.join(work, "trace_reprobe.csv")
+found_rp, probed_rp, _ = train(trace_rp, pytorch_rule(kind="static", init_scale=2.0 ** 20), probes=probes, steps=120,
+                               reprobe=True)
+with open(trace_rp) as f:
+    recorded = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+reprobed = sum(1 for r in recorded if r["found_inf"] == "1" and r["censored"] == "0")
+right = total = uncertain = 0
+for k in probes:
+    rows, _ = replay(trace_rp, "static", f"scaler.init_scale={2 ** k}")
+    right += sum((r["found_inf"] == "1") == b for r, b in zip(rows, probed_rp[k]))
+    uncertain += sum(r["uncertain"] == "1" for r in rows)
+    total += len(probed_rp[k])
+check(right == total and uncertain == 0 and reprobed == sum(found_rp) and 10 < reprobed < len(recorded),
+      f"re-probed overflow steps: {reprobed} of {len(recorded)} steps overflowed at 2^20 and were re-probed; "
+      f"{right} of {total} decisions at 2^12..2^24 predicted, {uncertain} uncertain")
 
 # 1b. The underflow share at a lower scale (2^0) from the recorded histograms, against the real
 # share on the same weights: the recorded non-zero output gradients that are zero at 2^0. The
