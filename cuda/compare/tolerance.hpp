@@ -93,15 +93,17 @@ inline bool counts_close(const RoundStats& a, const RoundStats& b, std::size_t a
     const auto near = [&](std::size_t x, std::size_t y) {
         return (x > y ? x - y : y - x) <= allowed;
     };
-    // The largest value that overflowed is one of the values: equal where they all are.
+    // The largest value that overflowed, and the largest stored, are each one of the values: equal
+    // where they all are.
     return near(a.overflow, b.overflow) && near(a.underflow, b.underflow) &&
            near(a.subnormal, b.subnormal) && near(a.nonzero, b.nonzero) &&
-           (allowed > 0 || a.overflow_max == b.overflow_max);
+           (allowed > 0 || (a.overflow_max == b.overflow_max && a.stored_max == b.stored_max));
 }
 inline std::string counts_text(const RoundStats& s) {
     return "overflow " + std::to_string(s.overflow) + ", underflow " + std::to_string(s.underflow) +
            ", subnormal " + std::to_string(s.subnormal) + ", nonzero " + std::to_string(s.nonzero) +
-           ", largest overflowed bits " + std::to_string(s.overflow_max);
+           ", largest overflowed bits " + std::to_string(s.overflow_max) + ", largest stored bits " +
+           std::to_string(s.stored_max);
 }
 
 // ---- inputs ------------------------------------------------------------------------------------
