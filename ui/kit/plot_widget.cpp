@@ -5,6 +5,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QFontMetricsF>
 #include <QGraphicsLineItem>
 #include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
@@ -13,6 +14,7 @@
 #include <QLineSeries>
 #include <QMouseEvent>
 #include <QScatterSeries>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <QWheelEvent>
@@ -93,6 +95,7 @@ protected:
     }
     void mouseDoubleClickEvent(QMouseEvent*) override { emit m_owner->resetRequested(); }
     void leaveEvent(QEvent*) override { emit m_owner->hovered(std::nan(""), {}); }
+    bool viewportEvent(QEvent* e) override;  // below, after Private
     void wheelEvent(QWheelEvent* e) override {
         const double steps = e->angleDelta().y() / 120.0;
         if (steps == 0) return;
@@ -126,6 +129,8 @@ public:
     double cursorX = std::nan("");
     QGraphicsRectItem* band = nullptr;
     QGraphicsSimpleTextItem* bandLabel = nullptr;
+    QGraphicsSimpleTextItem* placeholder = nullptr;  // the empty state's one line, centred
+    QString placeholderText;                          // in full (the item may show it elided)
     double bandX0 = std::nan(""), bandX1 = std::nan("");
     // bar mode
     QHorizontalStackedBarSeries* bars = nullptr;
@@ -137,6 +142,24 @@ public:
     QPen basePen;      // the chart's own background frame and fill, restored when unhighlighted
     QBrush baseBrush;
 };
+
+// The mouse at rest (~0.7 s) asks for a tooltip. QGraphicsScene answers with the tooltip of the item
+// under it, and with an empty one (which hides any tooltip) where no item has one: that hid the hover
+// readout within a second of the mouse stopping (issue 27). At rest over the plot the readout is asked
+// for again instead; elsewhere the widget's own tooltip (the Memory chart's explanation).
+bool PlotWidget::View::viewportEvent(QEvent* e) {
+    if (e->type() != QEvent::ToolTip) return QChartView::viewportEvent(e);
+    const auto* help = static_cast<QHelpEvent*>(e);
+    const Private& d = *m_owner->d;
+    if (!m_dragging && !d.bars && d.placeholderText.isEmpty() && chart()->plotArea().contains(help->pos()))
+        emit m_owner->hovered(xAt(help->pos().x()), help->globalPos());
+    else if (!m_owner->toolTip().isEmpty())
+        QToolTip::showText(help->globalPos(), m_owner->toolTip(), this);
+    else
+        return QChartView::viewportEvent(e);
+    e->accept();
+    return true;
+}
 
 PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent), d(std::make_unique<Private>()) {
     d->chart = new QChart;
@@ -185,9 +208,17 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent),
     d->bandLabel->setBrush(QColor(0x7a, 0x55, 0x00));
     d->bandLabel->setZValue(91);
     d->bandLabel->hide();
+    d->placeholder = new QGraphicsSimpleTextItem(d->chart);
+    QFont pf;
+    pf.setPointSizeF(10);
+    d->placeholder->setFont(pf);
+    d->placeholder->setBrush(QColor(0x77, 0x77, 0x77));
+    d->placeholder->setZValue(92);
+    d->placeholder->hide();
     connect(d->chart, &QChart::plotAreaChanged, this, [this] {
         setCursorStep(d->cursorX);
         placeBand();
+        placePlaceholder();
     });
     setXRange(0, 100);
     setYRange(0, 1);
@@ -319,7 +350,9 @@ double PlotWidget::yTickInterval() const { return d->y->tickInterval(); }
 void PlotWidget::setXRange(double x0, double x1) {
     if (!(x1 > x0)) x1 = x0 + 1;
     if (d->x->min() == x0 && d->x->max() == x1) return;
-    applyAxis(d->x, x0, x1, niceStep(x1 - x0, std::max(2, plotWidth() / 90)));
+    // Whole units at least: the x axis counts steps (or powers), printed "%.0f", so a finer interval
+    // on a wide plot printed one number twice ("0 0 1 2 2").
+    applyAxis(d->x, x0, x1, std::max(1.0, niceStep(x1 - x0, std::max(2, plotWidth() / 90))));
     setCursorStep(d->cursorX);
     placeBand();
 }
@@ -404,6 +437,53 @@ void PlotWidget::placeBand() {
     d->bandLabel->show();
 }
 
+void PlotWidget::setPlaceholder(const QString& text) {
+    d->placeholderText = text;
+    const bool on = !text.isEmpty();
+    // Axes without data would be invented ones (the Memory chart's 0–100 × 0–1 before any step):
+    // the empty state shows the line alone.
+    for (QAbstractAxis* a : d->chart->axes()) a->setVisible(!on);
+    if (d->bars) {
+        d->bars->setVisible(!on);
+        d->chart->legend()->setVisible(!on);
+    }
+    if (on) {
+        d->cursor->hide();
+        d->band->hide();
+        d->bandLabel->hide();
+    } else {
+        setCursorStep(d->cursorX);
+        placeBand();
+    }
+    placePlaceholder();
+}
+
+QString PlotWidget::placeholder() const { return d->placeholderText; }
+
+void PlotWidget::placePlaceholder() {
+    if (d->placeholderText.isEmpty()) {
+        d->placeholder->hide();
+        return;
+    }
+    // Centred in the plot area (with the axes hidden, all of the chart under its title), broken into
+    // lines at spaces where the tile is narrow (classroom fonts on a laptop), never past its edge.
+    const QRectF r = d->chart->plotArea();
+    const QFontMetricsF metrics(d->placeholder->font());
+    const double room = r.width() - 8;
+    QStringList lines;
+    for (const QString& word : d->placeholderText.split(QLatin1Char(' '))) {
+        if (!lines.isEmpty() && metrics.horizontalAdvance(lines.back() + QLatin1Char(' ') + word) <= room)
+            lines.back() += QLatin1Char(' ') + word;
+        else
+            lines << word;
+    }
+    for (QString& line : lines) line = metrics.elidedText(line, Qt::ElideRight, room);
+    d->placeholder->setText(lines.join(QLatin1Char('\n')));
+    const QRectF t = d->placeholder->boundingRect();
+    d->placeholder->setPos(std::max(r.left(), r.center().x() - t.width() / 2), r.center().y() - t.height() / 2);
+    d->placeholder->show();
+}
+
 void PlotWidget::setLegendVisible(bool visible) {
     QLegend* l = d->chart->legend();
     l->setAlignment(Qt::AlignBottom);
@@ -441,6 +521,7 @@ void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& set
         QFont lf = axisFont();
         lf.setPointSizeF(8);
         d->chart->legend()->setFont(lf);
+        if (!d->placeholderText.isEmpty()) setPlaceholder(d->placeholderText);  // stays empty
     }
     d->barValues->setTitleText(valueTitle);
     bool sameSets = d->barSets.size() == sets.size();
@@ -493,7 +574,9 @@ void PlotWidget::setFontScale(double s) {
     }
     d->chart->legend()->setFont(grow(d->chart->legend()->font()));
     d->bandLabel->setFont(grow(d->bandLabel->font()));
+    d->placeholder->setFont(grow(d->placeholder->font()));
     placeBand();
+    placePlaceholder();
 }
 
 }  // namespace mpx::ui

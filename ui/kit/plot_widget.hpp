@@ -58,6 +58,10 @@ public:
     void setXBand(double x0, double x1, const QString& label = {});
     QPair<double, double> xBand() const;  // NaN, NaN while hidden
     void setLegendVisible(bool visible);  // the series' names under the plot
+    // The empty state: one centred line ("press Run") and no axes, which without data would be
+    // invented ones; an empty text shows the chart again. Bars set later stay hidden until then.
+    void setPlaceholder(const QString& text);
+    QString placeholder() const;
     // Title, axis and legend fonts × s against their normal size (the classroom view: a projector).
     void setFontScale(double s);
     // The lesson's highlight: an orange frame and a faint warm fill drawn by the chart itself. (A
@@ -77,6 +81,7 @@ signals:
 
 private:
     void placeBand();
+    void placePlaceholder();
     void applyPoints(int id);  // the given points, through the y transform, into the series
     class View;
     class Private;

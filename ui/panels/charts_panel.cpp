@@ -88,6 +88,7 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
         m_plots[i] = p;
         if (c.draw == Draw::stacked) {
             p->setToolTip(c.explain());
+            p->setPlaceholder(memoryPlaceholder());
             continue;
         }
         p->setXTitle(tr("step"));
@@ -122,6 +123,8 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
     connect(m_smoothing, &QSlider::valueChanged, this, [this] { drawTimeCharts(); });
     connect(resetZoomButton, &QPushButton::clicked, this, &ChartsPanel::resetZoom);
     connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
+        // A new session has no memory figures until its first step: the old session's bars go.
+        if (m_store->steps() == 0) plot(ChartId::memory)->setPlaceholder(memoryPlaceholder());
         rebuildSeries();
         m_cursor = std::nan("");
         resetZoom();
@@ -472,8 +475,11 @@ void ChartsPanel::drawLines(const ChartSpec& c, double x0, double x1) {
         case AxisKind::log2:
             if (valid) p->setYRange(lo / 2, hi * 2);
             break;
-        // A share in percent: headroom above the highest value, but never past 100 %.
-        case AxisKind::percent: p->setYRange(0, valid && hi > 0 ? std::min(100.0, hi * 1.1) : 1); break;
+        // A share in percent: headroom above the highest value, but never past 100 %; before any
+        // value the whole 0–100 % (a share of exactly 0 all along gets 0–1 %, its line on the floor).
+        case AxisKind::percent:
+            p->setYRange(0, !valid ? 100.0 : hi > 0 ? std::min(100.0, hi * 1.1) : 1);
+            break;
         case AxisKind::count: p->setYRange(0, std::max(5.0, valid ? hi * 1.1 : 0.0)); break;
     }
 }
@@ -501,6 +507,11 @@ void ChartsPanel::drawMemory() {
         if (any || c != static_cast<int>(mpx::MemCategory::compensation)) sets << s;
     }
     plot(ChartId::memory)->setBars(categories, sets, mib ? tr("MiB") : tr("KiB"));
+    plot(ChartId::memory)->setPlaceholder({});
+}
+
+QString ChartsPanel::memoryPlaceholder() {
+    return tr("Press Run to see each run's memory.");
 }
 
 QString ChartsPanel::hoverText(ChartId id, long long step) const {
@@ -541,7 +552,10 @@ void ChartsPanel::showHover(ChartId c, double x, const QPoint& globalPos) {
     }
     const long long step = std::llround(x);
     for (int i = 0; i < k_chart_count; ++i) m_plots[i]->setCursorStep(static_cast<double>(step));
-    QToolTip::showText(globalPos + QPoint(14, 10), hoverText(c, step), plot(c));
+    // Up for a minute while the mouse rests (a teacher talks over it); moving on or leaving the
+    // chart replaces or hides it. Qt's default, 10 s and more for long texts, is a guess from length.
+    constexpr int k_readout_ms = 60'000;
+    QToolTip::showText(globalPos + QPoint(14, 10), hoverText(c, step), plot(c), {}, k_readout_ms);
 }
 
 }  // namespace mpx::ui

@@ -80,6 +80,7 @@ private:
     void drawLines(const ChartSpec& c, double x0, double x1);
     void updateTitles();  // sets a title only when it changed (a new title lays the chart out again)
     QString hoverText(ChartId c, long long step) const;
+    static QString memoryPlaceholder();  // the Memory chart before any step: no axes, this line
     bool runVisible(int run) const;
 
     gui::RecordStore* m_store;

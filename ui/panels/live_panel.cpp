@@ -165,6 +165,7 @@ QWidget* LivePanel::buildTraining() {
             updateEnabled();
             emit trainEdited();
         });
+        w->setObjectName(field.name);
         m_trainControls.insert(field.name, w);
         f->addRow(field.label, w);
     }
@@ -186,6 +187,19 @@ void LivePanel::updateEnabled() {
     enable("gamma", sched == mpx::Schedule::step);
     enable("warmup_steps", sched == mpx::Schedule::warmup_cosine);
     enable("min_lr", sched == mpx::Schedule::warmup_cosine);
+    // Adam and AdamW keep their own moments and read no momentum: editable there, it changed nothing.
+    if (QWidget* w = m_trainControls.value(QStringLiteral("momentum"))) {
+        const bool sgd = m_optimizer == mpx::OptimizerKind::sgd;
+        w->setEnabled(sgd);
+        QString help;
+        for (const auto& f : m_trainFields)
+            if (f.name == QLatin1String("momentum")) help = f.help;
+        const QString why = tr("Only SGD uses momentum; this session trains with %1, which keeps its own moments. "
+                               "To use momentum, choose sgd under Setup ▸ Training and reset.")
+                                .arg(gui::toText(m_optimizer));
+        if (auto* e = qobject_cast<NumberEdit*>(w)) e->setHelp(sgd ? help : why);
+        else w->setToolTip(sgd ? help : why);
+    }
     // Kind none uses no setting; static only its scale; dynamic every one.
     const auto kind = gui::scalerKindFrom(choice(m_scalerControls.value(QStringLiteral("kind"))));
     for (auto it = m_scalerControls.begin(); it != m_scalerControls.end(); ++it) {
@@ -238,6 +252,7 @@ void LivePanel::scalerChanged() {
 
 void LivePanel::setTrain(const mpx::TrainConfig& t) {
     m_filling = true;
+    m_optimizer = t.optimizer;
     for (const auto& f : m_trainFields) showValue(m_trainControls.value(f.name), f, t);
     updateEnabled();
     m_filling = false;

@@ -64,6 +64,8 @@ private:
     std::optional<mpx::ScalerConfig> targetScaler() const;
 
     mpx::ScalerConfig m_scaler;  // the last values set or edited
+    // The session's optimizer (a reset setting, from setTrain): momentum is SGD's alone.
+    mpx::OptimizerKind m_optimizer = mpx::OptimizerKind::adam;
     bool m_filling = false;
     QComboBox* m_preset = nullptr;
     struct Target {

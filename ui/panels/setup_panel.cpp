@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <climits>
@@ -55,10 +56,14 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
 }
 
 void SetupPanel::setPendingReset(bool pending) {
-    m_badge->setText(pending ? tr("⟳ Changed — press Reset (Ctrl+R) to apply") : tr("⟳ Needs reset: changes below apply on Reset"));
+    m_pending = pending;
+    // Idle, a quiet grey hint; amber only once something was changed that a reset would apply (an
+    // amber "Needs reset" on every start, with nothing changed, taught a class to ignore it).
+    m_badge->setText(pending ? tr("⟳ Changed — press Reset (Ctrl+R) to apply")
+                             : tr("Changes here apply when you reset (Ctrl+R)."));
     m_badge->setStyleSheet(pending ? QStringLiteral("QLabel { background: #fff3cd; color: #7a5a00; border: 1px solid #e0c060;"
                                                     " border-radius: 3px; padding: 3px 6px; font-weight: bold; }")
-                                   : QStringLiteral("QLabel { color: #7a5a00; padding: 3px 6px; }"));
+                                   : QStringLiteral("QLabel { color: #666; padding: 3px 6px; }"));
 }
 
 QCheckBox* SetupPanel::addRunBox(const QString& label) {
@@ -153,6 +158,7 @@ QWidget* SetupPanel::buildData() {
     m_dataKind->setToolTip(tr("A toy data set generated from the seed (nothing is downloaded)."));
     f->addRow(tr("Kind"), m_dataKind);
     m_classes = new QSpinBox;
+    m_classes->setObjectName(QStringLiteral("classes"));
     m_classes->setRange(2, gui::maxClasses());
     f->addRow(tr("Classes"), m_classes);
     m_nTrain = new QSpinBox;
@@ -169,7 +175,11 @@ QWidget* SetupPanel::buildData() {
                                 "limit (65504), small ones towards underflow."));
     f->addRow(tr("Input scale"), m_inputScale);
     connect(m_dataKind, &QComboBox::currentTextChanged, this, &SetupPanel::dataKindChanged);
-    connect(m_classes, &QSpinBox::valueChanged, this, &SetupPanel::dataKindChanged);
+    connect(m_classes, &QSpinBox::valueChanged, this, [this](int n) {
+        if (m_filling || !m_classes->isEnabled()) return;
+        m_classSetting = n;
+        dataKindChanged();
+    });
     connect(m_nTrain, &QSpinBox::valueChanged, this, &SetupPanel::changed);
     connect(m_noise, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
     connect(m_inputScale, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
@@ -201,6 +211,7 @@ QWidget* SetupPanel::buildTraining() {
     spin(m_batch, "batch");
     spin(m_accumulation, "accumulation");
     m_steps = new QSpinBox;
+    m_steps->setObjectName(QStringLiteral("steps"));
     m_steps->setRange(1, static_cast<int>(std::min<long long>(gui::maxSteps(), INT_MAX)));
     m_steps->setGroupSeparatorShown(true);
     f->addRow(tr("Steps"), m_steps);
@@ -226,18 +237,35 @@ QWidget* SetupPanel::buildTraining() {
 
 void SetupPanel::dataKindChanged() {
     if (m_filling) return;
+    showClasses();
     // Keep the model's first and last sizes matching the data set, so a new data set just works.
     mpx::DatasetConfig d;
     d.kind = gui::datasetFrom(m_dataKind->currentText());
-    d.classes = m_classes->value();
+    d.classes = m_classSetting;
     const auto [features, outputs] = gui::datasetShape(d);
-    m_classes->setEnabled(gui::datasetHasClasses(d.kind));
     if (auto sizes = gui::parseModelSizes(m_sizes->text()); sizes && features > 0) {
         sizes->front() = features;
         sizes->back() = outputs;
         m_sizes->setText(gui::modelSizesText(*sizes));
     }
     changed();
+}
+
+void SetupPanel::showClasses() {
+    mpx::DatasetConfig d;
+    d.kind = gui::datasetFrom(m_dataKind->currentText());
+    d.classes = m_classSetting;
+    const bool setting = gui::datasetHasClasses(d.kind);
+    const QSignalBlocker block(m_classes);
+    const int count = gui::datasetClassCount(d);
+    // 0 only for a regression set (sine), which has no classes; a spin box shows its special text
+    // at its minimum, so the text is there only then.
+    m_classes->setSpecialValueText(count == 0 ? tr("none (regression)") : QString());
+    m_classes->setMinimum(setting ? 2 : count);
+    m_classes->setValue(count);
+    m_classes->setEnabled(setting);
+    m_classes->setToolTip(setting ? tr("Spirals' arms or blobs' centres: the classes the model tells apart.")
+                                  : tr("Fixed by the %1 data set.").arg(m_dataKind->currentText()));
 }
 
 void SetupPanel::changed() {
@@ -269,8 +297,8 @@ void SetupPanel::setConfig(const mpx::SessionConfig& c) {
     m_recompute->setChecked(c.model.recompute);
     m_keepOutput->setChecked(c.model.keep_output_fp32);
     m_dataKind->setCurrentText(gui::toText(c.data.kind));
-    m_classes->setValue(c.data.classes);
-    m_classes->setEnabled(gui::datasetHasClasses(c.data.kind));
+    m_classSetting = c.data.classes;
+    showClasses();
     m_nTrain->setValue(c.data.n_train);
     m_noise->setValue(c.data.noise);
     m_inputScale->setValue(c.data.input_scale);
@@ -302,7 +330,7 @@ void SetupPanel::applyTo(mpx::SessionConfig& c) const {
     c.model.recompute = m_recompute->isChecked();
     c.model.keep_output_fp32 = m_keepOutput->isChecked();
     c.data.kind = gui::datasetFrom(m_dataKind->currentText());
-    c.data.classes = m_classes->value();
+    c.data.classes = m_classSetting;  // the box shows the fixed count of other kinds; the setting stays
     c.data.n_train = m_nTrain->value();
     // Spin boxes round to their decimals: a value they cannot show stays unless the user changed it.
     auto edited = [](double was, const QDoubleSpinBox* box) {

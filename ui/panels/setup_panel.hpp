@@ -27,6 +27,7 @@ public:
     QStringList runs() const;  // checked run labels, in display order
     void setRunChecked(const QString& label, bool checked);
     void setPendingReset(bool pending);  // the title badge
+    bool pendingReset() const { return m_pending; }
 
 signals:
     void edited();
@@ -38,9 +39,14 @@ private:
     QWidget* buildTraining();
     QCheckBox* addRunBox(const QString& label);
     void dataKindChanged();
+    // The Classes box shows the data set's real class count: the setting where the kind has one
+    // (spirals, blobs), else the count the kind fixes (digits 10), greyed.
+    void showClasses();
     void changed();
 
     bool m_filling = false;
+    bool m_pending = false;
+    int m_classSetting = 2;  // data.classes as set or typed: kept while a kind that fixes its own is shown
     QLabel* m_badge = nullptr;
     QGridLayout* m_runGrid = nullptr;
     QList<QCheckBox*> m_runBoxes;

@@ -101,9 +101,12 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent), m_job(new gui::SweepJ
     auto* exports = new QHBoxLayout;
     m_csv = new QPushButton(tr("Export CSV…"));
     m_png = new QPushButton(tr("Export PNG…"));
+    m_csv->setObjectName(QStringLiteral("exportCsv"));
+    m_png->setObjectName(QStringLiteral("exportPng"));
     exports->addWidget(m_csv);
     exports->addWidget(m_png);
     v->addLayout(exports);
+    updateExports();
 
     connect(m_start, &QPushButton::clicked, this, [this] { start(); });
     connect(m_cancel, &QPushButton::clicked, this, &SweepPanel::cancel);
@@ -119,6 +122,7 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent), m_job(new gui::SweepJ
         emit progressText(text);
         refreshRuns();
         m_map->setPoints(&m_job->points());
+        updateExports();
     });
     connect(m_job, &gui::SweepJob::finished, this, &SweepPanel::finished);
     connect(m_map, &SweepHeatmap::pointClicked, this, [this](std::size_t point) {
@@ -173,6 +177,7 @@ QString SweepPanel::start() {
     m_eta->setText(tr("Sweep: 0/%1 points").arg(m_job->planned()));
     m_start->setEnabled(false);
     m_cancel->setEnabled(true);
+    updateExports();  // the new sweep has no point yet: the old one's are gone
     return {};
 }
 
@@ -188,6 +193,7 @@ void SweepPanel::finished(bool cancelled, const QString& error) {
     m_cancel->setEnabled(false);
     m_map->setPoints(&m_job->points());
     refreshRuns();
+    updateExports();
     if (!error.isEmpty()) m_error->setText(error);
     const QString text = cancelled ? tr("Sweep cancelled: %1 of %2 points kept").arg(m_job->points().size()).arg(m_job->planned())
                                    : tr("Sweep finished: %1 points").arg(m_job->planned());
@@ -195,7 +201,21 @@ void SweepPanel::finished(bool cancelled, const QString& error) {
     emit progressText(text);
 }
 
+// Export only what exists: before any point, a CSV was a header alone, written without a word.
+void SweepPanel::updateExports() {
+    const bool any = !m_job->points().empty();
+    const QString none = tr("Nothing to export yet: start a sweep, and export once it has finished a point.");
+    m_csv->setEnabled(any);
+    m_png->setEnabled(any);
+    m_csv->setToolTip(any ? tr("Every finished point's outcomes as CSV, with a JSON sidecar to reproduce the sweep.") : none);
+    m_png->setToolTip(any ? tr("The heatmap as shown, as a PNG image.") : none);
+}
+
 void SweepPanel::exportCsv() {
+    if (m_job->points().empty()) {  // the buttons are disabled then; a shortcut or a test may still ask
+        m_error->setText(tr("Nothing to export yet: start a sweep first."));
+        return;
+    }
     const QString path = QFileDialog::getSaveFileName(this, tr("Export the sweep as CSV"), QStringLiteral("mpx-sweep.csv"),
                                                       tr("CSV (*.csv)"));
     if (path.isEmpty()) return;
@@ -205,6 +225,10 @@ void SweepPanel::exportCsv() {
 }
 
 void SweepPanel::exportPng() {
+    if (m_job->points().empty()) {
+        m_error->setText(tr("Nothing to export yet: start a sweep first."));
+        return;
+    }
     const QString path = QFileDialog::getSaveFileName(this, tr("Export the heatmap as PNG"), QStringLiteral("mpx-sweep.png"),
                                                       tr("PNG (*.png)"));
     if (path.isEmpty()) return;

@@ -47,6 +47,7 @@ signals:
 private:
     void finished(bool cancelled, const QString& error);
     void refreshRuns();
+    void updateExports();  // the export buttons, enabled once the sweep has a point
     void exportCsv();
     void exportPng();
 

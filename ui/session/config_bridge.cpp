@@ -298,6 +298,7 @@ QStringList activationNames() { return namesOf<mpx::Activation>(); }
 QStringList datasetNames() { return namesOf<mpx::DatasetKind>(); }
 QStringList deviceNames() { return namesOf<mpx::DeviceSetting>(); }
 bool datasetHasClasses(mpx::DatasetKind k) { return mpx::uses_classes(k); }
+int datasetClassCount(const mpx::DatasetConfig& d) { return mpx::class_count(d); }
 int maxClasses() { return mpx::k_max_classes; }
 int maxSamples() { return mpx::k_max_samples; }
 QStringList optimizerNames() { return namesOf<mpx::OptimizerKind>(); }

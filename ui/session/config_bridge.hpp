@@ -84,6 +84,7 @@ long long maxSteps();
 int maxSamples();
 int maxClasses();
 bool datasetHasClasses(mpx::DatasetKind k);  // spirals and blobs: the others fix their classes
+int datasetClassCount(const mpx::DatasetConfig& d);  // the classes it has (digits 10); 0 for regression
 QStringList frameworkNames();  // "PyTorch", "Apex", "DeepSpeed", "Keras", "Megatron-LM"
 QString frameworkSnippet(const mpx::ScalerConfig& s, int frameworkIndex);
 

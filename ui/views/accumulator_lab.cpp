@@ -56,7 +56,7 @@ QColor modelColour(AccumulateModel m) {
 
 Qt::PenStyle formatPen(int order) {
     static const Qt::PenStyle k[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
-    return k[order % 5];
+    return k[((order % 5) + 5) % 5];  // indexOf's -1 (never for a drawn line) stays in range
 }
 // The sixth format has no pen style left (the chart adapter takes Qt's five): a thick solid line.
 double formatWidth(int order) { return order == 5 ? 3.6 : 2.0; }
@@ -163,7 +163,7 @@ private:
 };
 
 AccumulatorLab::AccumulatorLab(QWidget* parent) : QWidget(parent) {
-    setWindowTitle(tr("mpx — Accumulator lab"));
+    setWindowTitle(tr("Accumulator lab"));
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(10, 8, 10, 8);
     outer->setSpacing(6);

@@ -8,6 +8,7 @@
 #include <QLineEdit>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QShortcut>
 #include <QVBoxLayout>
 #include <cmath>
 
@@ -200,7 +201,15 @@ void FormatRangeBar::paintEvent(QPaintEvent*) {
 // ---- FormatExplorer ------------------------------------------------------------------------------
 
 FormatExplorer::FormatExplorer(QWidget* parent) : QWidget(parent) {
-    setWindowTitle(tr("mpx — Format explorer"));
+    // The platform appends the application's display name ("… — mpx — Mixed-Precision Explorer"):
+    // a title of its own that named mpx read "mpx — Format explorer — mpx — …".
+    setWindowTitle(tr("Format explorer"));
+    // A window of its own: Esc or Ctrl+W closes it, as a dialog would (the main window has neither).
+    for (const QKeySequence& k : {QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_W)}) {
+        auto* close = new QShortcut(k, this);
+        close->setContext(Qt::WindowShortcut);
+        connect(close, &QShortcut::activated, this, &QWidget::close);
+    }
     auto* v = new QVBoxLayout(this);
     auto* head = new QHBoxLayout;
     head->addWidget(new QLabel(tr("Value:")));
