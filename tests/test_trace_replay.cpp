@@ -354,7 +354,7 @@ private slots:
         const QString out = QString::fromUtf8(p.readAll());
         qInfo().noquote() << out;
         QCOMPARE(p.exitCode(), 0);
-        QCOMPARE(out.count(QStringLiteral("\nok    ")) + (out.startsWith(QStringLiteral("ok    ")) ? 1 : 0), 5);
+        QCOMPARE(out.count(QStringLiteral("\nok    ")) + (out.startsWith(QStringLiteral("ok    ")) ? 1 : 0), 6);
     }
 };
 

@@ -133,20 +133,18 @@ void rht_in_place(float* v, int rows, int cols, MxAxis axis) {
     for (int k = 0; k < 16; ++k)
         for (int j = 0; j < 16; ++j) t[k][j] = rht_entry(k, j);
     const std::size_t C = static_cast<std::size_t>(cols);
-    if (axis == MxAxis::rows) {
-        parallel_for(static_cast<std::size_t>(rows), [&](std::size_t r) {
+    if (axis == MxAxis::rows) {  // quantize's transform, once per matrix: one thread
+        std::vector<float> in(16);
+        for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r)
             for (std::size_t b = 0; b + 16 <= C; b += 16) {
                 float* x = v + r * C + b;
-                float in[16], out[16];
-                std::copy(x, x + 16, in);
+                std::copy(x, x + 16, in.begin());
                 for (int j = 0; j < 16; ++j) {
                     float acc = 0.0f;
-                    for (int k = 0; k < 16; ++k) acc = acc + in[k] * t[k][j];
-                    out[j] = acc;
+                    for (int k = 0; k < 16; ++k) acc = acc + in[static_cast<std::size_t>(k)] * t[k][j];
+                    x[j] = acc;
                 }
-                std::copy(out, out + 16, x);
             }
-        });
         return;
     }
     // Down columns: 16 rows at a time, every column at once (the same sums, k order).
