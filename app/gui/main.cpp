@@ -10,7 +10,7 @@
 #include "ui/panels/charts_panel.hpp"
 #include "ui/views/boundary_view.hpp"
 #include "ui/views/format_explorer.hpp"
-#include "ui/views/trace_view.hpp"
+#include "ui/kit/message_bar.hpp"
 #include "ui/window/main_window.hpp"
 #include "ui/kit/png_export.hpp"
 
@@ -99,16 +99,9 @@ int main(int argc, char** argv) {
     if (cl.classroom) w.setClassroom(true);
     if (!cl.view.isEmpty()) w.setView(static_cast<mpx::ui::MainWindow::View>(mpx::gui::k_views.indexOf(cl.view)));
     w.show();
-    if (!cl.trace.isEmpty()) {
-        mpx::ui::TraceView* tv = w.openTrace(cl.trace);
-        if (tv && !cl.screenshot.isEmpty()) {  // a picture of the trace window alone
-            QTimer::singleShot(500, tv, [tv, path = cl.screenshot] {
-                const bool ok = mpx::ui::savePng(tv->grab(), path);
-                if (!ok) say(QStringLiteral("mpx: cannot write %1").arg(path));
-                QApplication::exit(ok ? 0 : 1);
-            });
-            return QApplication::exec();
-        }
+    if (!cl.trace.isEmpty() && !w.openTrace(cl.trace) && !cl.screenshot.isEmpty()) {
+        say(QStringLiteral("mpx: %1").arg(w.messages()->text()));
+        return 1;
     }
     if (!cl.explorer.isEmpty()) {
         mpx::ui::FormatExplorer* ex = w.showFormatExplorer(cl.explorer);

@@ -131,6 +131,16 @@ unsigned long long TraceHistogram::nonzero() const {
     return n;
 }
 
+std::optional<double> TraceHistogram::flushed_share(double at_scale) const {
+    const unsigned long long n = nonzero();
+    if (n == 0) return std::nullopt;
+    const double shift = std::log2(at_scale / scale);
+    unsigned long long flushed = 0;
+    for (int b = 0; b < 128; ++b)
+        if (static_cast<double>(b - 64) + shift + 1.0 <= -25.0) flushed += bins[b];  // the whole bin <= 2^-25
+    return static_cast<double>(flushed) / static_cast<double>(n);
+}
+
 void parse_trace_histograms(Trace& trace, std::string_view text, const std::string& name) {
     std::map<long long, std::size_t> step_at;
     for (std::size_t i = 0; i < trace.steps.size(); ++i) step_at[trace.steps[i].step] = i;
@@ -211,15 +221,8 @@ ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double
         }
         while (next_hist < trace.histograms.size() && trace.histograms[next_hist].step < rec.step) ++next_hist;
         if (next_hist < trace.histograms.size() && trace.histograms[next_hist].step == rec.step) {
-            const TraceHistogram& h = trace.histograms[next_hist];
-            const double shift = std::log2(s.scale / h.scale);
-            unsigned long long flushed = 0;
-            for (int b = 0; b < 128; ++b)
-                if (static_cast<double>(b - 64) + shift + 1.0 <= -25.0) flushed += h.bins[b];  // the whole bin <= 2^-25
-            if (const unsigned long long n = h.nonzero()) {
-                s.underflow_share = static_cast<double>(flushed) / static_cast<double>(n);
-                underflows.push_back(*s.underflow_share);
-            }
+            s.underflow_share = trace.histograms[next_hist].flushed_share(s.scale);
+            if (s.underflow_share) underflows.push_back(*s.underflow_share);
         }
         s.skipped = s.found_inf && ls.skips_on_inf();
         try {

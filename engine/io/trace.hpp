@@ -42,6 +42,9 @@ struct TraceHistogram {
     unsigned long long bins[128] = {};
     unsigned long long zeros = 0, nonfinite = 0;
     unsigned long long nonzero() const;
+    // The share of the non-zero values that a step at `scale` would flush to zero in FP16: whole bins
+    // at or below 2^-25 after the shift by log2(scale / this->scale); none without non-zero values.
+    std::optional<double> flushed_share(double scale) const;
 };
 
 struct Trace {

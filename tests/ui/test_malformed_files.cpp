@@ -16,7 +16,6 @@
 #include "engine/config/session_config.hpp"
 #include "engine/io/export.hpp"
 #include "ui/kit/message_bar.hpp"
-#include "ui/views/trace_view.hpp"
 #include "ui/window/main_window.hpp"
 
 namespace {
@@ -102,9 +101,8 @@ private slots:
                 const QString path = base + QStringLiteral(".csv");
                 QVERIFY(write(path, kind == 0 ? mutate(k_trace, rng) : k_trace));
                 if (kind == 1) QVERIFY(write(base + QStringLiteral(".histograms.csv"), mutate(k_histograms, rng)));
-                if (mpx::ui::TraceView* v = w.openTrace(path)) {
+                if (w.openTrace(path)) {
                     ++opened;
-                    v->close();
                 } else {
                     ++refused;
                     QVERIFY2(!bar->isHidden() && bar->kind() == mpx::ui::MessageBar::Kind::error &&
@@ -133,10 +131,10 @@ private slots:
         QVERIFY(refused > rounds / 2);
         // Still working: a good trace and a good configuration open.
         QVERIFY(write(dir.filePath(QStringLiteral("good.csv")), k_trace));
-        mpx::ui::TraceView* v = w.openTrace(dir.filePath(QStringLiteral("good.csv")));
-        QVERIFY(v);
-        QCOMPARE(v->result().steps.size(), std::size_t{4});
-        v->close();
+        QVERIFY(w.openTrace(dir.filePath(QStringLiteral("good.csv"))));
+        QVERIFY(w.traceSession());
+        QCOMPARE(w.traceSession()->replay.steps.size(), std::size_t{4});
+        QVERIFY(w.store()->showsOutsideSession());
         QVERIFY(write(dir.filePath(QStringLiteral("good.json")), config));
         w.loadConfigFile(dir.filePath(QStringLiteral("good.json")));
         QVERIFY(!(!bar->isHidden() && bar->kind() == mpx::ui::MessageBar::Kind::error));

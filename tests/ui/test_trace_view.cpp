@@ -1,20 +1,28 @@
-// The trace window shows what the replay computes: its counts and verdict are replay_trace's for the
-// rule its controls hold, a change of a control replays at once, the frontier is drawn where the
-// amax is known, and File ▸ Open trace refuses a bad file with the reader's message, leaving the
-// app as it was. MPX_TRACE_PNG=path saves the window there (for looking at it, not for the test).
-#include <QComboBox>
+// A trace opened in the window (File ▸ Open trace…) is the window's session, and every number it
+// shows is replay_trace's: the records of its runs (recording, replay, frontier) against a direct
+// replay; the Scaler tab replays at once and keeps the zoom; the Sweep tab sweeps the rule over the
+// trace and its cell sets the rule; the CSV export is `mpx-cli replay`'s; Run and Step wait while a
+// trace is shown and Reset goes back to training; a bad file is refused with the reader's message,
+// leaving the app as it was. MPX_TRACE_PNG=path saves the window there (for looking at it).
+#include <QAction>
+#include <QStatusBar>
+#include <QFile>
 #include <QLabel>
-#include <QSpinBox>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
+
 #include "engine/io/trace.hpp"
-#include "ui/kit/plot_widget.hpp"
-#include "ui/views/trace_view.hpp"
+#include "ui/kit/message_bar.hpp"
+#include "ui/panels/charts_panel.hpp"
+#include "ui/panels/live_panel.hpp"
+#include "ui/panels/sweep_panel.hpp"
+#include "ui/session/trace_session.hpp"
 #include "ui/window/main_window.hpp"
 
 using namespace mpx;
-using mpx::ui::TraceView;
 
 namespace {
 
@@ -24,78 +32,192 @@ namespace {
 const char* k_trace = "# mpx-trace 1; test\n"
                       "step,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,forward_site,grad_norm,lr\n"
                       "0,1024.0,0,0,1.0,8.0,fc2,0,0,,1,0.01\n"
-                      "1,1024.0,0,0,1.0,16.0,fc2,0,0,,1,0.01\n"
-                      "2,1024.0,0,0,1.0,32.0,fc2,0,0,,1,0.01\n"
-                      "3,1024.0,0,0,1.0,60.0,fc2,0,0,,1,0.01\n"
-                      "4,1024.0,0,0,1.0,0.5,fc1,0,0,,1,0.01\n"
-                      "5,1024.0,0,0,1.0,0.5,fc1,0,0,,1,0.01\n";
+                      "1,1024.0,0,0,0.9,16.0,fc2,0,0,,1,0.01\n"
+                      "2,1024.0,0,0,0.8,32.0,fc2,0,0,,1,0.01\n"
+                      "3,1024.0,0,0,0.7,60.0,fc2,0,0,,1,0.01\n"
+                      "4,1024.0,0,0,0.6,0.5,fc1,0,0,,1,0.01\n"
+                      "5,1024.0,0,0,0.5,0.5,fc1,0,0,,1,0.01\n";
+
+// A PyTorch recording that overflowed at step 1 and backed off (its amax censored there), and a
+// forward overflow at `enc.fc2` from step 3.
+const char* k_forward = "# mpx-trace 1; test\n"
+                        "step,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,forward_site,grad_norm,lr\n"
+                        "0,65536.0,0,0,1.0,0.25,fc2,0,0,,1,0.01\n"
+                        "1,65536.0,1,1,1.0,2.0,fc2,1,0,,,0.01\n"
+                        "2,32768.0,0,0,0.9,0.5,fc2,0,0,,1,0.01\n"
+                        "3,32768.0,1,1,0.9,1.0,fc2,1,4,enc.fc2,,0.01\n"
+                        "4,16384.0,1,1,0.9,1.0,fc2,1,4,enc.fc2,,0.01\n";
+
+ScalerConfig staticAt(double scale) {
+    ScalerConfig c = scaler_preset("static");
+    c.init_scale = scale;
+    return c;
+}
+
+bool write(const QString& path, const QByteArray& text) {
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
+}
 
 }  // namespace
 
-class TestTraceView : public QObject {
+class TestTraceSession : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
 
 private slots:
-    void replaysWhatTheControlsSay() {
-        TraceView v;
-        v.setTrace(parse_trace(k_trace, "t.csv"));
-        auto* preset = v.findChild<QComboBox*>();
-        QVERIFY(preset);
-        preset->setCurrentText(QStringLiteral("static"));
-        auto boxes = v.findChildren<QSpinBox*>();
-        QSpinBox* init = nullptr;
-        for (QSpinBox* b : boxes)
-            if (b->prefix() == QStringLiteral("2^")) init = b;
-        QVERIFY(init);
-        init->setValue(12);  // the replay runs on the change
-        QCOMPARE(v.scaler().init_scale, 4096.0);
-        QCOMPARE(v.result().skipped, 3LL);
-        ScalerConfig want = scaler_preset("static");
-        want.init_scale = 4096;
-        const ReplayResult direct = replay_trace(parse_trace(k_trace, "t.csv"), want);
-        QCOMPARE(v.result().skipped, direct.skipped);
-        QCOMPARE(v.result().identical, 3LL);  // recorded at 1024 nothing overflowed
-        QVERIFY2(v.verdictText().contains(QStringLiteral("3 of 6 steps skipped (recorded: 0)")), qPrintable(v.verdictText()));
-        init->setValue(10);
-        QCOMPARE(v.result().skipped, 0LL);
-        // The frontier: 65504 / amax at every step.
-        auto* plot = v.findChild<mpx::ui::PlotWidget*>();
-        QVERIFY(plot);
-        const QList<QPointF> frontier = plot->points(0);
-        QCOMPARE(frontier.size(), 6);
-        QCOMPARE(frontier[1].y(), 65504.0 / 16.0);
-        if (const QByteArray png = qgetenv("MPX_TRACE_PNG"); !png.isEmpty()) {
-            v.resize(1000, 640);
-            v.show();
-            QTest::qWait(200);
-            (void)v.grab().save(QString::fromLocal8Bit(png));
+    // The records hold the recording, the replay and the frontier, as replay_trace computes them.
+    void recordsAreTheReplay() {
+        auto trace = std::make_shared<const Trace>(parse_trace(k_trace, "t.csv"));
+        const gui::TraceSession t = gui::traceSession(trace, staticAt(4096), 1);
+        QCOMPARE(t.info->runs.size(), std::size_t{3});
+        QCOMPARE(t.records.size(), std::size_t{18});
+        const ReplayResult direct = replay_trace(*trace, staticAt(4096));
+        QCOMPARE(t.replay.skipped, 3LL);
+        for (std::size_t i = 0; i < 6; ++i) {
+            const StepRecord& rec = t.records[3 * i + gui::k_trace_recorded];
+            const StepRecord& rep = t.records[3 * i + gui::k_trace_replay];
+            const StepRecord& fr = t.records[3 * i + gui::k_trace_frontier];
+            QCOMPARE(rec.loss_scale, 1024.0);
+            QCOMPARE(rec.loss, trace->steps[i].loss);
+            QVERIFY(!rec.skipped);
+            QCOMPARE(*rec.headroom_log2, std::log2(65504.0 / (trace->steps[i].amax * 1024.0)));
+            QCOMPARE(rep.loss_scale, direct.steps[i].scale);
+            QCOMPARE(rep.skipped, direct.steps[i].skipped);
+            QCOMPARE(*rep.headroom_log2, *direct.steps[i].headroom_log2);
+            QVERIFY(std::isnan(rep.loss));  // a replay predicts decisions, not another run's losses
+            QCOMPARE(fr.loss_scale, 65504.0 / trace->steps[i].amax);
         }
+        // Above the frontier exactly where the replay overflows.
+        for (std::size_t i = 0; i < 6; ++i)
+            QCOMPARE(t.records[3 * i + 1].loss_scale > t.records[3 * i + 2].loss_scale, t.records[3 * i + 1].found_inf);
+        QVERIFY2(t.verdict.contains(QStringLiteral("3 of 6 steps skipped (recorded: 0)")), qPrintable(t.verdict));
+        QCOMPARE(t.notes.size(), std::size_t{1});
+        QCOMPARE(t.notes[0].kind, gui::NoteKind::verdict);
     }
 
-    void openTraceFromTheMenu() {
+    // The recording's own events are read from its scales; a forward overflow's verdict names the
+    // site at the step it starts, and those steps have no frontier (no scale avoids them).
+    void forwardOverflowVerdict() {
+        auto trace = std::make_shared<const Trace>(parse_trace(k_forward, "f.csv"));
+        ScalerConfig rule = scaler_preset("pytorch");
+        rule.init_scale = 65536;
+        const gui::TraceSession t = gui::traceSession(trace, rule, 1);
+        const auto recorded = [&](std::size_t i) { return t.records[3 * i + gui::k_trace_recorded]; };
+        QCOMPARE(static_cast<ScaleEvent>(recorded(1).scale_event), ScaleEvent::backoff);
+        QCOMPARE(recorded(1).new_scale, 32768.0);
+        QCOMPARE(static_cast<ScaleEvent>(recorded(0).scale_event), ScaleEvent::none);
+        QVERIFY(!recorded(1).headroom_log2);  // censored: only a bound is known
+        QVERIFY(std::isnan(t.records[3 * 3 + gui::k_trace_frontier].loss_scale));
+        QCOMPARE(t.records[3 * 0 + gui::k_trace_frontier].loss_scale, 65504.0 / 0.25);
+        QCOMPARE(t.notes.at(0).step, 3LL);
+        QVERIFY2(t.verdict.contains(QStringLiteral("forward overflow at `enc.fc2` from step 3")), qPrintable(t.verdict));
+        // A rule that is not valid is refused.
+        ScalerConfig bad = rule;
+        bad.backoff_factor = 2.0;
+        QVERIFY_THROWS_EXCEPTION(std::exception, gui::traceSession(trace, bad, 2));
+    }
+
+    void openInTheWindow() {
         QVERIFY(m_dir.isValid());
         mpx::ui::MainWindow w;
+        w.resize(1400, 900);
         const QString good = m_dir.filePath(QStringLiteral("good.csv")), bad = m_dir.filePath(QStringLiteral("bad.csv"));
-        QFile g(good);
-        QVERIFY(g.open(QIODevice::WriteOnly));
-        g.write(k_trace);
-        g.close();
-        QFile b(bad);
-        QVERIFY(b.open(QIODevice::WriteOnly));
-        b.write("step,loss\n0,1\n");
-        b.close();
-        TraceView* v = w.openTrace(good);
-        QVERIFY(v);
-        QVERIFY(v->isWindow());
-        QCOMPARE(v->result().steps.size(), std::size_t{6});
-        v->close();
+        QVERIFY(write(good, k_trace));
+        QVERIFY(write(bad, "step,loss\n0,1\n"));
+        // A training session running first: the trace replaces it, and its late records stay out.
+        mpx::SessionConfig c = mpx::load_config("default");
+        c.steps = 400;
+        w.applyConfig(c, QStringLiteral("default"));
+        QTRY_VERIFY_WITH_TIMEOUT(w.store()->session() && w.store()->session()->config.name == "default", 10'000);
+        w.run();
+        QTRY_VERIFY_WITH_TIMEOUT(w.store()->steps() > 0, 10'000);
+        QVERIFY(w.openTrace(good));
+        QVERIFY(w.store()->showsOutsideSession());
+        const auto s = w.store()->session();
+        QCOMPARE(s->runs.size(), std::size_t{3});
+        QCOMPARE(s->runs[1].label, QStringLiteral("replay (pytorch)"));
+        QCOMPARE(w.store()->steps(), 6LL);
+        QTest::qWait(300);  // drains of the paused engine's last records
+        QCOMPARE(w.store()->steps(), 6LL);
+        QCOMPARE(w.store()->session()->runs.size(), std::size_t{3});
+        // The rule starts at the recording's first scale: PyTorch's rule with no overflow at 2^10.
+        QCOMPARE(w.store()->history(1).at(gui::Metric::lossScale, 3).max, 1024.0);
+        // The window's histories keep single precision: the frontier to 1e-6.
+        QVERIFY(std::fabs(w.store()->history(2).at(gui::Metric::lossScale, 1).max / (65504.0 / 16.0) - 1.0) < 1e-6);
+        bool verdictRow = false;
+        for (const gui::LogRow& r : w.store()->log())
+            verdictRow = verdictRow || (r.kind == gui::LogKind::verdict && w.store()->noteText(r.note).contains(QStringLiteral("Verdict")));
+        QVERIFY(verdictRow);
+        QAction* run = nullptr;  // Run / Pause (Space)
+        for (QAction* a : w.findChildren<QAction*>())
+            if (a->shortcut() == QKeySequence(Qt::Key_Space)) run = a;
+        QVERIFY(run);
+        QVERIFY(!run->isEnabled());  // a trace is replayed, not trained
+
+        // The Scaler tab: an edit replays at once, the zoom stays.
+        w.charts()->zoomTo(1, 4);  // widened to the closest zoom the charts allow
+        const double x0 = w.charts()->viewX0(), x1 = w.charts()->viewX1();
+        QVERIFY(!w.charts()->following());
+        emit w.livePanel()->scalerEdited(staticAt(4096));
+        QCOMPARE(w.traceSession()->rule.init_scale, 4096.0);
+        QCOMPARE(w.store()->skippedSteps(1), 3LL);
+        QCOMPARE(w.store()->history(1).at(gui::Metric::lossScale, 2).max, 4096.0);
+        QVERIFY(!w.charts()->following());
+        QCOMPARE(w.charts()->viewX0(), x0);
+        QCOMPARE(w.charts()->viewX1(), x1);
+        QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("3 of 6 steps skipped")));
+
+        // The Sweep tab sweeps the rule over the trace: each point's skips are replay_trace's.
+        mpx::ui::SweepPanel* p = w.sweepPanel();
+        p->setGrid("scaler.init_scale", "1024,4096,16384", "", "", "static");
+        QSignalSpy done(p->job(), &gui::SweepJob::finished);
+        QCOMPARE(p->start(), QString());
+        QVERIFY(done.wait(10'000));
+        QCOMPARE(p->job()->points().size(), std::size_t{3});
+        const Trace direct = parse_trace(k_trace, "t.csv");
+        for (const SweepPoint& pt : p->job()->points()) {
+            const double init = p->job()->pointConfig(pt.index).scaler.init_scale;
+            QCOMPARE(pt.runs.at(0).skipped, replay_trace(direct, staticAt(init)).skipped);
+        }
+        const QString sweepCsv = m_dir.filePath(QStringLiteral("sweep.csv"));
+        QCOMPARE(p->job()->exportCsv(sweepCsv), QString());
+        QFile side(m_dir.filePath(QStringLiteral("sweep.json")));
+        QVERIFY(side.open(QIODevice::ReadOnly));
+        QVERIFY(side.readAll().contains("\"trace\""));
+        // A cell chosen: its rule is replayed over the trace (no training session is built).
+        emit p->pointChosen(p->job()->pointConfig(2), QStringLiteral("sweep point"));
+        QVERIFY(w.store()->showsOutsideSession());
+        QCOMPARE(w.traceSession()->rule.init_scale, 16384.0);
+        QCOMPARE(w.store()->skippedSteps(1), replay_trace(direct, staticAt(16384)).skipped);
+
+        // The CSV export is the replay's, as `mpx-cli replay --csv` writes it.
+        const QString csv = m_dir.filePath(QStringLiteral("replay.csv"));
+        w.exportCsv(csv);
+        QFile f(csv);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll().toStdString(), replay_csv(direct, replay_trace(direct, staticAt(16384))));
+
+        // A bad file changes nothing and says why.
         QVERIFY(!w.openTrace(bad));
         QVERIFY(!w.openTrace(m_dir.filePath(QStringLiteral("missing.csv"))));
-        bool said = false;
-        for (QLabel* l : w.findChildren<QLabel*>())
-            said = said || l->text().contains(QStringLiteral("Cannot open the trace"));
-        QVERIFY(said);
+        QVERIFY(w.messages()->text().contains(QStringLiteral("Cannot open the trace")));
+        QCOMPARE(w.traceSession()->rule.init_scale, 16384.0);
+        QVERIFY(w.store()->showsOutsideSession());
+
+        if (const QByteArray png = qgetenv("MPX_TRACE_PNG"); !png.isEmpty()) {
+            w.show();
+            QTest::qWait(300);
+            (void)w.grab().save(QString::fromLocal8Bit(png));
+        }
+
+        // Reset goes back to training: the engine's new session replaces the trace.
+        w.reset();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.store()->showsOutsideSession(), 10'000);
+        QVERIFY(!w.traceSession());
+        QVERIFY(!p->job()->trace());
+        QVERIFY(run->isEnabled());
+        QVERIFY(w.store()->session()->runs[0].label != QStringLiteral("recorded"));
     }
 };
 
@@ -105,7 +227,7 @@ int main(int argc, char** argv) {
     qputenv("XDG_CONFIG_HOME", (home.path() + "/.config").toUtf8());
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
-    TestTraceView t;
+    TestTraceSession t;
     return QTest::qExec(&t, argc, argv);
 }
 #include "test_trace_view.moc"

@@ -59,6 +59,7 @@ void RecordStore::addNote(const Note& n) {
     row.run = n.run;
     row.kind = n.kind == NoteKind::runStopped    ? LogKind::runStopped
                : n.kind == NoteKind::scalerEdited ? LogKind::scalerEdited
+               : n.kind == NoteKind::verdict      ? LogKind::verdict
                                                   : LogKind::setting;
     row.note = static_cast<int>(m_notes.size()) - 1;
     addLog(row);
@@ -112,9 +113,37 @@ void RecordStore::measureRate() {
     m_stepsPerSecond = now > t0 ? 1000.0 * static_cast<double>(m_steps - s0) / static_cast<double>(now - t0) : 0.0;
 }
 
+void RecordStore::showSession(SessionInfoPtr info, std::span<const mpx::StepRecord> records,
+                              const std::vector<Note>& notes) {
+    if (m_buffer) {
+        const Drained d = m_buffer->drain();  // the engine's pending records: not this session's
+        m_engineGeneration = d.session ? d.session->generation : 0;
+    }
+    m_outside = true;
+    m_leaving = false;
+    startSession(std::move(info));
+    std::size_t next = 0;
+    for (const mpx::StepRecord& r : records) {
+        while (next < notes.size() && notes[next].step <= r.step) addNote(notes[next++]);
+        appendRecords(std::span<const mpx::StepRecord>(&r, 1));
+    }
+    while (next < notes.size()) addNote(notes[next++]);
+    m_rateWindow.clear();
+    m_stepsPerSecond = 0;
+    emit stepsRecorded(m_steps);
+}
+
 void RecordStore::drainNow() {
     if (!m_buffer) return;
     Drained d = m_buffer->drain();
+    if (m_outside) {
+        const quint64 generation = d.session ? d.session->generation : 0;
+        if (!m_leaving || generation == m_engineGeneration) {
+            m_engineGeneration = generation;
+            return;
+        }
+        m_outside = m_leaving = false;  // the session asked for: shown from here on
+    }
     if (d.session && (!m_session || d.session->generation != m_session->generation))
         startSession(d.session);
     if (!m_session) return;

@@ -20,7 +20,7 @@
 
 namespace mpx::gui {
 
-enum class LogKind : quint8 { grow, backoff, hysteresis, skip, setting, scalerEdited, runStopped };
+enum class LogKind : quint8 { grow, backoff, hysteresis, skip, setting, scalerEdited, runStopped, verdict };
 
 struct LogRow {
     long long step = 0;
@@ -74,6 +74,15 @@ public:
     const std::shared_ptr<const mpx::Boundaries>& boundaries() const { return m_boundaries; }
     // Appends records as if drained (benchmarks fill a history without an engine).
     void appendRecords(std::span<const mpx::StepRecord> records);
+    // A session that does not come from the engine (a replayed trace, ui/session/trace_session.hpp),
+    // shown whole at once: sessionStarted, then stepsRecorded. Its generation must differ from the
+    // engine's. What the engine's buffer brings is dropped until followEngine() and then a session
+    // newer than the last one dropped, so a paused engine's late records cannot mix into it.
+    void showSession(SessionInfoPtr info, std::span<const mpx::StepRecord> records, const std::vector<Note>& notes);
+    // The engine's next new session replaces the outside one (call it before configure or reset).
+    void followEngine() { m_leaving = m_outside; }
+    // Whether the session shown came from showSession (and not the engine).
+    bool showsOutsideSession() const { return m_outside; }
 
 signals:
     void sessionStarted();            // a new session: every history, the log and markers are empty
@@ -107,6 +116,9 @@ private:
     std::deque<std::pair<qint64, qint64>> m_rateWindow;  // (ms, steps) of recent drains
     double m_stepsPerSecond = 0;
     std::shared_ptr<const mpx::Boundaries> m_boundaries;
+    bool m_outside = false;                  // showSession's session is shown
+    bool m_leaving = false;                  // followEngine() was called since
+    quint64 m_engineGeneration = 0;          // the engine's session last dropped
 };
 
 // At most one marker per pixel column over steps [x0, x1] (the first in the column).

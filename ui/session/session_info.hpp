@@ -47,8 +47,9 @@ enum class EngineState { empty, ready, running, paused, finished };
 QString toText(EngineState s);
 
 // A line of the event log that is not a step's scale event: live training settings changed, a scaler
-// was edited live (one run's, or the session scaler: run -1), a run stopped.
-enum class NoteKind : quint8 { settingChanged, scalerEdited, runStopped };
+// was edited live (one run's, or the session scaler: run -1), a run stopped, a replayed trace's
+// verdict (ui/session/trace_session.hpp).
+enum class NoteKind : quint8 { settingChanged, scalerEdited, runStopped, verdict };
 struct Note {
     long long step = 0;
     int run = -1;  // -1: every run (settingChanged), the session scaler (scalerEdited)

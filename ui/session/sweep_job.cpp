@@ -2,6 +2,7 @@
 #include "ui/session/sweep_job.hpp"
 
 #include "engine/sweep/sweep.hpp"
+#include "engine/sweep/trace_sweep.hpp"
 
 #ifdef __linux__
 #include <sys/resource.h>
@@ -54,6 +55,22 @@ QString SweepJob::start(const mpx::SessionConfig& base, const QStringList& grid,
     m_stop = false;
     m_done = false;
     m_startMs = QDateTime::currentMSecsSinceEpoch();
+    m_swept = m_trace;
+    if (m_swept) {
+        m_thread = std::thread([this] {
+            try {
+                mpx::SweepResult r = mpx::sweep_trace(m_grid, m_base, *m_swept);
+                std::lock_guard g(m_lock);
+                for (auto& p : r.points) m_incoming.push_back(std::move(p));
+            } catch (const std::exception& e) {
+                std::lock_guard g(m_lock);
+                m_error = QString::fromStdString(e.what());
+            }
+            m_done = true;
+        });
+        m_timer.start();
+        return {};
+    }
     m_thread = std::thread([this, threads] {
         mpx::SweepOptions o;
         o.threads = threads;
@@ -108,7 +125,9 @@ QString SweepJob::exportCsv(const QString& path) const {
         r.points = m_points;
         r.planned = m_planned;
         r.cancelled = m_cancelled;
-        mpx::write_sweep(path.toStdString(), m_grid, r, mpx::sweep_sidecar(m_grid, m_base, m_base.name, 0, 1));
+        nlohmann::json sidecar = mpx::sweep_sidecar(m_grid, m_base, m_base.name, 0, 1);
+        if (m_swept) sidecar["trace"] = m_swept->name;  // a replay: `mpx-cli sweep --trace` writes the same
+        mpx::write_sweep(path.toStdString(), m_grid, r, sidecar);
     } catch (const std::exception& e) {
         return QString::fromStdString(e.what());
     }

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/io/trace.hpp"
 #include "engine/sweep/sweep_grid.hpp"
 #include "engine/sweep/sweep_outcome.hpp"
 
@@ -25,6 +26,10 @@ public:
     // Parses the grid ("FIELD=VALUES" each) against base and starts; returns the error that stopped
     // it (naming the field), or an empty string. `threads` 0: one per core.
     QString start(const mpx::SessionConfig& base, const QStringList& grid, unsigned threads = 0);
+    // Sweeps that start from now on replay each point's scaler over this trace (sweep_trace: scaler
+    // settings only, thousands of points a second) instead of training; null: they train again.
+    void setTrace(std::shared_ptr<const mpx::Trace> trace) { m_trace = std::move(trace); }
+    const std::shared_ptr<const mpx::Trace>& trace() const { return m_trace; }
     void cancel();
     bool running() const { return m_thread.joinable(); }
 
@@ -61,6 +66,8 @@ private:
     QString m_error;
     QTimer m_timer;
     qint64 m_startMs = 0;
+    std::shared_ptr<const mpx::Trace> m_trace;  // setTrace's
+    std::shared_ptr<const mpx::Trace> m_swept;  // the trace the sweep shown replayed (its export names it)
 };
 
 }  // namespace mpx::gui

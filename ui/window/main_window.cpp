@@ -23,6 +23,8 @@
 
 #include <algorithm>
 
+#include "engine/base/error.hpp"
+#include "engine/io/export.hpp"
 #include "engine/precision/format.hpp"
 #include "ui/kit/message_bar.hpp"
 #include "ui/kit/png_export.hpp"
@@ -36,7 +38,6 @@
 #include "ui/panels/sweep_panel.hpp"
 #include "ui/session/config_bridge.hpp"
 #include "ui/views/accumulator_lab.hpp"
-#include "ui/views/trace_view.hpp"
 #include "ui/views/boundary_view.hpp"
 #include "ui/views/format_explorer.hpp"
 #include "ui/views/fp4_view.hpp"
@@ -90,10 +91,18 @@ void MainWindow::buildLayout() {
     m_tabs->setTabToolTip(0, tr("Precisions, model, data and training: changes apply when you reset."));
     m_tabs->setTabToolTip(1, tr("Loss scaler, learning rate and clipping: changes apply at the next step."));
     m_sweep = new SweepPanel;
-    m_sweep->setBaseConfig([this] { return currentConfig(); });
+    m_sweep->setBaseConfig([this] {
+        if (!m_trace) return currentConfig();
+        mpx::SessionConfig c = m_base;  // a sweep over the trace varies the replayed rule only
+        c.scaler = m_trace->rule;
+        return c;
+    });
     m_tabs->setTabToolTip(m_tabs->addTab(scrolled(m_sweep), tr("Sweep")),
                           tr("Train a grid of settings in the background; click a cell to load it here."));
-    connect(m_sweep, &SweepPanel::pointChosen, this, [this](const mpx::SessionConfig& c, const QString& origin) { applyConfig(c, origin); });
+    connect(m_sweep, &SweepPanel::pointChosen, this, [this](const mpx::SessionConfig& c, const QString& origin) {
+        if (!m_trace) return applyConfig(c, origin);
+        if (replayTrace(c.scaler)) m_live->setScaler(c.scaler);  // the point's rule over the trace
+    });
     connect(m_sweep, &SweepPanel::progressText, this, [this](const QString& t) { statusBar()->showMessage(t, 5000); });
     auto* dock = new QDockWidget(tr("Settings"), this);
     dock->setObjectName(QStringLiteral("settingsDock"));
@@ -347,14 +356,20 @@ void MainWindow::connectEngine() {
         statusBar()->showMessage(tr("Applied from step %1: %2").arg(step).arg(what), 5000);
     });
     connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
+        if (m_trace && !m_store->showsOutsideSession()) leaveTrace();
         if (const auto s = m_store->session()) m_live->setRuns(s->runs, s->scalers);
         updatePendingReset();
+        updateRunAction();
     });
     connect(m_store, &gui::RecordStore::scalersEdited, this, [this] { m_live->setScalers(m_store->liveScalers()); });
     connect(m_setup, &SetupPanel::edited, this, &MainWindow::updatePendingReset);
     connect(m_resetBar, &MessageBar::actionClicked, this, &MainWindow::reset);
     connect(m_messages, &MessageBar::actionClicked, this, &MainWindow::reset);  // "all steps done: Reset"
     connect(m_live, &LivePanel::scalerEdited, this, [this](const mpx::ScalerConfig& s) {
+        if (m_trace) {  // the trace's replayed rule: the replay is redone at once
+            replayTrace(s);
+            return;
+        }
         const ScalerTarget t = m_live->target();
         if (!t.session) {
             m_engine->setRunScaler(t.runs, s);  // this session only: Reset starts the runs as their labels say
@@ -394,6 +409,7 @@ void MainWindow::applyConfig(const mpx::SessionConfig& cfg, const QString& origi
     // The shipped preset of that name, unless the configuration came from elsewhere.
     const int i = m_presets->findText(QString::fromStdString(cfg.name));
     m_presets->setCurrentIndex(i >= 0 && gui::presetNames().contains(origin) ? i : -1);
+    m_store->followEngine();  // a trace shown gives way to this session
     m_engine->configure(cfg);
     const Lesson lesson = parseLesson(QString::fromStdString(cfg.lesson));
     m_lesson->setLesson(QString::fromStdString(cfg.name), lesson);
@@ -486,6 +502,7 @@ void MainWindow::reset() {
                                 tr("The live changes the loaded configuration lists do not fit these settings and are "
                                    "left out: %1").arg(dropped));
     m_base = cfg;
+    m_store->followEngine();  // a trace shown gives way to this session
     m_engine->configure(cfg);
 }
 
@@ -494,21 +511,81 @@ void MainWindow::setClassroom(bool on) {
     if (on) m_lessonDock->setVisible(!m_base.lesson.empty());
 }
 
-void MainWindow::exportCsv(const QString& path) { m_engine->exportCsv(path); }
-
-TraceView* MainWindow::openTrace(const QString& path) {
-    auto* view = new TraceView(this);
-    view->setWindowFlag(Qt::Window);
-    view->setAttribute(Qt::WA_DeleteOnClose);
-    QString error;
-    if (!view->openFile(path, &error)) {
-        delete view;
-        m_messages->showMessage(MessageBar::Kind::error, tr("Cannot open the trace: %1").arg(error));
-        return nullptr;
+void MainWindow::exportCsv(const QString& path) {
+    if (!m_trace) return m_engine->exportCsv(path);
+    // A trace's session: the replay, in `mpx-cli replay --csv`'s columns.
+    try {
+        mpx::write_file_atomic(path.toStdString(), mpx::replay_csv(*m_trace->trace, m_trace->replay));
+        m_messages->showMessage(MessageBar::Kind::success, tr("Exported the replay of every step to %1").arg(path));
+    } catch (const std::exception& e) {
+        m_messages->showMessage(MessageBar::Kind::error, tr("Export failed: %1").arg(QString::fromStdString(e.what())));
     }
-    view->show();
-    view->raise();
-    return view;
+}
+
+bool MainWindow::openTrace(const QString& path) {
+    std::shared_ptr<const mpx::Trace> trace;
+    try {
+        trace = std::make_shared<const mpx::Trace>(mpx::read_trace(path.toStdString()));
+    } catch (const std::exception& e) {
+        m_messages->showMessage(MessageBar::Kind::error, tr("Cannot open the trace: %1").arg(QString::fromStdString(e.what())));
+        return false;
+    }
+    if (trace->steps.empty()) {
+        m_messages->showMessage(MessageBar::Kind::error, tr("Cannot open the trace: %1 holds no steps").arg(path));
+        return false;
+    }
+    pause();
+    // PyTorch's rule, started where the recording started: the replay and the recording then part
+    // only where the rules differ.
+    mpx::ScalerConfig rule = mpx::scaler_preset("pytorch");
+    rule.init_scale = trace->steps.front().scale;
+    auto previous = std::move(m_trace);
+    m_trace = std::make_unique<gui::TraceSession>();
+    m_trace->trace = std::move(trace);
+    if (!replayTrace(rule)) {
+        m_trace = std::move(previous);
+        return false;
+    }
+    m_sweep->job()->setTrace(m_trace->trace);
+    m_live->setScaler(rule);
+    m_lessonDock->hide();
+    m_charts->setHighlighted({});
+    m_presets->setCurrentIndex(-1);
+    setView(View::charts);
+    m_charts->resetZoom();
+    m_messages->showMessage(
+        MessageBar::Kind::success,
+        tr("Trace %1: %2 recorded steps. The runs are the recording, a scaler rule replayed over it (tune it in the "
+           "Scaler tab, sweep it in the Sweep tab) and the frontier 65504 / amax: a step overflows where its scale is "
+           "above the frontier. A replay is exact per step for the recorded weights; after a skip that differs from "
+           "the recording it is an estimate. Reset or a preset goes back to training.")
+            .arg(QFileInfo(path).fileName())
+            .arg(m_trace->trace->steps.size()));
+    return true;
+}
+
+bool MainWindow::replayTrace(const mpx::ScalerConfig& rule) {
+    gui::TraceSession t;
+    try {
+        t = gui::traceSession(m_trace->trace, rule, ++m_traceGeneration);
+    } catch (const std::exception& e) {
+        m_messages->showMessage(MessageBar::Kind::error, tr("Not replayed: %1").arg(QString::fromStdString(e.what())));
+        return false;
+    }
+    const bool following = m_charts->following();
+    const double x0 = m_charts->viewX0(), x1 = m_charts->viewX1();
+    *m_trace = std::move(t);
+    m_store->showSession(m_trace->info, m_trace->records, m_trace->notes);
+    if (!following) m_charts->zoomTo(x0, x1);
+    statusBar()->showMessage(m_trace->verdict);
+    return true;
+}
+
+void MainWindow::leaveTrace() {
+    m_trace.reset();
+    m_sweep->job()->setTrace(nullptr);
+    m_live->setScaler(m_base.scaler);  // the tab showed the replayed rule
+    statusBar()->clearMessage();
 }
 
 bool MainWindow::exportTorch(const QString& folder) {
@@ -585,7 +662,10 @@ void MainWindow::updateRunAction() {
     const bool running = m_engine->state() == gui::EngineState::running;
     m_runAction->setText(running ? tr("Pause") : tr("Run"));
     m_runAction->setIcon(style()->standardIcon(running ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
-    m_stepAction->setEnabled(!running && m_engine->state() != gui::EngineState::finished);
+    // A trace's session is replayed, not trained: Reset goes back to training.
+    const bool trace = m_store->showsOutsideSession();
+    m_runAction->setEnabled(!trace);
+    m_stepAction->setEnabled(!trace && !running && m_engine->state() != gui::EngineState::finished);
 }
 
 std::optional<mpx::SessionConfig> MainWindow::lastConfig() {

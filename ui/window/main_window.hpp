@@ -7,6 +7,7 @@
 
 #include "ui/session/engine_controller.hpp"
 #include "ui/session/record_store.hpp"
+#include "ui/session/trace_session.hpp"
 #include "ui/window/view_names.hpp"
 
 class QAction;
@@ -18,7 +19,6 @@ class QTabWidget;
 namespace mpx::ui {
 
 class AccumulatorLab;
-class TraceView;
 class BoundaryView;
 class ChartsPanel;
 class EventLogPanel;
@@ -59,9 +59,14 @@ public:
     // File ▸ Export as PyTorch script…: the configuration shown as a new folder (train.py and its
     // data); the message says what to run next. False, with the reason shown, when nothing was written.
     bool exportTorch(const QString& folder);
-    // File ▸ Open trace…: the trace in a window of its own with a scaler rule replayed over it
-    // (ui/views/trace_view.hpp); nullptr, with the reason shown, when it cannot be read.
-    TraceView* openTrace(const QString& path);
+    // File ▸ Open trace…: the trace as the window's session (ui/session/trace_session.hpp): its runs
+    // are the recording, the session scaler's rule replayed over it and the overflow frontier; the
+    // Scaler tab tunes the rule, the Sweep tab sweeps it over the trace, a sweep's cell sets it. The
+    // engine pauses; Reset, a preset or a configuration goes back to training. False, with the
+    // reason shown and nothing changed, when the trace cannot be read.
+    bool openTrace(const QString& path);
+    // The trace shown, or nullptr while the session is the engine's.
+    const gui::TraceSession* traceSession() const { return m_trace.get(); }
     bool exportChartsPng(const QString& path);
     // The view the central tabs show, in tab order: the training charts, the decision boundaries,
     // the histogram views (Range, Where, Updates), the FP8 scaling view and the FP4 view.
@@ -112,6 +117,10 @@ private:
     void fitToScreen(QSize wanted);
     void addThreadsMenu(QMenu* runMenu);
     void saveSettings() const;
+    // The trace shown with `rule` replayed over it; the charts keep their zoom. False, with the
+    // reason shown, for a rule that is not valid.
+    bool replayTrace(const mpx::ScalerConfig& rule);
+    void leaveTrace();  // the engine's session is shown again
 
     gui::EngineController* m_engine;
     gui::RecordStore* m_store;
@@ -141,6 +150,8 @@ private:
     Classroom* m_classroom = nullptr;
     QAction* m_classroomAction = nullptr;
     QAction *m_runAction = nullptr, *m_stepAction = nullptr, *m_resetAction = nullptr;
+    std::unique_ptr<gui::TraceSession> m_trace;  // the trace shown (openTrace), or null
+    quint64 m_traceGeneration = quint64{1} << 62;  // apart from the engine's generations
 };
 
 }  // namespace mpx::ui

@@ -1,0 +1,156 @@
+// traceSession: a trace and its replay as the records of three runs.
+#include "ui/session/trace_session.hpp"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+
+#include <cmath>
+#include <limits>
+
+#include "engine/scaler/scaler.hpp"
+#include "ui/session/run_colours.hpp"
+
+namespace mpx::gui {
+namespace {
+
+constexpr double k_fp16_max = 65504.0;
+constexpr double k_none = std::numeric_limits<double>::quiet_NaN();  // a metric this run does not have
+
+QString tr(const char* s) { return QCoreApplication::translate("mpx::gui::TraceSession", s); }
+
+// A record that carries nothing yet: every metric a trace does not hold is NaN, which the charts
+// leave out (RunHistory keeps finite values only).
+mpx::StepRecord emptyRecord(int run, long long step) {
+    mpx::StepRecord r;
+    r.run = run;
+    r.step = step;
+    r.loss = k_none;
+    r.loss_scale = k_none;
+    r.new_scale = k_none;
+    r.grad_norm = k_none;
+    r.underflow_frac = k_none;
+    r.lost_update_frac = k_none;
+    r.small_update_frac = k_none;
+    r.small_kept_frac = k_none;
+    r.lr = k_none;
+    r.step_time_us = k_none;
+    return r;
+}
+
+std::optional<double> headroom(const mpx::TraceStep& s, double scale) {
+    if (s.amax > 0.0 && !s.censored && s.forward_nonfinite == 0) return std::log2(k_fp16_max / (s.amax * scale));
+    return std::nullopt;
+}
+
+RunDescription run(const QString& label, const QColor& colour, Qt::PenStyle pen) {
+    RunDescription d;
+    d.label = label;
+    d.spec.mode = mpx::Mode::amp;
+    d.spec.low = mpx::Format::fp16;
+    d.style = {colour, pen};
+    return d;
+}
+
+}  // namespace
+
+TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::ScalerConfig& rule, quint64 generation) {
+    mpx::validate(rule);
+    TraceSession t;
+    t.trace = std::move(trace);
+    t.rule = rule;
+    const mpx::Trace& tr_ = *t.trace;
+    t.replay = mpx::replay_trace(tr_, rule);
+
+    auto info = std::make_shared<SessionInfo>();
+    info->generation = generation;
+    info->totalSteps = tr_.steps.empty() ? 0 : tr_.steps.back().step + 1;
+    info->device = tr("a recorded trace (no training)");
+    info->config.name = QFileInfo(QString::fromStdString(tr_.name)).fileName().toStdString();
+    info->config.steps = info->totalSteps;
+    info->config.scaler = rule;
+    info->config.runs = {"amp-fp16", "amp-fp16"};
+    mpx::RunSpec fp16;
+    fp16.mode = mpx::Mode::amp;
+    const QColor colour = precisionColour(fp16);
+    info->runs.push_back(run(tr("recorded"), colour.lighter(135), Qt::DashLine));
+    RunDescription replay = run(tr("replay (%1)").arg(QString::fromStdString(rule.preset.empty() ? "custom" : rule.preset)),
+                                colour, Qt::SolidLine);
+    replay.followsLiveScaler = true;
+    replay.hasScaler = rule.kind != mpx::ScalerKind::none;
+    info->runs.push_back(replay);
+    if (tr_.amax_known) {
+        info->runs.push_back(run(tr("frontier 65504 / amax"), QColor(0x88, 0x88, 0x88), Qt::SolidLine));
+        info->config.runs.push_back("amp-fp16");
+    }
+    auto scalers = std::make_shared<LiveScalers>();
+    scalers->runs.assign(info->runs.size(), mpx::scaler_preset("none"));
+    scalers->runs[k_trace_replay] = rule;
+    scalers->session = rule;
+    info->scalers = scalers;
+    t.info = info;
+
+    const std::size_t n = t.replay.steps.size();  // shorter than the trace where the rule stopped
+    std::size_t next_hist = 0;
+    t.records.reserve(tr_.steps.size() * info->runs.size());
+    for (std::size_t i = 0; i < tr_.steps.size(); ++i) {
+        const mpx::TraceStep& s = tr_.steps[i];
+        const mpx::TraceHistogram* hist = nullptr;
+        while (next_hist < tr_.histograms.size() && tr_.histograms[next_hist].step < s.step) ++next_hist;
+        if (next_hist < tr_.histograms.size() && tr_.histograms[next_hist].step == s.step) hist = &tr_.histograms[next_hist];
+
+        mpx::StepRecord rec = emptyRecord(k_trace_recorded, s.step);
+        rec.loss = s.loss;
+        rec.loss_scale = s.scale;
+        rec.found_inf = s.found_inf;
+        rec.skipped = s.skipped;
+        rec.new_scale = i + 1 < tr_.steps.size() ? tr_.steps[i + 1].scale : s.scale;
+        rec.scale_event = static_cast<std::uint8_t>(
+            rec.new_scale < s.scale   ? mpx::ScaleEvent::backoff
+            : rec.new_scale > s.scale ? mpx::ScaleEvent::grow
+            : s.found_inf             ? mpx::ScaleEvent::hysteresis
+                                      : mpx::ScaleEvent::none);
+        rec.grad_norm = s.grad_norm.value_or(k_none);
+        rec.lr = s.lr.value_or(k_none);
+        if (tr_.amax_known) rec.headroom_log2 = headroom(s, s.scale);
+        if (hist) rec.underflow_frac = hist->flushed_share(s.scale).value_or(k_none);
+        t.records.push_back(rec);
+
+        mpx::StepRecord rep = emptyRecord(k_trace_replay, s.step);
+        if (i < n) {
+            const mpx::ReplayStep& r = t.replay.steps[i];
+            rep.loss_scale = r.scale;
+            rep.found_inf = r.found_inf;
+            rep.skipped = r.skipped;
+            rep.scale_event = static_cast<std::uint8_t>(r.event);
+            rep.new_scale = i + 1 < n ? t.replay.steps[i + 1].scale : t.replay.final_scale;
+            rep.headroom_log2 = r.headroom_log2;
+            rep.underflow_frac = r.underflow_share.value_or(k_none);
+        }
+        t.records.push_back(rep);
+
+        if (tr_.amax_known) {
+            mpx::StepRecord f = emptyRecord(k_trace_frontier, s.step);
+            if (s.amax > 0.0 && !s.censored && s.forward_nonfinite == 0) f.loss_scale = k_fp16_max / s.amax;
+            t.records.push_back(f);
+        }
+    }
+
+    t.verdict = tr("Verdict (%1 rule): %2")
+                    .arg(QString::fromStdString(rule.preset.empty() ? "custom" : rule.preset),
+                         QString::fromStdString(t.replay.verdict));
+    Note verdict;
+    verdict.step = tr_.steps.empty() ? 0 : tr_.steps.front().step;
+    for (const mpx::TraceStep& s : tr_.steps)
+        if (s.forward_nonfinite > 0) {
+            verdict.step = s.step;
+            break;
+        }
+    if (t.replay.stopped_at && verdict.step == (tr_.steps.empty() ? 0 : tr_.steps.front().step)) verdict.step = *t.replay.stopped_at;
+    verdict.run = k_trace_replay;
+    verdict.kind = NoteKind::verdict;
+    verdict.text = t.verdict;
+    t.notes.push_back(verdict);
+    return t;
+}
+
+}  // namespace mpx::gui

@@ -1,0 +1,46 @@
+// A recorded trace (File ▸ Open trace…) shown as the window's session: its runs are the recording
+// itself, a scaler rule replayed over it, and the overflow frontier, as StepRecords the RecordStore
+// draws like a training run's, so the Training charts, the event log, the Scaler tab and the Sweep
+// tab read a real model's trace unchanged. Rule: every number is replay_trace's (engine/io/trace.hpp),
+// the computation `mpx-cli replay` prints; this file only puts them into records.
+//
+// The runs, in order:
+//   recorded   the trace as it was recorded: its loss, scale, overflows and skips, the scale's changes
+//              read from consecutive steps (down: backed off; up: grew; an overflow that kept it:
+//              absorbed by hysteresis), the headroom at the recorded scale.
+//   replay     the rule over the trace (the Scaler tab's session scaler): the scale, the predicted
+//              overflows, skips and events, the headroom and the underflow share at that scale. It
+//              has no loss of its own: a replay predicts decisions, not the losses of another run.
+//   frontier   FP16's largest value over the step's unscaled amax, 65504 / amax: the largest scale
+//              the step's gradients take without overflowing (a step overflows where its scale is
+//              above it). Only in a trace that holds amaxes (not one rebuilt from a log).
+#pragma once
+
+#include <QString>
+
+#include <memory>
+#include <vector>
+
+#include "engine/io/trace.hpp"
+#include "engine/run/record.hpp"
+#include "ui/session/session_info.hpp"
+
+namespace mpx::gui {
+
+struct TraceSession {
+    std::shared_ptr<const mpx::Trace> trace;
+    mpx::ScalerConfig rule;        // the replayed rule, as the Scaler tab shows it
+    mpx::ReplayResult replay;      // replay_trace(*trace, rule)
+    SessionInfoPtr info;           // the three runs (two for a log-derived trace)
+    std::vector<mpx::StepRecord> records;  // in step order, runs interleaved
+    std::vector<Note> notes;       // the verdict, at the step it concerns
+    QString verdict;               // "Verdict (pytorch rule): ..."
+};
+
+inline constexpr int k_trace_recorded = 0, k_trace_replay = 1, k_trace_frontier = 2;
+
+// The trace with `rule` replayed over it, as a session of `generation` (the caller keeps it apart
+// from the engine's). Throws ConfigError when the rule is not valid (mpx::validate).
+TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::ScalerConfig& rule, quint64 generation);
+
+}  // namespace mpx::gui
