@@ -145,6 +145,8 @@ void parse_trace_histograms(Trace& trace, std::string_view text, const std::stri
     std::map<long long, std::size_t> step_at;
     for (std::size_t i = 0; i < trace.steps.size(); ++i) step_at[trace.steps[i].step] = i;
     std::map<long long, TraceHistogram> by_step;
+    std::vector<std::string> sites;
+    std::map<std::string, int> site_at;
     int line_no = 0;
     bool header = false;
     for (std::size_t start = 0; start < text.size();) {
@@ -174,19 +176,27 @@ void parse_trace_histograms(Trace& trace, std::string_view text, const std::stri
         TraceHistogram& h = by_step[s];
         h.step = s;
         h.scale = trace.steps[step_at[s]].scale;
+        const std::string site(f[2]);
+        auto [at, fresh] = site_at.try_emplace(site, static_cast<int>(sites.size()));
+        if (fresh) sites.push_back(site);
+        auto per = std::find_if(h.sites.begin(), h.sites.end(), [&](const auto& p) { return p.first == at->second; });
+        if (per == h.sites.end()) per = h.sites.insert(h.sites.end(), {at->second, core::Bins{}});
         const auto c = static_cast<unsigned long long>(*count);
-        if (f[4] == "zero") h.zeros += c;
-        else if (f[4] == "inf" || f[4] == "nan") h.nonfinite += c;
+        if (f[4] == "zero") h.zeros += c, per->second.n[core::k_slot_zero] += c;
+        else if (f[4] == "inf") h.nonfinite += c, per->second.n[core::k_slot_inf] += c;
+        else if (f[4] == "nan") h.nonfinite += c, per->second.n[core::k_slot_nan] += c;
         else {
             const auto b = number(f[4]);
-            if (!b || *b != std::floor(*b) || *b < -64 || *b > 63)
+            if (!b || *b != std::floor(*b) || *b < core::k_bin_min || *b > core::k_bin_max)
                 bad(name, line_no, "bin_log2 '" + std::string(f[4]) + "' is not a whole number from -64 to 63, zero, inf or nan");
-            h.bins[static_cast<int>(*b) + 64] += c;
+            h.bins[static_cast<int>(*b) - core::k_bin_min] += c;
+            per->second.n[static_cast<int>(*b) - core::k_bin_min] += c;
         }
     }
     if (!header) bad(name, 1, "empty: no header row");
     trace.histograms.clear();
     for (auto& [s, h] : by_step) trace.histograms.push_back(h);
+    trace.sites = std::move(sites);
 }
 
 Trace read_trace(const std::filesystem::path& path) {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/format_core.hpp"
 #include "engine/scaler/scaler.hpp"
 
 namespace mpx {
@@ -41,6 +42,9 @@ struct TraceHistogram {
     double scale = 1.0;  // the recorded step's
     unsigned long long bins[128] = {};
     unsigned long long zeros = 0, nonfinite = 0;
+    // The same values site by site (Trace::sites[i] for the pair (i, bins)), in core::Bins' slots
+    // (log2 bins from k_bin_min, then zero, inf, NaN): what the app's Range and Where views read.
+    std::vector<std::pair<int, core::Bins>> sites;
     unsigned long long nonzero() const;
     // The share of the non-zero values that a step at `scale` would flush to zero in FP16: whole bins
     // at or below 2^-25 after the shift by log2(scale / this->scale); none without non-zero values.
@@ -51,6 +55,7 @@ struct Trace {
     std::string name;  // the file, as messages call it
     std::vector<TraceStep> steps;
     std::vector<TraceHistogram> histograms;  // by step; from <trace>.histograms.csv where it exists
+    std::vector<std::string> sites;          // the histograms' modules, in the order they first appear
     // False for a trace rebuilt from a framework's log (trace_from_deepspeed_log): only the
     // overflow decisions at the recorded scales are known, no amax (its first line says
     // "amax unknown"; the amax cells are empty). A replay then knows a step overflows at or above

@@ -118,6 +118,59 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::exception, gui::traceSession(trace, bad, 2));
     }
 
+    // The recorded histograms become each run's snapshots, one layer per module: the recording's as
+    // read, the replay's moved by log2(replayed / recorded scale), with the Where view's counts.
+    void histogramsForRangeAndWhere() {
+        Trace tr = parse_trace(k_trace, "t.csv");
+        parse_trace_histograms(tr,
+                               "run,step,layer,tensor,bin_log2,count\n"
+                               "0,0,enc.fc1,grad_output,-20,5\n"
+                               "0,0,enc.fc1,grad_output,-3,7\n"
+                               "0,0,enc.fc1,grad_output,zero,2\n"
+                               "0,0,head,grad_output,4,3\n"
+                               "0,0,head,grad_output,14,1\n"
+                               "0,0,head,grad_input,9,100\n"  // not an output gradient: left out
+                               "0,4,head,grad_output,-26,4\n"
+                               "0,4,head,grad_output,0,4\n",
+                               "t.histograms.csv");
+        auto trace = std::make_shared<const Trace>(tr);
+        const gui::TraceSession t = gui::traceSession(trace, staticAt(4096), 1);  // 4 x the recorded 1024
+        QCOMPARE(t.info->layerNames, (QStringList{QStringLiteral("enc.fc1"), QStringLiteral("head")}));
+        QCOMPARE(gui::layerCount(*t.info), 2);
+        QCOMPARE(t.info->config.instruments.every, 4);
+        QCOMPARE(t.histograms.size(), std::size_t{4});  // steps 0 and 4, recorded and replayed
+        const auto& [run0, rec] = t.histograms[0];
+        QCOMPARE(run0, gui::k_trace_recorded);
+        QCOMPARE(rec.loss_scale, 1024.0);
+        const Histogram* fc1 = rec.find(0, HistTensor::grad_output);
+        QVERIFY(fc1);
+        QCOMPARE(rec.count(*fc1, -20), 5ULL);
+        QCOMPARE(rec.count(*fc1, -3), 7ULL);
+        QCOMPARE(fc1->zero, 2ULL);
+        QCOMPARE(fc1->format, Format::fp16);
+        QCOMPARE(rec.layer(1, Pass::backward).nonzero, 4ULL);
+        QCOMPARE(rec.layer(1, Pass::backward).overflow, 0ULL);
+        // Replayed at 4x: every bin two up; head's 2^14 value reaches 2^16 and overflows.
+        const auto& [run1, rep] = t.histograms[1];
+        QCOMPARE(run1, gui::k_trace_replay);
+        QCOMPARE(rep.loss_scale, 4096.0);
+        const Histogram* head = rep.find(1, HistTensor::grad_output);
+        QVERIFY(head);
+        QCOMPARE(rep.count(*head, 6), 3ULL);
+        QCOMPARE(rep.count(*head, 16), 1ULL);
+        QCOMPARE(rep.layer(1, Pass::backward).overflow, 1ULL);
+        // Step 4 replayed: head's 2^-26 values move to 2^-24, above the flush line; at 2^10 (the
+        // recorded scale) they were at it. The underflow count is replay_trace's share.
+        const auto& [run3, rep4] = t.histograms[3];
+        QCOMPARE(run3, gui::k_trace_replay);
+        QCOMPARE(rep4.layer(1, Pass::backward).underflow, 0ULL);
+        QCOMPARE(t.histograms[2].second.layer(1, Pass::backward).underflow, 4ULL);
+        QCOMPARE(*t.replay.steps[4].underflow_share, 0.0);
+        const gui::TraceSession low = gui::traceSession(trace, staticAt(256), 1);  // 1/4 of the recorded
+        QCOMPARE(low.histograms[3].second.layer(1, Pass::backward).underflow, 4ULL);
+        QCOMPARE(*low.replay.steps[4].underflow_share, 0.5);
+    }
+
     void openInTheWindow() {
         QVERIFY(m_dir.isValid());
         mpx::ui::MainWindow w;

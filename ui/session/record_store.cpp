@@ -114,7 +114,8 @@ void RecordStore::measureRate() {
 }
 
 void RecordStore::showSession(SessionInfoPtr info, std::span<const mpx::StepRecord> records,
-                              const std::vector<Note>& notes) {
+                              const std::vector<Note>& notes,
+                              std::vector<std::pair<int, mpx::HistogramSnapshot>> histograms) {
     if (m_buffer) {
         const Drained d = m_buffer->drain();  // the engine's pending records: not this session's
         m_engineGeneration = d.session ? d.session->generation : 0;
@@ -128,6 +129,9 @@ void RecordStore::showSession(SessionInfoPtr info, std::span<const mpx::StepReco
         appendRecords(std::span<const mpx::StepRecord>(&r, 1));
     }
     while (next < notes.size()) addNote(notes[next++]);
+    for (auto& [run, snap] : histograms)
+        if (run >= 0 && run < static_cast<int>(m_histogramLogs.size()))
+            m_histogramLogs[static_cast<std::size_t>(run)].add(std::move(snap), m_session->config.instruments.every);
     m_rateWindow.clear();
     m_stepsPerSecond = 0;
     emit stepsRecorded(m_steps);

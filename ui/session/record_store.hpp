@@ -78,7 +78,8 @@ public:
     // shown whole at once: sessionStarted, then stepsRecorded. Its generation must differ from the
     // engine's. What the engine's buffer brings is dropped until followEngine() and then a session
     // newer than the last one dropped, so a paused engine's late records cannot mix into it.
-    void showSession(SessionInfoPtr info, std::span<const mpx::StepRecord> records, const std::vector<Note>& notes);
+    void showSession(SessionInfoPtr info, std::span<const mpx::StepRecord> records, const std::vector<Note>& notes,
+                     std::vector<std::pair<int, mpx::HistogramSnapshot>> histograms = {});
     // The engine's next new session replaces the outside one (call it before configure or reset).
     void followEngine() { m_leaving = m_outside; }
     // Whether the session shown came from showSession (and not the engine).

@@ -40,7 +40,13 @@ struct SessionInfo {
     QString deviceNote;              // why not the GPU, where one was asked for or found
     mpx::SessionConfig config;       // as the session was built (the live changes it lists included)
     LiveScalersPtr scalers;          // as the session starts (changes at step 0 applied)
+    // The layers' names where they are not the model's fc1..fcN (a trace's modules).
+    QStringList layerNames;
 };
+
+// The session's layers: its layerNames, or the model's fc1..fcN.
+int layerCount(const SessionInfo& s);
+QString layerName(const SessionInfo& s, int layer);
 using SessionInfoPtr = std::shared_ptr<const SessionInfo>;
 
 enum class EngineState { empty, ready, running, paused, finished };

@@ -4,7 +4,9 @@
 #include <QCoreApplication>
 #include <QFileInfo>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <limits>
 
 #include "engine/scaler/scaler.hpp"
@@ -51,6 +53,48 @@ RunDescription run(const QString& label, const QColor& colour, Qt::PenStyle pen)
     return d;
 }
 
+// The recorded values of one module moved by 2^shift (the replayed scale over the recorded one):
+// those moved past the lowest bin stay in it (far below FP16's range, flushed either way), those
+// past the highest count as inf.
+mpx::core::Bins shifted(const mpx::core::Bins& b, int shift) {
+    using namespace mpx::core;
+    Bins out;
+    for (int i = 0; i < k_log2_bins; ++i) {
+        const int j = i + shift;
+        if (j >= k_log2_bins) out.n[k_slot_inf] += b.n[i];
+        else out.n[std::max(j, 0)] += b.n[i];
+    }
+    for (int slot : {k_slot_zero, k_slot_inf, k_slot_nan}) out.n[slot] += b.n[slot];
+    return out;
+}
+
+// A snapshot of the module histograms `sites` at `scale`, with the Where view's backward counts:
+// non-zero values, those in whole bins that flush in FP16 (at or below 2^-25), those in whole bins
+// that overflow it (at or above 2^16) plus those stored as inf/NaN.
+mpx::HistogramSnapshot snapshot(long long step, double scale, int layers,
+                                const std::vector<std::pair<int, mpx::core::Bins>>& sites) {
+    using namespace mpx::core;
+    mpx::HistogramSnapshot s;
+    s.step = step;
+    s.loss_scale = scale;
+    s.layer_counts.resize(static_cast<std::size_t>(layers) * 3);
+    for (const auto& [site, b] : sites) {
+        if (site >= layers) continue;
+        s.add(site, mpx::HistTensor::grad_output, mpx::Format::fp16, b);
+        Counts& c = s.layer_counts[static_cast<std::size_t>(site) * 3 + static_cast<std::size_t>(mpx::Pass::backward)];
+        for (int i = 0; i < k_log2_bins; ++i) {
+            const int bin = i + k_bin_min;
+            c.nonzero += b.n[i];
+            if (bin + 1 <= -25) c.underflow += b.n[i];
+            if (bin < -14) c.subnormal += b.n[i];
+            if (bin >= 16) c.overflow += b.n[i];
+        }
+        c.overflow += b.n[k_slot_inf] + b.n[k_slot_nan];
+        c.nonfinite += b.n[k_slot_inf] + b.n[k_slot_nan];
+    }
+    return s;
+}
+
 }  // namespace
 
 TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::ScalerConfig& rule, quint64 generation) {
@@ -82,6 +126,12 @@ TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::Sc
         info->runs.push_back(run(tr("frontier 65504 / amax"), QColor(0x88, 0x88, 0x88), Qt::SolidLine));
         info->config.runs.push_back("amp-fp16");
     }
+    const int layers = std::min<int>(static_cast<int>(tr_.sites.size()), k_trace_max_layers);
+    for (int l = 0; l < layers; ++l) info->layerNames << QString::fromStdString(tr_.sites[static_cast<std::size_t>(l)]);
+    // Histograms on every n-th step: n the common divisor of the recorded steps (the recorder's `every`).
+    long long every = 0;
+    for (const mpx::TraceHistogram& h : tr_.histograms) every = std::gcd(every, h.step);
+    info->config.instruments.every = static_cast<int>(std::clamp<long long>(every, 1, 1 << 30));
     auto scalers = std::make_shared<LiveScalers>();
     scalers->runs.assign(info->runs.size(), mpx::scaler_preset("none"));
     scalers->runs[k_trace_replay] = rule;
@@ -112,7 +162,10 @@ TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::Sc
         rec.grad_norm = s.grad_norm.value_or(k_none);
         rec.lr = s.lr.value_or(k_none);
         if (tr_.amax_known) rec.headroom_log2 = headroom(s, s.scale);
-        if (hist) rec.underflow_frac = hist->flushed_share(s.scale).value_or(k_none);
+        if (hist) {
+            rec.underflow_frac = hist->flushed_share(s.scale).value_or(k_none);
+            t.histograms.emplace_back(k_trace_recorded, snapshot(s.step, s.scale, layers, hist->sites));
+        }
         t.records.push_back(rec);
 
         mpx::StepRecord rep = emptyRecord(k_trace_replay, s.step);
@@ -125,6 +178,12 @@ TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::Sc
             rep.new_scale = i + 1 < n ? t.replay.steps[i + 1].scale : t.replay.final_scale;
             rep.headroom_log2 = r.headroom_log2;
             rep.underflow_frac = r.underflow_share.value_or(k_none);
+            const double shift = hist ? std::log2(r.scale / hist->scale) : 0.5;
+            if (hist && shift == std::floor(shift) && std::fabs(shift) < 256) {
+                std::vector<std::pair<int, mpx::core::Bins>> moved;
+                for (const auto& [site, b] : hist->sites) moved.emplace_back(site, shifted(b, static_cast<int>(shift)));
+                t.histograms.emplace_back(k_trace_replay, snapshot(s.step, r.scale, layers, moved));
+            }
         }
         t.records.push_back(rep);
 

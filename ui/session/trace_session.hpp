@@ -21,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/compute/histograms.hpp"
 #include "engine/io/trace.hpp"
 #include "engine/run/record.hpp"
 #include "ui/session/session_info.hpp"
@@ -35,9 +36,21 @@ struct TraceSession {
     std::vector<mpx::StepRecord> records;  // in step order, runs interleaved
     std::vector<Note> notes;       // the verdict, at the step it concerns
     QString verdict;               // "Verdict (pytorch rule): ..."
+    // The recorded histograms (<trace>.histograms.csv), one layer per module (SessionInfo::layerNames),
+    // for the Range and Where views:
+    //   recorded  each module's output gradients as stored at the recorded scale; the Where view's
+    //             overflow count is what was stored as inf/NaN (a recording cannot see what flushed
+    //             to zero: those values are among its zeros, so its underflow share reads 0).
+    //   replay    the same values moved to the replayed scale (a whole power of two away; steps
+    //             where it is not are left out): the Where view's underflow share is the share the
+    //             replay predicts flushes (whole bins at or below 2^-25, as ReplayStep::underflow_share),
+    //             its overflow count the values in whole bins at or above 2^16 plus those stored as inf/NaN.
+    std::vector<std::pair<int, mpx::HistogramSnapshot>> histograms;
 };
 
 inline constexpr int k_trace_recorded = 0, k_trace_replay = 1, k_trace_frontier = 2;
+// The modules a trace session shows as layers (Histogram::layer is one byte); more are left out.
+inline constexpr int k_trace_max_layers = 255;
 
 // The trace with `rule` replayed over it, as a session of `generation` (the caller keeps it apart
 // from the engine's). Throws ConfigError when the rule is not valid (mpx::validate).

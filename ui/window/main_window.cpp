@@ -575,7 +575,7 @@ bool MainWindow::replayTrace(const mpx::ScalerConfig& rule) {
     const bool following = m_charts->following();
     const double x0 = m_charts->viewX0(), x1 = m_charts->viewX1();
     *m_trace = std::move(t);
-    m_store->showSession(m_trace->info, m_trace->records, m_trace->notes);
+    m_store->showSession(m_trace->info, m_trace->records, m_trace->notes, m_trace->histograms);
     if (!following) m_charts->zoomTo(x0, x1);
     statusBar()->showMessage(m_trace->verdict);
     return true;
@@ -643,7 +643,8 @@ AccumulatorLab* MainWindow::showAccumulatorLab(const QString& format) {
 void MainWindow::updatePendingReset() {
     const auto session = m_store->session();
     bool pending = false;
-    if (session) {
+    // A trace's session is not built from the Setup tab: its settings wait for the next training.
+    if (session && !m_store->showsOutsideSession()) {
         mpx::SessionConfig candidate = session->config;
         m_setup->applyTo(candidate);
         pending = gui::configToJson(candidate) != gui::configToJson(session->config);

@@ -1,0 +1,15 @@
+// The session's layer names.
+#include "ui/session/session_info.hpp"
+
+namespace mpx::gui {
+
+int layerCount(const SessionInfo& s) {
+    return s.layerNames.isEmpty() ? s.config.model.layers() : static_cast<int>(s.layerNames.size());
+}
+
+QString layerName(const SessionInfo& s, int layer) {
+    if (layer >= 0 && layer < s.layerNames.size()) return s.layerNames[layer];
+    return QStringLiteral("fc%1").arg(layer + 1);
+}
+
+}  // namespace mpx::gui
