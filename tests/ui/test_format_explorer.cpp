@@ -8,6 +8,7 @@
 
 #include "engine/precision/format.hpp"
 #include "engine/precision/format_probe.hpp"
+#include "ui/kit/concepts.hpp"
 #include "ui/views/format_explorer.hpp"
 
 using namespace mpx;
@@ -111,6 +112,50 @@ private slots:
         QVERIFY(ex.setText(QStringLiteral("2")));
         QVERIFY(!ex.setText(QStringLiteral("two")));
         QCOMPARE(ex.probe(Format::fp32).value, 2.0f);
+    }
+
+    // After a bad entry the rows still hold the last valid value, but greyed and said to be stale:
+    // bits, cells and range bar disabled, the class without its colour, the message naming the value.
+    void a_bad_entry_marks_the_rows_stale_until_a_number_comes() {
+        FormatExplorer ex;
+        QVERIFY(ex.setText(QStringLiteral("1e-6")));  // FP16: subnormal, shown in orange
+        QVERIFY(!ex.stale());
+        QVERIFY(ex.bitStrip(Format::fp16)->isEnabled());
+        QVERIFY(ex.shownText(Format::fp16, FormatExplorer::classColumn).contains(QStringLiteral("#d35400")));
+        QVERIFY(!ex.setText(QStringLiteral("1e-6x")));
+        QVERIFY(ex.stale());
+        for (Format f : all_formats) QVERIFY(!ex.bitStrip(f)->isEnabled());
+        QVERIFY(!ex.rangeBar()->isEnabled());
+        QVERIFY(!ex.shownText(Format::fp16, FormatExplorer::classColumn).contains(QStringLiteral("#d35400")));
+        QVERIFY(ex.shownText(Format::fp16, FormatExplorer::classColumn).contains(QStringLiteral("subnormal")));
+        bool named = false;
+        for (const QLabel* l : ex.findChildren<QLabel*>())
+            named = named || (l->text().contains(QStringLiteral("Not a number")) &&
+                              l->text().contains(QStringLiteral("still 9.99999997e-07, the last valid value")));
+        QVERIFY(named);
+        QVERIFY(ex.setText(QStringLiteral("3")));
+        QVERIFY(!ex.stale());
+        QVERIFY(ex.bitStrip(Format::fp16)->isEnabled());
+        QVERIFY(ex.rangeBar()->isEnabled());
+        QCOMPARE(ex.probe(Format::fp16).value, 3.0f);
+    }
+
+    // "Subnormal" is explained in a sentence where it is drawn (the range bar) and where it is a
+    // value's class, not only as "faint".
+    void subnormal_is_explained_in_a_sentence() {
+        FormatExplorer ex;
+        QVERIFY(ex.setText(QStringLiteral("1e-6")));
+        QCOMPARE(ex.probe(Format::fp16).cls, FpClass::subnormal);
+        const QString sentence = mpx::ui::concepts::subnormal();
+        QVERIFY(sentence.contains(QStringLiteral("smallest normal")) && sentence.contains(QStringLiteral("fewer significant bits")));
+        QVERIFY(ex.rangeBar()->toolTip().contains(sentence));
+        const QLabel* fp16Class = nullptr;
+        for (const QLabel* l : ex.findChildren<QLabel*>())
+            if (l->text() == ex.shownText(Format::fp16, FormatExplorer::classColumn)) fp16Class = l;
+        QVERIFY(fp16Class);
+        QCOMPARE(fp16Class->toolTip(), sentence);
+        QVERIFY(ex.setText(QStringLiteral("1")));
+        QCOMPARE(fp16Class->toolTip(), QString());  // a normal value: nothing to explain
     }
 
     // A click on a bit flips it in that format; the decoded result becomes the value of every row.

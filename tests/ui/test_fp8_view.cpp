@@ -3,7 +3,8 @@
 // shares), the amax history window spans exactly fp8.amax_history_len steps before the step it
 // explains, a session without FP8 runs says what to add, an activation spike saturates delayed
 // scaling's x on the spike's first step and not current scaling's, and the store's series keep
-// every row until full, then in each bucket the row that saturated most.
+// every row until full, then in each bucket the row that saturated most. The Where view's overflow map
+// of an FP8 run has every step and counts the steps this tab counts.
 #include <QImage>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -20,6 +21,7 @@
 #include "ui/session/config_bridge.hpp"
 #include "ui/session/fp8_history.hpp"
 #include "ui/views/fp8_view.hpp"
+#include "ui/views/where_view.hpp"
 #include "ui/window/main_window.hpp"
 
 using mpx::Fp8ScaleRow;
@@ -262,6 +264,52 @@ private slots:
         v->setRun(4);
         QCOMPARE(v->recipe(), mpx::Fp8Recipe::block);
         QVERIFY(std::isnan(v->scalePlot()->xBand().first));
+        // The Where view's overflow map of an FP8 run agrees with this tab: one column per step (the
+        // histograms come every 10), each cell the saturations of the layer's casts on that step,
+        // and per layer and tensor the same count of saturating steps as this tab's summary.
+        mpx::ui::WhereView* where = w->whereView();
+        QCOMPARE(where->measure(), mpx::ui::WhereView::Measure::overflowCount);
+        for (int run : {2, 4}) {
+            where->setRun(run);
+            QVERIFY(where->castColumns());
+            QCOMPARE(where->columns(), steps);
+            const auto& rows = engine.run(static_cast<std::size_t>(run)).fp8_scales();
+            for (int c = 0; c < steps; ++c) {
+                QCOMPARE(where->columnStep(c), static_cast<long long>(c));
+                for (int l = 0; l < 2; ++l) {
+                    unsigned long long sat = 0;
+                    for (const Fp8ScaleRow& r : rows)
+                        if (r.step == c && r.layer == l) sat += r.saturated;
+                    QCOMPARE(where->cellValue(l, c), static_cast<double>(sat));
+                }
+            }
+            for (int l = 0; l < 2; ++l)
+                for (Fp8Tensor t : {Fp8Tensor::x, Fp8Tensor::w, Fp8Tensor::dy}) {
+                    const auto n = std::count_if(rows.begin(), rows.end(), [&](const Fp8ScaleRow& r) {
+                        return r.layer == l && r.tensor == t && r.saturated > 0;
+                    });
+                    QCOMPARE(where->saturatingSteps(l, t), static_cast<int>(n));
+                    if (t != Fp8Tensor::x) continue;
+                    v->setRun(run);
+                    v->setLayer(l);
+                    v->setTensor(t);
+                    v->refresh();
+                    const QString says = n == 0 ? QStringLiteral("No value saturated")
+                                         : n == 1 ? QStringLiteral("1 step saturated")
+                                                  : QStringLiteral("%1 steps saturated").arg(n);
+                    QVERIFY2(v->summary().startsWith(says), qPrintable(v->summary()));
+                    QVERIFY2(where->saturationSummary().contains(QStringLiteral("fc%1: x %2").arg(l + 1).arg(n)),
+                             qPrintable(where->saturationSummary()));
+                }
+        }
+        // The underflow map stays on the collected histograms, and says how to get every step.
+        where->setMeasure(mpx::ui::WhereView::Measure::underflowShare);
+        QVERIFY(!where->castColumns());
+        QCOMPARE(where->columns(), 3);  // steps 0, 10, 20
+        QVERIFY2(where->subtitle().contains(QStringLiteral("set instruments.every = 1")), qPrintable(where->subtitle()));
+        where->setMeasure(mpx::ui::WhereView::Measure::overflowCount);
+        QVERIFY2(where->subtitle().contains(QStringLiteral("one column per step")), qPrintable(where->subtitle()));
+
         // The view exports as the others do.
         w->setView(MainWindow::View::fp8);
         QTemporaryDir dir;

@@ -7,7 +7,14 @@
 // FP8 runs the Range view shades the FP8 cast's bands where the engine's scale for that step, layer
 // and tensor puts them (E4M3 for input and weight, E5M2 for grad_output under fp8-hybrid), explains
 // MXFP8's per-block scales instead, and names the step whose scale it used when the store thinned.
+// The Range view draws only the session's formats' limits, explains exact zeros, stays whole at a
+// laptop's width; an exported view is its picture without its controls.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QImage>
+#include <QLabel>
+#include <QPainter>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -18,7 +25,11 @@
 #include "engine/compute/histograms.hpp"
 #include "engine/core/fp8_math.hpp"
 #include "engine/run/session.hpp"
+#include "ui/kit/log2_axis.hpp"
 #include "ui/kit/plot_widget.hpp"
+#include "ui/kit/png_export.hpp"
+#include "ui/kit/run_style.hpp"
+#include "ui/panels/charts_panel.hpp"
 #include "ui/session/config_bridge.hpp"
 #include "ui/views/range_view.hpp"
 #include "ui/views/updates_view.hpp"
@@ -174,6 +185,133 @@ private slots:
         QVERIFY(v.panel(1).unscaled.empty());
     }
 
+    // Thin lines only for the formats the session's runs use: two FP16 runs (FP32 for the unscaled
+    // gradients) draw FP32's and FP16's limits, not BF16's, E4M3's or E5M2's; the caption's "off this
+    // axis" names only those too.
+    void range_lines_are_the_sessions_formats_only() {
+        Fed f;
+        f.add(0, 65536);
+        RangeView v(&f.store);
+        QCOMPARE(v.limitFormats(), (std::vector<mpx::Format>{mpx::Format::fp32, mpx::Format::fp16}));
+        const QStringList c = v.caption(0);
+        QCOMPARE(c.last(), QStringLiteral("Off this axis: FP32 2⁻¹⁴⁹ … 2¹²⁸."));
+        QVERIFY(!c.join(QLatin1Char(' ')).contains(QStringLiteral("BF16")));
+    }
+
+    // The caption says what the exact zeros are: no bar, not underflow, where they come from, and
+    // what share the bars are.
+    void range_caption_explains_the_exact_zeros() {
+        Fed f;
+        f.add(0, 65536);
+        RangeView v(&f.store);
+        const QString first = v.caption(0).front();  // fc2 grad_weight: 10 zeros of 60 values
+        QVERIFY2(first.startsWith(QStringLiteral("Exactly 0 before rounding: 16.7 % of the 60 values.")), qPrintable(first));
+        QVERIFY2(first.contains(QStringLiteral("are not underflow")), qPrintable(first));
+        QVERIFY2(first.contains(QStringLiteral("when its input was 0, or its ReLU unit off")), qPrintable(first));
+        QVERIFY2(first.endsWith(QStringLiteral("The bars are the other 83.3 %.")), qPrintable(first));
+        v.setTensor(HistTensor::grad_output);  // 100 values, none 0
+        QVERIFY2(v.caption(0).front().startsWith(QStringLiteral("100 values, none exactly 0")), qPrintable(v.caption(0).front()));
+    }
+
+    // At a laptop's width (the docks leave the view some 570 px) the choices are whole, and the band
+    // labels are whole, inside the plot and apart: a narrow band takes a shorter form of its label.
+    void range_is_whole_at_a_laptops_width() {
+        Fed f;
+        f.add(0, 65536);
+        RangeView v(&f.store);
+        v.resize(570, 800);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        QVERIFY2(v.minimumSizeHint().width() <= 570, qPrintable(QString::number(v.minimumSizeHint().width())));
+        for (const QComboBox* c : v.findChildren<QComboBox*>())
+            QVERIFY2(c->width() >= c->sizeHint().width(), qPrintable(c->currentText()));
+        const QRect r = v.plotRect(0);
+        const auto [lo, hi] = v.axisRange();
+        const mpx::ui::Log2Axis ax{lo, hi, QRectF(r)};
+        QFont small = v.font();
+        small.setPointSizeF(small.pointSizeF() * 0.85);
+        const QFontMetrics fs(small);
+        const auto labels = mpx::ui::placeBandLabels(ax, QRectF(r), RangeView::bands(mpx::Format::fp16), mpx::Format::fp16, nullptr, fs);
+        QCOMPARE(labels.size(), 4u);  // every band named
+        double end = -1e9;
+        for (const auto& l : labels) {
+            const double w = fs.horizontalAdvance(l.text);
+            QVERIFY2(l.x >= r.left() && l.x + w <= r.right() + 1, qPrintable(l.text));
+            QVERIFY2(l.x >= end, qPrintable(l.text));
+            QVERIFY(!l.text.contains(QStringLiteral("…")));
+            end = l.x + w;
+        }
+        QVERIFY(mpx::ui::bandLabels(RangeView::bands(mpx::Format::fp16)[1], mpx::Format::fp16, nullptr).contains(labels[1].text));
+        // A band wide enough takes its whole label.
+        const mpx::ui::Log2Axis wide{lo, hi, QRectF(0, 0, 4000, 100)};
+        const auto whole = mpx::ui::placeBandLabels(wide, QRectF(0, 0, 4000, 100), RangeView::bands(mpx::Format::fp16), mpx::Format::fp16, nullptr, fs);
+        QCOMPARE(whole[1].text, QStringLiteral("subnormal (fewer digits)"));
+        QCOMPARE(whole[3].text, QStringLiteral("overflow (above 65504)"));
+    }
+
+    // An exported view is its picture: the Range view's PNG is its canvas (legend, titles, plots,
+    // captions) without the combo boxes and the step slider; on any page, controls and the labels
+    // beside them are left out, a run's legend check box shows as its swatch and name (an unticked
+    // run not at all), captions and charts stay where they were.
+    void a_views_picture_leaves_its_controls_out() {
+        Fed f;
+        f.add(0, 65536);
+        RangeView v(&f.store);
+        v.resize(900, 800);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        QWidget* canvas = v.childAt(v.plotRect(0).center());
+        QVERIFY(canvas && !qobject_cast<QComboBox*>(canvas));
+        const QImage pic = mpx::ui::pictureOf(&v).toImage().convertToFormat(QImage::Format_RGB32);
+        QCOMPARE(pic.size(), canvas->size());
+        QCOMPARE(pic, canvas->grab().toImage().convertToFormat(QImage::Format_RGB32));
+        const QString path = dir.filePath(QStringLiteral("range-picture.png"));
+        QVERIFY(mpx::ui::saveViewPng(&v, path));
+        QCOMPARE(QImage(path).size(), canvas->size());
+
+        struct Solid : QWidget {
+            QColor c;
+            void paintEvent(QPaintEvent*) override { QPainter(this).fillRect(rect(), c); }
+        };
+        QWidget page;
+        auto* col = new QVBoxLayout(&page);
+        auto* bar = new QHBoxLayout;
+        bar->addWidget(new QLabel(QStringLiteral("Run")));
+        bar->addWidget(new QComboBox);
+        bar->addWidget(new QCheckBox(QStringLiteral("Log loss")));
+        col->addLayout(bar);
+        auto* legend = new QHBoxLayout;
+        auto* shown = new QCheckBox(QStringLiteral("amp-fp16"));
+        shown->setIcon(mpx::ui::swatch(QColor(Qt::red), 12));
+        shown->setChecked(true);
+        auto* hidden = new QCheckBox(QStringLiteral("fp32"));
+        hidden->setIcon(mpx::ui::swatch(QColor(Qt::blue), 12));
+        legend->addWidget(shown);
+        legend->addWidget(hidden);
+        col->addLayout(legend);
+        auto* caption = new QLabel(QStringLiteral("A caption under the legend"));
+        col->addWidget(caption);
+        auto* chart = new Solid;
+        chart->c = QColor(Qt::green);
+        chart->setMinimumSize(200, 100);
+        col->addWidget(chart, 1);
+        page.resize(400, 320);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        const QImage sheet = mpx::ui::pictureOf(&page).toImage().convertToFormat(QImage::Format_RGB32);
+        const QRect want = shown->geometry() | caption->geometry() | chart->geometry();
+        QCOMPARE(sheet.size(), want.size());  // from the legend down: the control row is cut off
+        QCOMPARE(sheet.pixel(chart->geometry().center() - want.topLeft()), QColor(Qt::green).rgb());
+        int red = 0, blue = 0;
+        for (int y = 0; y < sheet.height(); ++y)
+            for (int x = 0; x < sheet.width(); ++x) {
+                red += sheet.pixel(x, y) == QColor(Qt::red).rgb();
+                blue += sheet.pixel(x, y) == QColor(Qt::blue).rgb();
+            }
+        QVERIFY(red > 20);   // the ticked run's swatch
+        QCOMPARE(blue, 0);   // the unticked run is not in the picture
+    }
+
     void range_follows_the_newest_step_until_moved() {
         Fed f;
         RangeView v(&f.store);
@@ -246,6 +384,27 @@ private slots:
         QCOMPARE(w->rangeView()->step(), 7);
         QCOMPARE(w->rangeView()->tensor(), HistTensor::grad_output);  // overflow: the gradients that blew up
         QVERIFY(!w->rangeView()->following());
+
+        // Their pictures (ui/kit/png_export.hpp, for Export the view as PNG) leave the control rows
+        // out: the Where view's is its canvas, the charts' starts below the options row, and none of
+        // them is the whole page. MPX_VIEW_PICTURES=DIR saves them to look at.
+        const std::pair<MainWindow::View, QWidget*> pages[] = {{MainWindow::View::range, w->rangeView()},
+                                                               {MainWindow::View::where, w->whereView()},
+                                                               {MainWindow::View::updates, w->updatesView()},
+                                                               {MainWindow::View::charts, w->charts()}};
+        for (const auto& [view, page] : pages) {
+            w->setView(view);
+            const QPixmap pic = mpx::ui::pictureOf(page);
+            if (const QString keep = qEnvironmentVariable("MPX_VIEW_PICTURES"); !keep.isEmpty())
+                QVERIFY(pic.save(QStringLiteral("%1/%2.png").arg(keep, QString::fromLatin1(page->metaObject()->className()).section(QStringLiteral("::"), -1))));
+            QVERIFY2(pic.height() < page->height() - 20,
+                     qPrintable(QStringLiteral("%1: %2 of %3").arg(QLatin1String(page->metaObject()->className())).arg(pic.height()).arg(page->height())));
+            QVERIFY(pic.width() > 300 && pic.height() > 150);
+        }
+        w->setView(MainWindow::View::where);
+        const QWidget* whereCanvas = w->whereView()->childAt(w->whereView()->heatRect().center());
+        QVERIFY(whereCanvas);
+        QCOMPARE(mpx::ui::pictureOf(w->whereView()).size(), whereCanvas->size());
 
         // Every view exports a non-empty picture of itself.
         for (auto v : {MainWindow::View::range, MainWindow::View::where, MainWindow::View::updates}) {
@@ -378,6 +537,9 @@ private slots:
         QCOMPARE(v->layer(), 1);
         QCOMPARE(v->tensor(), HistTensor::input);
         QCOMPARE(v->step(), 20);
+        // Its thin lines: the formats these runs store and cast to (FP32, BF16, E4M3 forward, E5M2
+        // gradients); FP16 is no run's.
+        QCOMPARE(v->limitFormats(), (std::vector<mpx::Format>{mpx::Format::fp32, mpx::Format::bf16, mpx::Format::e4m3, mpx::Format::e5m2}));
         // The Where view opens on the same first FP8 run, counting its saturations (its BF16
         // gradients' underflow map would be empty).
         QCOMPARE(w->whereView()->run(), 2);

@@ -15,6 +15,7 @@
 
 #include "engine/io/export.hpp"
 #include "engine/run/session.hpp"
+#include "ui/kit/concepts.hpp"
 #include "ui/kit/message_bar.hpp"
 #include "ui/panels/charts_panel.hpp"
 #include "ui/panels/event_log_panel.hpp"
@@ -400,6 +401,42 @@ private slots:
         QTRY_VERIFY(w->messages()->text().contains(QStringLiteral("model.sizes")));
         runTo(5);  // the old session is still there
         QCOMPARE(w->store()->runCount(), 3);
+    }
+
+    // Issue 27 item 9: at 1637 px the event log's Why is whole (the Scale column writes its powers
+    // of two as 2ᵏ, the other columns are as wide as their contents), and every cell's tooltip is
+    // the row's own line, scale digits included, before the general text.
+    void the_event_logs_why_is_whole_and_its_tooltip_is_the_rows() {
+        w->resize(1637, 1000);
+        mpx::SessionConfig c = mpx::load_config("overflow-storm");
+        c.steps = 300;
+        applyAndWait(c);
+        runTo(50);
+        mpx::ui::EventLogPanel* log = w->eventLog();
+        auto* model = log->model();
+        QCoreApplication::processEvents();
+        const auto session = w->store()->session();
+        int skips = 0;
+        for (int row = 0; row < model->rowCount(); ++row) {
+            const mpx::gui::LogRow& r = w->store()->log()[static_cast<std::size_t>(row)];
+            if (r.kind != mpx::gui::LogKind::backoff) continue;
+            ++skips;
+            const QString why = model->data(model->index(row, 4), Qt::DisplayRole).toString();
+            QCOMPARE(why, QStringLiteral("step skipped: inf/NaN first at ") +
+                              mpx::gui::firstNonfiniteText(r.firstNonfinite, r.firstNonfiniteMagnitude));
+            const int need = log->view()->fontMetrics().horizontalAdvance(why) + 8;
+            QVERIFY2(log->view()->columnWidth(4) >= need,
+                     qPrintable(QStringLiteral("%1 px for %2 px: %3").arg(log->view()->columnWidth(4)).arg(need).arg(why)));
+            const QString line = QStringLiteral("Step %1, %2: step skipped, scale backed off: %3 (loss scale %4 → %5)")
+                                     .arg(r.step)
+                                     .arg(session->runs[static_cast<std::size_t>(r.run)].label, why.mid(14))
+                                     .arg(QString::number(r.oldScale, 'g', 8), QString::number(r.newScale, 'g', 8));
+            for (int col = 0; col < 5; ++col)
+                QCOMPARE(model->data(model->index(row, col), Qt::ToolTipRole).toString(),
+                         line + QStringLiteral("\n\n") + mpx::ui::concepts::skippedStep());
+        }
+        QVERIFY(skips >= 3);  // 2^24 → 2^21 in the first three steps
+        QCOMPARE(model->data(model->index(0, 3), Qt::DisplayRole).toString(), QStringLiteral("2²⁴ → 2²³"));
     }
 };
 

@@ -1,7 +1,9 @@
 // The Sweep tab on the offscreen platform: a grid trains in the background while the window stays
 // live, the heatmap fills with the engine's outcomes, a clicked cell loads exactly that point into
-// the main view, Cancel keeps the finished points, and the CSV export reads back. With
-// MPX_SWEEP_SCREENSHOT=FILE.png set, one more row makes the README's screenshot.
+// the main view, Cancel keeps the finished points, and the CSV export reads back; the heatmap writes
+// each cell's value, parts the cells and labels an axis in one notation (MPX_HEATMAP_PNG=FILE.png
+// saves it). With MPX_SWEEP_SCREENSHOT=FILE.png set, one more row makes the README's screenshot.
+#include <QImage>
 #include <QSignalSpy>
 #include <QDockWidget>
 #include <QStatusBar>
@@ -98,6 +100,35 @@ private slots:
             QVERIFY(!r.isEmpty());
             QCOMPARE(p->heatmap()->pointAt(r.center()), std::optional<std::size_t>(i));
         }
+        // One notation an axis: every init_scale is a power of two and some are large, so all read
+        // 2ᵏ (not "256" beside "2¹⁸"); growth_interval's are plain numbers.
+        const auto axis = [&](const std::string& field) {
+            const auto& axes = p->job()->grid().axes();
+            for (std::size_t i = 0; i < axes.size(); ++i)
+                if (axes[i].field == field) return static_cast<int>(i);
+            return -1;
+        };
+        QCOMPARE(p->heatmap()->axisLabels(axis("scaler.init_scale")),
+                 (QStringList{QStringLiteral("2⁸"), QStringLiteral("2¹⁸"), QStringLiteral("2²⁸")}));
+        QCOMPARE(p->heatmap()->axisLabels(axis("scaler.growth_interval")), (QStringList{QStringLiteral("5"), QStringLiteral("50")}));
+        QCOMPARE(p->heatmap()->axisLabels(axis("scaler.preset")), (QStringList{QStringLiteral("pytorch"), QStringLiteral("megatron")}));
+        // Each cell writes its value and is parted from the next by a line of the background.
+        p->setOutcome("skipped");
+        p->heatmap()->resize(900, 500);
+        const QImage map = p->heatmap()->grab().toImage();
+        const QRgb base = p->heatmap()->palette().color(QPalette::Base).rgb();
+        for (std::size_t i = 0; i < 12; ++i) {
+            const auto v = mpx::outcome_value(p->job()->points()[i].runs[0], "skipped");
+            QVERIFY(v);
+            QCOMPARE(p->heatmap()->cellText(i), QString::number(*v, 'g', 4));
+            const QRect r = p->heatmap()->cellRect(i);
+            QVERIFY(map.pixel(r.left() + 1, r.top() + 1) != base);  // filled
+            if (p->job()->grid().coordinates(i)[static_cast<std::size_t>(axis("scaler.init_scale"))] < 2)  // the frame is on the last
+                QCOMPARE(map.pixel(r.right(), r.center().y()), base);
+        }
+
+        if (const QString shot = qEnvironmentVariable("MPX_HEATMAP_PNG"); !shot.isEmpty()) QVERIFY(p->heatmap()->grab().save(shot));
+
         // A click on point 7 loads its configuration into the main view
         QSignalSpy chosen(p, &SweepPanel::pointChosen);
         p->heatmap()->show();

@@ -53,6 +53,11 @@ QString lostUpdates() {
                        "and adds it back later (a carried update is not lost); +sr rounds up with "
                        "probability equal to the update's share of the gap, so on average nothing is lost.");
 }
+QString subnormal() {
+    return QObject::tr("Subnormal: a value below the format's smallest normal number, which the format still "
+                       "stores, but with fewer significant bits the closer it is to 0, down to a single bit at "
+                       "its smallest subnormal.");
+}
 QString hysteresis() { return gui::scalerFieldHelp(QStringLiteral("hysteresis")); }
 QString growthInterval() { return gui::scalerFieldHelp(QStringLiteral("growth_interval")); }
 QString scalerPreset() {

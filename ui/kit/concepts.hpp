@@ -15,6 +15,8 @@ QString bf16NoScaler();
 QString underflow();
 QString overflow();
 QString lostUpdates();
+// What a subnormal number is, in one sentence (the format explorer, the Range view's orange band).
+QString subnormal();
 // A setting's own text lives with its field in the engine (gui::scalerFields()); these two are
 // also shown beside the events they cause.
 QString hysteresis();

@@ -7,8 +7,10 @@
 #include <QTableView>
 #include <QVBoxLayout>
 #include <climits>
+#include <cmath>
 
 #include "ui/kit/concepts.hpp"
+#include "ui/kit/log2_axis.hpp"
 #include "ui/kit/run_style.hpp"
 #include "ui/session/config_bridge.hpp"
 
@@ -19,6 +21,17 @@ enum Column { colStep, colRun, colEvent, colScale, colDetail, colCount };
 
 QString scale(double v) { return QString::number(v, 'g', 8); }
 
+bool powerOfTwo(double v) {
+    int e = 0;
+    return v > 0 && std::isfinite(v) && std::frexp(v, &e) == 0.5;
+}
+
+// In the column: 2²⁴ → 2²³ where both are powers of two (as scalers keep them), which leaves the
+// Why column the room "16777216 → 8388608" took; the tooltip has the digits.
+QString scaleShort(double v, double other) {
+    return powerOfTwo(v) && powerOfTwo(other) ? pow2Text(std::log2(v)) : scale(v);
+}
+
 }  // namespace
 
 EventLogModel::EventLogModel(gui::RecordStore* store, QObject* parent)
@@ -26,6 +39,28 @@ EventLogModel::EventLogModel(gui::RecordStore* store, QObject* parent)
 
 int EventLogModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : m_rows; }
 int EventLogModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : colCount; }
+
+QString EventLogModel::detail(const gui::LogRow& r, Detail d) const {
+    using gui::LogKind;
+    // In the column, short: the Event and Scale columns say what became of the scale, so a skip says
+    // only where its first inf/NaN was stored. The tooltip's line says it all.
+    const QString where = r.firstNonfinite < 0
+        ? tr("inf/NaN in the gradients")
+        : tr("inf/NaN first at %1").arg(gui::firstNonfiniteText(r.firstNonfinite, r.firstNonfiniteMagnitude));
+    const bool full = d == Detail::full;
+    switch (r.kind) {
+        case LogKind::grow: return tr("enough clean steps in a row: scale grew");
+        case LogKind::backoff: return (full ? tr("step skipped, scale backed off: %1") : tr("step skipped: %1")).arg(where);
+        case LogKind::hysteresis:
+            return (full ? tr("step skipped, overflow absorbed by hysteresis (scale kept): %1") : tr("step skipped: %1")).arg(where);
+        case LogKind::skip: return (full ? tr("step skipped, scale unchanged: %1") : tr("step skipped: %1")).arg(where);
+        case LogKind::setting:
+        case LogKind::scalerEdited:  // "scaler edited: hysteresis 2 → 4"
+        case LogKind::runStopped:
+        case LogKind::verdict: return m_store->noteText(r.note);
+    }
+    return {};
+}
 
 qint64 EventLogModel::stepAt(int row) const {
     return row >= 0 && row < m_rows ? m_store->log()[static_cast<std::size_t>(row)].step : -1;
@@ -80,30 +115,17 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
                     case LogKind::setting:
                     case LogKind::scalerEdited: return tr("edited ✎");
                     case LogKind::runStopped: return tr("stopped");
+                    case LogKind::verdict: return tr("verdict");
                 }
                 return {};
             case colScale:
-                if (r.kind == LogKind::setting || r.kind == LogKind::scalerEdited || r.kind == LogKind::runStopped)
+                if (r.kind == LogKind::setting || r.kind == LogKind::scalerEdited || r.kind == LogKind::runStopped ||
+                    r.kind == LogKind::verdict)
                     return {};
-                return r.oldScale == r.newScale ? scale(r.oldScale)
-                                                : QStringLiteral("%1 → %2").arg(scale(r.oldScale), scale(r.newScale));
-            case colDetail: {
-                // Where the step's first inf/NaN was stored, first: the column is often cut.
-                const QString what = r.firstNonfinite < 0
-                    ? tr("inf/NaN in the gradients")
-                    : tr("inf/NaN first at %1").arg(gui::firstNonfiniteText(r.firstNonfinite, r.firstNonfiniteMagnitude));
-                switch (r.kind) {
-                    case LogKind::grow: return tr("enough clean steps in a row: scale grew");
-                    case LogKind::backoff: return tr("%1: step skipped, scale backed off").arg(what);
-                    case LogKind::hysteresis:
-                        return tr("%1: step skipped, overflow absorbed by hysteresis (scale kept)").arg(what);
-                    case LogKind::skip: return tr("%1: step skipped (scale unchanged)").arg(what);
-                    case LogKind::setting:
-                    case LogKind::scalerEdited:  // "scaler edited: hysteresis 2 → 4"
-                    case LogKind::runStopped: return m_store->noteText(r.note);
-                }
-                return {};
-            }
+                return r.oldScale == r.newScale
+                           ? scaleShort(r.oldScale, r.newScale)
+                           : QStringLiteral("%1 → %2").arg(scaleShort(r.oldScale, r.newScale), scaleShort(r.newScale, r.oldScale));
+            case colDetail: return detail(r, Detail::column);
         }
         return {};
     }
@@ -116,23 +138,33 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
             case LogKind::runStopped: return QColor(0xc0, 0x39, 0x2b);
             case LogKind::hysteresis: return QColor(0xb3, 0x6b, 0x00);
             case LogKind::setting:
-            case LogKind::scalerEdited: return QColor(0x1f, 0x4e, 0x9c);
+            case LogKind::scalerEdited:
+            case LogKind::verdict: return QColor(0x1f, 0x4e, 0x9c);
         }
     }
     if (role == Qt::ToolTipRole) {
+        if (r.kind == LogKind::scalerEdited)  // the whole line, which a narrow column cuts
+            return tr("step %1: %2 %3")
+                .arg(r.step)
+                .arg(perRun ? session->runs[static_cast<std::size_t>(r.run)].label : tr("session"), m_store->noteText(r.note));
+        // The row's own line, whole (a narrow column cuts it), then what such an event is.
+        const QString who = perRun ? session->runs[static_cast<std::size_t>(r.run)].label : tr("all runs");
+        QString line = tr("Step %1, %2: %3").arg(r.step).arg(who, detail(r, Detail::full));
+        if (r.kind == LogKind::grow || r.kind == LogKind::backoff || r.kind == LogKind::hysteresis || r.kind == LogKind::skip)
+            line += r.oldScale == r.newScale ? tr(" (loss scale %1)").arg(scale(r.oldScale))
+                                             : tr(" (loss scale %1 → %2)").arg(scale(r.oldScale), scale(r.newScale));
+        QString general;
         switch (r.kind) {
-            case LogKind::grow: return concepts::growthInterval();
+            case LogKind::grow: general = concepts::growthInterval(); break;
             case LogKind::backoff:
-            case LogKind::skip: return concepts::skippedStep();
-            case LogKind::hysteresis: return concepts::hysteresis();
-            case LogKind::setting: return concepts::live();
-            case LogKind::scalerEdited:  // the whole line, which a narrow column cuts
-                return tr("step %1: %2 %3")
-                    .arg(r.step)
-                    .arg(perRun ? session->runs[static_cast<std::size_t>(r.run)].label : tr("session"),
-                         m_store->noteText(r.note));
-            case LogKind::runStopped: return tr("This run stopped; the others go on.");
+            case LogKind::skip: general = concepts::skippedStep(); break;
+            case LogKind::hysteresis: general = concepts::hysteresis(); break;
+            case LogKind::setting: general = concepts::live(); break;
+            case LogKind::scalerEdited: break;
+            case LogKind::runStopped: general = tr("This run stopped; the others go on."); break;
+            case LogKind::verdict: break;
         }
+        return general.isEmpty() ? line : line + QStringLiteral("\n\n") + general;
     }
     if (role == Qt::TextAlignmentRole && index.column() == colStep)
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
@@ -158,11 +190,12 @@ EventLogPanel::EventLogPanel(gui::RecordStore* store, QWidget* parent)
     m_view->verticalHeader()->setDefaultSectionSize(20);
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->setColumnWidth(colStep, 70);
-    m_view->setColumnWidth(colRun, 170);
-    m_view->setColumnWidth(colEvent, 90);
-    m_view->setColumnWidth(colScale, 170);
+    // The first four columns as wide as what they hold (fitColumns), the rest for Why: a fixed
+    // 500 px left it 450 of a 950 px log and cut the line.
+    QHeaderView* header = m_view->horizontalHeader();
+    header->setStretchLastSection(true);
+    header->setResizeContentsPrecision(200);  // the visible rows and 200 more: cheap at every drain
+    fitColumns();
     m_view->setToolTip(tr("Click an event to move the charts to its step."));
     layout->addWidget(m_view, 1);
     connect(m_view, &QTableView::clicked, this, [this](const QModelIndex& i) {
@@ -178,10 +211,21 @@ EventLogPanel::EventLogPanel(gui::RecordStore* store, QWidget* parent)
     update();
 }
 
+void EventLogPanel::fitColumns() {
+    // Only wider, never narrower: a column the user widened stays, and a row scrolled away does not
+    // make its column jump back.
+    const QAbstractItemView* view = m_view;  // QTableView hides sizeHintForColumn; the base shows it
+    for (int c : {colStep, colRun, colEvent, colScale})
+        m_view->setColumnWidth(c, std::max(m_model->rowCount() == 0 ? 0 : m_view->columnWidth(c),
+                                           std::max(view->sizeHintForColumn(c), m_view->horizontalHeader()->sectionSizeHint(c))));
+}
+
 void EventLogPanel::update() {
     QScrollBar* bar = m_view->verticalScrollBar();
     const bool atBottom = bar->value() >= bar->maximum() - 2;
+    const int before = m_model->rowCount();
     m_model->sync();
+    if (m_model->rowCount() != before) fitColumns();
     if (atBottom) m_view->scrollToBottom();
     const auto session = m_store->session();
     QStringList parts;

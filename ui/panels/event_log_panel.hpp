@@ -23,6 +23,9 @@ public:
     QVariant headerData(int section, Qt::Orientation o, int role) const override;
     void sync();  // take the rows the store added since the last call
     qint64 stepAt(int row) const;
+    // A row's Why: as the column shows it, or whole, as its tooltip's first line says it.
+    enum class Detail { column, full };
+    QString detail(const gui::LogRow& r, Detail d) const;
 
 private:
     gui::RecordStore* m_store;
@@ -41,6 +44,7 @@ signals:
 
 private:
     void update();
+    void fitColumns();  // Step, Run, Event and Scale as wide as their contents
 
     gui::RecordStore* m_store;
     EventLogModel* m_model;

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <limits>
 
+#include "engine/io/export.hpp"
 #include "engine/scaler/scaler.hpp"
 #include "ui/session/run_colours.hpp"
 
@@ -210,6 +211,15 @@ TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::Sc
     verdict.text = t.verdict;
     t.notes.push_back(verdict);
     return t;
+}
+
+QString exportReplayCsv(const TraceSession& t, const QString& path) {
+    try {
+        mpx::write_file_atomic(path.toStdString(), mpx::replay_csv(*t.trace, t.replay));
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
 }
 
 }  // namespace mpx::gui

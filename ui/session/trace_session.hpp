@@ -55,5 +55,7 @@ inline constexpr int k_trace_max_layers = 255;
 // The trace with `rule` replayed over it, as a session of `generation` (the caller keeps it apart
 // from the engine's). Throws ConfigError when the rule is not valid (mpx::validate).
 TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::ScalerConfig& rule, quint64 generation);
+// The replay as `mpx-cli replay --csv` writes it (replay_csv), atomically; the reason, or empty.
+QString exportReplayCsv(const TraceSession& t, const QString& path);
 
 }  // namespace mpx::gui

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "engine/base/text.hpp"
+#include "ui/kit/concepts.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -89,7 +90,8 @@ void BitStrip::paintEvent(QPaintEvent*) {
     f.setPointSizeF(f.pointSizeF() * 0.85);
     p.setFont(f);
     for (int b = n - 1; b >= 0; --b) {
-        const QColor c = b == n - 1 ? k_sign : (b >= d.mantissa_bits ? k_exponent : k_mantissa);
+        QColor c = b == n - 1 ? k_sign : (b >= d.mantissa_bits ? k_exponent : k_mantissa);
+        if (!isEnabled()) c = QColor(160, 160, 160);  // stale: the bits of the last valid value
         const bool set = (m_code >> b) & 1u;
         const QRect r = cellRect(b);
         p.fillRect(r, set ? c : c.lighter(185));
@@ -109,15 +111,15 @@ void BitStrip::mousePressEvent(QMouseEvent* e) {
 // ---- FormatRangeBar ------------------------------------------------------------------------------
 
 FormatRangeBar::FormatRangeBar(QWidget* parent) : QWidget(parent) {
-    setMinimumHeight(260);  // two lines of facts per format row
+    setMinimumHeight(280);  // two lines of facts per format row
     setCursor(Qt::SizeHorCursor);
-    setToolTip(tr("Each format's range of magnitudes on a log₂ axis: faint = subnormal (precision lost), "
-                  "solid = normal. Press or drag to pick a value."));
+    setToolTip(tr("Each format's range of magnitudes on a log₂ axis: faint = subnormal, solid = normal. Press or "
+                  "drag to pick a value.") + QStringLiteral("\n\n") + concepts::subnormal());
 }
 
 QSize FormatRangeBar::sizeHint() const { return {1200, 250}; }
 
-QRect FormatRangeBar::plotRect() const { return rect().adjusted(90, 46, -320, -30); }
+QRect FormatRangeBar::plotRect() const { return rect().adjusted(90, 64, -320, -30); }
 
 int FormatRangeBar::xAt(double l) const {
     const QRect r = plotRect();
@@ -148,9 +150,12 @@ void FormatRangeBar::paintEvent(QPaintEvent*) {
     p.setRenderHint(QPainter::Antialiasing);
     const QRect r = plotRect();
     p.setPen(palette().color(QPalette::WindowText));
-    p.drawText(QRect(0, 0, width(), 22), Qt::AlignLeft | Qt::AlignVCenter,
+    p.drawText(QRect(0, 0, width(), 20), Qt::AlignLeft | Qt::AlignVCenter,
                tr("  Which format can hold it?  log₂ |x| — faint: subnormal, solid: normal, beyond the band: "
                   "0 (underflow) or inf (overflow)"));
+    p.setPen(isEnabled() ? palette().color(QPalette::PlaceholderText) : palette().color(QPalette::Disabled, QPalette::WindowText));
+    p.drawText(QRect(0, 18, width(), 20), Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("  ") + QFontMetrics(font()).elidedText(concepts::subnormal(), Qt::ElideRight, width() - 16));
     // Axis: a tick every 16 binades, with 2^0 = 1 marked.
     p.setPen(QColor(150, 150, 150));
     for (int l = -144; l <= 128; l += 16) {
@@ -178,7 +183,7 @@ void FormatRangeBar::paintEvent(QPaintEvent*) {
                                 power(d.epsilon)) +
                        (ends.isEmpty() ? QString() : tr(" · saturates")));  // the whole rule in the title's tooltip
         // Where the current value falls for this format: green normal, orange subnormal, red lost.
-        if (v > 0 && std::isfinite(v)) {
+        if (isEnabled() && v > 0 && std::isfinite(v)) {
             const float s = round_to(f, float(v));
             QColor dot(39, 174, 96);
             if (s == 0.0f || !std::isfinite(s) || (!d.has_inf && v > d.max_finite)) dot = QColor(192, 57, 43);
@@ -189,7 +194,7 @@ void FormatRangeBar::paintEvent(QPaintEvent*) {
         }
         ++row;
     }
-    if (v > 0 && std::isfinite(v)) {
+    if (isEnabled() && v > 0 && std::isfinite(v)) {
         const int x = std::clamp(xAt(std::log2(v)), r.left(), r.right());
         p.setPen(QPen(QColor(40, 40, 40), 2));
         p.drawLine(x, r.top() - 2, x, r.bottom());
@@ -222,7 +227,10 @@ FormatExplorer::FormatExplorer(QWidget* parent) : QWidget(parent) {
     head->addWidget(m_asFloat, 1);
     v->addLayout(head);
 
-    auto* grid = new QGridLayout;
+    // The table in a widget of its own: a bad entry greys it at once (stale).
+    m_table = new QWidget;
+    auto* grid = new QGridLayout(m_table);
+    grid->setContentsMargins(0, 0, 0, 0);
     grid->setHorizontalSpacing(14);
     const QStringList heads = {tr("Format"), tr("Bits: sign · exponent · mantissa (click to flip)"), tr("Stored value"),
                                tr("Abs. error"), tr("Rel. error"), tr("ulp here"), tr("Next down"), tr("Next up"),
@@ -231,7 +239,7 @@ FormatExplorer::FormatExplorer(QWidget* parent) : QWidget(parent) {
                               tr("|stored − typed|"), tr("|stored − typed| / |typed|"),
                               tr("Unit in the last place: the gap between neighbouring values at this size."),
                               tr("The representable value just below"), tr("The representable value just above"),
-                              tr("zero, subnormal (below the smallest normal: fewer bits of precision), normal, inf or nan")};
+                              tr("zero, subnormal, normal, inf or nan.") + QStringLiteral("\n\n") + concepts::subnormal()};
     for (int c = 0; c < heads.size(); ++c) {
         auto* l = new QLabel(QStringLiteral("<b>%1</b>").arg(heads[c]));
         l->setToolTip(tips[c]);
@@ -259,7 +267,7 @@ FormatExplorer::FormatExplorer(QWidget* parent) : QWidget(parent) {
         ++r;
     }
     grid->setColumnStretch(int(columnCount) + 2, 1);
-    v->addLayout(grid);
+    v->addWidget(m_table);
     m_range = new FormatRangeBar;
     v->addWidget(m_range, 1);
     connect(m_range, &FormatRangeBar::valuePicked, this, [this](double magnitude) {
@@ -278,7 +286,12 @@ bool FormatExplorer::setText(const QString& text) {
     const auto v = parse_typed_value(text.trimmed().toStdString());
     if (!v) {
         m_input->setStyleSheet(QStringLiteral("QLineEdit { border: 2px solid #c0392b; }"));
-        m_asFloat->setText(tr("<span style='color:#c0392b'>Not a number: type a decimal, a hex-float, nan or inf.</span>"));
+        // The rows keep the last valid value (a flipped bit or a drag starts from it) but say so:
+        // greyed, the range bar without its marks, the class without its colour.
+        setStale(true);
+        m_asFloat->setText(tr("<span style='color:#c0392b'>Not a number: type a decimal, a hex-float, nan or inf.</span> "
+                              "<span style='color:#777'>Greyed below: still %1, the last valid value.</span>")
+                               .arg(number(probe(Format::fp32).value).toHtmlEscaped()));
         return false;
     }
     m_input->setStyleSheet({});
@@ -290,6 +303,17 @@ void FormatExplorer::flipBit(Format f, int codeBit) {
     const float x = decode(f, flip_code_bit(f, probe(f).bits, codeBit));
     m_input->setText(QString::fromStdString(format_number(x)));
     showValue(typed_value(x));
+}
+
+void FormatExplorer::setStale(bool stale) {
+    m_stale = stale;
+    m_table->setEnabled(!stale);
+    m_range->setEnabled(!stale);
+    for (Format f : all_formats) {
+        QLabel* cls = m_rows[static_cast<int>(f)].cells[classColumn];
+        cls->setText(stale ? QStringLiteral("<span style='color:#999'>%1</span>").arg(m_classText[static_cast<int>(f)])
+                           : m_classHtml[static_cast<int>(f)]);
+    }
 }
 
 void FormatExplorer::showValue(const TypedValue& v) {
@@ -322,8 +346,11 @@ void FormatExplorer::showValue(const TypedValue& v) {
         } else if (p.cls == FpClass::subnormal) {
             colour = QStringLiteral("#d35400");
         }
-        row.cells[classColumn]->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(colour, klass));
+        m_classText[static_cast<int>(f)] = klass;
+        m_classHtml[static_cast<int>(f)] = QStringLiteral("<span style='color:%1'>%2</span>").arg(colour, klass);
+        row.cells[classColumn]->setToolTip(p.cls == FpClass::subnormal ? concepts::subnormal() : QString());
     }
+    setStale(false);
     m_asFloat->setText(tr("  read as FP32 first (as every value in the engine): %1").arg(number(v.as_float)));
     m_range->setValue(v.as_float);
     emit valueChanged();

@@ -67,21 +67,27 @@ public:
     BitStrip* bitStrip(mpx::Format f) const { return m_rows[static_cast<int>(f)].bits; }
     FormatRangeBar* rangeBar() const { return m_range; }
     QLineEdit* input() const { return m_input; }
+    // After an entry that is not a number: the rows still show the last valid value, greyed.
+    bool stale() const { return m_stale; }
 
     enum Column { valueColumn, absErrorColumn, relErrorColumn, ulpColumn, nextDownColumn, nextUpColumn, classColumn, columnCount };
 signals:
     void valueChanged();
 private:
     void showValue(const mpx::TypedValue& v);
+    void setStale(bool stale);
     struct Row {
         BitStrip* bits = nullptr;
         std::array<QLabel*, columnCount> cells{};
     };
     QLineEdit* m_input = nullptr;
     QLabel* m_asFloat = nullptr;
+    QWidget* m_table = nullptr;
+    bool m_stale = false;
     FormatRangeBar* m_range = nullptr;
     std::array<Row, std::size(mpx::all_formats)> m_rows{};
     std::array<mpx::FormatProbe, std::size(mpx::all_formats)> m_probes{};
+    std::array<QString, std::size(mpx::all_formats)> m_classText{}, m_classHtml{};  // plain, coloured
 };
 
 }  // namespace mpx::ui

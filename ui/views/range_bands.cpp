@@ -6,6 +6,7 @@
 #include <QFontMetrics>
 #include <QLocale>
 #include <QPainter>
+#include <QStringList>
 
 #include <algorithm>
 #include <cmath>
@@ -248,27 +249,65 @@ Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTens
     return c;
 }
 
-QString bandLabel(const BandSpan& b, mpx::Format f, const Fp8Cast* cast) {
+QStringList bandLabels(const BandSpan& b, mpx::Format f, const Fp8Cast* cast) {
     if (!cast) {
         switch (b.band) {
-            case Band::flushed: return tr("flushed to zero (below %1)").arg(pow2Text(b.hi));
-            case Band::subnormal: return tr("subnormal (precision lost)");
-            case Band::normal: return tr("normal");
+            case Band::flushed:
+                return {tr("flushed to zero (below %1)").arg(pow2Text(b.hi)), tr("→ 0 below %1").arg(pow2Text(b.hi)), tr("→ 0")};
+            case Band::subnormal: return {tr("subnormal (fewer digits)"), tr("subnormal"), tr("sub.")};
+            case Band::normal: return {tr("normal")};
             case Band::overflow:
-                return storeSaturates(f) ? tr("saturates (above %1)").arg(maxText(f)) : tr("overflow (above %1)").arg(maxText(f));
+                return storeSaturates(f) ? QStringList{tr("saturates (above %1)").arg(maxText(f)), tr("saturates"), tr("max")}
+                                         : QStringList{tr("overflow (above %1)").arg(maxText(f)), tr("overflow"), tr("inf")};
         }
         return {};
     }
     const QString name = formatName(cast->format);
     switch (b.band) {
-        case Band::flushed: return tr("%1: 0 (below %2)").arg(name, valueText(b.hi));
-        case Band::subnormal: return tr("subnormal");
-        case Band::normal: return tr("%1 normal").arg(name);
+        case Band::flushed:
+            return {tr("%1: 0 (below %2)").arg(name, valueText(b.hi)), tr("→ 0 below %1").arg(valueText(b.hi)), tr("→ 0")};
+        case Band::subnormal: return {tr("subnormal"), tr("sub.")};
+        case Band::normal: return {tr("%1 normal").arg(name), tr("normal")};
         case Band::overflow:
-            return cast->overflow == mpx::Overflow::saturate ? tr("saturates (above %1)").arg(valueText(b.lo))
-                                                             : tr("overflow (above %1)").arg(valueText(b.lo));
+            return cast->overflow == mpx::Overflow::saturate
+                       ? QStringList{tr("saturates (above %1)").arg(valueText(b.lo)), tr("saturates"), tr("max")}
+                       : QStringList{tr("overflow (above %1)").arg(valueText(b.lo)), tr("overflow"), tr("inf")};
     }
     return {};
+}
+
+QString bandLabel(const BandSpan& b, mpx::Format f, const Fp8Cast* cast) {
+    const QStringList all = bandLabels(b, f, cast);
+    return all.isEmpty() ? QString() : all.front();
+}
+
+std::vector<BandLabel> placeBandLabels(const Log2Axis& ax, const QRectF& plot, const std::vector<BandSpan>& bands,
+                                       mpx::Format f, const Fp8Cast* cast, const QFontMetrics& fm) {
+    // Left to right, each band's longest label that fits its own width; a band too narrow for its
+    // shortest label lends it room to the right (to the left at the plot's right end), past the
+    // previous label, and a label that finds no room at all is left out rather than cut.
+    std::vector<BandLabel> out;
+    double cursor = -std::numeric_limits<double>::infinity();  // where the previous label ends
+    for (const BandSpan& b : bands) {
+        const double x0 = ax.x(std::max(b.lo, ax.lo)), x1 = ax.x(std::min(b.hi, ax.hi));
+        if (x1 <= x0) continue;
+        const QStringList variants = bandLabels(b, f, cast);
+        if (variants.isEmpty()) continue;
+        const double start = std::max(x0 + 3, cursor + 8);
+        QString text = variants.back();
+        for (const QString& v : variants)
+            if (start + fm.horizontalAdvance(v) <= x1 - 2) {
+                text = v;
+                break;
+            }
+        const double w = fm.horizontalAdvance(text);
+        double at = start;
+        if (at + w > plot.right()) at = plot.right() - w;  // the last band: spill to the left
+        if (at < cursor + 8 || at < plot.left()) continue;
+        out.push_back({b.band, text, at});
+        cursor = at + w;
+    }
+    return out;
 }
 
 QString bandFate(Band b, mpx::Format f, const Fp8Cast* cast) {
@@ -298,14 +337,14 @@ QString bandFate(Band b, mpx::Format f, const Fp8Cast* cast) {
 
 void drawBands(QPainter& p, const Log2Axis& ax, const QRectF& plot, const std::vector<BandSpan>& bands,
                mpx::Format f, const Fp8Cast* cast, double labelY) {
-    const QFontMetrics fs(p.font());
     for (const BandSpan& b : bands) {
         const double x0 = ax.x(std::max(b.lo, ax.lo)), x1 = ax.x(std::min(b.hi, ax.hi));
-        if (x1 <= x0) continue;
-        p.fillRect(QRectF(x0, plot.top(), x1 - x0, plot.height()), bandColour(b.band));
-        if (std::isnan(labelY)) continue;
-        p.setPen(bandColour(b.band).darker(220));
-        p.drawText(QPointF(x0 + 3, labelY), fs.elidedText(bandLabel(b, f, cast), Qt::ElideRight, static_cast<int>(x1 - x0) - 4));
+        if (x1 > x0) p.fillRect(QRectF(x0, plot.top(), x1 - x0, plot.height()), bandColour(b.band));
+    }
+    if (std::isnan(labelY)) return;
+    for (const BandLabel& l : placeBandLabels(ax, plot, bands, f, cast, QFontMetrics(p.font()))) {
+        p.setPen(bandColour(l.band).darker(260));
+        p.drawText(QPointF(l.x, labelY), l.text);
     }
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 
 #include <optional>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "engine/core/fp8_math.hpp"
 #include "ui/session/record_store.hpp"
 
+class QFontMetrics;
 class QPainter;
 class QRectF;
 
@@ -64,14 +66,25 @@ struct Fp8Cast {
 };
 Fp8Cast fp8Cast(const gui::RecordStore& store, int run, int layer, mpx::HistTensor t, long long step);
 
-// A band's label above the plot; `cast` null: the storage format's.
+// A band's label above the plot; `cast` null: the storage format's. bandLabels: the same, then
+// shorter forms of it ("subnormal (fewer digits)", "subnormal", "sub.") for a narrow band.
 QString bandLabel(const BandSpan& b, mpx::Format f, const Fp8Cast* cast);
+QStringList bandLabels(const BandSpan& b, mpx::Format f, const Fp8Cast* cast);
+// Where the labels above the plot go: each band's longest form that fits it, whole, none overlapping
+// (a label that finds no room is left out rather than cut); x is the text's left edge.
+struct BandLabel {
+    Band band;
+    QString text;
+    double x;
+};
+std::vector<BandLabel> placeBandLabels(const Log2Axis& ax, const QRectF& plot, const std::vector<BandSpan>& bands,
+                                       mpx::Format f, const Fp8Cast* cast, const QFontMetrics& fm);
 // One bin's fate in words for the tooltip ("%1": the format's name), per band; `cast` null: the
 // storage format f's (which saturates instead of overflowing where it has no inf, or no NaN either).
 QString bandFate(Band b, mpx::Format f, const Fp8Cast* cast);
 
 // The bands as shaded rectangles over `plot` between the axis' ends, labelled above at `labelY`
-// (small font; NaN: unlabelled) and clipped to their width.
+// (small font; NaN: unlabelled) where placeBandLabels puts them.
 void drawBands(QPainter& p, const Log2Axis& ax, const QRectF& plot, const std::vector<BandSpan>& bands,
                mpx::Format f, const Fp8Cast* cast, double labelY);
 // MXFP8: the amax block's window as a strip of band colours at [top, top + height), labelled.

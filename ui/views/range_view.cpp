@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QHelpEvent>
 #include <QLabel>
+#include <QLocale>
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "ui/kit/log2_axis.hpp"
 #include "ui/kit/number_text.hpp"
@@ -53,14 +55,24 @@ QString tensorText(mpx::HistTensor t) {
 class RangeView::Canvas : public ViewCanvas<RangeView> {
 public:
     explicit Canvas(RangeView* view) : ViewCanvas(view, {500, 300}) {}
+
+protected:
+    void resizeEvent(QResizeEvent* e) override {
+        ViewCanvas::resizeEvent(e);
+        m_view->fitCanvasHeight();  // the captions wrap anew
+    }
 };
 
 RangeView::RangeView(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(4, 2, 4, 2);
     outer->setSpacing(2);
+    // Two rows of choices, each combo as wide as its longest entry: in one row they were cut at
+    // 1280 px, where the docks leave the view some 570 px.
     auto* bar = new QHBoxLayout;
     bar->setSpacing(6);
+    auto* bar2 = new QHBoxLayout;
+    bar2->setSpacing(6);
     m_runA = new QComboBox;
     m_runB = new QComboBox;
     m_layer = new QComboBox;
@@ -68,12 +80,7 @@ RangeView::RangeView(gui::RecordStore* store, QWidget* parent) : QWidget(parent)
     for (const auto& e : mpx::k_hist_tensor_names)
         if (e.value != mpx::HistTensor::update_ulp)
             m_tensor->addItem(tensorText(e.value), static_cast<int>(e.value));
-    for (QComboBox* c : {m_runA, m_runB}) {
-        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        c->setMinimumContentsLength(12);
-    }
-    m_tensor->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_tensor->setMinimumContentsLength(18);
+    for (QComboBox* c : {m_runA, m_runB, m_layer, m_tensor}) c->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_runA->setToolTip(tr("The run drawn on top."));
     m_runB->setToolTip(tr("A second run drawn underneath on the same axis, at the same step (e.g. FP16 next to BF16)."));
     m_layer->setToolTip(tr("The layer whose values are shown (fc1 reads the data, the last one gives the outputs)."));
@@ -83,12 +90,14 @@ RangeView::RangeView(gui::RecordStore* store, QWidget* parent) : QWidget(parent)
     bar->addWidget(m_runA);
     bar->addWidget(new QLabel(tr("beside")));
     bar->addWidget(m_runB);
-    bar->addWidget(new QLabel(tr("Layer")));
-    bar->addWidget(m_layer);
-    bar->addWidget(new QLabel(tr("Values")));
-    bar->addWidget(m_tensor);
     bar->addStretch(1);
+    bar2->addWidget(new QLabel(tr("Layer")));
+    bar2->addWidget(m_layer);
+    bar2->addWidget(new QLabel(tr("Values")));
+    bar2->addWidget(m_tensor);
+    bar2->addStretch(1);
     outer->addLayout(bar);
+    outer->addLayout(bar2);
     m_scrub = new StepScrubber;  // on its own row: the window stays narrow enough for a laptop
     outer->addWidget(m_scrub);
     m_canvas = new Canvas(this);
@@ -166,7 +175,18 @@ void RangeView::stepsChanged() {
     refresh();
 }
 
-void RangeView::refresh() { m_canvas->update(); }
+void RangeView::refresh() {
+    fitCanvasHeight();
+    m_canvas->update();
+}
+
+void RangeView::fitCanvasHeight() {
+    // Tall enough for the legend, each side's title, a plot of k_minPlot pixels and its whole
+    // caption: below that the view scrolls rather than squeezing the bars flat.
+    int want = 300;
+    if (message().isEmpty()) want = std::max(want, layoutIn(QRect(0, 0, m_canvas->width(), 100000), m_canvas->font()).minHeight);
+    if (m_canvas->minimumHeight() != want) m_canvas->setMinimumHeight(want);
+}
 
 void RangeView::setRuns(int a, int b) {
     const QSignalBlocker ba(m_runA), bb(m_runB);
@@ -255,16 +275,56 @@ struct Geometry {
 };
 
 constexpr int k_left = 64, k_right = 18;
+constexpr int k_captionLines = 8;  // at most, per side; the rest is in the caption's tooltip
+constexpr int k_minPlot = 90;      // px: a plot's least height before the view scrolls
 
-Geometry panelGeometry(const QRect& area, int sides, const QFontMetrics& fm) {
+QFont smallFont(const QFont& f) {  // the band labels', axis labels' and caption's font
+    QFont s = f;
+    s.setPointSizeF(f.pointSizeF() * 0.85);
+    return s;
+}
+
+// `text` in lines no wider than `width`, broken between words (a word wider than that on its own).
+QStringList wrapped(const QString& text, const QFontMetrics& fm, int width) {
+    QStringList lines;
+    QString line;
+    for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+        if (!line.isEmpty() && fm.horizontalAdvance(longer) > width) {
+            lines << line;
+            line = word;
+        } else {
+            line = longer;
+        }
+    }
+    if (!line.isEmpty()) lines << line;
+    return lines;
+}
+
+// The caption's paragraphs as the lines drawn: wrapped to the plot's width, at most k_captionLines,
+// the last one ending in "…" when more did not fit.
+QStringList captionLayout(const QStringList& paragraphs, const QFontMetrics& fs, int width) {
+    QStringList lines;
+    for (const QString& para : paragraphs) lines << wrapped(para, fs, width);
+    if (lines.size() > k_captionLines) {
+        const QString rest = lines.mid(k_captionLines - 1).join(QLatin1Char(' '));
+        lines = lines.mid(0, k_captionLines - 1);
+        lines << fs.elidedText(rest, Qt::ElideRight, width);
+    }
+    return lines;
+}
+
+// The legend's rows on top, then per side: title, band labels, plot, axis labels and `lines[side]`
+// caption lines (fs: the small font's metrics).
+Geometry panelGeometry(const QRect& area, int sides, int legendRows, const QFontMetrics& fm, const QFontMetrics& fs,
+                       const int lines[2]) {
     Geometry g;
     g.sides = sides;
-    const int line = fm.lineSpacing();
-    // Per side: title, band labels, plot, axis labels, caption (up to five lines, small font).
-    const int small = static_cast<int>(std::ceil(line * 0.85));  // the caption's font (paintCanvas)
-    const int above = 2 * line + 8, below = 6 * small + 14, legend = line + 4;
+    const int line = fm.lineSpacing(), small = fs.lineSpacing();
+    const int above = 2 * line + 8, legend = legendRows * line + 4;
     const int h = (area.height() - 8 - legend) / sides;
     for (int s = 0; s < sides; ++s) {
+        const int below = 6 + small + 4 + lines[s] * small + 6;
         const int top = area.top() + 4 + legend + s * h + above;
         g.plot[s] = QRect(area.left() + k_left, top, area.width() - k_left - k_right, std::max(40, h - above - below));
     }
@@ -273,10 +333,131 @@ Geometry panelGeometry(const QRect& area, int sides, const QFontMetrics& fm) {
 
 }  // namespace
 
+RangeView::Layout RangeView::layoutIn(const QRect& area, const QFont& font) const {
+    Layout out;
+    out.sides = runB() >= 0 ? 2 : 1;
+    out.panels[0] = panel(0);
+    if (out.sides > 1) out.panels[1] = panel(1);
+    std::tie(out.lo, out.hi) = axisRange();
+    const QFontMetrics fm(font), fs(smallFont(font));
+    const int width = area.width() - k_left - k_right;
+    int lines[2] = {0, 0};
+    for (int s = 0; s < out.sides; ++s) {
+        out.caption[s] = captionLayout(captionOf(out.panels[s], out.lo, out.hi), fs, width);
+        lines[s] = static_cast<int>(out.caption[s].size());
+    }
+    // The legend: the bands' colours in words, then the thin lines, wrapped to the width.
+    const bool cast8 = (out.panels[0].fp8.active && out.panels[0].fp8.fp8Run) || (out.panels[1].fp8.active && out.panels[1].fp8.fp8Run);
+    const bool cast4 = (out.panels[0].fp8.active && out.panels[0].fp8.fp4Run) || (out.panels[1].fp8.active && out.panels[1].fp8.fp4Run);
+    std::vector<LegendItem> items = {
+        {Band::flushed, false, tr("becomes 0")},
+        {Band::subnormal, false, tr("subnormal: keeps fewer digits")},
+        {Band::normal, false, tr("stored normally")},
+        {Band::overflow, false, cast8 && cast4 ? tr("becomes ±inf (FP8: saturates; FP4: clamped at ±6)")
+                                : cast8        ? tr("becomes ±inf (FP8: saturates)")
+                                : cast4        ? tr("becomes ±inf (FP4: clamped at ±6)")
+                                               : tr("becomes ±inf")}};
+    if (!limitFormats().empty()) items.push_back({Band::normal, true, tr("where the session's formats stop")});
+    const int swatch = fm.height() - 4;
+    int x = area.left() + 8, row = 0;
+    for (LegendItem& it : items) {
+        const int w = swatch + 4 + fm.horizontalAdvance(it.text);
+        if (x > area.left() + 8 && x + w > area.right() - 4) x = area.left() + 8, ++row;
+        it.x = x;
+        it.row = row;
+        x += w + 14;
+    }
+    out.legend = std::move(items);
+    const Geometry g = panelGeometry(area, out.sides, row + 1, fm, fs, lines);
+    // The sides share the height evenly: each needs room for the longer caption.
+    const int most = std::max(lines[0], lines[1]);
+    out.minHeight = 8 + (row + 1) * fm.lineSpacing() + 4 +
+                    out.sides * (2 * fm.lineSpacing() + 8 + k_minPlot + 6 + fs.lineSpacing() + 4 + most * fs.lineSpacing() + 6);
+    out.plot[0] = g.plot[0];
+    out.plot[1] = g.plot[1];
+    return out;
+}
+
 QRect RangeView::plotRect(int side) const {
     if (!message().isEmpty() || side < 0 || side > 1 || (side == 1 && runB() < 0)) return {};
-    const Geometry g = panelGeometry(m_canvas->rect(), runB() >= 0 ? 2 : 1, QFontMetrics(m_canvas->font()));
-    return g.plot[side].translated(m_canvas->geometry().topLeft());
+    return layoutIn(m_canvas->rect(), m_canvas->font()).plot[side].translated(m_canvas->geometry().topLeft());
+}
+
+QStringList RangeView::caption(int side) const {
+    if (!message().isEmpty() || side < 0 || side > 1 || (side == 1 && runB() < 0)) return {};
+    const auto [lo, hi] = axisRange();
+    return captionOf(panel(side), lo, hi);
+}
+
+std::vector<mpx::Format> RangeView::limitFormats() const {
+    // What the runs store their values in (the histograms' formats) and what they cast them to (the
+    // FP8 rows' formats): an FP16 lesson shows FP16's and FP32's limits, not FP8's or BF16's.
+    std::vector<mpx::Format> used;
+    for (int r = 0; r < m_store->runCount(); ++r) {
+        const auto& snaps = m_store->histograms(r).snapshots();
+        if (!snaps.empty())
+            for (const mpx::Histogram& h : snaps.back().tensors) used.push_back(h.format);
+        const gui::Fp8History& fp8 = m_store->fp8(r);
+        for (int l : fp8.layers())
+            for (int t = 0; t < mpx::k_fp8_tensors; ++t)
+                if (const gui::Fp8Series* s = fp8.series(l, static_cast<mpx::Fp8Tensor>(t))) used.push_back(s->format());
+    }
+    std::vector<mpx::Format> out;
+    for (mpx::Format f : k_lineFormats)
+        if (std::find(used.begin(), used.end(), f) != used.end()) out.push_back(f);
+    return out;
+}
+
+QStringList RangeView::captionOf(const Panel& pn, double lo, double hi) const {
+    if (pn.run < 0 || !pn.found) return {};
+    QStringList out;
+    // Exact zeros have no bar (0 has no power of two) and are not underflow: they are 0 in every
+    // format. Say where they come from, or a student reads "87.9 %" as values lost.
+    const mpx::HistTensor t = tensor();
+    const auto session = m_store->session();
+    const bool relu = session && session->config.model.activation == mpx::Activation::relu;
+    QString why;
+    switch (t) {
+        case mpx::HistTensor::grad_output:
+            if (relu) why = tr("a ReLU unit that was off passes no gradient back");
+            break;
+        case mpx::HistTensor::grad_weight:
+        case mpx::HistTensor::grad_weight_unscaled:
+            why = relu ? tr("a weight gets no gradient when its input was 0, or its ReLU unit off, for the whole batch")
+                       : tr("a weight gets no gradient when its input was 0 for the whole batch");
+            break;
+        case mpx::HistTensor::output:
+            if (relu) why = tr("a ReLU outputs 0 for every unit that is off");
+            break;
+        case mpx::HistTensor::input:
+            why = layer() == 0 ? tr("the data's own zeros") : relu ? tr("the layer below is a ReLU: 0 for every unit that is off") : QString();
+            break;
+        default: break;
+    }
+    const QString count = QLocale().toString(static_cast<qulonglong>(pn.total));
+    QString first = pn.zero > 0
+        ? tr("Exactly 0 before rounding: %1 of the %2 values. They have no bar (0 has no power of two) and are not "
+             "underflow: 0 stays 0 in every format%3. The bars are the other %4.")
+              .arg(percentText(pn.zero), count, why.isEmpty() ? QString() : QStringLiteral(" (") + why + QLatin1Char(')'),
+                   percentText(std::max(0.0, 1.0 - pn.zero - pn.inf - pn.nan)))
+        : tr("%1 values, none exactly 0; each bar is the share of them between one power of two and the next.").arg(count);
+    if (pn.inf > 0 || pn.nan > 0)
+        first += tr(" Already inf before rounding: %1; NaN: %2 (no bar).").arg(percentText(pn.inf), percentText(pn.nan));
+    out << first;
+    if (!pn.unscaled.empty())
+        out << tr("Solid bars: the gradients as stored (× loss scale %1). Faint dashed bars: the same gradients "
+                  "÷ loss scale — where they would sit without scaling.").arg(pow2Text(pn.shift));
+    if (!pn.fp8.note.isEmpty()) out << pn.fp8.note.split(QLatin1Char('\n'));
+    QStringList offAxis;
+    for (mpx::Format f : limitFormats()) {
+        if (pn.fp8.active && (f == mpx::Format::e4m3 || f == mpx::Format::e5m2)) continue;
+        const FormatInfo d = format_info(f);
+        const double at[2] = {std::log2(static_cast<double>(d.min_subnormal)), std::log2(static_cast<double>(d.max_finite))};
+        if (at[0] < lo || at[0] > hi || at[1] < lo || at[1] > hi)
+            offAxis << tr("%1 %2 … %3").arg(formatName(f), pow2Text(std::round(at[0] * 10) / 10), pow2Text(std::round(at[1] * 10) / 10));
+    }
+    if (!offAxis.isEmpty()) out << tr("Off this axis: %1.").arg(offAxis.join(QStringLiteral(", ")));
+    return out;
 }
 
 std::pair<double, double> RangeView::axisRange() const {
@@ -315,34 +496,24 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         return;
     }
     const auto session = m_store->session();
-    const int sides = runB() >= 0 ? 2 : 1;
-    const Geometry g = panelGeometry(area, sides, fm);
-    const Panel panels[2] = {panel(0), sides > 1 ? panel(1) : Panel{}};
-    {  // The legend first: what the colours mean, in words.
-        int x = area.left() + 8;
-        const int y = area.top() + 4;
-        const int s = fm.height() - 4;
-        auto item = [&](const QColor& c, const QString& what) {
-            p.fillRect(QRect(x, y + 2, s, s), c);
-            p.setPen(palette().color(QPalette::WindowText));
-            p.drawText(x + s + 4, y + fm.ascent(), what);
-            x += s + 4 + fm.horizontalAdvance(what) + 14;
-        };
-        item(bandColour(Band::flushed), tr("becomes 0"));
-        item(bandColour(Band::subnormal), tr("keeps fewer digits"));
-        item(bandColour(Band::normal), tr("stored normally"));
-        const bool cast8 = (panels[0].fp8.active && panels[0].fp8.fp8Run) || (panels[1].fp8.active && panels[1].fp8.fp8Run);
-        const bool cast4 = (panels[0].fp8.active && panels[0].fp8.fp4Run) || (panels[1].fp8.active && panels[1].fp8.fp4Run);
-        item(bandColour(Band::overflow), cast8 && cast4 ? tr("becomes ±inf (FP8: saturates; FP4: clamped at ±6)")
-                                         : cast8        ? tr("becomes ±inf (FP8: saturates)")
-                                         : cast4        ? tr("becomes ±inf (FP4: clamped at ±6)")
-                                                        : tr("becomes ±inf"));
-        p.setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
-        p.drawLine(x, y + 2, x, y + fm.height() - 2);
+    const Layout g = layoutIn(area, p.font());
+    const int sides = g.sides;
+    const Panel(&panels)[2] = g.panels;
+    const std::vector<mpx::Format> lineFormats = limitFormats();
+    // The legend first: what the colours mean, in words, in as many rows as the width needs.
+    const int swatch = fm.height() - 4;
+    for (const LegendItem& it : g.legend) {
+        const int y = area.top() + 4 + it.row * fm.lineSpacing();
+        if (it.dashed) {
+            p.setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
+            p.drawLine(it.x + swatch / 2, y + 2, it.x + swatch / 2, y + fm.height() - 2);
+        } else {
+            p.fillRect(QRect(it.x, y + 2, swatch, swatch), bandColour(it.band));
+        }
         p.setPen(palette().color(QPalette::WindowText));
-        p.drawText(x + 6, y + fm.ascent(), tr("where other formats stop"));
+        p.drawText(it.x + swatch + 4, y + fm.ascent(), it.text);
     }
-    const auto [lo, hi] = axisRange();
+    const double lo = g.lo, hi = g.hi;
     double ymax = 0;  // one y scale for both sides: the heights compare
     for (const Panel& pn : panels) {
         for (double s : pn.share) ymax = std::max(ymax, s);
@@ -353,8 +524,7 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
     const int line = fm.lineSpacing();
     QFont bold = p.font();
     bold.setBold(true);
-    QFont small = p.font();
-    small.setPointSizeF(p.font().pointSizeF() * 0.85);
+    const QFont small = smallFont(p.font());
     const QFontMetrics fs(small);
     const QString tensorName = QString::fromLatin1(mpx::to_string(tensor()).data(), static_cast<int>(mpx::to_string(tensor()).size()));
 
@@ -395,18 +565,14 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
             bool smallest;
         };
         std::vector<Limit> limits;
-        QStringList offAxis;
-        for (mpx::Format f : k_lineFormats) {
+        for (mpx::Format f : lineFormats) {
             // An FP8 cast is always scaled: its unscaled limits would mislead.
             if (pn.fp8.active && (f == mpx::Format::e4m3 || f == mpx::Format::e5m2)) continue;
             const FormatInfo d = format_info(f);
             const double at[2] = {std::log2(static_cast<double>(d.min_subnormal)), std::log2(static_cast<double>(d.max_finite))};
-            bool off = false;
-            for (int k = 0; k < 2; ++k) {
-                if (at[k] < lo || at[k] > hi) off = true;
-                else limits.push_back({ax.x(at[k]), k == 0 ? tr("%1 smallest").arg(formatName(f)) : tr("%1 largest").arg(formatName(f)), k == 0});
-            }
-            if (off) offAxis << tr("%1 %2 … %3").arg(formatName(f), pow2Text(std::round(at[0] * 10) / 10), pow2Text(std::round(at[1] * 10) / 10));
+            for (int k = 0; k < 2; ++k)
+                if (at[k] >= lo && at[k] <= hi)
+                    limits.push_back({ax.x(at[k]), k == 0 ? tr("%1 smallest").arg(formatName(f)) : tr("%1 largest").arg(formatName(f)), k == 0});
         }
         std::sort(limits.begin(), limits.end(), [](const Limit& a, const Limit& b) { return a.x < b.x; });
         std::vector<double> rowEnd;
@@ -471,20 +637,12 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         }
         p.setPen(text);
         ax.draw(p, text);
-        // Caption: the axis, zero/inf/NaN, the legend of the overlay, formats off the axis.
-        QString caption = tr("|value| (log₂ scale)   ·   exactly 0 already before rounding: %1   ·   inf: %2   ·   NaN: %3   ·   %4 values")
-                              .arg(percentText(pn.zero), percentText(pn.inf), percentText(pn.nan))
-                              .arg(QLocale().toString(static_cast<qulonglong>(pn.total)));
-        QStringList lines{caption};
-        if (!pn.unscaled.empty())
-            lines << tr("Solid bars: the gradients as stored (× loss scale %1). Faint dashed bars: the same gradients "
-                        "÷ loss scale — where they would sit without scaling.").arg(pow2Text(pn.shift));
-        if (!pn.fp8.note.isEmpty()) lines << pn.fp8.note.split(QLatin1Char('\n'));
-        if (!offAxis.isEmpty()) lines << tr("Off this axis: %1.").arg(offAxis.join(QStringLiteral(", ")));
-        const int cy = r.bottom() + 6 + fs.lineSpacing();
-        for (int k = 0; k < std::min<int>(5, static_cast<int>(lines.size())); ++k)
-            p.drawText(QRect(r.left(), cy + k * fs.lineSpacing(), r.width(), fs.lineSpacing()), Qt::AlignLeft,
-                       fs.elidedText(lines[k], Qt::ElideRight, r.width()));
+        // The axis' name in the margin, clear of the first tick's label.
+        p.drawText(QPointF(area.left() + 2, r.bottom() + 5 + fs.ascent()), tr("|value|"));
+        // Caption: zero/inf/NaN, the legend of the overlay, the FP8 cast, formats off the axis.
+        const int cy = r.bottom() + 6 + fs.lineSpacing() + 4;
+        for (int k = 0; k < static_cast<int>(g.caption[side].size()); ++k)
+            p.drawText(QRect(r.left(), cy + k * fs.lineSpacing(), r.width(), fs.lineSpacing()), Qt::AlignLeft, g.caption[side][k]);
     }
 }
 
@@ -493,6 +651,10 @@ QString RangeView::tooltipAt(QPoint pos) const {
     const QPoint viewPos = pos + m_canvas->geometry().topLeft();
     for (int side = 0; side < (runB() >= 0 ? 2 : 1); ++side) {
         const QRect r = plotRect(side);
+        // Below the axis: the whole caption, in case its last line was cut.
+        if (viewPos.x() >= r.left() && viewPos.x() <= r.right() && viewPos.y() > r.bottom() + 20 &&
+            viewPos.y() < r.bottom() + 20 + (k_captionLines + 1) * QFontMetrics(smallFont(m_canvas->font())).lineSpacing())
+            return caption(side).join(QStringLiteral("<br>"));
         if (!r.contains(viewPos)) continue;
         const Panel pn = panel(side);
         if (pn.run < 0 || !pn.found) return {};

@@ -10,6 +10,7 @@
 // FP8 scales from the engine's rows in RecordStore::fp8() (ui/views/range_bands.hpp).
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 
 #include <array>
@@ -72,6 +73,12 @@ public:
     bool following() const;
     QString message() const;  // what the view says instead of histograms, or empty
     QRect plotRect(int side) const;  // where a side's bars are drawn, in this widget's coordinates
+    // The caption under a side's plot, one paragraph an item (wrapped where drawn): what the exact
+    // zeros are, the overlay, the FP8 cast, the formats whose limits are off the axis.
+    QStringList caption(int side) const;
+    // The formats whose limits are drawn as thin lines: those the session's runs store values in or
+    // cast them to (FP8's only where a run casts to FP8), FP32, BF16, FP16, E4M3, E5M2 in that order.
+    std::vector<mpx::Format> limitFormats() const;
     std::pair<double, double> axisRange() const;  // log2 at the plots' left and right edge
     void setPresentationScale(double s);
 
@@ -80,9 +87,29 @@ private:
     friend class ViewCanvas<RangeView>;  // draws and explains through paintCanvas and tooltipAt
     void rebuildChoices();
     void refresh();
+    void fitCanvasHeight();
     void stepsChanged();
     const std::vector<mpx::HistogramSnapshot>* snapshots(int run) const;
     const mpx::HistogramSnapshot* snapshotAt(int run, long long step) const;
+    // One paint's worth of layout: both sides' panels, the axis, each side's caption lines (wrapped
+    // to the plot's width) and the plots' rectangles, which leave the captions their room.
+    struct LegendItem {
+        Band band;
+        bool dashed;  // the thin lines' entry, not a band's
+        QString text;
+        int x = 0, row = 0;
+    };
+    struct Layout {
+        std::vector<LegendItem> legend;
+        int sides = 1;
+        Panel panels[2];
+        double lo = 0, hi = 0;
+        QStringList caption[2];
+        QRect plot[2];
+        int minHeight = 0;  // of the canvas, for plots of k_minPlot pixels and the whole captions
+    };
+    Layout layoutIn(const QRect& area, const QFont& font) const;
+    QStringList captionOf(const Panel& pn, double lo, double hi) const;
     void paintCanvas(QPainter& p, const QRect& area) const;
     QString tooltipAt(QPoint pos) const;  // canvas coordinates
 

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "engine/base/text.hpp"
+#include "ui/kit/log2_axis.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -31,12 +32,13 @@ QColor viridis(double t) {
 
 QString shortNumber(double v) { return QString::number(v, 'g', 4); }
 
-// Axis values: a large power of two as 2^k (loss scales: 2^16 reads better than 6.554e+04).
-QString axisNumber(double v) {
+bool powerOfTwo(double v) {
     int e = 0;
-    if (v >= 16384.0 && std::frexp(v, &e) == 0.5) return QStringLiteral("2^%1").arg(e - 1);
-    return shortNumber(v);
+    return v > 0 && std::frexp(v, &e) == 0.5;
 }
+
+// Black on the light end of viridis, white on the dark end.
+QColor textOn(const QColor& fill) { return fill.lightnessF() > 0.55 ? QColor(20, 20, 20) : QColor(250, 250, 250); }
 
 }  // namespace
 
@@ -121,6 +123,31 @@ SweepHeatmap::Layout SweepHeatmap::layout() const {
     return l;
 }
 
+QStringList SweepHeatmap::axisLabels(int axis) const {
+    QStringList out;
+    if (axis < 0 || axis >= static_cast<int>(m_grid.axes().size())) return out;
+    const auto& ax = m_grid.axes()[static_cast<std::size_t>(axis)];
+    if (ax.kind == mpx::AxisKind::categorical) {
+        for (const auto& v : ax.values) out << QString::fromStdString(v);
+        return out;
+    }
+    // One notation per axis: powers of two as 2ᵏ when every value is one and some are large (loss
+    // scales: 2¹⁶ reads better than 65536, and "256" beside "2¹⁶" reads as two kinds of number),
+    // else plain numbers, whole ones with every digit (65536, not 6.554e+04).
+    bool powers = !ax.numbers.empty(), large = false;
+    for (double v : ax.numbers) powers = powers && powerOfTwo(v), large = large || v >= 16384.0;
+    for (double v : ax.numbers)
+        out << (powers && large                        ? pow2Text(std::log2(v))
+                : v == std::round(v) && std::abs(v) < 1e9 ? QString::number(v, 'f', 0)
+                                                          : shortNumber(v));
+    return out;
+}
+
+QString SweepHeatmap::cellText(std::size_t point) const {
+    const auto v = value(point);
+    return v ? shortNumber(*v) : QString();
+}
+
 QRect SweepHeatmap::cellRect(std::size_t point) const {
     if (point >= m_grid.size()) return {};
     const Layout l = layout();
@@ -170,7 +197,15 @@ void SweepHeatmap::paintEvent(QPaintEvent*) {
             const QRect r = cellRect(i);
             const auto v = value(i);
             if (l.numericY >= 0) {
-                p.fillRect(r, v ? colour(*v) : palette().window().color());
+                // A one-pixel gap of the background between cells, and the value inside where it fits.
+                const QColor fill = v ? colour(*v) : palette().window().color();
+                const QRect inner = r.adjusted(0, 0, -1, -1);
+                p.fillRect(inner, fill);
+                const QString t = cellText(i);
+                if (!t.isEmpty() && fm.horizontalAdvance(t) + 4 <= inner.width() && fm.height() <= inner.height()) {
+                    p.setPen(textOn(fill));
+                    p.drawText(inner, Qt::AlignCenter, t);
+                }
             } else if (v) {
                 const auto f = [this](double x) { return m_log ? std::log10(1 + x) : x; };
                 const double t = f(m_max) > f(m_min) ? (f(*v) - f(m_min)) / (f(m_max) - f(m_min)) : 0.5;
@@ -189,10 +224,11 @@ void SweepHeatmap::paintEvent(QPaintEvent*) {
         p.setPen(palette().text().color());
         if (l.numericX >= 0) {
             const auto& ax = axes[static_cast<std::size_t>(l.numericX)];
+            const QStringList labels = axisLabels(l.numericX);
             const double cw = static_cast<double>(l.panelW) / l.nx;
             int lastRight = -1000;
             for (int x = 0; x < l.nx; ++x) {
-                const QString t = axisNumber(ax.numbers[static_cast<std::size_t>(x)]);
+                const QString& t = labels[x];
                 const int cx = static_cast<int>(left + (x + 0.5) * cw), w = fm.horizontalAdvance(t);
                 if (cx - w / 2 < lastRight + 4) continue;
                 p.drawText(QRect(cx - w / 2 - 2, box.bottom() + 4, w + 4, fm.height()), Qt::AlignCenter, t);
@@ -206,13 +242,14 @@ void SweepHeatmap::paintEvent(QPaintEvent*) {
     p.setPen(palette().text().color());
     if (l.numericY >= 0) {
         const auto& ay = axes[static_cast<std::size_t>(l.numericY)];
+        const QStringList labels = axisLabels(l.numericY);
         const double ch = static_cast<double>(l.area.height()) / l.ny;
         int lastTop = 100000;
         for (int y = 0; y < l.ny; ++y) {
             const int cy = static_cast<int>(l.area.top() + (l.ny - 1 - y + 0.5) * ch);
             if (cy + fm.height() / 2 > lastTop) continue;
             p.drawText(QRect(0, cy - fm.height() / 2, k_left - 6, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
-                       axisNumber(ay.numbers[static_cast<std::size_t>(y)]));
+                       labels[y]);
             lastTop = cy - fm.height() / 2;
         }
         p.save();

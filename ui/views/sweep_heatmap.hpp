@@ -1,9 +1,11 @@
 // The sweep's picture: a heatmap of one outcome over two numeric fields (a line chart over one),
 // one small map per value of the categorical field, side by side on one shared colour scale.
 // Rule: it draws what the SweepJob holds and computes nothing but colours; cells not yet finished
-// stay grey. Hover shows every outcome of a cell, a click emits the cell's point.
+// stay grey. Each heatmap cell is parted from its neighbours by a thin gap and shows its value where
+// it fits. Hover shows every outcome of a cell, a click emits the cell's point.
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 
 #include <optional>
@@ -28,6 +30,10 @@ public:
     std::optional<std::size_t> pointAt(QPoint pos) const;
     // The cell's rectangle (for tests and the screenshot), empty if the point is not drawn.
     QRect cellRect(std::size_t point) const;
+    // The labels of an axis' values, in one notation (all 2ᵏ or all plain numbers).
+    QStringList axisLabels(int axis) const;
+    // The value written in a finished cell (empty: not trained yet); drawn where it fits.
+    QString cellText(std::size_t point) const;
 
 signals:
     void pointClicked(std::size_t point);

@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QHelpEvent>
 #include <QLabel>
+#include <QLocale>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -15,6 +16,7 @@
 #include <cmath>
 
 #include "engine/core/step_stats.hpp"
+#include "engine/precision/policy.hpp"
 #include "ui/kit/concepts.hpp"
 #include "ui/kit/number_text.hpp"
 #include "ui/kit/run_style.hpp"
@@ -89,6 +91,7 @@ void WhereView::rebuildChoices() {
     const QSignalBlocker b(m_run);
     m_run->clear();
     m_key = {};
+    m_stepsKey = {};
     const auto session = m_store->session();
     if (!session) return;
     int pick = -1, fp8 = -1;
@@ -107,13 +110,112 @@ void WhereView::rebuildChoices() {
 }
 
 bool WhereView::fp8Run() const {
-    if (run() < 0) return false;
-    const Fp8Cast c = fp8Cast(*m_store, run(), 0, mpx::HistTensor::input, 0);
-    return c.fp8Run || c.fp4Run;
+    const auto session = m_store->session();
+    const int r = run();
+    return session && r >= 0 && r < static_cast<int>(session->runs.size()) &&
+           mpx::scales_gemms(session->runs[static_cast<std::size_t>(r)].spec.mode);
 }
 QString WhereView::castName() const {
-    return run() >= 0 && fp8Cast(*m_store, run(), 0, mpx::HistTensor::input, 0).fp4Run ? QStringLiteral("FP4")
-                                                                                       : QStringLiteral("FP8");
+    const auto session = m_store->session();
+    const int r = run();
+    const bool fp4 = session && r >= 0 && r < static_cast<int>(session->runs.size()) &&
+                     mpx::is_fp4(session->runs[static_cast<std::size_t>(r)].spec.mode);
+    return fp4 ? QStringLiteral("FP4") : QStringLiteral("FP8");
+}
+
+bool WhereView::castColumns() const {
+    return measure() == Measure::overflowCount && run() >= 0 && run() < m_store->runCount() && fp8Run() &&
+           !m_store->fp8(run()).empty();
+}
+
+const std::vector<long long>& WhereView::steps() const {
+    // The columns' steps: the FP8 rows' (every step) or the collected histograms', rebuilt only
+    // when the run, the source or its length changed.
+    const int r = run();
+    const bool cast = castColumns();
+    std::size_t n = 0;
+    long long last = -1;
+    if (cast) {
+        const gui::Fp8History& h = m_store->fp8(r);
+        for (int l : h.layers())
+            for (int t = 0; t < mpx::k_fp8_tensors; ++t)
+                if (const gui::Fp8Series* s = h.series(l, static_cast<mpx::Fp8Tensor>(t))) n += s->points().size();
+        last = h.lastStep();
+    } else if (r >= 0 && r < m_store->runCount()) {
+        const auto& snaps = m_store->histograms(r).snapshots();
+        n = snaps.size();
+        last = snaps.empty() ? -1 : snaps.back().step;
+    }
+    const StepsKey key{r, cast, n, last};
+    if (key == m_stepsKey) return m_steps;
+    m_stepsKey = key;
+    m_steps.clear();
+    if (cast) {
+        const gui::Fp8History& h = m_store->fp8(r);
+        for (int l : h.layers())
+            for (int t = 0; t < mpx::k_fp8_tensors; ++t)
+                if (const gui::Fp8Series* s = h.series(l, static_cast<mpx::Fp8Tensor>(t)))
+                    for (const gui::Fp8Point& p : s->points()) m_steps.push_back(p.step);
+        std::sort(m_steps.begin(), m_steps.end());
+        m_steps.erase(std::unique(m_steps.begin(), m_steps.end()), m_steps.end());
+    } else if (r >= 0 && r < m_store->runCount()) {
+        for (const mpx::HistogramSnapshot& s : m_store->histograms(r).snapshots()) m_steps.push_back(s.step);
+    }
+    return m_steps;
+}
+
+const gui::Fp8Point* WhereView::castRow(int layer, mpx::Fp8Tensor t, long long step) const {
+    const gui::Fp8Series* s = m_store->fp8(run()).series(layer, t);
+    if (!s) return nullptr;
+    const auto& pts = s->points();
+    const auto it = std::lower_bound(pts.begin(), pts.end(), step, [](const gui::Fp8Point& p, long long v) { return p.step < v; });
+    return it != pts.end() && it->step == step ? &*it : nullptr;
+}
+
+int WhereView::saturatingSteps(int layer, mpx::Fp8Tensor t) const {
+    // As the FP8 scaling tab counts them: its rows of this layer and tensor that saturated any value.
+    if (run() < 0 || run() >= m_store->runCount()) return 0;
+    const gui::Fp8Series* s = m_store->fp8(run()).series(layer, t);
+    if (!s) return 0;
+    return static_cast<int>(std::count_if(s->points().begin(), s->points().end(),
+                                          [](const gui::Fp8Point& p) { return p.saturated > 0; }));
+}
+
+QString WhereView::saturationSummary() const {
+    if (!castColumns()) return {};
+    static const char* const names[] = {"x", "w", "dy"};
+    QStringList layersText;
+    for (int l : m_store->fp8(run()).layers()) {
+        QStringList parts;
+        for (int t = 0; t < mpx::k_fp8_tensors; ++t)
+            if (m_store->fp8(run()).series(l, static_cast<mpx::Fp8Tensor>(t)))
+                parts << QStringLiteral("%1 %2").arg(QLatin1String(names[t])).arg(saturatingSteps(l, static_cast<mpx::Fp8Tensor>(t)));
+        layersText << QStringLiteral("fc%1: %2").arg(l + 1).arg(parts.join(QStringLiteral(", ")));
+    }
+    return tr("Steps on which a cast saturated, as the %1 scaling tab counts them: %2.")
+        .arg(castName(), layersText.join(QStringLiteral(" · ")));
+}
+
+QString WhereView::subtitle() const {
+    const auto session = m_store->session();
+    const int L = layers();
+    const QString rows = tr("One row per layer (fc1 reads the data, fc%1 gives the output)").arg(L);
+    if (castColumns())
+        return tr("%1, one column per step: the %2 casts' own counts, the rows of the %2 scaling tab (the histograms "
+                  "behind the other colour are collected every %3 steps). Click a cell to see that layer's values in "
+                  "the Range view.").arg(rows, castName()).arg(collectedEvery());
+    const long long every = collectedEvery();
+    if (every <= 1)
+        return tr("%1, one column per collected step (every step). Click a cell to see that layer's values in the Range view.").arg(rows);
+    return tr("%1, one column per collected step (every %2 steps: a step between two columns is not shown; for every "
+              "step, set instruments.every = 1 and reset, e.g. mpx --set instruments.every=1). Click a cell to see "
+              "that layer's values in the Range view.").arg(rows).arg(every);
+}
+
+long long WhereView::collectedEvery() const {
+    const auto session = m_store->session();
+    if (!session || run() < 0 || run() >= m_store->runCount()) return 0;
+    return session->config.instruments.every * m_store->histograms(run()).stride();
 }
 
 void WhereView::setRun(int run) { m_run->setCurrentIndex(m_run->findData(run)); }
@@ -126,16 +228,17 @@ int WhereView::layers() const {
     return session ? session->config.model.layers() : 0;
 }
 
-int WhereView::columns() const {
-    const int r = run();
-    return r < 0 || r >= m_store->runCount() ? 0 : static_cast<int>(m_store->histograms(r).snapshots().size());
-}
+int WhereView::columns() const { return static_cast<int>(steps().size()); }
 
-long long WhereView::columnStep(int column) const {
-    return m_store->histograms(run()).snapshots()[static_cast<std::size_t>(column)].step;
-}
+long long WhereView::columnStep(int column) const { return steps()[static_cast<std::size_t>(column)]; }
 
 double WhereView::cellValue(int layer, int column) const {
+    if (castColumns()) {
+        unsigned long long n = 0;
+        for (int t = 0; t < mpx::k_fp8_tensors; ++t)
+            if (const gui::Fp8Point* p = castRow(layer, static_cast<mpx::Fp8Tensor>(t), columnStep(column))) n += p->saturated;
+        return static_cast<double>(n);
+    }
     const mpx::HistogramSnapshot& s = m_store->histograms(run()).snapshots()[static_cast<std::size_t>(column)];
     if (measure() == Measure::overflowCount) {
         unsigned long long n = 0;
@@ -169,7 +272,14 @@ QRect WhereView::heatRectIn(const QRect& area) const {
     const QFontMetrics fm(m_canvas->font());
     const int line = fm.lineSpacing();
     const int left = fm.horizontalAdvance(QStringLiteral("fc99 ")) + 12, right = 110;
-    const int top = 3 * line + 10, bottom = 4 * line + 10;
+    // Title, the subtitle wrapped to the width; under the map: step labels, "step", the ring's
+    // legend, the colour's, and for cast columns the saturating steps per tensor.
+    const int sub = fm.boundingRect(QRect(0, 0, std::max(100, area.width() - 16), 10 * line), Qt::TextWordWrap, subtitle()).height();
+    int notes = 0;  // the lines under the map, wrapped as paintCanvas draws them
+    const QStringList lines = this->notes();
+    for (int k = 0; k < lines.size(); ++k)
+        notes += fm.boundingRect(QRect(0, 0, notesWidth(area) - (k == 0 ? 16 : 0), 10 * line), Qt::TextWordWrap, lines[k]).height();
+    const int top = line + 4 + sub + 8, bottom = 2 * line + 6 + notes + 6;
     const int h = std::min(area.height() - top - bottom, std::max(1, layers()) * 130);
     return QRect(area.left() + left, area.top() + top, area.width() - left - right, std::max(20, h));
 }
@@ -191,11 +301,10 @@ int WhereView::columnAt(double x) const {
 }
 
 QPointF WhereView::skipPos(const Skip& s) const {
-    const auto& snaps = m_store->histograms(run()).snapshots();
-    // The column of the collected step at or before the skipped one.
-    auto it = std::upper_bound(snaps.begin(), snaps.end(), s.step,
-                               [](long long x, const mpx::HistogramSnapshot& h) { return x < h.step; });
-    const int col = std::max(0, static_cast<int>(it - snaps.begin()) - 1);
+    const std::vector<long long>& st = steps();
+    // The column of the step at or before the skipped one.
+    const auto it = std::upper_bound(st.begin(), st.end(), s.step);
+    const int col = std::max(0, static_cast<int>(it - st.begin()) - 1);
     return cellRect(std::max(0, s.layer), col).center();
 }
 
@@ -230,11 +339,11 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     }
     const QRect r = heatRectIn(area);
     const int n = columns(), L = layers();
-    const auto& snaps = m_store->histograms(run()).snapshots();
+    const std::vector<long long>& colSteps = steps();
     // The image: one pixel column per collected step, or per group of them when there are more
     // steps than pixels (each group's largest value).
     const int w = std::max(1, std::min(n, r.width()));
-    const Key key{run(), static_cast<int>(measure()), n, w, snaps.back().step};
+    const Key key{run(), static_cast<int>(measure()), n, w, colSteps.back()};
     if (!(key == m_key)) {
         m_key = key;
         std::vector<double> v(static_cast<std::size_t>(w) * static_cast<std::size_t>(L), 0.0);
@@ -262,16 +371,14 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     const QString label = session->runs[static_cast<std::size_t>(run())].label;
     const QString title = measure() == Measure::underflowShare
                               ? tr("%1: which layer's gradients underflow (became 0), and when").arg(label)
+                              : castColumns() ? tr("%1: where the %2 casts saturate, and when").arg(label, castName())
                               : fp8Run() ? tr("%1: which layer's values saturate in %2 or become ±inf, and when").arg(label, castName())
                                          : tr("%1: which layer overflows (values became ±inf), and when").arg(label);
     p.drawText(area.left() + 8, area.top() + 4 + fm.ascent(), fm.elidedText(title, Qt::ElideRight, area.width() - 16));
     p.setFont(m_canvas->font());
     p.setPen(text);
-    const long long stride = session->config.instruments.every * m_store->histograms(run()).stride();
-    p.drawText(QRect(area.left() + 8, area.top() + 4 + line, area.width() - 16, 2 * line), Qt::AlignLeft | Qt::TextWordWrap,
-               (tr("One row per layer (fc1 reads the data, fc%1 gives the output), one column per collected step "
-                                "(%2). Click a cell to see that layer's values in the Range view.")
-                                 .arg(L).arg(stride == 1 ? tr("every step") : tr("every %1 steps").arg(stride))));
+    p.drawText(QRect(area.left() + 8, area.top() + 4 + line, area.width() - 16, r.top() - area.top() - line - 8),
+               Qt::AlignLeft | Qt::TextWordWrap, subtitle());
 
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
     p.drawImage(r, m_image);
@@ -290,7 +397,7 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
         }
     }
     // Step axis: ticks at round steps (1, 2 or 5 × 10^k apart), under the column holding each.
-    const long long s0 = snaps.front().step, s1 = snaps.back().step;
+    const long long s0 = colSteps.front(), s1 = colSteps.back();
     const double want = std::max(1.0, static_cast<double>(s1 - s0) / std::max(2, r.width() / 90));
     const double mag = std::pow(10.0, std::floor(std::log10(want)));
     const long long every = static_cast<long long>(want <= mag ? mag : want <= 2 * mag ? 2 * mag : want <= 5 * mag ? 5 * mag : 10 * mag);
@@ -307,14 +414,8 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     p.setBrush(Qt::NoBrush);
     const QPoint off = m_canvas->geometry().topLeft();
     const double radius = std::clamp(r.height() / std::max(1.0, 2.5 * L), 4.0, 7.0);
-    int unplaced = 0;
-    for (const Skip& s : skips()) {
-        if (s.layer < 0) {
-            ++unplaced;
-            continue;
-        }
-        p.drawEllipse(skipPos(s) - off, radius, radius);
-    }
+    for (const Skip& s : skips())
+        if (s.layer >= 0) p.drawEllipse(skipPos(s) - off, radius, radius);  // notes() counts the others
     p.setRenderHint(QPainter::Antialiasing, false);
     // Colour scale on the right, and the legend of the rings below.
     const QRect scale(r.right() + 24, r.top(), 14, r.height());
@@ -325,21 +426,45 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     const QString maxText = measure() == Measure::underflowShare ? percentText(m_max) : QString::number(m_max, 'f', 0);
     p.drawText(QPointF(scale.right() + 4, scale.top() + fm.ascent()), maxText);
     p.drawText(QPointF(scale.right() + 4, scale.bottom()), measure() == Measure::underflowShare ? QStringLiteral("0 %") : QStringLiteral("0"));
-    const int ly = r.bottom() + 6 + 2 * line;
-    p.setRenderHint(QPainter::Antialiasing, true);
-    p.setPen(QPen(k_skip, 2));
-    p.drawEllipse(QPointF(r.left() + 6, ly + line / 2.0), 5, 5);
-    p.setRenderHint(QPainter::Antialiasing, false);
-    p.setPen(text);
+    // Under the map, each line wrapped to the width (notes()): the rings' legend beside a ring, the
+    // colour's meaning, for cast columns the saturating steps per tensor.
+    int y = r.bottom() + 6 + 2 * line;
+    const int width = notesWidth(area);
+    const QStringList lines = notes();
+    for (int k = 0; k < lines.size(); ++k) {
+        const int indent = k == 0 ? 16 : 0;
+        const QRect box = fm.boundingRect(QRect(r.left() + indent, y, width - indent, 10 * line), Qt::TextWordWrap, lines[k]);
+        if (k == 0) {
+            p.setRenderHint(QPainter::Antialiasing, true);
+            p.setPen(QPen(k_skip, 2));
+            p.drawEllipse(QPointF(r.left() + 6, y + line / 2.0), 5, 5);
+            p.setRenderHint(QPainter::Antialiasing, false);
+        }
+        p.setPen(text);
+        p.drawText(QRect(r.left() + indent, y, width - indent, box.height()), Qt::AlignLeft | Qt::TextWordWrap, lines[k]);
+        y += box.height();
+    }
+}
+
+int WhereView::notesWidth(const QRect& area) const {
+    const QFontMetrics fm(m_canvas->font());
+    const int left = fm.horizontalAdvance(QStringLiteral("fc99 ")) + 12;  // heatRectIn's
+    return std::max(100, area.width() - left - 24);
+}
+
+QStringList WhereView::notes() const {
+    int unplaced = 0;
+    for (const Skip& k : skips()) unplaced += k.layer < 0;
     QString legend = tr("skipped step (inf/NaN in the gradients), in the layer where the first inf/NaN was stored");
     if (unplaced) legend += tr(" (%1 skips with no recorded place are not drawn)").arg(unplaced);
-    p.drawText(QPointF(r.left() + 16, ly + fm.ascent()), fm.elidedText(legend, Qt::ElideRight, area.width() - r.left() - 24));
-    p.drawText(QPointF(r.left(), ly + line + fm.ascent()),
-               fm.elidedText(measure() == Measure::underflowShare
-                                 ? tr("Colour: the share of the layer's non-zero gradient values that became 0 when stored (darker: more lost).")
-                                 : fp8Run() ? tr("Colour: values that saturated in an %1 cast or became ±inf, per layer and step (log scale; darker: more).").arg(castName())
-                                            : tr("Colour: how many of the layer's values became ±inf when stored (log scale; darker: more)."),
-                             Qt::ElideRight, area.width() - r.left() - 24));
+    QStringList out{legend};
+    out << (measure() == Measure::underflowShare
+                ? tr("Colour: the share of the layer's non-zero gradient values that became 0 when stored (darker: more lost).")
+            : castColumns() ? tr("Colour: values that saturated in the layer's %1 casts (x, w, dy) on that step (log scale; darker: more).").arg(castName())
+            : fp8Run()      ? tr("Colour: values that saturated in an %1 cast or became ±inf, per layer and step (log scale; darker: more).").arg(castName())
+                            : tr("Colour: how many of the layer's values became ±inf when stored (log scale; darker: more)."));
+    if (castColumns()) out << saturationSummary();
+    return out;
 }
 
 QString WhereView::tooltipAt(QPoint pos) const {
@@ -349,6 +474,27 @@ QString WhereView::tooltipAt(QPoint pos) const {
     if (!r.contains(pos) || col < 0) return {};
     const int L = layers();
     const int layer = std::clamp((pos.y() - r.top()) * L / r.height(), 0, L - 1);
+    if (castColumns()) {
+        // The step's rows, tensor by tensor, as the FP8 scaling tab shows them one at a time.
+        const long long step = columnStep(col);
+        static const char* const names[] = {"x (activations)", "w (weights)", "dy (gradients)"};
+        QString t = tr("<b>fc%1 at step %2</b>").arg(layer + 1).arg(step);
+        bool any = false;
+        for (int k = 0; k < mpx::k_fp8_tensors; ++k)
+            if (const gui::Fp8Point* p = castRow(layer, static_cast<mpx::Fp8Tensor>(k), step)) {
+                any = true;
+                t += tr("<br>%1: %2 of %3 values saturated (%4)")
+                         .arg(QLatin1String(names[k]), QLocale().toString(p->saturated), QLocale().toString(p->count),
+                              percentText(p->saturatedShare()));
+            }
+        if (!any) t += tr("<br>This layer's matrix products are not cast to %1.").arg(castName());
+        for (const Skip& k : skips())
+            if (k.layer == layer && columnAt(skipPos(k).x()) == col)
+                t += tr("<br><span style='color:#c0392b'>Step %1 was skipped: its first inf/NaN was stored at %2.</span>")
+                         .arg(k.step).arg(gui::firstNonfiniteText(k.site, k.magnitude));
+        t += tr("<br><i>Click to see this layer's values in the Range view (at the collected step nearest %1).</i>").arg(step);
+        return t;
+    }
     const mpx::HistogramSnapshot& s = m_store->histograms(run()).snapshots()[static_cast<std::size_t>(col)];
     const core::Counts& b = s.layer(layer, mpx::Pass::backward);
     unsigned long long over = 0;

@@ -3,8 +3,9 @@
 // non-zero values) or its overflow count (every pass), with each skipped step marked in the layer
 // where its first inf/NaN was stored. Clicking a cell asks for the Range view at that layer and step.
 // Rule: values come from the snapshots' per-layer counts (HistogramSnapshot::layer) and the skips
-// from the store's event log; it computes only colours. Columns wider than the plot are merged by
-// their largest value, so no overflow hides between pixels.
+// from the store's event log; an FP8 or FP4 run's overflow colour from the casts' own rows
+// (RecordStore::fp8), every step, the rows the FP8 scaling tab counts; it computes only colours.
+// Columns wider than the plot are merged by their largest value, so no overflow hides between pixels.
 #pragma once
 
 #include <QImage>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/core/fp8_math.hpp"
 #include "ui/session/record_store.hpp"
 
 class QComboBox;
@@ -34,11 +36,21 @@ public:
     void setMeasure(Measure m);
     Measure measure() const;
     int layers() const;
-    int columns() const;  // the run's collected steps
+    int columns() const;  // the run's collected steps, or with castColumns() every step
     long long columnStep(int column) const;
     // A cell's value: backward underflow ÷ backward non-zero (0 where nothing was non-zero), or the
-    // overflow count of the layer over every pass.
+    // overflow count of the layer over every pass; with castColumns(), the values the layer's FP8 or
+    // FP4 casts (x, w, dy) saturated on that step.
     double cellValue(int layer, int column) const;
+    // An FP8 or FP4 run's overflow map is drawn from the casts' own rows, one column per step as the
+    // FP8 scaling tab has them, not from the histograms collected every instruments.every steps:
+    // a saturation between two collected steps would otherwise go unseen.
+    bool castColumns() const;
+    // Steps on which the run's cast of tensor `t` in `layer` saturated any value (the FP8 tab's count),
+    // and all of them in a line under the map.
+    int saturatingSteps(int layer, mpx::Fp8Tensor t) const;
+    QString saturationSummary() const;
+    QString subtitle() const;  // the line under the title: rows, columns and how often they are collected
     // A skipped step of the run and the layer its first inf/NaN was stored in (-1: not known).
     struct Skip {
         long long step = 0;
@@ -70,6 +82,13 @@ private:
     QString tooltipAt(QPoint pos) const;
     QRect heatRectIn(const QRect& area) const;
     QColor colour(double v, double max) const;
+    const std::vector<long long>& steps() const;  // the columns' steps
+    const gui::Fp8Point* castRow(int layer, mpx::Fp8Tensor t, long long step) const;  // exactly at step
+    long long collectedEvery() const;  // steps between two collected histograms of the run
+    // The lines under the map (the rings' legend, the colour's meaning, the saturating steps) and the
+    // width they wrap to.
+    QStringList notes() const;
+    int notesWidth(const QRect& area) const;
 
     gui::RecordStore* m_store;
     Canvas* m_canvas = nullptr;
@@ -82,6 +101,15 @@ private:
         bool operator==(const Key&) const = default;
     } m_key;
     double m_max = 0;
+    struct StepsKey {
+        int run = -1;
+        bool cast = false;
+        std::size_t points = 0;
+        long long last = -1;
+        bool operator==(const StepsKey&) const = default;
+    };
+    mutable StepsKey m_stepsKey;
+    mutable std::vector<long long> m_steps;
     double m_scale = 1.0;
 };
 

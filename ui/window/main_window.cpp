@@ -23,8 +23,6 @@
 
 #include <algorithm>
 
-#include "engine/base/error.hpp"
-#include "engine/io/export.hpp"
 #include "engine/precision/format.hpp"
 #include "ui/kit/message_bar.hpp"
 #include "ui/kit/png_export.hpp"
@@ -167,7 +165,17 @@ void MainWindow::buildLayout() {
     connect(m_where, &WhereView::cellActivated, this, [this](int run, int layer, qint64 step, WhereView::Measure m) {
         m_range->setRuns(run, m_range->runB() == run ? -1 : m_range->runB());
         m_range->setLayer(layer);
-        m_range->setTensor(m == WhereView::Measure::underflowShare ? mpx::HistTensor::grad_weight : mpx::HistTensor::grad_output);
+        // The tensor the cell counted: a trace records output gradients only; an FP8 or FP4 run's
+        // saturations are mostly in its casts of x; otherwise weight gradients flush, output
+        // gradients overflow.
+        const auto session = m_store->session();
+        const bool low = session && run >= 0 && run < static_cast<int>(session->runs.size()) &&
+                         (mpx::is_fp8(session->runs[static_cast<std::size_t>(run)].spec.mode) ||
+                          mpx::is_fp4(session->runs[static_cast<std::size_t>(run)].spec.mode));
+        m_range->setTensor(m_trace                                              ? mpx::HistTensor::grad_output
+                           : m == WhereView::Measure::overflowCount && low      ? mpx::HistTensor::input
+                           : m == WhereView::Measure::underflowShare            ? mpx::HistTensor::grad_weight
+                                                                                : mpx::HistTensor::grad_output);
         m_range->setStep(step);
         setView(View::range);
     });
@@ -514,12 +522,10 @@ void MainWindow::setClassroom(bool on) {
 void MainWindow::exportCsv(const QString& path) {
     if (!m_trace) return m_engine->exportCsv(path);
     // A trace's session: the replay, in `mpx-cli replay --csv`'s columns.
-    try {
-        mpx::write_file_atomic(path.toStdString(), mpx::replay_csv(*m_trace->trace, m_trace->replay));
+    if (const QString error = gui::exportReplayCsv(*m_trace, path); error.isEmpty())
         m_messages->showMessage(MessageBar::Kind::success, tr("Exported the replay of every step to %1").arg(path));
-    } catch (const std::exception& e) {
-        m_messages->showMessage(MessageBar::Kind::error, tr("Export failed: %1").arg(QString::fromStdString(e.what())));
-    }
+    else
+        m_messages->showMessage(MessageBar::Kind::error, tr("Export failed: %1").arg(error));
 }
 
 bool MainWindow::openTrace(const QString& path) {
@@ -601,14 +607,15 @@ bool MainWindow::exportTorch(const QString& folder) {
     return true;
 }
 
-bool MainWindow::exportChartsPng(const QString& path) { return savePng(m_charts->grab(), path); }
+bool MainWindow::exportChartsPng(const QString& path) { return saveViewPng(m_charts, path); }
 
 void MainWindow::setView(View v) { m_views->setCurrentIndex(static_cast<int>(v)); }
 
 MainWindow::View MainWindow::view() const { return static_cast<View>(std::max(0, m_views->currentIndex())); }
 
 bool MainWindow::exportViewPng(const QString& path) {
-    return view() == View::charts ? exportChartsPng(path) : savePng(pageOf(m_views->currentWidget())->grab(), path);
+    // The picture only: charts, titles, legends and captions, without the view's controls.
+    return saveViewPng(view() == View::charts ? static_cast<QWidget*>(m_charts) : pageOf(m_views->currentWidget()), path);
 }
 
 bool MainWindow::saveScreenshot(const QString& path) { return savePng(grab(), path); }
