@@ -1,18 +1,25 @@
 // Guided lessons: every teaching preset carries a lesson of 3 to 6 sentences, every chart a lesson
 // names exists in the chart table, and loading a lesson shows the side panel, highlights those charts
-// (and opens the format explorer where the lesson asks for it).
+// (and opens the format explorer where the lesson asks for it). The hysteresis lesson's point is in
+// the chart it names (issue 27 item 3): each run's scale events in a lane of their own.
+#include <QChartView>
 #include <QDockWidget>
+#include <QLineSeries>
 #include <QRegularExpression>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
 
 #include "engine/config/session_config.hpp"
+#include "ui/kit/plot_widget.hpp"
 #include "ui/panels/charts_panel.hpp"
 #include "ui/panels/lesson_panel.hpp"
+#include "ui/session/engine_controller.hpp"
 #include "ui/views/format_explorer.hpp"
 #include "ui/window/main_window.hpp"
 
 using namespace mpx::ui;
+using mpx::gui::LogKind;
 
 namespace {
 
@@ -82,6 +89,72 @@ private slots:
         auto* ex = w.findChild<FormatExplorer*>();
         QVERIFY(ex && ex->isVisible());
         QCOMPARE(ex->text(), QStringLiteral("65520"));
+        w.engine()->pause();
+    }
+
+    // Three runs' lines coincide between 2^21 and 2^25; what tells the scalers apart is what each
+    // does at an overflow. Their lanes under the Loss scale chart show it: PyTorch's holds red
+    // diamonds (halved) only, DeepSpeed's and Megatron's first a hollow one (kept by hysteresis),
+    // then a red one when another overflow follows. Each lane's marks are its run's log rows.
+    void hysteresis_shows_each_runs_overflows_in_its_lane() {
+        MainWindow w;
+        w.resize(1280, 800);
+        w.show();
+        mpx::SessionConfig c = mpx::load_config("hysteresis");
+        c.steps = 300;
+        QSignalSpy started(w.store(), &mpx::gui::RecordStore::sessionStarted);
+        w.applyConfig(c, QStringLiteral("hysteresis"));
+        QVERIFY(started.wait(10'000));
+        w.run();
+        QTRY_COMPARE_WITH_TIMEOUT(w.engine()->state(), mpx::gui::EngineState::finished, 120'000);
+        QTRY_COMPARE_WITH_TIMEOUT(w.store()->steps(), 300, 10'000);
+        ChartsPanel* charts = w.charts();
+        charts->refresh();
+        QCoreApplication::processEvents();
+
+        PlotWidget* p = charts->plot(ChartId::scale);
+        QCOMPARE(charts->laneRuns(ChartId::scale), (QList<int>{0, 1, 2}));
+        QCOMPARE(p->laneCount(), 3);
+        QCOMPARE((QStringList{p->laneName(0), p->laneName(1), p->laneName(2)}),
+                 (QStringList{"pytorch", "deepspeed", "megatron"}));
+        auto steps = [&](int run, ChartsPanel::ScaleMark kind) { return p->laneSteps(charts->laneMarks(ChartId::scale, run, kind)); };
+        auto first = [&](int run, LogKind kind) {
+            for (const mpx::gui::LogRow& r : w.store()->log())
+                if (r.run == run && r.kind == kind) return double(r.step);
+            return -1.0;
+        };
+        // PyTorch: no overflow kept, the first one halves (after the climb: the lesson says step 250).
+        QVERIFY(steps(0, ChartsPanel::ScaleMark::kept).isEmpty());
+        const double halved = first(0, LogKind::backoff);
+        QVERIFY(halved >= 250);
+        QVERIFY(steps(0, ChartsPanel::ScaleMark::halved).contains(halved));
+        // DeepSpeed and Megatron keep that same first overflow and halve at a later one.
+        for (int run : {1, 2}) {
+            const double kept = first(run, LogKind::hysteresis);
+            QCOMPARE(kept, halved);
+            QVERIFY(steps(run, ChartsPanel::ScaleMark::kept).contains(kept));
+            QVERIFY(!steps(run, ChartsPanel::ScaleMark::halved).contains(kept));
+            const double later = first(run, LogKind::backoff);
+            QVERIFY(later > kept);
+            QVERIFY(steps(run, ChartsPanel::ScaleMark::halved).contains(later));
+            QVERIFY(!steps(run, ChartsPanel::ScaleMark::grew).isEmpty());
+        }
+        // The lanes lie under the plot, one below the other, inside the chart's frame.
+        for (int lane = 0; lane < 3; ++lane) {
+            const QRectF r = p->laneRect(lane);
+            QVERIFY(r.top() >= p->plotRect().bottom());
+            QVERIFY(r.bottom() <= p->height() - 2);
+            if (lane > 0) QVERIFY(r.top() >= p->laneRect(lane - 1).bottom());
+        }
+        // DeepSpeed's line is no longer hidden under Megatron's: equal scales at step 0, drawn apart.
+        QList<double> atStart;
+        for (int run : {1, 2})
+            for (QAbstractSeries* s : p->findChild<QChartView*>()->chart()->series())
+                if (auto* line = qobject_cast<QLineSeries*>(s); line && line->name() == w.store()->session()->runs[run].label)
+                    atStart << line->at(0).y();
+        QCOMPARE(atStart.size(), 2);
+        QCOMPARE(p->points(charts->scaleSeries(1)).front().y(), p->points(charts->scaleSeries(2)).front().y());
+        QVERIFY(atStart[0] > atStart[1]);
         w.engine()->pause();
     }
 };

@@ -1,10 +1,19 @@
 // Issue 27 item 2: the window fits a 1280×800 laptop. On an offscreen screen of that size the
 // window opens within the available area, what it needs (minimumSizeHint) fits it, the charts keep
 // readable tiles (fewer columns, scrolling below), and the run legend never shows two runs alike.
+// Item 7 on the same screen, normal and classroom: no chart title is cut mid-word (each shows whole
+// or less its trailing qualifiers, its name whole), the charts' step axes tick alike, the lesson's
+// charts are in view without scrolling, and classroom enlarges the Memory chart's text too.
 #include <QApplication>
+#include <QBarCategoryAxis>
+#include <QChartView>
 #include <QCheckBox>
 #include <QFile>
+#include <QGraphicsTextItem>
+#include <QLegend>
 #include <QScreen>
+#include <QScrollArea>
+#include <QTextDocument>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -14,9 +23,14 @@
 #include "engine/config/session_config.hpp"
 #include "ui/kit/plot_widget.hpp"
 #include "ui/panels/charts_panel.hpp"
+#include "ui/panels/classroom.hpp"
+#include "ui/session/engine_controller.hpp"
 #include "ui/window/main_window.hpp"
 
+using mpx::gui::EngineState;
+using mpx::ui::ChartId;
 using mpx::ui::MainWindow;
+using mpx::ui::PlotWidget;
 
 namespace {
 // Whether the window's session is c's (a session the window started on its own may come first;
@@ -24,6 +38,55 @@ namespace {
 bool sessionIs(const MainWindow& w, const mpx::SessionConfig& c) {
     const auto s = w.store()->session();
     return s && s->runs.size() == c.runs.size() && s->config.name == c.name;
+}
+
+QString plain(const QString& html) {
+    QTextDocument doc;
+    doc.setHtml(html);
+    return doc.toPlainText().simplified();
+}
+
+// The chart's title as Qt Charts laid it out and shows it (its text item in the chart's font).
+QString titleOnScreen(PlotWidget* p) {
+    auto* view = p->findChild<QChartView*>();
+    for (QGraphicsItem* item : view->scene()->items())
+        if (auto* t = dynamic_cast<QGraphicsTextItem*>(item); t && t->isVisible() && t->font() == view->chart()->titleFont())
+            return t->toPlainText().simplified();
+    return {};
+}
+
+// Every visible text of the chart, as shown.
+QStringList textsOnScreen(PlotWidget* p) {
+    QStringList out;
+    for (QGraphicsItem* item : p->findChild<QChartView*>()->scene()->items())
+        if (auto* t = dynamic_cast<QGraphicsTextItem*>(item); t && t->isVisible()) out << t->toPlainText().simplified();
+    return out;
+}
+
+// A chart's name: its plain title before any qualifier ("Training loss", "Loss scale").
+QString chartName(ChartId id) {
+    return mpx::ui::chartPlainTitle(id).section(QStringLiteral(" ("), 0, 0).section(QStringLiteral(" · "), 0, 0);
+}
+
+// The hysteresis lesson trained past its first overflows (step 253), in a window filling the screen.
+void trainHysteresis(MainWindow& w, bool classroom) {
+    const QRect avail = QGuiApplication::primaryScreen()->availableGeometry();
+    w.resize(avail.size());
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    mpx::SessionConfig c = mpx::load_config("hysteresis");
+    c.steps = 300;
+    QSignalSpy started(w.store(), &mpx::gui::RecordStore::sessionStarted);
+    w.applyConfig(c, QStringLiteral("hysteresis"));
+    QVERIFY(started.wait(10'000));
+    QTRY_VERIFY_WITH_TIMEOUT(sessionIs(w, c), 10'000);
+    w.setClassroom(classroom);
+    w.run();
+    QTRY_COMPARE_WITH_TIMEOUT(w.engine()->state(), EngineState::finished, 120'000);
+    QTRY_COMPARE_WITH_TIMEOUT(w.store()->steps(), 300, 10'000);
+    w.charts()->refresh();
+    w.grab();  // lays out and renders every chart
+    QCoreApplication::processEvents();
 }
 }  // namespace
 
@@ -107,6 +170,92 @@ private slots:
         // 360 px: fewer runs to a row, each label whole.
         const QStringList whole = narrow.legendTexts();
         QCOMPARE(whole, (QStringList{"amp-fp16+pytorch", "amp-fp16+deepspeed", "amp-fp16+megatron"}));
+    }
+
+    void no_chart_title_is_cut_data() {
+        QTest::addColumn<bool>("classroom");
+        QTest::newRow("normal") << false;        // "Training loss (each step's ba…" at 1500 px
+        QTest::newRow("classroom") << true;      // "Loss scale (log₂) ◆ skipped st…": "▲ grew" never showed
+    }
+    void no_chart_title_is_cut() {
+        QFETCH(bool, classroom);
+        MainWindow w;
+        trainHysteresis(w, classroom);
+        for (int i = 0; i < mpx::ui::k_chart_count; ++i) {
+            const auto id = static_cast<ChartId>(i);
+            PlotWidget* p = w.charts()->plot(id);
+            const QString shown = titleOnScreen(p);
+            const QString what = QStringLiteral("%1: \"%2\"").arg(chartName(id), shown);
+            // What Qt shows is the fitted title, not one it elided further.
+            QVERIFY2(!shown.contains(QStringLiteral("...")) && !shown.contains(QChar(0x2026)), qPrintable(what));
+            QCOMPARE(shown, plain(p->shownTitle()));
+            // The title given, or a start of it ending before a qualifier, with the chart's name whole.
+            QVERIFY2(plain(p->title()).startsWith(shown), qPrintable(what + " of " + plain(p->title())));
+            QVERIFY2(QString(shown).remove(QStringLiteral("★ ")).startsWith(chartName(id)), qPrintable(what));
+            // Likewise the axis titles, whose texts must be among the chart's texts whole.
+            const QStringList texts = textsOnScreen(p);
+            if (!p->shownXTitle().isEmpty()) QVERIFY2(texts.contains(plain(p->shownXTitle())), qPrintable(texts.join(" | ")));
+            for (const QString& t : texts) QVERIFY2(!t.contains(QStringLiteral("...")), qPrintable(chartName(id) + ": " + t));
+        }
+        // The scale chart's key: the marks its lanes show, each named.
+        const QString key = plain(w.charts()->plot(ChartId::scale)->shownXTitle());
+        QVERIFY2(key.contains(QStringLiteral("◆ halved")) && key.contains(QStringLiteral("◇ kept")), qPrintable(key));
+        w.engine()->pause();
+    }
+
+    // The charts share one step axis, and read as one: the same ticks on each (they were "0 500"
+    // beside "0 200 400 600", each chart picking for its own width).
+    void linked_step_axes_share_their_ticks_data() { no_chart_title_is_cut_data(); }
+    void linked_step_axes_share_their_ticks() {
+        QFETCH(bool, classroom);
+        MainWindow w;
+        trainHysteresis(w, classroom);
+        const double tick = w.charts()->plot(ChartId::loss)->xTickInterval();
+        QVERIFY(tick >= 50 && tick <= 300);  // 0…300 in 2 to 6 intervals
+        for (int i = 0; i < mpx::ui::k_chart_count; ++i)
+            if (static_cast<ChartId>(i) != ChartId::memory)
+                QCOMPARE(w.charts()->plot(static_cast<ChartId>(i))->xTickInterval(), tick);
+        w.engine()->pause();
+    }
+
+    // The chart the lesson names first is the first tile, in view on a laptop without scrolling.
+    void the_lessons_charts_come_first_data() { no_chart_title_is_cut_data(); }
+    void the_lessons_charts_come_first() {
+        QFETCH(bool, classroom);
+        MainWindow w;
+        trainHysteresis(w, classroom);
+        const QList<ChartId> order = w.charts()->chartOrder();
+        QCOMPARE(order.mid(0, 2), (QList<ChartId>{ChartId::scale, ChartId::loss}));
+        QCOMPARE(order.size(), mpx::ui::k_chart_count);
+        auto* scroll = w.charts()->findChild<QScrollArea*>();
+        PlotWidget* scale = w.charts()->plot(ChartId::scale);
+        const QRect tile(scale->mapTo(scroll->viewport(), QPoint(0, 0)), scale->size());
+        QVERIFY2(scroll->viewport()->rect().contains(tile),
+                 qPrintable(QStringLiteral("tile %1,%2 %3×%4 in %5×%6").arg(tile.x()).arg(tile.y()).arg(tile.width())
+                                .arg(tile.height()).arg(scroll->viewport()->width()).arg(scroll->viewport()->height())));
+        w.engine()->pause();
+    }
+
+    // Classroom enlarged every chart's text but the Memory chart's (its bars' axes and legend).
+    void classroom_enlarges_the_memory_charts_text() {
+        MainWindow w;
+        trainHysteresis(w, false);
+        auto* memory = w.charts()->plot(ChartId::memory)->findChild<QChartView*>()->chart();
+        auto categoryFont = [memory] {
+            for (QAbstractAxis* a : memory->axes())
+                if (auto* c = qobject_cast<QBarCategoryAxis*>(a)) return c->labelsFont().pointSizeF();
+            return 0.0;
+        };
+        const double labels = categoryFont(), legend = memory->legend()->font().pointSizeF();
+        QVERIFY(labels > 0);
+        w.setClassroom(true);
+        QCOMPARE(categoryFont(), labels * mpx::ui::Classroom::k_chartScale);
+        QCOMPARE(memory->legend()->font().pointSizeF(), legend * mpx::ui::Classroom::k_chartScale);
+        // Its bars are named by what tells the runs apart, not by three elisions of "amp-fp16+…".
+        for (QAbstractAxis* a : memory->axes())
+            if (auto* c = qobject_cast<QBarCategoryAxis*>(a))
+                QCOMPARE(c->categories(), (QStringList{"pytorch", "deepspeed", "megatron"}));
+        w.engine()->pause();
     }
 };
 

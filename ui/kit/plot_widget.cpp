@@ -13,7 +13,10 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QMouseEvent>
+#include <QPainter>
+#include <QPainterPath>
 #include <QScatterSeries>
+#include <QTextDocument>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -50,6 +53,86 @@ QFont axisFont() {
     QFont f;
     f.setPointSizeF(8.5);
     return f;
+}
+
+QFont scaled(QFont f, double s) {
+    f.setPointSizeF(f.pointSizeF() * s);
+    return f;
+}
+
+// A marker's outline centred on (0, 0), `size` pixels across.
+QPainterPath markerPath(PlotWidget::Marker shape, qreal size) {
+    const qreal r = size / 2;
+    QPainterPath p;
+    switch (shape) {
+        case PlotWidget::Marker::circle: p.addEllipse(QPointF(0, 0), r, r); break;
+        case PlotWidget::Marker::square: p.addRect(QRectF(-r, -r, size, size)); break;
+        case PlotWidget::Marker::diamond: p.addPolygon(QPolygonF{{0, -r}, {r, 0}, {0, r}, {-r, 0}, {0, -r}}); break;
+        case PlotWidget::Marker::triangle: p.addPolygon(QPolygonF{{0, -r}, {r, r * 0.75}, {-r, r * 0.75}, {0, -r}}); break;
+    }
+    return p;
+}
+
+// The character a key names a marker by: hollow where it is drawn without fill.
+QString markerSymbol(PlotWidget::Marker shape, bool hollow) {
+    switch (shape) {
+        case PlotWidget::Marker::circle: return hollow ? QStringLiteral("○") : QStringLiteral("●");
+        case PlotWidget::Marker::square: return hollow ? QStringLiteral("□") : QStringLiteral("■");
+        case PlotWidget::Marker::diamond: return hollow ? QStringLiteral("◇") : QStringLiteral("◆");
+        case PlotWidget::Marker::triangle: return hollow ? QStringLiteral("△") : QStringLiteral("▲");
+    }
+    return {};
+}
+
+QString plainText(const QString& html) {
+    QTextDocument doc;
+    doc.setHtml(html);
+    return doc.toPlainText();
+}
+
+// The width a title's rich text takes in `font`, with the margin Qt Charts gives its text items.
+double htmlWidth(const QString& html, const QFont& font) {
+    QTextDocument doc;
+    doc.setDocumentMargin(4);
+    doc.setDefaultFont(font);
+    doc.setHtml(html);
+    return doc.idealWidth();
+}
+
+// A title and its shorter forms, each less its last qualifier: "Held-out loss · every 50 steps",
+// "Held-out loss"; "Training loss (each step's batch)", "Training loss". A form is never cut inside
+// its name, so the last one still says which chart it is.
+QStringList titleForms(const QString& html, const QStringList& separators) {
+    QStringList out{html};
+    QString t = html;
+    for (;;) {
+        qsizetype at = -1;
+        for (const QString& sep : separators) at = std::max(at, t.lastIndexOf(sep));
+        if (at <= 0) break;
+        QString cut = t.left(at);
+        for (bool trimmed = false; !trimmed;) {
+            trimmed = true;
+            for (const QString& end : {QStringLiteral(" "), QStringLiteral("&nbsp;"), QStringLiteral(" ·")})
+                if (cut.endsWith(end)) cut.chop(end.size()), trimmed = false;
+        }
+        const QString plain = plainText(cut).trimmed();
+        if (plain.isEmpty() || plain == QStringLiteral("★")) break;
+        out << cut;
+        t = cut;
+    }
+    return out;
+}
+
+// From the chart's coordinates to the widget's (the view shows the scene unscaled).
+QRectF inWidget(const QRectF& r, const QChart* chart, const QChartView* view) {
+    return chart->mapRectToScene(r).translated(QPointF(view->mapFromScene(QPointF(0, 0)) + view->pos()));
+}
+
+// The first form that fits `room` pixels; the shortest where none does (Qt elides that one).
+QString fitted(const QStringList& forms, const QFont& font, double room) {
+    for (const QString& f : forms)
+        if (htmlWidth(f, font) <= room) return f;
+    return forms.back();
 }
 
 }  // namespace
@@ -105,10 +188,7 @@ protected:
         emit m_owner->xRangeRequested(at - (at - x0) * factor, at + (x1 - at) * factor);
         e->accept();
     }
-    void resizeEvent(QResizeEvent* e) override {
-        QChartView::resizeEvent(e);
-        emit m_owner->plotResized();
-    }
+    void resizeEvent(QResizeEvent* e) override;  // below, after Private
 
 private:
     PlotWidget* m_owner;
@@ -136,12 +216,133 @@ public:
     QHorizontalStackedBarSeries* bars = nullptr;
     QBarCategoryAxis* barCategories = nullptr;
     QValueAxis* barValues = nullptr;
+    double barTotal = 0;  // the longest bar
+    bool placing = false;  // within plotAreaChanged's handler
     QList<QBarSet*> barSets;
     QStringList barCategoryNames;
     QList<BarSet> barSetsGiven;
     QPen basePen;      // the chart's own background frame and fill, restored when unhighlighted
     QBrush baseBrush;
+    QList<qreal> offsets;  // per series: pixels drawn above its values
+    QString title, xTitle, yTitle;                // as given
+    QString shownTitle, shownXTitle, shownYTitle;  // as fitted
+    QStringList keyNames;  // the lanes' key as last fitted
+    // event lanes
+    struct LaneMarks {
+        int lane;
+        QString name;
+        QColor fill, border;
+        Marker shape;
+        qreal size;
+        QList<double> steps;
+    };
+    QList<Lane> lanes;
+    QList<LaneMarks> laneMarks;
+    LaneItem* laneItem = nullptr;
+    double fontScale = 1.0;  // setFontScale's
+    QFont laneFont() const { return scaled(axisFont(), fontScale); }
+    double laneHeight() const {
+        qreal mark = 0;
+        for (const LaneMarks& m : laneMarks) mark = std::max(mark, m.size);
+        return std::max<double>(QFontMetricsF(laneFont()).height(), mark + 2) + 2;
+    }
+    // The chart's bottom margin: the lanes, a gap above them and room below for the highlight's frame.
+    static constexpr double k_laneGap = 4, k_laneFoot = 8;
+    double lanesHeight() const { return lanes.isEmpty() ? 0 : k_laneGap + lanes.size() * laneHeight() + k_laneFoot; }
+    void makeRoomForLanes() {
+        QMargins m = chart->margins();
+        m.setBottom(2 + static_cast<int>(std::ceil(lanesHeight())));
+        chart->setMargins(m);
+    }
+    QRectF laneRect(int lane) const {  // chart coordinates: from the chart's left edge to the plot's right
+        const QRectF area = chart->plotArea();
+        const double h = laneHeight();
+        const double top = chart->size().height() - 2 - lanesHeight() + k_laneGap + lane * h;
+        return QRectF(6, top, area.right() - 6, h);
+    }
 };
+
+// The event lanes, drawn in one item under the x axis (in the chart's bottom margin, which
+// setLanes makes room for): a faint line in the run's colour and pen, its marks, its name.
+class PlotWidget::LaneItem : public QGraphicsItem {
+public:
+    LaneItem(PlotWidget::Private* d, PlotWidget* owner) : QGraphicsItem(d->chart), d(d), m_owner(owner) { setZValue(80); }
+    QRectF boundingRect() const override {
+        if (d->lanes.isEmpty()) return {};
+        return d->laneRect(0).united(d->laneRect(static_cast<int>(d->lanes.size()) - 1)).adjusted(-2, -2, 12, 2);
+    }
+    void changed() {
+        prepareGeometryChange();
+        update();
+    }
+    void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override {
+        if (d->lanes.isEmpty()) return;
+        const QRectF area = d->chart->plotArea();
+        const double x0 = m_owner->xMin(), x1 = m_owner->xMax();
+        const QFont font = d->laneFont();
+        const QFontMetricsF fm(font);
+        p->setRenderHint(QPainter::Antialiasing, true);
+        p->setFont(font);
+        for (int i = 0; i < d->lanes.size(); ++i) {
+            const Lane& lane = d->lanes[i];
+            const QRectF r = d->laneRect(i);
+            const double cy = r.center().y();
+            if (i % 2 == 1) p->fillRect(QRectF(area.left(), r.top(), area.width(), r.height()), QColor(0, 0, 0, 12));
+            QColor line = lane.colour;
+            line.setAlpha(150);
+            p->setPen(QPen(line, 1.2 * d->fontScale, lane.pen, Qt::FlatCap));
+            p->drawLine(QPointF(area.left(), cy), QPointF(area.right(), cy));
+            // Where each mark of the lane sits, and how far it reaches either side.
+            QList<QPair<double, double>> at;
+            for (const Private::LaneMarks& m : d->laneMarks)
+                if (m.lane == i)
+                    for (double step : m.steps)
+                        if (step >= x0 && step <= x1) at.append({area.left() + (step - x0) / (x1 - x0) * area.width(), m.size / 2});
+            // The name at the row's left, under the y labels and into the plot where it is longer, or
+            // at its right end where marks lie under the left; where both have marks, under them.
+            const QString name = fm.elidedText(lane.name, Qt::ElideMiddle, std::max(20.0, area.left() - 6 + area.width() * 0.3));
+            const double w = fm.horizontalAdvance(name) + 6;
+            auto clear = [&](double a, double b) {
+                return std::none_of(at.begin(), at.end(), [&](const auto& m) { return m.first + m.second > a && m.first - m.second < b; });
+            };
+            const bool left = clear(r.left(), r.left() + w), right = !left && clear(area.right() - w, area.right());
+            const QRectF box(right ? area.right() - w : r.left(), cy - fm.height() / 2, w, fm.height());
+            auto drawName = [&] {
+                QColor back = d->chart->backgroundBrush().color();
+                back.setAlpha(215);
+                p->setPen(Qt::NoPen);
+                p->setBrush(back);
+                p->drawRoundedRect(box, 2, 2);
+                p->setPen(QColor(0x33, 0x33, 0x33));  // the line beside it says which run; a pale run's name would not read
+                p->drawText(box.adjusted(3, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, name);
+            };
+            if (!left && !right) drawName();
+            for (const Private::LaneMarks& m : d->laneMarks) {
+                if (m.lane != i) continue;
+                const QPainterPath shape = markerPath(m.shape, m.size);
+                const bool hollow = m.fill.alpha() < 128;
+                p->setPen(QPen(m.border, hollow ? 1.6 * d->fontScale : 1.0));
+                p->setBrush(hollow ? QBrush(d->chart->backgroundBrush().color()) : QBrush(m.fill));
+                for (double step : m.steps) {
+                    if (step < x0 || step > x1) continue;
+                    const double px = area.left() + (step - x0) / (x1 - x0) * area.width();
+                    p->drawPath(shape.translated(px, cy));
+                }
+            }
+            if (left || right) drawName();
+        }
+    }
+
+private:
+    PlotWidget::Private* d;
+    PlotWidget* m_owner;
+};
+
+void PlotWidget::View::resizeEvent(QResizeEvent* e) {
+    QChartView::resizeEvent(e);
+    m_owner->fitTitles();
+    emit m_owner->plotResized();
+}
 
 // The mouse at rest (~0.7 s) asks for a tooltip. QGraphicsScene answers with the tooltip of the item
 // under it, and with an empty one (which hides any tooltip) where no item has one: that hid the hover
@@ -173,6 +374,7 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent),
     tf.setPointSizeF(10);
     tf.setBold(true);
     d->chart->setTitleFont(tf);
+    d->title = title;
     d->chart->setTitle(title);
     d->x = new QValueAxis;
     d->y = new QValueAxis;
@@ -215,10 +417,24 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent),
     d->placeholder->setBrush(QColor(0x77, 0x77, 0x77));
     d->placeholder->setZValue(92);
     d->placeholder->hide();
+    d->laneItem = new LaneItem(d.get(), this);
     connect(d->chart, &QChart::plotAreaChanged, this, [this] {
+        // Fitting ticks and titles may lay the chart out again at once (a new axis range does): the
+        // plot area that change brings is not fitted again, or ticks chosen for one width pick others
+        // for the next, and so on down the stack (the stress test's crash). What is placed on the
+        // plot is placed after, on the area as it ends.
+        if (d->placing) return;
+        d->placing = true;
+        fitBarTicks();
+        fitTitles();
         setCursorStep(d->cursorX);
         placeBand();
         placePlaceholder();
+        placeLanes();
+        // Dodged series are offset in pixels: a new height moves them in axis units.
+        for (int i = 0; i < d->series.size(); ++i)
+            if (d->offsets[i] != 0) applyPoints(i);
+        d->placing = false;
     });
     setXRange(0, 100);
     setYRange(0, 1);
@@ -240,6 +456,7 @@ int PlotWidget::addLine(const QString& name, const QColor& colour, qreal width, 
     s->attachAxis(d->y);
     d->series << s;
     d->given << QList<QPointF>{};
+    d->offsets << 0;
     return static_cast<int>(d->series.size()) - 1;
 }
 
@@ -262,6 +479,7 @@ int PlotWidget::addMarkers(const QString& name, const QColor& fill, const QColor
     s->attachAxis(d->y);
     d->series << s;
     d->given << QList<QPointF>{};
+    d->offsets << 0;
     return static_cast<int>(d->series.size()) - 1;
 }
 
@@ -272,6 +490,7 @@ void PlotWidget::removeAllSeries() {
     }
     d->series.clear();
     d->given.clear();
+    d->offsets.clear();
 }
 
 int PlotWidget::seriesCount() const { return static_cast<int>(d->series.size()); }
@@ -287,16 +506,26 @@ void PlotWidget::setPoints(int id, const QList<QPointF>& points) {
 
 void PlotWidget::applyPoints(int id) {
     const QList<QPointF>& points = d->given[id];
-    if (m_yScale == YScale::linear) {
+    const double height = d->chart->plotArea().height();
+    const double lift = d->offsets[id] != 0 && height > 1 ? d->offsets[id] * (d->y->max() - d->y->min()) / height : 0.0;
+    if (m_yScale == YScale::linear && lift == 0) {
         d->series[id]->replace(points);
         return;
     }
     QList<QPointF> t;
     t.reserve(points.size());
-    for (const QPointF& p : points)
-        if (p.y() > 0 && std::isfinite(p.y()))
-            t.append(QPointF(p.x(), m_yScale == YScale::log2 ? std::log2(p.y()) : std::log10(p.y())));
+    for (const QPointF& p : points) {
+        if (m_yScale == YScale::linear) t.append(QPointF(p.x(), p.y() + lift));
+        else if (p.y() > 0 && std::isfinite(p.y()))
+            t.append(QPointF(p.x(), (m_yScale == YScale::log2 ? std::log2(p.y()) : std::log10(p.y())) + lift));
+    }
     d->series[id]->replace(t);
+}
+
+void PlotWidget::setSeriesOffset(int id, qreal px) {
+    if (id < 0 || id >= d->series.size() || d->offsets[id] == px) return;
+    d->offsets[id] = px;
+    applyPoints(id);
 }
 
 QList<QPointF> PlotWidget::points(int id) const {
@@ -308,10 +537,74 @@ void PlotWidget::setSeriesVisible(int id, bool visible) {
 }
 
 void PlotWidget::setTitle(const QString& title) {
-    if (d->chart->title() != title) d->chart->setTitle(title);  // a new title lays the chart out again
+    d->title = title;
+    fitTitles();
 }
-void PlotWidget::setXTitle(const QString& title) { d->x->setTitleText(title); }
-void PlotWidget::setYTitle(const QString& title) { d->y->setTitleText(title); }
+void PlotWidget::setXTitle(const QString& title) {
+    d->xTitle = title;
+    fitTitles();
+}
+void PlotWidget::setYTitle(const QString& title) {
+    d->yTitle = title;
+    fitTitles();
+}
+QString PlotWidget::title() const { return d->title; }
+QString PlotWidget::shownTitle() const { return d->shownTitle; }
+QString PlotWidget::shownXTitle() const { return d->shownXTitle; }
+
+// The kinds of mark in view, each once, in the order the kinds were first added.
+QStringList PlotWidget::keyNames() const {
+    QStringList kinds, named;
+    for (const Private::LaneMarks& k : d->laneMarks)
+        if (!kinds.contains(k.name)) kinds << k.name;
+    for (const QString& kind : kinds)
+        for (const Private::LaneMarks& k : d->laneMarks)
+            if (k.name == kind && !named.contains(kind) &&
+                std::any_of(k.steps.begin(), k.steps.end(), [this](double s) { return s >= xMin() && s <= xMax(); }))
+                named << kind;
+    return named;
+}
+
+// Each title in the longest form that fits whole: the chart's title across the chart, the x title
+// along the plot (with the lanes' key: "step · ◆ halved ◇ kept", then the key alone, then fewer of
+// its entries), the y title along the plot's height or not at all. A changed text lays the chart out
+// again, so only a change is set.
+void PlotWidget::fitTitles() {
+    const QMargins m = d->chart->margins();
+    const QRectF area = d->chart->plotArea();
+    const double width = d->view->width() - m.left() - m.right() - 12;
+    const QString title = fitted(titleForms(d->title, {QStringLiteral(" · "), QStringLiteral(" ("), QStringLiteral("&nbsp;")}),
+                                 d->chart->titleFont(), width);
+    if (title != d->shownTitle || d->chart->title() != title) d->chart->setTitle(d->shownTitle = title);
+
+    QStringList entries;  // the key: each kind of mark in view once, by its name
+    d->keyNames = keyNames();
+    for (const QString& name : d->keyNames) {
+        const Private::LaneMarks& k = *std::find_if(d->laneMarks.begin(), d->laneMarks.end(),
+                                                   [&](const Private::LaneMarks& m) { return m.name == name; });
+        const bool hollow = k.fill.alpha() < 128;
+        entries << QStringLiteral("<span style='color:%1'>%2</span>&nbsp;%3")
+                       .arg((hollow ? k.border : k.fill).name(), markerSymbol(k.shape, hollow), k.name.toHtmlEscaped());
+    }
+    QStringList xForms;
+    if (!d->xTitle.isEmpty()) xForms << d->xTitle + (entries.isEmpty() ? QString() : QStringLiteral(" · ") + entries.join(QStringLiteral("&nbsp; ")));
+    for (qsizetype n = entries.size(); n > 0; --n) xForms << entries.mid(0, n).join(QStringLiteral("&nbsp; "));
+    if (xForms.isEmpty()) xForms << QString();
+    const double plotWidth = area.width() > 10 ? area.width() : width - 60;
+    const QString x = fitted(xForms, d->x->titleFont(), plotWidth);
+    if (x != d->shownXTitle || d->x->titleText() != x) d->x->setTitleText(d->shownXTitle = x);
+
+    // A y title that fits in no form is left out: its chart's title names the quantity, and a cut
+    // one ("on unse…", "% of gr…") said less than none.
+    const double plotHeight = area.height() > 10 ? area.height() : d->view->height() / 2.0;
+    QString y;
+    for (const QString& f : titleForms(d->yTitle, {QStringLiteral(", "), QStringLiteral(" (")}))
+        if (htmlWidth(f, d->y->titleFont()) <= plotHeight) {
+            y = f;
+            break;
+        }
+    if (y != d->shownYTitle || d->y->titleText() != y) d->y->setTitleText(d->shownYTitle = y);
+}
 
 void PlotWidget::setXLabelFormat(const QString& format) { d->x->setLabelFormat(format); }
 
@@ -320,6 +613,7 @@ void PlotWidget::setHighlighted(bool on) {
     m_highlighted = on;
     d->chart->setBackgroundPen(on ? QPen(QColor(230, 126, 34), 3.0) : d->basePen);
     d->chart->setBackgroundBrush(on ? QBrush(QColor(255, 248, 240)) : d->baseBrush);
+    d->laneItem->update();  // its names' backing and hollow marks take the chart's fill
 }
 
 void PlotWidget::setYLabelFormat(const QString& format) {
@@ -347,14 +641,23 @@ void PlotWidget::setYScale(YScale scale) {
 
 double PlotWidget::yTickInterval() const { return d->y->tickInterval(); }
 
-void PlotWidget::setXRange(double x0, double x1) {
-    if (!(x1 > x0)) x1 = x0 + 1;
-    if (d->x->min() == x0 && d->x->max() == x1) return;
+double PlotWidget::xTickFor(double span, int plotWidth) {
     // Whole units at least: the x axis counts steps (or powers), printed "%.0f", so a finer interval
     // on a wide plot printed one number twice ("0 0 1 2 2").
-    applyAxis(d->x, x0, x1, std::max(1.0, niceStep(x1 - x0, std::max(2, plotWidth() / 90))));
+    return std::max(1.0, niceStep(span, std::max(2, plotWidth / 90)));
+}
+
+double PlotWidget::xTickInterval() const { return d->x->tickInterval(); }
+
+void PlotWidget::setXRange(double x0, double x1, double tick) {
+    if (!(x1 > x0)) x1 = x0 + 1;
+    const double interval = tick > 0 ? tick : xTickFor(x1 - x0, plotWidth());
+    if (d->x->min() == x0 && d->x->max() == x1 && d->x->tickInterval() == interval) return;
+    applyAxis(d->x, x0, x1, interval);
     setCursorStep(d->cursorX);
     placeBand();
+    placeLanes();
+    if (keyNames() != d->keyNames) fitTitles();  // the key names the marks in view
 }
 
 void PlotWidget::setYRange(double lo, double hi) {
@@ -368,6 +671,8 @@ void PlotWidget::setYRange(double lo, double hi) {
         const double step = std::max(1.0, std::ceil((hi - lo) / 5));
         if (d->y->min() == lo && d->y->max() == hi && d->y->tickInterval() == step) return;
         applyAxis(d->y, lo, hi, step);
+        for (int i = 0; i < d->series.size(); ++i)
+            if (d->offsets[i] != 0) applyPoints(i);
         return;
     }
     if (!std::isfinite(lo) || !std::isfinite(hi)) lo = 0, hi = 1;
@@ -382,6 +687,8 @@ void PlotWidget::setYRange(double lo, double hi) {
     hi = std::ceil(hi / step - 1e-9) * step;
     if (d->y->min() == lo && d->y->max() == hi && d->y->tickInterval() == step) return;
     applyAxis(d->y, lo, hi, step);
+    for (int i = 0; i < d->series.size(); ++i)
+        if (d->offsets[i] != 0) applyPoints(i);
 }
 
 double PlotWidget::xMin() const { return d->x->min(); }
@@ -488,9 +795,52 @@ void PlotWidget::setLegendVisible(bool visible) {
     QLegend* l = d->chart->legend();
     l->setAlignment(Qt::AlignBottom);
     QFont lf = axisFont();
-    lf.setPointSizeF(8.5 * m_fontScale);
+    lf.setPointSizeF(8.5 * d->fontScale);
     l->setFont(lf);
     l->setVisible(visible);
+}
+
+void PlotWidget::setLanes(const QList<Lane>& lanes) {
+    const bool sameRows = lanes.size() == d->lanes.size();
+    d->lanes = lanes;
+    d->laneMarks.clear();
+    // Room under the x axis's title for the rows (the chart lays its axes out above the margin).
+    if (!sameRows) d->makeRoomForLanes();
+    placeLanes();
+    fitTitles();
+}
+
+int PlotWidget::laneCount() const { return static_cast<int>(d->lanes.size()); }
+QString PlotWidget::laneName(int lane) const { return lane >= 0 && lane < d->lanes.size() ? d->lanes[lane].name : QString(); }
+
+int PlotWidget::addLaneMarks(int lane, const QString& name, const QColor& fill, const QColor& border, Marker shape, qreal size) {
+    const double before = d->lanesHeight();
+    d->laneMarks << Private::LaneMarks{lane, name, fill, border, shape, size, {}};
+    if (d->lanesHeight() != before) d->makeRoomForLanes();  // a larger mark makes each row taller
+    return static_cast<int>(d->laneMarks.size()) - 1;
+}
+
+void PlotWidget::setLaneSteps(int id, const QList<double>& steps) {
+    if (id < 0 || id >= d->laneMarks.size() || d->laneMarks[id].steps == steps) return;
+    d->laneMarks[id].steps = steps;
+    d->laneItem->update();
+    if (keyNames() != d->keyNames) fitTitles();
+}
+
+QList<double> PlotWidget::laneSteps(int id) const {
+    return id >= 0 && id < d->laneMarks.size() ? d->laneMarks[id].steps : QList<double>{};
+}
+
+QRectF PlotWidget::laneRect(int lane) const {
+    if (lane < 0 || lane >= d->lanes.size()) return {};
+    return inWidget(d->laneRect(lane), d->chart, d->view);
+}
+
+QRectF PlotWidget::plotRect() const { return inWidget(d->chart->plotArea(), d->chart, d->view); }
+
+void PlotWidget::placeLanes() {
+    d->laneItem->setVisible(!d->lanes.isEmpty() && !d->bars && d->placeholderText.isEmpty());
+    d->laneItem->changed();
 }
 
 void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& sets, const QString& valueTitle) {
@@ -507,9 +857,12 @@ void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& set
         d->chart->addSeries(d->bars);
         d->barCategories = new QBarCategoryAxis;
         d->barValues = new QValueAxis;
-        d->barCategories->setLabelsFont(axisFont());
-        d->barValues->setLabelsFont(axisFont());
+        d->barCategories->setLabelsFont(scaled(axisFont(), d->fontScale));
+        d->barValues->setLabelsFont(scaled(axisFont(), d->fontScale));
+        d->barValues->setTitleFont(scaled(axisFont(), d->fontScale));
         d->barValues->setLabelFormat(QStringLiteral("%.3g"));
+        d->barValues->setTickType(QValueAxis::TicksDynamic);
+        d->barValues->setTickAnchor(0);
         d->barValues->setGridLineColor(QColor(0, 0, 0, 28));
         d->chart->addAxis(d->barCategories, Qt::AlignLeft);
         d->chart->addAxis(d->barValues, Qt::AlignBottom);
@@ -519,7 +872,7 @@ void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& set
         // At the side, one category per line: a row under a narrow chart cuts the names short.
         d->chart->legend()->setAlignment(Qt::AlignRight);
         QFont lf = axisFont();
-        lf.setPointSizeF(8);
+        lf.setPointSizeF(8 * d->fontScale);
         d->chart->legend()->setFont(lf);
         if (!d->placeholderText.isEmpty()) setPlaceholder(d->placeholderText);  // stays empty
     }
@@ -556,27 +909,49 @@ void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& set
         }
     }
     for (double s : sums) total = std::max(total, s);
-    d->barValues->setRange(0, total > 0 ? total * 1.05 : 1);
-    d->barValues->applyNiceNumbers();
+    d->barTotal = total;
+    fitBarTicks();
+}
+
+// The value axis of the bars: from 0 to a round number over the longest bar, as many labels as fit
+// the plot's width in its font (applyNiceNumbers chose five whatever the font, and classroom's text
+// ran them together: "0100200300400").
+void PlotWidget::fitBarTicks() {
+    if (!d->bars) return;
+    const double top = d->barTotal > 0 ? d->barTotal * 1.05 : 1;
+    const QFontMetricsF fm(d->barValues->labelsFont());
+    const double label = fm.horizontalAdvance(QString::number(top, 'g', 3)) + 2 * fm.averageCharWidth();
+    const int ticks = std::clamp(static_cast<int>(d->chart->plotArea().width() / label), 2, 5);
+    const double step = niceStep(top, ticks);
+    const double end = std::ceil(top / step - 1e-9) * step;
+    if (d->barValues->min() == 0 && d->barValues->max() == end && d->barValues->tickInterval() == step) return;
+    applyAxis(d->barValues, 0, end, step);
 }
 
 void PlotWidget::setFontScale(double s) {
-    const double k = s / m_fontScale;
-    m_fontScale = s;
+    const double k = s / d->fontScale;
+    d->fontScale = s;
     auto grow = [k](QFont f) {
         f.setPointSizeF(f.pointSizeF() * k);
         return f;
     };
     d->chart->setTitleFont(grow(d->chart->titleFont()));
-    for (QValueAxis* a : {d->x, d->y}) {
+    // The bar mode's axes too (the Memory chart): classroom enlarged every chart's text but its.
+    for (QValueAxis* a : {d->x, d->y, d->barValues}) {
+        if (!a) continue;
         a->setLabelsFont(grow(a->labelsFont()));
         a->setTitleFont(grow(a->titleFont()));
     }
+    if (d->barCategories) d->barCategories->setLabelsFont(grow(d->barCategories->labelsFont()));
     d->chart->legend()->setFont(grow(d->chart->legend()->font()));
     d->bandLabel->setFont(grow(d->bandLabel->font()));
     d->placeholder->setFont(grow(d->placeholder->font()));
+    if (!d->lanes.isEmpty()) d->makeRoomForLanes();
     placeBand();
     placePlaceholder();
+    placeLanes();
+    fitBarTicks();
+    fitTitles();
 }
 
 }  // namespace mpx::ui

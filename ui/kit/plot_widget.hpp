@@ -2,7 +2,9 @@
 // over a step axis, or a chart of stacked horizontal bars. Nothing else in mpx includes Qt Charts,
 // so replacing it means rewriting this class only.
 // Rule: callers hand over data in real units; log axes are done here (points ≤ 0 are dropped),
-// and each series is updated with one replace() per redraw.
+// and each series is updated with one replace() per redraw. Titles are fitted here: a title too wide
+// for the chart loses its trailing qualifiers (" (…)", " · …", a legend after "&nbsp;") before Qt
+// would cut it mid-word, so its name always shows whole.
 #pragma once
 
 #include <QColor>
@@ -20,6 +22,12 @@ class PlotWidget : public QWidget {
 public:
     enum class YScale { linear, log10, log2 };
     enum class Marker { circle, diamond, triangle, square };
+    // A row of event marks under the plot (setLanes): a run's name and its colour and pen.
+    struct Lane {
+        QString name;
+        QColor colour;
+        Qt::PenStyle pen = Qt::SolidLine;
+    };
     struct BarSet {
         QString name;
         QColor colour;
@@ -39,16 +47,26 @@ public:
     void setPoints(int id, const QList<QPointF>& points);
     QList<QPointF> points(int id) const;  // as given (real units, before the log transform)
     void setSeriesVisible(int id, bool visible);
+    // Drawn `px` pixels higher than its values (a dodge: two runs with equal values stay two lines);
+    // points() and the hover still give the values.
+    void setSeriesOffset(int id, qreal px);
 
     void setTitle(const QString& title);
     void setXTitle(const QString& title);
     void setYTitle(const QString& title);
+    QString title() const;        // as given
+    QString shownTitle() const;   // as fitted to the chart's width: whole or less its trailing qualifiers
+    QString shownXTitle() const;  // likewise, with the lanes' key where there are lanes
     void setYScale(YScale scale);
     YScale yScale() const { return m_yScale; }
     double yTickInterval() const;  // in axis units (a log axis: powers)
     void setYLabelFormat(const QString& format);  // printf-style, linear axis: "%.0f", "%g%%"
     void setXLabelFormat(const QString& format);  // printf-style: "2^%.0f" for an x that is log2 of the value
-    void setXRange(double x0, double x1);
+    // tick: steps between x labels, so that charts sharing a step axis share its ticks; 0 picks one
+    // for this plot's own width (xTickFor).
+    void setXRange(double x0, double x1, double tick = 0);
+    double xTickInterval() const;
+    static double xTickFor(double span, int plotWidth);  // 1, 2 or 5 × 10^k, a label every ~90 px
     void setYRange(double lo, double hi);  // real units
     double xMin() const;
     double xMax() const;
@@ -70,6 +88,20 @@ public:
     void setHighlighted(bool on);
     bool isHighlighted() const { return m_highlighted; }
 
+    // Event lanes: one row per lane under the x axis's labels, on the plot's step axis, with marks at
+    // steps (a scale event of each run). A lane's name sits at its left; the x title carries
+    // the key of the marks in view ("◆ halved ◇ kept"). An empty list removes the lanes and marks.
+    void setLanes(const QList<Lane>& lanes);
+    int laneCount() const;
+    QString laneName(int lane) const;
+    // A kind of mark in one lane; ids count from 0 in order of creation, reset by setLanes.
+    int addLaneMarks(int lane, const QString& name, const QColor& fill, const QColor& border, Marker shape,
+                     qreal size = 9);
+    void setLaneSteps(int id, const QList<double>& steps);
+    QList<double> laneSteps(int id) const;
+    QRectF laneRect(int lane) const;  // where the lane is drawn, in the widget's pixels
+    QRectF plotRect() const;          // the plot area, in the widget's pixels
+
     // Bar mode: stacked horizontal bars, one bar per category; a legend names the sets.
     void setBars(const QStringList& categories, const QList<BarSet>& sets, const QString& valueTitle);
 
@@ -82,13 +114,17 @@ signals:
 private:
     void placeBand();
     void placePlaceholder();
+    void placeLanes();
+    void fitBarTicks();
+    void fitTitles();          // the chart, x and y titles, fitted to the room they have now
+    QStringList keyNames() const;
     void applyPoints(int id);  // the given points, through the y transform, into the series
     class View;
     class Private;
+    class LaneItem;
     std::unique_ptr<Private> d;
     bool m_highlighted = false;
     YScale m_yScale = YScale::linear;
-    double m_fontScale = 1.0;
 };
 
 }  // namespace mpx::ui

@@ -40,6 +40,29 @@ constexpr int k_chart_columns = 3;  // at most
 constexpr int k_tile_min_width = 300;
 constexpr int k_tile_min_height = 170;
 constexpr int k_legend_columns = 4;  // runs to a legend row
+// A chart a lesson names is this much taller than the rest: its lanes and its point need the room.
+constexpr double k_named_height = 1.4;
+
+// How each kind of scale event is marked in its run's lane (ChartsPanel::ScaleMark order, which is
+// also the key's: the last entries go first where the key does not fit). A skipped step whose scale
+// halved is the red diamond the lessons name (hysteresis, overflow-storm); one that hysteresis absorbed
+// is the same diamond hollow, in the event log's amber; growth is the quiet rhythm between them,
+// small and pale, in the log's green (event_log_panel.cpp).
+struct MarkStyle {
+    const char* name;
+    QColor fill, border;  // a transparent fill draws the mark hollow
+    PlotWidget::Marker shape;
+    double size;  // pixels, × the presentation scale
+};
+const MarkStyle k_marks[] = {
+    {QT_TRANSLATE_NOOP("ChartsPanel", "halved"), QColor(0xc0, 0x39, 0x2b), QColor(0x7b, 0x24, 0x1c),
+     PlotWidget::Marker::diamond, 10},
+    {QT_TRANSLATE_NOOP("ChartsPanel", "kept"), Qt::transparent, QColor(0xb3, 0x6b, 0x00), PlotWidget::Marker::diamond, 10},
+    {QT_TRANSLATE_NOOP("ChartsPanel", "skipped"), QColor(0x6c, 0x1f, 0x80), QColor(0x40, 0x12, 0x4c),
+     PlotWidget::Marker::square, 7},
+    {QT_TRANSLATE_NOOP("ChartsPanel", "grew"), QColor(0x1e, 0x7d, 0x32, 150), QColor(0x1e, 0x7d, 0x32, 150),
+     PlotWidget::Marker::triangle, 5},
+};
 
 }  // namespace
 
@@ -86,6 +109,7 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
         auto* p = new PlotWidget(m_titles[i] = chartTitle(c));
         p->setMinimumSize(k_tile_min_width, k_tile_min_height);
         m_plots[i] = p;
+        m_order << c.id;
         if (c.draw == Draw::stacked) {
             p->setToolTip(c.explain());
             p->setPlaceholder(memoryPlaceholder());
@@ -125,6 +149,8 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
     connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
         // A new session has no memory figures until its first step: the old session's bars go.
         if (m_store->steps() == 0) plot(ChartId::memory)->setPlaceholder(memoryPlaceholder());
+        m_events.clear();
+        m_logSeen = 0;
         rebuildSeries();
         m_cursor = std::nan("");
         resetZoom();
@@ -162,18 +188,32 @@ void ChartsPanel::resizeEvent(QResizeEvent* e) {
     fitRunLabels();
 }
 
+// A tile's least size grows with the classroom's text, by its square root: at × 1.6 text a tile of
+// the normal size cut every title and axis title, while × 1.6 tiles left a laptop one chart across.
 void ChartsPanel::layoutCharts() {
     const int spacing = m_grid->spacing();
+    const double grow = std::sqrt(m_scale);
+    const int tileWidth = static_cast<int>(std::lround(k_tile_min_width * grow));
+    for (int i = 0; i < k_chart_count; ++i)
+        m_plots[i]->setMinimumSize(tileWidth, static_cast<int>(std::lround(k_tile_min_height * grow *
+                                                                           (m_highlighted[i] ? k_named_height : 1.0))));
     // The panel's own width (the scroll area is laid out after this resize): less the margins and
     // a vertical scroll bar's room.
     const int usable = std::max(1, width() - 8 - style()->pixelMetric(QStyle::PM_ScrollBarExtent));
-    const int columns = std::clamp((usable + spacing) / (k_tile_min_width + spacing), 1, k_chart_columns);
-    if (columns == m_columns) return;
+    const int columns = std::clamp((usable + spacing) / (tileWidth + spacing), 1, k_chart_columns);
+    QList<ChartId> order;  // the lesson's charts first, in the order it names them
+    for (int i = 0; i < k_chart_count; ++i)
+        if (m_highlighted[i]) order << static_cast<ChartId>(i);
+    std::stable_sort(order.begin(), order.end(), [this](ChartId a, ChartId b) { return m_named.indexOf(a) < m_named.indexOf(b); });
+    for (int i = 0; i < k_chart_count; ++i)
+        if (!m_highlighted[i]) order << static_cast<ChartId>(i);
+    if (columns == m_columns && order == m_order) return;
     m_columns = columns;
+    m_order = order;
     for (int i = 0; i < k_chart_count; ++i) m_grid->removeWidget(m_plots[i]);
     for (int r = 0; r < m_grid->rowCount(); ++r) m_grid->setRowStretch(r, 0);
     for (int c = 0; c < m_grid->columnCount(); ++c) m_grid->setColumnStretch(c, 0);
-    for (int i = 0; i < k_chart_count; ++i) m_grid->addWidget(m_plots[i], i / columns, i % columns);
+    for (int i = 0; i < k_chart_count; ++i) m_grid->addWidget(plot(m_order[i]), i / columns, i % columns);
     for (int r = 0; r * columns < k_chart_count; ++r) m_grid->setRowStretch(r, 1);
     for (int c = 0; c < columns; ++c) m_grid->setColumnStretch(c, 1);
 }
@@ -236,13 +276,16 @@ void ChartsPanel::rebuildSeries() {
     m_runBoxes.clear();
     m_runTexts.clear();
     m_series.clear();
+    for (const ChartSpec& c : chartTable())
+        if (c.scaleEvents) plot(c.id)->setLanes({});
+    m_lanes = {};
     const auto session = m_store->session();
     if (!session) return;
     const int runs = static_cast<int>(session->runs.size());
     m_series.assign(static_cast<std::size_t>(runs), RunSeries{});
     updateTitles();
     // In three passes so that what matters is drawn on top: faint raw lines, then every run's line,
-    // then markers.
+    // then markers. A chart with scale events draws them in lanes (drawLanes), not on its lines.
     for (const ChartSpec& c : chartTable())
         if (c.draw == Draw::rawAndSmoothed)
             for (int r = 0; r < runs; ++r) {
@@ -253,10 +296,17 @@ void ChartsPanel::rebuildSeries() {
     for (int r = 0; r < runs; ++r) {
         const QString label = session->runs[r].label;
         const gui::RunStyle& style = session->runs[r].style;
-        for (const ChartSpec& c : chartTable())
-            if (c.draw != Draw::stacked)
-                m_series[r][static_cast<int>(c.id)].line = plot(c.id)->addLine(
-                    label, style.colour, (c.draw == Draw::rawAndSmoothed || c.scaleEvents ? 2.0 : 1.6) * m_scale, style.pen);
+        for (const ChartSpec& c : chartTable()) {
+            if (c.draw == Draw::stacked) continue;
+            const double width = (c.draw == Draw::rawAndSmoothed || c.scaleEvents ? 2.0 : 1.6) * m_scale;
+            const int line = plot(c.id)->addLine(label, style.colour, width, style.pen);
+            m_series[r][static_cast<int>(c.id)].line = line;
+            // Scales are powers of two that runs often share step for step: a line's width apart
+            // (closer where many runs would spread past four widths), the first run highest, so the
+            // run drawn last no longer hides the others (issue 27).
+            const double apart = width * std::min(1.0, 4.0 / std::max(1, runs - 1));
+            if (c.scaleEvents) plot(c.id)->setSeriesOffset(line, ((runs - 1) / 2.0 - r) * apart);
+        }
         auto* box = new QCheckBox(label);
         box->setChecked(true);
         box->setIcon(swatch(style, 14));
@@ -281,12 +331,6 @@ void ChartsPanel::rebuildSeries() {
             Series& s = m_series[r][static_cast<int>(c.id)];
             if (c.draw == Draw::dots)
                 s.dots = plot(c.id)->addMarkers(tr("evaluated"), colour, colour.darker(140), PlotWidget::Marker::circle, 6 * m_scale);
-            if (c.scaleEvents) {
-                s.skips = plot(c.id)->addMarkers(tr("skipped"), colour, QColor(0xc0, 0x39, 0x2b),
-                                                 PlotWidget::Marker::diamond, 9 * m_scale);
-                s.grows = plot(c.id)->addMarkers(tr("grew"), colour.lighter(130), colour.darker(140),
-                                                 PlotWidget::Marker::triangle, 7 * m_scale);
-            }
         }
     }
 }
@@ -304,8 +348,12 @@ int ChartsPanel::rawLossSeries(int run) const {
 int ChartsPanel::scaleSeries(int run) const {
     return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(ChartId::scale)].line;
 }
-int ChartsPanel::skipMarkerSeries(int run) const {
-    return m_series.at(static_cast<std::size_t>(run))[static_cast<int>(ChartId::scale)].skips;
+QList<int> ChartsPanel::laneRuns(ChartId c) const { return m_lanes[static_cast<int>(c)].runs; }
+
+int ChartsPanel::laneMarks(ChartId c, int run, ScaleMark kind) const {
+    const Lanes& l = m_lanes[static_cast<int>(c)];
+    const qsizetype lane = l.runs.indexOf(run);
+    return lane < 0 ? -1 : l.marks[static_cast<std::size_t>(lane)][static_cast<std::size_t>(kind)];
 }
 
 void ChartsPanel::setLossLogScale(bool on) { m_logLoss->setChecked(on); }
@@ -350,6 +398,7 @@ void ChartsPanel::focusStep(qint64 step) {
 }
 
 void ChartsPanel::refresh() {
+    readEvents();
     if (m_follow) updateFollowRange();
     updateTitles();
     drawTimeCharts();
@@ -359,7 +408,8 @@ void ChartsPanel::refresh() {
 void ChartsPanel::updateTitles() {
     const auto session = m_store->session();
     for (const ChartSpec& c : chartTable()) {
-        QString title = chartTitle(c);
+        // Scale events are keyed under the chart, beside their lanes, not by the title's symbols.
+        QString title = c.scaleEvents ? chartPlainTitle(c.id) : chartTitle(c);
         // Evaluation charts say how often they are measured, or that nothing is: step 0 always
         // evaluates, so no value there means the data has none (accuracy of a regression).
         if (c.draw == Draw::dots && session) {
@@ -378,24 +428,33 @@ void ChartsPanel::setPresentationScale(double s) {
     if (s == m_scale) return;
     m_scale = s;
     for (PlotWidget* p : m_plots) p->setFontScale(s);
+    layoutCharts();
     if (m_store->session()) rebuildSeries();
     refresh();
 }
 
 void ChartsPanel::setHighlighted(const QList<ChartId>& charts) {
+    m_named = charts;
     for (int i = 0; i < k_chart_count; ++i) {
         const bool on = charts.contains(static_cast<ChartId>(i));
         m_highlighted[i] = on;
         m_plots[i]->setHighlighted(on);
     }
+    layoutCharts();
     updateTitles();
 }
 
 void ChartsPanel::drawTimeCharts() {
     if (static_cast<int>(m_series.size()) != m_store->runCount()) return;
+    // One tick interval for every chart: their step axes are one axis, so they read alike (each
+    // chose its own from its width, "0 500" beside "0 200 400 600"), as many as the narrowest fits.
+    int narrowest = std::numeric_limits<int>::max();
+    for (const ChartSpec& c : chartTable())
+        if (c.draw != Draw::stacked) narrowest = std::min(narrowest, plot(c.id)->plotWidth());
+    const double tick = PlotWidget::xTickFor(m_x1 - m_x0, narrowest);
     for (const ChartSpec& c : chartTable())
         if (c.draw != Draw::stacked) {
-            plot(c.id)->setXRange(m_x0, m_x1);
+            plot(c.id)->setXRange(m_x0, m_x1, tick);
             plot(c.id)->setCursorStep(m_cursor);
             drawLines(c, m_x0, m_x1);
         }
@@ -457,13 +516,8 @@ void ChartsPanel::drawLines(const ChartSpec& c, double x0, double x1) {
                 break;
             case Draw::stacked: return;
         }
-        if (c.scaleEvents) {
-            gui::decimateMarkers(m_store->skips(r), x0, x1, p->plotWidth() / 4, pts);
-            put(s.skips, vis, false);
-            gui::decimateMarkers(m_store->grows(r), x0, x1, p->plotWidth() / 4, pts);
-            put(s.grows, vis, false);
-        }
     }
+    if (c.scaleEvents) drawLanes(c, x0, x1);
     const bool valid = lo <= hi;
     switch (c.axis) {
         case AxisKind::loss:
@@ -484,13 +538,94 @@ void ChartsPanel::drawLines(const ChartSpec& c, double x0, double x1) {
     }
 }
 
+void ChartsPanel::readEvents() {
+    const std::vector<gui::LogRow>& log = m_store->log();
+    if (log.size() < m_logSeen) m_logSeen = 0, m_events.clear();  // the store began a new session
+    m_events.resize(static_cast<std::size_t>(m_store->runCount()));
+    for (; m_logSeen < log.size(); ++m_logSeen) {
+        const gui::LogRow& row = log[m_logSeen];
+        if (row.run < 0 || row.run >= static_cast<int>(m_events.size())) continue;
+        ScaleMark kind;
+        switch (row.kind) {
+            case gui::LogKind::backoff: kind = ScaleMark::halved; break;
+            case gui::LogKind::hysteresis: kind = ScaleMark::kept; break;
+            case gui::LogKind::grow: kind = ScaleMark::grew; break;
+            case gui::LogKind::skip:
+                if (!row.skipped) continue;
+                kind = ScaleMark::skipped;
+                break;
+            default: continue;
+        }
+        m_events[static_cast<std::size_t>(row.run)][static_cast<std::size_t>(kind)].push_back({row.step, row.oldScale});
+    }
+}
+
+QString ChartsPanel::shortName(int run) const {
+    const auto session = m_store->session();
+    if (!session || run < 0 || run >= static_cast<int>(session->runs.size())) return {};
+    // The longest start up to a '+' that every label shares: "amp-fp16+pytorch" is "pytorch" beside
+    // "amp-fp16+deepspeed", and stays whole beside "fp32".
+    const QString label = session->runs[static_cast<std::size_t>(run)].label;
+    qsizetype cut = label.lastIndexOf(QLatin1Char('+'));
+    for (; cut > 0; cut = label.lastIndexOf(QLatin1Char('+'), cut - 1)) {
+        const QString start = label.left(cut + 1);
+        bool shared = session->runs.size() > 1;
+        for (const auto& r : session->runs) shared = shared && r.label.startsWith(start) && r.label.size() > start.size();
+        if (shared) return label.mid(cut + 1);
+    }
+    return label;
+}
+
+// A lane for each shown run that has had a scale event, in the legend's order; each lane's marks
+// decimated to one per few pixels, as the lines are.
+void ChartsPanel::drawLanes(const ChartSpec& c, double x0, double x1) {
+    static_assert(std::size(k_marks) == k_mark_kinds, "one style per ScaleMark, in its order");
+    PlotWidget* p = plot(c.id);
+    Lanes& lanes = m_lanes[static_cast<int>(c.id)];
+    const auto session = m_store->session();
+    QList<int> runs;
+    for (int r = 0; r < static_cast<int>(m_events.size()); ++r) {
+        const RunEvents& e = m_events[static_cast<std::size_t>(r)];
+        if (runVisible(r) && std::any_of(e.begin(), e.end(), [](const auto& v) { return !v.empty(); })) runs << r;
+    }
+    if (runs != lanes.runs || !session) {
+        QList<PlotWidget::Lane> rows;
+        for (int r : runs) {
+            const gui::RunStyle style = runStyle(session, r);
+            rows << PlotWidget::Lane{shortName(r), style.colour, style.pen};
+        }
+        p->setLanes(rows);
+        lanes.runs = runs;
+        lanes.marks.assign(static_cast<std::size_t>(runs.size()), {});
+        for (int lane = 0; lane < runs.size(); ++lane)
+            for (int k = 0; k < k_mark_kinds; ++k)
+                lanes.marks[static_cast<std::size_t>(lane)][static_cast<std::size_t>(k)] =
+                    p->addLaneMarks(lane, tr(k_marks[k].name), k_marks[k].fill, k_marks[k].border, k_marks[k].shape,
+                                    k_marks[k].size * m_scale);
+    }
+    QList<QPointF> pts;
+    QList<double> steps;
+    for (int lane = 0; lane < runs.size(); ++lane)
+        for (int k = 0; k < k_mark_kinds; ++k) {
+            pts.clear();  // decimateMarkers appends
+            // A column per half a mark: events close together overlap as a stack, not one on another.
+            gui::decimateMarkers(m_events[static_cast<std::size_t>(runs[lane])][static_cast<std::size_t>(k)], x0, x1,
+                                 static_cast<int>(p->plotWidth() / (k_marks[k].size * m_scale / 2)), pts);
+            steps.clear();
+            for (const QPointF& q : pts) steps << q.x();
+            p->setLaneSteps(lanes.marks[static_cast<std::size_t>(lane)][static_cast<std::size_t>(k)], steps);
+        }
+}
+
 void ChartsPanel::drawMemory() {
     const auto session = m_store->session();
     if (!session || m_store->steps() == 0) return;
     QStringList categories;
     double largest = 0;
+    // Each run by what tells it apart ("pytorch" beside "deepspeed"): its whole label, elided to the
+    // classroom's tile, read "amp-fp…" three times.
     for (int r = 0; r < m_store->runCount(); ++r) {
-        categories << session->runs[static_cast<std::size_t>(r)].label;
+        categories << shortName(r);
         largest = std::max(largest, static_cast<double>(m_store->memory(r).total()));
     }
     const bool mib = largest >= 1024.0 * 1024.0;

@@ -1,7 +1,9 @@
 // The charts of every run at once, one per row of the chart table (ui/views/chart_table.hpp). One shared
-// step axis: zoom or pan one chart and all follow; hovering shows every run's value at that step.
-// Rule: refresh() reads the RecordStore and sets each series once, decimated to the plot's pixels;
-// it is called once per drain (~30 Hz), never per step.
+// step axis: zoom or pan one chart and all follow; hovering shows every run's value at that step. A
+// chart with scale events draws them in a lane per run under its axis (halved, kept by hysteresis,
+// skipped, grew), so runs whose lines coincide still show their own events; the charts a lesson
+// names come first. Rule: refresh() reads the RecordStore and sets each series once, decimated to
+// the plot's pixels; it is called once per drain (~30 Hz), never per step.
 #pragma once
 
 #include <QWidget>
@@ -50,7 +52,13 @@ public:
     int lineSeries(ChartId c, int run) const;  // the run's line in that chart
     int rawLossSeries(int run) const;
     int scaleSeries(int run) const;
-    int skipMarkerSeries(int run) const;
+    // The scale chart's event lanes: which run each lane is (top to bottom) and a lane's marks of
+    // one kind (its id in the plot, -1 where the run has no lane).
+    enum class ScaleMark { halved, kept, skipped, grew };
+    QList<int> laneRuns(ChartId c) const;
+    int laneMarks(ChartId c, int run, ScaleMark kind) const;
+    // The charts in the order they are laid out: those a lesson names first.
+    QList<ChartId> chartOrder() const { return m_order; }
     double viewX0() const { return m_x0; }
     double viewX1() const { return m_x1; }
     bool following() const { return m_follow; }
@@ -64,9 +72,16 @@ private:
         int raw = -1;    // rawAndSmoothed: the faint envelope
         int line = -1;   // the run's line (the smoothed one for rawAndSmoothed)
         int dots = -1;   // dots: a marker at each recorded value
-        int skips = -1, grows = -1;  // scaleEvents
     };
     using RunSeries = std::array<Series, k_chart_count>;
+    static constexpr int k_mark_kinds = 4;  // ScaleMark's values
+    // A run's scale events so far, by kind (ScaleMark), from the store's log.
+    using RunEvents = std::array<std::vector<gui::MarkerPoint>, k_mark_kinds>;
+    // A chart's lanes as the plot has them: the runs, and per lane its marks' ids by kind.
+    struct Lanes {
+        QList<int> runs;
+        std::vector<std::array<int, k_mark_kinds>> marks;
+    };
     void resizeEvent(QResizeEvent* e) override;
     void rebuildSeries();
     void layoutCharts();     // as many columns (3, 2 or 1) as keep every tile readable; scrolls below
@@ -78,6 +93,9 @@ private:
     void drawMemory();
     void showHover(ChartId c, double x, const QPoint& globalPos);
     void drawLines(const ChartSpec& c, double x0, double x1);
+    void readEvents();  // the log's rows since the last call, into m_events
+    void drawLanes(const ChartSpec& c, double x0, double x1);
+    QString shortName(int run) const;  // the run's label less what every run's label starts with
     void updateTitles();  // sets a title only when it changed (a new title lays the chart out again)
     QString hoverText(ChartId c, long long step) const;
     static QString memoryPlaceholder();  // the Memory chart before any step: no axes, this line
@@ -99,7 +117,12 @@ private:
     bool m_highlighted[k_chart_count] = {};
     double m_scale = 1.0;
     QString m_titles[k_chart_count];
+    QList<ChartId> m_order;  // layout order: the lesson's charts first
+    QList<ChartId> m_named;  // the lesson's charts, in the order it names them
     std::vector<RunSeries> m_series;
+    std::vector<RunEvents> m_events;
+    std::size_t m_logSeen = 0;  // rows of the store's log read into m_events
+    std::array<Lanes, k_chart_count> m_lanes;
     double m_x0 = 0, m_x1 = 100;
     bool m_follow = true;
     double m_cursor = std::numeric_limits<double>::quiet_NaN();
