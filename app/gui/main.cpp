@@ -97,12 +97,12 @@ int main(int argc, char** argv) {
     mpx::ui::MainWindow w;
     w.applyConfig(*resolved.config, resolved.origin);
     if (cl.classroom) w.setClassroom(true);
-    if (!cl.view.isEmpty()) w.setView(static_cast<mpx::ui::MainWindow::View>(mpx::gui::k_views.indexOf(cl.view)));
-    w.show();
     if (!cl.trace.isEmpty() && !w.openTrace(cl.trace) && !cl.screenshot.isEmpty()) {
         say(QStringLiteral("mpx: %1").arg(w.messages()->text()));
         return 1;
     }
+    if (!cl.view.isEmpty()) w.setView(static_cast<mpx::ui::MainWindow::View>(mpx::gui::k_views.indexOf(cl.view)));
+    w.show();
     if (!cl.explorer.isEmpty()) {
         mpx::ui::FormatExplorer* ex = w.showFormatExplorer(cl.explorer);
         if (!cl.screenshot.isEmpty()) {  // a picture of the explorer alone

@@ -21,7 +21,7 @@ struct StepRecord {
     double new_scale = 1.0;      // the scale after this step's update
     double grad_norm = 0.0;      // global norm of the unscaled gradients, before clipping
     double underflow_frac = 0.0; // gradient values flushed to zero by rounding / values rounded
-    long long overflow_count = 0;// finite values that became ±inf (or saturated) this step
+    long long overflow_count = 0;// finite values that became ±inf (or saturated) this step; -1: not known (a replayed trace)
     double lost_update_frac = 0.0;  // weights whose update left no trace in what is stored
     // Of the weights the optimizer moved, those whose update rounding to nearest would lose (below
     // half an ulp; = lost_update_frac for runs that round to nearest), and of those the share a

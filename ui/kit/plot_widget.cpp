@@ -282,6 +282,13 @@ public:
         const QFont font = d->laneFont();
         const QFontMetricsF fm(font);
         p->setRenderHint(QPainter::Antialiasing, true);
+        // The chart's fill under the names and inside hollow marks: a theme's chart brush may be a
+        // gradient, whose colour() is black, so its first stop stands for it.
+        const QBrush brush = d->chart->backgroundBrush();
+        QColor fill = brush.color();
+        if (brush.style() != Qt::SolidPattern)
+            fill = brush.gradient() && !brush.gradient()->stops().isEmpty() ? brush.gradient()->stops().first().second
+                                                                           : QColor(Qt::white);
         p->setFont(font);
         for (int i = 0; i < d->lanes.size(); ++i) {
             const Lane& lane = d->lanes[i];
@@ -308,7 +315,7 @@ public:
             const bool left = clear(r.left(), r.left() + w), right = !left && clear(area.right() - w, area.right());
             const QRectF box(right ? area.right() - w : r.left(), cy - fm.height() / 2, w, fm.height());
             auto drawName = [&] {
-                QColor back = d->chart->backgroundBrush().color();
+                QColor back = fill;
                 back.setAlpha(215);
                 p->setPen(Qt::NoPen);
                 p->setBrush(back);
@@ -322,7 +329,7 @@ public:
                 const QPainterPath shape = markerPath(m.shape, m.size);
                 const bool hollow = m.fill.alpha() < 128;
                 p->setPen(QPen(m.border, hollow ? 1.6 * d->fontScale : 1.0));
-                p->setBrush(hollow ? QBrush(d->chart->backgroundBrush().color()) : QBrush(m.fill));
+                p->setBrush(hollow ? QBrush(fill) : QBrush(m.fill));
                 for (double step : m.steps) {
                     if (step < x0 || step > x1) continue;
                     const double px = area.left() + (step - x0) / (x1 - x0) * area.width();

@@ -419,6 +419,18 @@ void ChartsPanel::updateTitles() {
             else if (m_store->steps() > 0 && !any) title = tr("%1 · none for this data set").arg(title);
             else title = tr("%1 · every %2 steps").arg(title).arg(session->config.eval_every);
         }
+        // A replayed trace holds no measure of this chart (held-out data, memory, throughput ...):
+        // the title says so rather than leave an empty chart unexplained.
+        if (session && m_store->showsOutsideSession() && m_store->steps() > 0) {
+            bool any = false;
+            double lo = 0, hi = 0;
+            for (int r = 0; r < m_store->runCount(); ++r)
+                any = any || (c.draw == Draw::stacked ? m_store->memory(r).total() > 0
+                                                      : m_store->history(r).range(c.metric, 0, static_cast<double>(m_store->steps()), lo, hi));
+            QString name = chartPlainTitle(c.id);  // its name without the "(...)" note: the words that matter fit
+            if (const qsizetype paren = name.indexOf(QStringLiteral(" (")); paren > 0) name.truncate(paren);
+            if (!any) title = tr("%1 · not in a trace").arg(name);
+        }
         if (highlighted(c.id)) title = QStringLiteral("<span style='color:#d35400'>★</span> ") + title;
         if (title != m_titles[static_cast<int>(c.id)]) plot(c.id)->setTitle(m_titles[static_cast<int>(c.id)] = title);
     }

@@ -22,7 +22,7 @@ double RunHistory::value(Metric m, const mpx::StepRecord& r) {
         case Metric::loss: return r.loss;
         case Metric::lossScale: return r.loss_scale > 0 ? std::log2(r.loss_scale) : std::nan("");
         case Metric::underflow: return r.underflow_frac;
-        case Metric::overflow: return static_cast<double>(r.overflow_count);
+        case Metric::overflow: return r.overflow_count < 0 ? std::nan("") : static_cast<double>(r.overflow_count);
         case Metric::throughput: return r.step_time_us > 0 ? 1e6 / r.step_time_us : std::nan("");
         case Metric::lostUpdates: return r.skipped ? std::nan("") : r.lost_update_frac;  // no update, none lost
         case Metric::evalLoss: return r.eval_loss.value_or(std::nan(""));

@@ -37,6 +37,7 @@ mpx::StepRecord emptyRecord(int run, long long step) {
     r.small_kept_frac = k_none;
     r.lr = k_none;
     r.step_time_us = k_none;
+    r.overflow_count = -1;  // a trace records whether a step overflowed, not how many values did
     return r;
 }
 

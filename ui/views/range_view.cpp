@@ -138,8 +138,8 @@ void RangeView::rebuildChoices() {
         m_runA->addItem(swatch(runStyle(session, r)), label, r);
         m_runB->addItem(swatch(runStyle(session, r)), label, r);
     }
-    const int layers = session->config.model.layers();
-    for (int l = 0; l < layers; ++l) m_layer->addItem(QStringLiteral("fc%1").arg(l + 1), l);
+    const int layers = gui::layerCount(*session);
+    for (int l = 0; l < layers; ++l) m_layer->addItem(gui::layerName(*session, l), l);
     // The first low-precision run beside the next one (the underflow preset: amp-fp16+none beside
     // amp-fp16+pytorch), a middle layer's weight gradients: what a scaler changes.
     // A session with FP8 runs (the fp8 preset): its first FP8 run beside its last, a hidden layer's
@@ -156,7 +156,11 @@ void RangeView::rebuildChoices() {
     m_runB->setCurrentIndex(m_runB->findData(b));
     m_layer->setCurrentIndex(layers > 2 || !fp8.empty() ? layers / 2 : 0);
     const QSignalBlocker bt(m_tensor);
-    m_tensor->setCurrentIndex(m_tensor->findData(static_cast<int>(fp8.empty() ? mpx::HistTensor::grad_weight : mpx::HistTensor::input)));
+    // A trace records each module's output gradients only.
+    const mpx::HistTensor first = !session->layerNames.isEmpty() ? mpx::HistTensor::grad_output
+                                  : fp8.empty()                  ? mpx::HistTensor::grad_weight
+                                                                 : mpx::HistTensor::input;
+    m_tensor->setCurrentIndex(m_tensor->findData(static_cast<int>(first)));
 }
 
 const std::vector<mpx::HistogramSnapshot>* RangeView::snapshots(int run) const {
@@ -537,7 +541,7 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
         p.setPen(runColour(session, pn.run));
         const int titleY = r.top() - line - 8;
         p.fillRect(QRect(area.left() + 8, titleY - fm.ascent() + 2, 4, line - 2), runColour(session, pn.run));
-        QString title = tr("%1 — fc%2 %3").arg(label).arg(layer() + 1).arg(tensorName);
+        QString title = tr("%1 — %2 %3").arg(label, gui::layerName(*m_store->session(), layer()), tensorName);
         if (pn.found) title += tr(", stored as %1").arg(formatName(pn.format));
         title += tr(", step %1").arg(pn.step);
         if (mpx::is_scaled_gradient(tensor())) title += tr(", loss scale %1").arg(pow2Text(pn.shift));
@@ -548,7 +552,9 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
             p.setPen(palette().color(QPalette::PlaceholderText));
             p.drawText(r, Qt::AlignCenter | Qt::TextWordWrap,
                        pn.run < 0 ? tr("No histogram at this step for this run.")
-                                  : tr("This layer has no such values (normalized needs a model with LayerNorm)."));
+                       : !m_store->session()->layerNames.isEmpty()
+                           ? tr("A trace records each module's output gradients (grad_output) only.")
+                           : tr("This layer has no such values (normalized needs a model with LayerNorm)."));
             continue;
         }
         // The shaded bands (an FP8 cast's, placed by its scale, or the storage format's), labelled

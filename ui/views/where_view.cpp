@@ -22,6 +22,7 @@
 #include "ui/kit/run_style.hpp"
 #include "ui/kit/view_canvas.hpp"
 #include "ui/session/config_bridge.hpp"
+#include "ui/session/trace_session.hpp"
 #include "ui/views/range_bands.hpp"
 
 namespace mpx::ui {
@@ -104,6 +105,9 @@ void WhereView::rebuildChoices() {
     // A session with FP8 runs (the fp8 preset) opens on the first of them and where its casts
     // saturate: its gradients stay in BF16, so their underflow map would be empty.
     // The measure follows only a change between FP8 and other sessions: a Reset keeps the user's.
+    // A trace opens on its replay: a recording cannot see what flushed to 0 (those values are among
+    // its zeros), the replay predicts it at its own scale (ui/session/trace_session.hpp).
+    if (!session->layerNames.isEmpty()) pick = gui::k_trace_replay;
     m_run->setCurrentIndex(std::max(0, fp8 >= 0 ? fp8 : pick));
     if ((fp8 >= 0) != m_fp8Session) setMeasure(fp8 >= 0 ? Measure::overflowCount : Measure::underflowShare);
     m_fp8Session = fp8 >= 0;
@@ -190,7 +194,7 @@ QString WhereView::saturationSummary() const {
         for (int t = 0; t < mpx::k_fp8_tensors; ++t)
             if (m_store->fp8(run()).series(l, static_cast<mpx::Fp8Tensor>(t)))
                 parts << QStringLiteral("%1 %2").arg(QLatin1String(names[t])).arg(saturatingSteps(l, static_cast<mpx::Fp8Tensor>(t)));
-        layersText << QStringLiteral("fc%1: %2").arg(l + 1).arg(parts.join(QStringLiteral(", ")));
+        layersText << QStringLiteral("%1: %2").arg(gui::layerName(*m_store->session(), l), parts.join(QStringLiteral(", ")));
     }
     return tr("Steps on which a cast saturated, as the %1 scaling tab counts them: %2.")
         .arg(castName(), layersText.join(QStringLiteral(" · ")));
@@ -199,7 +203,9 @@ QString WhereView::saturationSummary() const {
 QString WhereView::subtitle() const {
     const auto session = m_store->session();
     const int L = layers();
-    const QString rows = tr("One row per layer (fc1 reads the data, fc%1 gives the output)").arg(L);
+    const QString rows = session && !session->layerNames.isEmpty()
+                             ? tr("One row per recorded module, in the order the trace first names them")
+                             : tr("One row per layer (fc1 reads the data, fc%1 gives the output)").arg(L);
     if (castColumns())
         return tr("%1, one column per step: the %2 casts' own counts, the rows of the %2 scaling tab (the histograms "
                   "behind the other colour are collected every %3 steps). Click a cell to see that layer's values in "
@@ -225,7 +231,7 @@ WhereView::Measure WhereView::measure() const { return static_cast<Measure>(std:
 
 int WhereView::layers() const {
     const auto session = m_store->session();
-    return session ? session->config.model.layers() : 0;
+    return session ? gui::layerCount(*session) : 0;
 }
 
 int WhereView::columns() const { return static_cast<int>(steps().size()); }
@@ -388,7 +394,7 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     p.setPen(text);
     for (int l = 0; l < L; ++l) {
         const double y0 = r.top() + r.height() * static_cast<double>(l) / L, h = r.height() / static_cast<double>(L);
-        const QString t = QStringLiteral("fc%1").arg(l + 1);
+        const QString t = gui::layerName(*m_store->session(), l);
         p.drawText(QRectF(area.left(), y0, r.left() - area.left() - 6, h), Qt::AlignRight | Qt::AlignVCenter, t);
         if (l > 0) {
             p.setPen(QPen(QColor(255, 255, 255), 1));
@@ -398,14 +404,20 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     }
     // Step axis: ticks at round steps (1, 2 or 5 × 10^k apart), under the column holding each.
     const long long s0 = colSteps.front(), s1 = colSteps.back();
-    const double want = std::max(1.0, static_cast<double>(s1 - s0) / std::max(2, r.width() / 90));
+    // At least a column apart: with columns every n steps (or sparser), finer ticks would share a column.
+    const double columnGap = colSteps.size() > 1 ? static_cast<double>(s1 - s0) / static_cast<double>(colSteps.size() - 1) : 1.0;
+    const double want = std::max({1.0, columnGap, static_cast<double>(s1 - s0) / std::max(2, r.width() / 90)});
     const double mag = std::pow(10.0, std::floor(std::log10(want)));
     const long long every = static_cast<long long>(want <= mag ? mag : want <= 2 * mag ? 2 * mag : want <= 5 * mag ? 5 * mag : 10 * mag);
+    double lastRight = -1e9;  // a label that would touch the one before it is left out
     for (long long t = (s0 + every - 1) / every * every; t <= s1; t += every) {
         const double x = skipPos({t, 0, -1, std::nullopt}).x() - m_canvas->geometry().left();
-        p.drawLine(QPointF(x, r.bottom() + 1), QPointF(x, r.bottom() + 5));
         const QString label = QString::number(t);
-        p.drawText(QPointF(x - fm.horizontalAdvance(label) / 2.0, r.bottom() + 6 + fm.ascent()), label);
+        const double w = fm.horizontalAdvance(label);
+        if (x - w / 2.0 < lastRight + 6) continue;
+        lastRight = x + w / 2.0;
+        p.drawLine(QPointF(x, r.bottom() + 1), QPointF(x, r.bottom() + 5));
+        p.drawText(QPointF(x - w / 2.0, r.bottom() + 6 + fm.ascent()), label);
     }
     p.drawText(QRect(r.left(), r.bottom() + 6 + line, r.width(), line), Qt::AlignHCenter, tr("step"));
     // Skipped steps: a red ring in the layer of the first inf/NaN.
@@ -478,7 +490,7 @@ QString WhereView::tooltipAt(QPoint pos) const {
         // The step's rows, tensor by tensor, as the FP8 scaling tab shows them one at a time.
         const long long step = columnStep(col);
         static const char* const names[] = {"x (activations)", "w (weights)", "dy (gradients)"};
-        QString t = tr("<b>fc%1 at step %2</b>").arg(layer + 1).arg(step);
+        QString t = tr("<b>%1 at step %2</b>").arg(gui::layerName(*m_store->session(), layer)).arg(step);
         bool any = false;
         for (int k = 0; k < mpx::k_fp8_tensors; ++k)
             if (const gui::Fp8Point* p = castRow(layer, static_cast<mpx::Fp8Tensor>(k), step)) {
@@ -499,7 +511,7 @@ QString WhereView::tooltipAt(QPoint pos) const {
     const core::Counts& b = s.layer(layer, mpx::Pass::backward);
     unsigned long long over = 0;
     for (mpx::Pass p : {mpx::Pass::forward, mpx::Pass::backward, mpx::Pass::update}) over += s.layer(layer, p).overflow;
-    QString t = tr("<b>fc%1 at step %2</b><br>").arg(layer + 1).arg(s.step);
+    QString t = tr("<b>%1 at step %2</b><br>").arg(gui::layerName(*m_store->session(), layer)).arg(s.step);
     t += tr("%1 of the %2 non-zero gradient values of this layer became 0 when stored (underflow: %3 of that "
             "signal is lost).<br>").arg(QLocale().toString(b.underflow), QLocale().toString(b.nonzero),
                                         percentText(b.nonzero ? static_cast<double>(b.underflow) / static_cast<double>(b.nonzero) : 0.0));

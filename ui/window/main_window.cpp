@@ -559,14 +559,6 @@ bool MainWindow::openTrace(const QString& path) {
     m_presets->setCurrentIndex(-1);
     setView(View::charts);
     m_charts->resetZoom();
-    m_messages->showMessage(
-        MessageBar::Kind::success,
-        tr("Trace %1: %2 recorded steps. The runs are the recording, a scaler rule replayed over it (tune it in the "
-           "Scaler tab, sweep it in the Sweep tab) and the frontier 65504 / amax: a step overflows where its scale is "
-           "above the frontier. A replay is exact per step for the recorded weights; after a skip that differs from "
-           "the recording it is an estimate. Reset or a preset goes back to training.")
-            .arg(QFileInfo(path).fileName())
-            .arg(m_trace->trace->steps.size()));
     return true;
 }
 
@@ -584,6 +576,14 @@ bool MainWindow::replayTrace(const mpx::ScalerConfig& rule) {
     m_store->showSession(m_trace->info, m_trace->records, m_trace->notes, m_trace->histograms);
     if (!following) m_charts->zoomTo(x0, x1);
     statusBar()->showMessage(m_trace->verdict);
+    m_messages->showMessage(
+        MessageBar::Kind::success,
+        tr("%1.\nTrace %2, %3 recorded steps: the recording (dashed), the rule replayed over it (solid: tune it in the "
+           "Scaler tab, sweep it in the Sweep tab) and the frontier 65504 / amax (grey): a step overflows where its "
+           "scale is above the frontier. Exact per step for the recorded weights; after a skip that differs from the "
+           "recording, an estimate. Reset or a preset goes back to training.")
+            .arg(m_trace->verdict, QString::fromStdString(m_trace->info->config.name))
+            .arg(m_trace->trace->steps.size()));
     return true;
 }
 
