@@ -555,7 +555,7 @@ bool MainWindow::openTrace(const QString& path) {
     m_sweep->job()->setTrace(m_trace->trace);
     m_live->setScaler(rule);
     m_lessonDock->hide();
-    m_charts->setHighlighted({});
+    m_charts->setHighlighted({ChartId::scale, ChartId::loss});  // the replay against the frontier first, and taller
     m_presets->setCurrentIndex(-1);
     setView(View::charts);
     m_charts->resetZoom();
