@@ -240,6 +240,7 @@ public:
     QList<LaneMarks> laneMarks;
     LaneItem* laneItem = nullptr;
     double fontScale = 1.0;  // setFontScale's
+    QSize tileMinimum;       // setTileMinimumSize's (invalid: none set)
     QFont laneFont() const { return scaled(axisFont(), fontScale); }
     double laneHeight() const {
         qreal mark = 0;
@@ -812,9 +813,19 @@ void PlotWidget::setLanes(const QList<Lane>& lanes) {
     d->lanes = lanes;
     d->laneMarks.clear();
     // Room under the x axis's title for the rows (the chart lays its axes out above the margin).
-    if (!sameRows) d->makeRoomForLanes();
+    if (!sameRows) roomForLanes();
     placeLanes();
     fitTitles();
+}
+
+void PlotWidget::roomForLanes() {
+    d->makeRoomForLanes();
+    if (d->tileMinimum.isValid()) setTileMinimumSize(d->tileMinimum);
+}
+
+void PlotWidget::setTileMinimumSize(QSize s) {
+    d->tileMinimum = s;
+    setMinimumSize(s.width(), s.height() + static_cast<int>(std::ceil(d->lanesHeight())));
 }
 
 int PlotWidget::laneCount() const { return static_cast<int>(d->lanes.size()); }
@@ -823,7 +834,7 @@ QString PlotWidget::laneName(int lane) const { return lane >= 0 && lane < d->lan
 int PlotWidget::addLaneMarks(int lane, const QString& name, const QColor& fill, const QColor& border, Marker shape, qreal size) {
     const double before = d->lanesHeight();
     d->laneMarks << Private::LaneMarks{lane, name, fill, border, shape, size, {}};
-    if (d->lanesHeight() != before) d->makeRoomForLanes();  // a larger mark makes each row taller
+    if (d->lanesHeight() != before) roomForLanes();  // a larger mark makes each row taller
     return static_cast<int>(d->laneMarks.size()) - 1;
 }
 
@@ -953,7 +964,7 @@ void PlotWidget::setFontScale(double s) {
     d->chart->legend()->setFont(grow(d->chart->legend()->font()));
     d->bandLabel->setFont(grow(d->bandLabel->font()));
     d->placeholder->setFont(grow(d->placeholder->font()));
-    if (!d->lanes.isEmpty()) d->makeRoomForLanes();
+    if (!d->lanes.isEmpty()) roomForLanes();
     placeBand();
     placePlaceholder();
     placeLanes();

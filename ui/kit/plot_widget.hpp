@@ -92,6 +92,9 @@ public:
     // steps (a scale event of each run). A lane's name sits at its left; the x title carries
     // the key of the marks in view ("◆ halved ◇ kept"). An empty list removes the lanes and marks.
     void setLanes(const QList<Lane>& lanes);
+    // The least size of the chart without its lanes: the lanes' rows are added to it, so they never
+    // squeeze the plot and its axis labels (a tile with three lanes elided its step ticks to "…").
+    void setTileMinimumSize(QSize s);
     int laneCount() const;
     QString laneName(int lane) const;
     // A kind of mark in one lane; ids count from 0 in order of creation, reset by setLanes.
@@ -112,6 +115,7 @@ signals:
     void plotResized();
 
 private:
+    void roomForLanes();  // the bottom margin and the least height for the lanes
     void placeBand();
     void placePlaceholder();
     void placeLanes();

@@ -195,8 +195,8 @@ void ChartsPanel::layoutCharts() {
     const double grow = std::sqrt(m_scale);
     const int tileWidth = static_cast<int>(std::lround(k_tile_min_width * grow));
     for (int i = 0; i < k_chart_count; ++i)
-        m_plots[i]->setMinimumSize(tileWidth, static_cast<int>(std::lround(k_tile_min_height * grow *
-                                                                           (m_highlighted[i] ? k_named_height : 1.0))));
+        m_plots[i]->setTileMinimumSize(QSize(tileWidth, static_cast<int>(std::lround(k_tile_min_height * grow *
+                                                                                  (m_highlighted[i] ? k_named_height : 1.0)))));
     // The panel's own width (the scroll area is laid out after this resize): less the margins and
     // a vertical scroll bar's room.
     const int usable = std::max(1, width() - 8 - style()->pixelMetric(QStyle::PM_ScrollBarExtent));

@@ -73,7 +73,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildActions();
     connectEngine();
     m_status = new StatusLine(statusBar(), m_store, m_engine);
-    fitToScreen(QSize(1500, 950));
+    // The whole available screen (issue 27: the charts need every pixel a laptop has); a saved
+    // geometry of the user's wins (restoreSettings).
+    fitToScreen(screen() ? screen()->availableGeometry().size() : QSize(1500, 950));
     restoreSettings();
     updateRunAction();
 }
@@ -624,7 +626,9 @@ FormatExplorer* MainWindow::showFormatExplorer(const QString& value) {
     if (!m_explorer) {
         m_explorer = new FormatExplorer(this);
         m_explorer->setWindowFlag(Qt::Window);
-        m_explorer->resize(1450, 620);
+        // Beside the window where the screen has room, the whole screen where it has not (a laptop).
+        const QSize room = screen() ? screen()->availableGeometry().size() - QSize(8, 32) : QSize(1450, 620);
+        m_explorer->resize(QSize(1450, 620).boundedTo(room));
     }
     if (!value.isEmpty()) m_explorer->setText(value);
     m_explorer->show();
