@@ -3,6 +3,9 @@
 // step, reset starts over identically, the CSV export reads back, and errors leave the app usable.
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDockWidget>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QFile>
 #include <QImage>
 #include <QSignalSpy>
@@ -437,6 +440,34 @@ private slots:
         }
         QVERIFY(skips >= 3);  // 2^24 → 2^21 in the first three steps
         QCOMPARE(model->data(model->index(0, 3), Qt::DisplayRole).toString(), QStringLiteral("2²⁴ → 2²³"));
+    }
+
+    // Issue 27, item 10: with the settings dock at its narrowest, every settings page's form can be
+    // reached: where it is wider than the dock, a scroll bar moves it (the Scaler form was cut at the
+    // right with none).
+    void a_narrow_settings_dock_scrolls_sideways() {
+        MainWindow w;
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* dock = w.findChild<QDockWidget*>(QStringLiteral("settingsDock"));
+        QVERIFY(dock);
+        w.resizeDocks({dock}, {dock->minimumWidth()}, Qt::Horizontal);
+        auto* tabs = qobject_cast<QTabWidget*>(dock->widget());
+        QVERIFY(tabs);
+        int wider = 0;
+        for (int i = 0; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            QApplication::processEvents();
+            auto* area = qobject_cast<QScrollArea*>(tabs->widget(i));
+            QVERIFY(area && area->widget());
+            const int form = std::max(area->widget()->width(), area->widget()->minimumSizeHint().width());
+            if (form <= area->viewport()->width()) continue;
+            ++wider;
+            QVERIFY2(area->horizontalScrollBar()->isVisible() && area->horizontalScrollBar()->maximum() >= form - area->viewport()->width(),
+                     qPrintable(tabs->tabText(i)));
+        }
+        qInfo("%d of %d settings pages wider than the narrowest dock (%d px)", wider, tabs->count(), dock->width());
     }
 };
 

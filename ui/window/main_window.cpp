@@ -58,7 +58,9 @@ QScrollArea* scrolled(QWidget* w) {
     area->setWidget(w);
     area->setWidgetResizable(true);
     area->setFrameShape(QFrame::NoFrame);
-    area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // Sideways too where the dock is narrower than the form (issue 27: the Scaler form was cut at
+    // the right with no way to reach it).
+    area->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     return area;
 }
 
@@ -143,7 +145,6 @@ void MainWindow::buildLayout() {
     // Range's controls need ~750 px: on a laptop with both docks open it scrolls sideways rather
     // than widen the window past the screen (issue 27).
     QScrollArea* rangeArea = scrolled(m_range);
-    rangeArea->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     m_views->setTabToolTip(m_views->addTab(rangeArea, tr("Range")),
                            tr("How big one layer's values are, against what the run's number format can hold: which "
                               "ones become 0, lose digits, or become infinity, and how the loss scale moves gradients."));
