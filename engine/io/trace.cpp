@@ -177,21 +177,30 @@ void parse_trace_histograms(Trace& trace, std::string_view text, const std::stri
         h.step = s;
         h.scale = trace.steps[step_at[s]].scale;
         const std::string site(f[2]);
-        auto [at, fresh] = site_at.try_emplace(site, static_cast<int>(sites.size()));
+        const auto [at, fresh] = site_at.try_emplace(site, static_cast<int>(sites.size()));
         if (fresh) sites.push_back(site);
-        auto per = std::find_if(h.sites.begin(), h.sites.end(), [&](const auto& p) { return p.first == at->second; });
-        if (per == h.sites.end()) per = h.sites.insert(h.sites.end(), {at->second, core::Bins{}});
-        const auto c = static_cast<unsigned long long>(*count);
-        if (f[4] == "zero") h.zeros += c, per->second.n[core::k_slot_zero] += c;
-        else if (f[4] == "inf") h.nonfinite += c, per->second.n[core::k_slot_inf] += c;
-        else if (f[4] == "nan") h.nonfinite += c, per->second.n[core::k_slot_nan] += c;
+        const int index = at->second;  // a name, not the binding: clang does not capture bindings
+        core::Bins* per = nullptr;  // this module's, where it is one of the first k_trace_max_sites
+        if (index < k_trace_max_sites) {
+            auto it = std::find_if(h.sites.begin(), h.sites.end(), [index](const auto& p) { return p.first == index; });
+            if (it == h.sites.end()) it = h.sites.insert(h.sites.end(), {index, core::Bins{}});
+            per = &it->second;
+        }
+        int slot = 0;
+        if (f[4] == "zero") slot = core::k_slot_zero;
+        else if (f[4] == "inf") slot = core::k_slot_inf;
+        else if (f[4] == "nan") slot = core::k_slot_nan;
         else {
             const auto b = number(f[4]);
             if (!b || *b != std::floor(*b) || *b < core::k_bin_min || *b > core::k_bin_max)
                 bad(name, line_no, "bin_log2 '" + std::string(f[4]) + "' is not a whole number from -64 to 63, zero, inf or nan");
-            h.bins[static_cast<int>(*b) - core::k_bin_min] += c;
-            per->second.n[static_cast<int>(*b) - core::k_bin_min] += c;
+            slot = static_cast<int>(*b) - core::k_bin_min;
         }
+        const auto c = static_cast<unsigned long long>(*count);
+        if (slot == core::k_slot_zero) h.zeros += c;
+        else if (slot == core::k_slot_inf || slot == core::k_slot_nan) h.nonfinite += c;
+        else h.bins[slot] += c;
+        if (per) per->n[slot] += c;
     }
     if (!header) bad(name, 1, "empty: no header row");
     trace.histograms.clear();

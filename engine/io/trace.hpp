@@ -37,6 +37,10 @@ struct TraceStep {
 
 // The module output gradients of one recorded step, all sites together, as log2 histograms of the
 // values stored at the recorded scale (bin b: 2^b <= |x| < 2^(b+1), b from -64 to 63).
+// The modules a trace keeps histograms of one by one (1 KiB a module and histogram step; the
+// app's views hold a layer index in a byte).
+inline constexpr int k_trace_max_sites = 255;
+
 struct TraceHistogram {
     long long step = 0;
     double scale = 1.0;  // the recorded step's
@@ -44,6 +48,7 @@ struct TraceHistogram {
     unsigned long long zeros = 0, nonfinite = 0;
     // The same values site by site (Trace::sites[i] for the pair (i, bins)), in core::Bins' slots
     // (log2 bins from k_bin_min, then zero, inf, NaN): what the app's Range and Where views read.
+    // The first k_trace_max_sites modules only (the totals above count every one).
     std::vector<std::pair<int, core::Bins>> sites;
     unsigned long long nonzero() const;
     // The share of the non-zero values that a step at `scale` would flush to zero in FP16: whole bins

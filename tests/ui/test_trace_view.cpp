@@ -171,6 +171,21 @@ private slots:
         QCOMPARE(*low.replay.steps[4].underflow_share, 0.5);
     }
 
+    // A model of more modules than a trace keeps one by one: the totals count them all, the first
+    // k_trace_max_sites are kept per module and become the session's layers.
+    void manyModules() {
+        Trace tr = parse_trace(k_trace, "t.csv");
+        std::string text = "run,step,layer,tensor,bin_log2,count\n";
+        for (int m = 0; m < 300; ++m) text += "0,0,m" + std::to_string(m) + ",grad_output,-3,1\n";
+        parse_trace_histograms(tr, text, "t.histograms.csv");
+        QCOMPARE(tr.sites.size(), std::size_t{300});
+        QCOMPARE(tr.histograms.at(0).nonzero(), 300ULL);
+        QCOMPARE(tr.histograms.at(0).sites.size(), std::size_t(k_trace_max_sites));
+        const gui::TraceSession t = gui::traceSession(std::make_shared<const Trace>(tr), staticAt(1024), 1);
+        QCOMPARE(t.info->layerNames.size(), qsizetype(k_trace_max_sites));
+        QCOMPARE(t.info->layerNames.back(), QStringLiteral("m254"));
+    }
+
     void openInTheWindow() {
         QVERIFY(m_dir.isValid());
         mpx::ui::MainWindow w;

@@ -49,8 +49,8 @@ struct TraceSession {
 };
 
 inline constexpr int k_trace_recorded = 0, k_trace_replay = 1, k_trace_frontier = 2;
-// The modules a trace session shows as layers (Histogram::layer is one byte); more are left out.
-inline constexpr int k_trace_max_layers = 255;
+// The modules a trace session shows as layers: those the trace keeps one by one.
+inline constexpr int k_trace_max_layers = mpx::k_trace_max_sites;
 
 // The trace with `rule` replayed over it, as a session of `generation` (the caller keeps it apart
 // from the engine's). Throws ConfigError when the rule is not valid (mpx::validate).
