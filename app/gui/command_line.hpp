@@ -17,7 +17,7 @@ struct CommandLine {
     qint64 afterSteps = -1;  // -1: not given
     QString screenshot;     // with --explorer: a picture of the explorer window
     QString explorer;       // --explorer VALUE: open the format explorer showing VALUE
-    QString trace;          // --trace FILE: open a recorded trace in its replay window
+    QString trace;          // --trace FILE: open a recorded trace as the window's session
     bool classroom = false; // --classroom: open in the classroom view
     QString view;           // --view: one of k_views (the central tab); empty: as last time
     bool showHelp = false;
