@@ -839,7 +839,10 @@ int PlotWidget::addLaneMarks(int lane, const QString& name, const QColor& fill, 
 }
 
 void PlotWidget::setLaneSteps(int id, const QList<double>& steps) {
-    if (id < 0 || id >= d->laneMarks.size() || d->laneMarks[id].steps == steps) return;
+    if (id < 0 || id >= d->laneMarks.size()) return;
+    // std::equal, not QList's ==: Qt 6.4's passes an empty list's null data to memcmp (UBSan).
+    const QList<double>& old = d->laneMarks[id].steps;
+    if (old.size() == steps.size() && std::equal(old.begin(), old.end(), steps.begin())) return;
     d->laneMarks[id].steps = steps;
     d->laneItem->update();
     if (keyNames() != d->keyNames) fitTitles();

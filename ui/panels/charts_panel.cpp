@@ -600,7 +600,8 @@ void ChartsPanel::drawLanes(const ChartSpec& c, double x0, double x1) {
         const RunEvents& e = m_events[static_cast<std::size_t>(r)];
         if (runVisible(r) && std::any_of(e.begin(), e.end(), [](const auto& v) { return !v.empty(); })) runs << r;
     }
-    if (runs != lanes.runs || !session) {
+    // std::equal, not QList's ==: Qt 6.4's passes an empty list's null data to memcmp (UBSan).
+    if (runs.size() != lanes.runs.size() || !std::equal(runs.begin(), runs.end(), lanes.runs.begin()) || !session) {
         QList<PlotWidget::Lane> rows;
         for (int r : runs) {
             const gui::RunStyle style = runStyle(session, r);
