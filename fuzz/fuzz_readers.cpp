@@ -2,7 +2,8 @@
 // (parse_config_text), --set assignments (apply_overrides), a saved state (Session::load_state),
 // a value of `mpx-cli format`, a run CSV as `mpx-cli compare` reads it (RunTable::parse) and a
 // recorded trace and its histograms as `mpx-cli replay` reads them, a DeepSpeed or Megatron-LM log as `mpx-cli trace
-// --from-deepspeed-log` / `--from-megatron-log` read them, and a matrix as `mpx-cli gemm` and `quantize` read it. Rule: any input ends in a result or a typed error (ConfigError,
+// --from-deepspeed-log` / `--from-megatron-log` read them, a matrix as `mpx-cli gemm` and `quantize` read it, and a
+// GPT's text (parse_text, what data.text_file reads). Rule: any input ends in a result or a typed error (ConfigError,
 // IoError, CLI11's parse errors), never a crash, a sanitizer finding or another exception type.
 // The first byte picks the reader; the rest is its text.
 #include <CLI/CLI.hpp>
@@ -21,6 +22,7 @@
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/run_compare.hpp"
 #include "engine/io/trace.hpp"
+#include "engine/model/text_corpus.hpp"
 #include "engine/run/session.hpp"
 
 namespace {
@@ -73,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size == 0) return 0;
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 10) {
+        switch (data[0] % 11) {
             case 0: (void)mpx::parse_config_text(text, "fuzz"); break;
             case 1: {
                 mpx::SessionConfig c;
@@ -119,6 +121,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             case 6: {  // a DeepSpeed log rebuilt as a trace must read back from its own CSV
                 const mpx::Trace t = mpx::trace_from_deepspeed_log(text, "fuzz.log", mpx::scaler_preset("deepspeed"));
                 (void)mpx::parse_trace(mpx::trace_csv(t), "fuzz.csv");
+                break;
+            }
+            case 10: {  // a text: ids and vocabulary give back its bytes (a leading BOM skipped)
+                const mpx::TextCorpus c = mpx::parse_text(text, "fuzz.txt", 1);
+                std::string back;
+                for (const std::uint16_t id : c.ids) back += c.vocab.at(id);
+                const std::string_view body = std::string_view(text).starts_with("\xEF\xBB\xBF")
+                                                  ? std::string_view(text).substr(3) : std::string_view(text);
+                if (back != body || c.train_size != c.characters() * 9 / 10) __builtin_trap();
+                (void)mpx::bigram_entropy(c);
                 break;
             }
         }
