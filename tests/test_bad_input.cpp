@@ -1,6 +1,7 @@
 // The bad-input catalogue: every row is one hostile command line for mpx-cli (run, bench, format,
-// --resume) or the app, with the exit code it must end with and words its one-line message must
-// contain. Rule: each row runs in a fresh temporary HOME and working folder, with its inputs in a
+// --resume, and issue 41's readers-writers: replay, sweep, trace, quantize, gemm, gemm-error,
+// compare, export-torch) or the app, with the exit code it must end with and words its one-line
+// message must contain. Rule: each row runs in a fresh temporary HOME and working folder, with its inputs in a
 // fixture folder, and neither folder may gain, lose or change a file; no row may hang.
 #include <QtTest>
 
@@ -8,6 +9,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -189,6 +191,29 @@ private slots:
         write(F / "state_trailing.json", state.dump() + " {}");
         write(F / "state_cut.json", state.dump().substr(0, state.dump().size() / 2));
         fs::copy_file(F / "state.json", F / "state_copy.json");
+        // Issue 41's inputs, each also reachable through a hard link and a symbolic link.
+        write(F / "m.csv", "1,2\n3,4\n");
+        write(F / "m2.csv", "1,0\n0,1\n");
+        write(F / "t.csv", "# mpx-trace 1; amax unknown\n"
+                           "step,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,forward_site,grad_norm,lr\n"
+                           "1,65536,0,0,nan,,,0,0,,,\n2,65536,0,0,nan,,,0,0,,,\n");
+        write(F / "t.histograms.csv", "run,step,layer,tensor,bin_log2,count\n");
+        write(F / "ds.log", "[Rank 0] step=1, skipped=0, lr=[0.0001]\n[Rank 0] step=2, skipped=0, lr=[0.0001]\n");
+        const auto megatron_line = [](long long iteration) {
+            return " iteration " + std::to_string(iteration) + "/ 99999999 | loss scale: 65536.0 | "
+                   "number of skipped iterations: 0 |\n";
+        };
+        write(F / "mg.log", megatron_line(1) + megatron_line(2));
+        write(F / "mg_huge.log", megatron_line(1ll << 24));  // one line claiming 2^24 iterations
+        write(F / "mg_many.log", megatron_line(1ll << 21) + megatron_line(2ll << 21) + megatron_line(3ll << 21));
+        write(F / "part.csv", "point,run\r\n");
+        write(F / "part.json", "{}");
+        for (const char* name : {"m", "m2", "t", "good"}) {
+            const std::string ext = std::string(name) == "good" ? ".json" : ".csv";
+            fs::create_hard_link(F / (name + ext), F / (name + std::string("_hard") + ext));
+            fs::create_symlink(F / (name + ext), F / (name + std::string("_sym") + ext));
+        }
+        fs::create_hard_link(F / "mg.log", F / "mg_hard.log");
     }
 
     void rejects_bad_input_and_leaves_no_file_data() {
@@ -482,6 +507,51 @@ private slots:
         format("format_unknown_option", {"--bogus", "1"}, 2, "unknown option '--bogus'");
         format("format_unknown_option_alone", {"--zzz"}, 2, "unknown option '--zzz'; format takes --csv");
         format("format_unknown_short_option", {"-x", "1"}, 2, "unknown option '-x'");
+        // --- issue 41, class 1: an output that is an input, or two outputs on one path, by file
+        // identity (hard links, symbolic links, ./ spellings, a file not written yet by its folder
+        // and name), refused before any work: every input byte-identical, no file created
+        cli("replay_csv_is_trace", {"replay", "@F/t.csv", "--csv", "@F/t.csv"}, 2,
+            "--csv: '@F/t.csv' is the trace given to replay; write to another file");
+        cli("replay_csv_is_trace_hard_link", {"replay", "@F/t.csv", "--csv", "@F/t_hard.csv"}, 2,
+            "--csv: '@F/t_hard.csv' is the trace given to replay");
+        cli("replay_csv_is_trace_symlink", {"replay", "@F/t.csv", "--csv", "@F/t_sym.csv"}, 2,
+            "--csv: '@F/t_sym.csv' is the trace given to replay");
+        cli("replay_csv_is_trace_dot", {"replay", "@F/t.csv", "--csv", "@F/./t.csv"}, 2,
+            "--csv: '@F/./t.csv' is the trace given to replay");
+        cli("replay_csv_is_histograms", {"replay", "@F/t.csv", "--csv", "@F/t.histograms.csv"}, 2,
+            "--csv: '@F/t.histograms.csv' is the trace's histograms");
+        cli("sweep_trace_csv_is_trace", {"sweep", "--trace", "@F/t.csv", "--csv", "@F/t_sym.csv", "--grid",
+                                         "scaler.init_scale=1,2"}, 2, "--csv: '@F/t_sym.csv' is the trace given to --trace");
+        cli("sweep_trace_csv_is_histograms", {"sweep", "--trace", "@F/t.csv", "--csv", "@F/t.histograms.csv", "--grid",
+                                              "scaler.init_scale=1,2"}, 2, "is the histograms of --trace");
+        cli("sweep_sidecar_is_config", {"sweep", "--config", "@F/good.json", "--csv", "@F/good.csv", "--grid",
+                                        "scaler.init_scale=1,2"}, 2,
+            "the sidecar of --csv: '@F/good.json' is the --config file");
+        cli("sweep_merge_out_is_part", {"sweep", "--merge", "@F/part.csv", "@F/part.csv"}, 2,
+            "--merge: '@F/part.csv' is a part given to --merge");
+        cli("sweep_merge_out_is_part_sidecar", {"sweep", "--merge", "@F/part.json", "@F/part.csv"}, 2,
+            "--merge: '@F/part.json' is the sidecar of a part given to --merge");
+        cli("trace_deepspeed_out_is_log", {"trace", "--from-deepspeed-log", "@F/ds.log", "--out", "@F/ds.log"}, 2,
+            "--out: '@F/ds.log' is the log given to --from-deepspeed-log");
+        cli("trace_megatron_out_is_log_hard_link", {"trace", "--from-megatron-log", "@F/mg.log", "--out", "@F/mg_hard.log"},
+            2, "--out: '@F/mg_hard.log' is the log given to --from-megatron-log");
+        cli("quantize_out_is_in", {"quantize", "--in", "@F/m.csv", "--out", "@F/m.csv"}, 2, "--out: '@F/m.csv' is --in");
+        cli("quantize_scales_is_in_symlink", {"quantize", "--in", "@F/m.csv", "--out", "q.csv", "--scales", "@F/m_sym.csv"},
+            2, "--scales: '@F/m_sym.csv' is --in");
+        cli("quantize_scales_is_out", {"quantize", "--in", "@F/m.csv", "--out", "q.csv", "--scales", "q.csv"}, 2,
+            "--scales: 'q.csv' is also --out; give each output its own file");
+        cli("quantize_scales_is_out_dot", {"quantize", "--in", "@F/m.csv", "--out", "q.csv", "--scales", "./q.csv"}, 2,
+            "--scales: './q.csv' is also --out");
+        cli("gemm_out_is_a", {"gemm", "--a", "@F/m.csv", "--b", "@F/m2.csv", "--out", "@F/m.csv"}, 2,
+            "--out: '@F/m.csv' is --a");
+        cli("gemm_out_is_b_hard_link", {"gemm", "--a", "@F/m.csv", "--b", "@F/m2.csv", "--out", "@F/m2_hard.csv"}, 2,
+            "--out: '@F/m2_hard.csv' is --b");
+        cli("compare_csv_is_b_symlink", {"compare", "@F/m.csv", "@F/m2.csv", "--csv", "@F/m2_sym.csv"}, 2,
+            "--csv: '@F/m2_sym.csv' is B, one of the files compared");
+        run("csv_is_config_hard_link", {"--steps", "2", "--config", "@F/good.json", "--csv", "@F/good_hard.json"}, 2,
+            "--csv: '@F/good_hard.json' is the --config file");
+        cli("export_torch_out_is_config", {"export-torch", "--config", "@F/good.json", "--out", "@F/good.json"}, 2,
+            "--out: @F/good.json exists and is not an empty folder");
         // --- the app's command line: refused before any window opens, nothing written
         app("app_unknown_preset", {"--config", "nosuch"}, "nosuch");
         app("app_config_directory", {"--config", "@F/dir.json"}, "is a directory");
@@ -525,6 +595,7 @@ private slots:
         QFETCH(int, code);
         QFETCH(QString, needle);
         QFETCH(int, limit);
+        needle.replace(QStringLiteral("@F"), QString::fromStdString(F.string()));
 #ifndef MPX_APP_PATH
         if (Tool(tool) == Tool::app || QTest::currentDataTag() == QByteArray("app_set_invalid_utf8")) QSKIP("the app is not built (MPX_BUILD_UI=OFF)");
 #endif

@@ -38,6 +38,12 @@ SessionConfig build_config(const ConfigFlags& f) {
     return c;
 }
 
+NamedPath config_input(const ConfigFlags& f) {
+    // load_config's own test of a name against a path: a name is a preset, shipped, not the user's.
+    const bool is_file = f.config.find('/') != std::string::npos || std::filesystem::path(f.config).extension() == ".json";
+    return {"the --config file", is_file ? std::filesystem::path(f.config) : std::filesystem::path()};
+}
+
 BackendFactory backend_for(const std::string& device, std::string& device_name, std::string& note) {
     BackendChoice c = choose_backend(device, "--device");
     device_name = c.device.name;

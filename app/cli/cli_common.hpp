@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/export.hpp"
 #include "engine/run/session.hpp"
 
 namespace mpx::cli {
@@ -26,6 +27,8 @@ struct ConfigFlags {
 // and validates the result once. A shortcut flag with an impossible value is a ConfigError naming
 // the flag ("--steps: ...").
 SessionConfig build_config(const ConfigFlags& f);
+// The --config file as an input that no output may replace (an empty path for a preset's name).
+NamedPath config_input(const ConfigFlags& f);
 // The backend factory for cfg.device, and the device's name in words. Throws DeviceError when
 // "cuda" is asked for but cannot be used; "auto" falls back to the CPU and says why in `note`.
 BackendFactory backend_for(const std::string& device, std::string& device_name, std::string& note);

@@ -24,11 +24,6 @@ struct CompareCliOptions {
     std::vector<std::string> tolerances, absolute;
 };
 
-bool same_file(const std::filesystem::path& x, const std::filesystem::path& y) {
-    std::error_code ec;
-    return std::filesystem::equivalent(x, y, ec) && !ec;
-}
-
 // 0: agree; 1: differ. Throws for everything else.
 int run_compare(const CompareCliOptions& o) {
     CompareOptions opts;
@@ -37,12 +32,8 @@ int run_compare(const CompareCliOptions& o) {
     if (!o.columns.empty()) opts.columns = parse_column_list(o.columns);
     if (!o.steps.empty()) opts.steps = parse_step_range(o.steps);
     if (!o.runs.empty()) opts.runs = parse_run_list(o.runs);
-    if (!o.csv.empty()) {
-        check_output_path(o.csv, "--csv");
-        for (const std::string& in : {o.a, o.b})
-            if (same_file(o.csv, in))
-                throw ConfigError("--csv", "'" + o.csv + "' is one of the files compared; write the report elsewhere");
-    }
+    if (!o.csv.empty())
+        check_outputs({{"--csv", o.csv}}, {{"A, one of the files compared", o.a}, {"B, one of the files compared", o.b}});
     const RunTable a = read_run_csv(o.a);
     const RunTable b = read_run_csv(o.b);
     const CompareReport report = compare_runs(a, b, opts);

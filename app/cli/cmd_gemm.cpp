@@ -113,7 +113,7 @@ int run_gemm(const GemmOptions& o) {
     if (formats.size() != 1) throw ConfigError("--format", "gemm takes one format (gemm-error compares several)");
     if (models.size() != 1) throw ConfigError("--accumulate", "gemm takes one model (gemm-error compares several)");
     const AccumulateParams p = params_for(models[0], o.model);
-    check_output_path(o.out, "--out");
+    check_outputs({{"--out", o.out}}, {{"--a", o.a}, {"--b", o.b}});
     const FloatMatrix a = read_matrix(o.a, "--a"), b = read_matrix(o.b, "--b");
     set_thread_count(o.model.threads);
     FloatMatrix c;

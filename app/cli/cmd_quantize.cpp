@@ -39,8 +39,9 @@ int run_quantize(const QuantizeOptions& o) {
     q.metric = *metric;
     if (o.sr_seed < -1) throw ConfigError("--sr-seed", "must be at least 0 (got " + std::to_string(o.sr_seed) + ")");
     if (o.sr_seed >= 0) q.sr_seed = static_cast<std::uint64_t>(o.sr_seed);
-    check_output_path(o.out, "--out");
-    if (!o.scales.empty()) check_output_path(o.scales, "--scales");
+    std::vector<NamedPath> outputs{{"--out", o.out}};
+    if (!o.scales.empty()) outputs.push_back({"--scales", o.scales});
+    check_outputs(outputs, {{"--in", o.in}});
     const FloatMatrix x = read_matrix(o.in, "--in");
     set_thread_count(o.threads);
     const Fp4Matrix r = quantize_fp4(x, q);

@@ -85,11 +85,6 @@ void print_live_effects(Session& session, bool& mid_line) {
     }
 }
 
-bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
-    std::error_code e1, e2;
-    return std::filesystem::weakly_canonical(a, e1) == std::filesystem::weakly_canonical(b, e2);
-}
-
 // Everything about the outputs that can be checked before a step is trained: each target can
 // receive a file, and no output replaces an input or another output.
 void check_outputs(const RunOptions& o) {
@@ -104,31 +99,18 @@ void check_outputs(const RunOptions& o) {
                                                                      : o.flags.config;
         if (given(flag) && v.empty()) throw ConfigError(flag, "needs a value; an empty one was given");
     }
-    std::vector<std::pair<std::string, std::filesystem::path>> outputs;
+    std::vector<NamedPath> outputs;
     if (!o.csv.empty()) {
-        outputs.emplace_back("--csv", o.csv);
-        outputs.emplace_back("the sidecar of --csv", sidecar_path(o.csv));
+        outputs.push_back({"--csv", o.csv});
+        outputs.push_back({"the sidecar of --csv", sidecar_path(o.csv)});
     }
-    if (!o.histograms.empty()) outputs.emplace_back("--histograms", o.histograms);
-    if (!o.fp8_scales.empty()) outputs.emplace_back("--fp8-scales", o.fp8_scales);
-    if (!o.save_state.empty()) outputs.emplace_back("--save-state", o.save_state);
-    for (const auto& [what, path] : outputs) check_output_path(path, what);
-    for (std::size_t i = 0; i < outputs.size(); ++i)
-        for (std::size_t k = i + 1; k < outputs.size(); ++k)
-            if (same_file(outputs[i].second, outputs[k].second))
-                throw ConfigError(outputs[k].first, "'" + outputs[k].second.string() + "' is also " +
-                                                        outputs[i].first + "; give each output its own file");
-    for (const auto& [what, path] : outputs) {
-        // A continued run saved over the state it came from is what checkpoints are for: the
-        // state is read whole before the first step and replaced atomically after the last, so the
-        // old one stays intact until the new one is complete. Any other output would destroy it.
-        if (!o.resume.empty() && same_file(path, o.resume) && what != "--save-state")
-            throw ConfigError(what, "'" + path.string() + "' is the state given to --resume; write to another file");
-        const bool config_is_file = o.flags.config.find('/') != std::string::npos ||
-                                    std::filesystem::path(o.flags.config).extension() == ".json";
-        if (given("--config") && config_is_file && same_file(path, o.flags.config))
-            throw ConfigError(what, "'" + path.string() + "' is the --config file; write to another file");
-    }
+    if (!o.histograms.empty()) outputs.push_back({"--histograms", o.histograms});
+    if (!o.fp8_scales.empty()) outputs.push_back({"--fp8-scales", o.fp8_scales});
+    if (!o.save_state.empty()) outputs.push_back({"--save-state", o.save_state});
+    // A continued run saved over the state it came from is what checkpoints are for: the state is
+    // read whole before the first step and replaced atomically after the last, so the old one stays
+    // intact until the new one is complete. Any other output would destroy it.
+    mpx::check_outputs(outputs, {config_input(o.flags), {"the state given to --resume", o.resume, "--save-state"}});
 }
 
 int run_run(const RunOptions& o) {

@@ -56,6 +56,13 @@ int run_sweep_command(const SweepOptions_& o) {
     if (!o.merge.empty()) {
         if (o.merge.size() < 2) throw ConfigError("--merge", "give OUT.csv and then the part CSVs");
         std::vector<std::filesystem::path> parts(o.merge.begin() + 1, o.merge.end());
+        std::vector<NamedPath> inputs;
+        for (const auto& part : parts) {
+            inputs.push_back({"a part given to --merge", part});
+            inputs.push_back({"the sidecar of a part given to --merge", sidecar_path(part)});
+        }
+        check_outputs({{"--merge", o.merge.front()}, {"the sidecar of --merge's output", sidecar_path(o.merge.front())}},
+                      inputs);
         std::size_t missing = 0;
         const std::size_t n = merge_sweeps(o.merge.front(), parts, missing);
         std::cerr << "mpx-cli sweep: merged " << n << " points from " << parts.size() << " parts into " << o.merge.front();
@@ -81,6 +88,12 @@ int run_sweep_command(const SweepOptions_& o) {
         return 0;
     }
     if (o.csv.empty()) throw ConfigError("--csv", "name the output file (a sidecar .json is written beside it)");
+    std::vector<NamedPath> inputs{config_input(o.flags)};
+    if (!o.trace.empty()) {
+        inputs.push_back({"the trace given to --trace", o.trace});
+        inputs.push_back({"the histograms of --trace", trace_histograms_path(o.trace)});
+    }
+    check_outputs({{"--csv", o.csv}, {"the sidecar of --csv", sidecar_path(o.csv)}}, inputs);
     ConfigFlags flags = o.flags;
     if (o.runs) flags.precision = o.runs;
     if (!o.trace.empty()) {

@@ -45,11 +45,11 @@ struct FromLogOptions {
 
 void run_from_log(const FromLogOptions& o) {
     if (o.out.empty()) throw ConfigError("--out", "name the trace to write, e.g. --out trace.csv");
-    check_output_path(o.out, "--out");
     if (!o.log.empty() && !o.megatron_log.empty())
         throw ConfigError("--from-megatron-log", "give one log: --from-deepspeed-log or --from-megatron-log");
     const bool megatron = !o.megatron_log.empty();
     const std::string& path = megatron ? o.megatron_log : o.log;
+    check_outputs({{"--out", o.out}}, {{megatron ? "the log given to --from-megatron-log" : "the log given to --from-deepspeed-log", path}});
     const ScalerConfig scaler = scaler_from(o.scaler.empty() ? (megatron ? "megatron" : "deepspeed") : o.scaler, o.sets);
     const std::string text = read_input_file(path, "the log", std::size_t{1} << 30);
     const Trace t = megatron ? trace_from_megatron_log(text, path, scaler) : trace_from_deepspeed_log(text, path, scaler);
@@ -64,7 +64,9 @@ void run_from_log(const FromLogOptions& o) {
 void run_replay(const ReplayOptions& o) {
     if (!(o.max_finite > 0.0)) throw ConfigError("--max-finite", "must be a number > 0 (FP16: 65504)");
     const ScalerConfig scaler = replay_scaler(o);
-    if (!o.csv.empty()) check_output_path(o.csv, "--csv");
+    if (!o.csv.empty())
+        check_outputs({{"--csv", o.csv}}, {{"the trace given to replay", o.trace},
+                                           {"the trace's histograms", trace_histograms_path(o.trace)}});
     const Trace trace = read_trace(o.trace);
     const ReplayResult r = replay_trace(trace, scaler, o.max_finite);
     if (!o.csv.empty()) write_file_atomic(o.csv, replay_csv(trace, r));

@@ -7,9 +7,12 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #ifdef __linux__
-#include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #endif
@@ -226,6 +229,33 @@ void check_output_path(const std::filesystem::path& path, const std::string& wha
         throw IoError(what + ": cannot write into the directory of '" + path.string() + "': " + reason(errno));
 }
 
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+    if (a.empty() || b.empty()) return false;
+    struct stat sa {}, sb {};
+    const bool a_exists = ::stat(a.c_str(), &sa) == 0, b_exists = ::stat(b.c_str(), &sb) == 0;
+    if (a_exists && b_exists) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (a_exists != b_exists) return false;  // one file exists, the other does not: not one file
+    // Absolute first: weakly_canonical leaves a relative path with no existing part ("y.csv") relative.
+    std::error_code e1, e2, e3, e4;
+    const auto ca = std::filesystem::weakly_canonical(std::filesystem::absolute(a, e1), e2);
+    const auto cb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, e3), e4);
+    return !e1 && !e2 && !e3 && !e4 && ca == cb;
+}
+
+void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+    for (const NamedPath& o : outputs) check_output_path(o.path, o.what);
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const NamedPath& o = outputs[i];
+        for (std::size_t k = 0; k < i; ++k)
+            if (same_file(outputs[k].path, o.path))
+                throw ConfigError(o.what, "'" + o.path.string() + "' is also " + outputs[k].what +
+                                              "; give each output its own file");
+        for (const NamedPath& in : inputs)
+            if (in.may_be_replaced_by != o.what && same_file(in.path, o.path))
+                throw ConfigError(o.what, "'" + o.path.string() + "' is " + in.what + "; write to another file");
+    }
+}
+
 AtomicFile::AtomicFile(std::filesystem::path path) : m_path(std::move(path)), m_tmp(temp_beside(m_path)) {
     m_slot = register_temporary(m_tmp);
     m_file = std::fopen(m_tmp.c_str(), "wb");
@@ -315,8 +345,7 @@ void CsvWriter::commit() {
 void CsvWriter::commit(const std::filesystem::path& sidecar, const std::string& sidecar_text) {
     if (!m_file) throw IoError("export of '" + m_path.string() + "' was already finished");
     const auto file = std::move(m_file);
-    std::error_code e1, e2;
-    if (std::filesystem::weakly_canonical(sidecar, e1) == std::filesystem::weakly_canonical(m_path, e2))
+    if (same_file(sidecar, m_path))
         throw IoError("the sidecar '" + sidecar.string() + "' would replace the CSV itself; give the CSV another name");
     AtomicFile side(sidecar);
     side.write(sidecar_text);

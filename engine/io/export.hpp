@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/run/record.hpp"
@@ -23,6 +24,30 @@ std::string csv_row(const StepRecord& r, const RunInfo& run);
 // Checks, before any work is done, that `path` can receive a file: it is not a directory or other
 // non-regular file, and its directory exists. `what` names it in the message ("--csv"). IoError.
 void check_output_path(const std::filesystem::path& path, const std::string& what);
+
+// True when `a` and `b` name one file: the same device and inode where both exist (through hard
+// links, symbolic links and ./ spellings), else the same canonical folder and name (an output not
+// written yet). A symbolic link to an input counts as the input: writing over the link's name is
+// never what was meant.
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
+// A file a command names: the words that name it in a message ("--out", "the state given to
+// --resume") and its path. `may_be_replaced_by` names the one output allowed to be this input (a
+// checkpoint saved over the state it resumed: read whole first, replaced atomically last).
+struct NamedPath {
+    NamedPath(std::string what_, std::filesystem::path path_, std::string may_be_replaced_by_ = {})
+        : what(std::move(what_)), path(std::move(path_)), may_be_replaced_by(std::move(may_be_replaced_by_)) {}
+    std::string what;
+    std::filesystem::path path;
+    std::string may_be_replaced_by;
+};
+
+// Every reader-writer command's check before any work (one rule for all of them): each output can
+// receive a file (check_output_path, IoError), no two outputs are one file, and no output is an
+// input (ConfigError naming the output: "--out: 'a.csv' is --in; write to another file").
+// An empty output path is refused as IoError (pass an optional output only when it is asked for);
+// an empty input path matches nothing.
+void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs = {});
 
 // Writes `text` to `path` atomically (temporary file + rename). Throws IoError with the reason.
 void write_file_atomic(const std::filesystem::path& path, const std::string& text);

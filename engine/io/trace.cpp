@@ -208,11 +208,16 @@ void parse_trace_histograms(Trace& trace, std::string_view text, const std::stri
     trace.sites = std::move(sites);
 }
 
+std::filesystem::path trace_histograms_path(const std::filesystem::path& trace) {
+    if (trace.empty()) return {};
+    std::filesystem::path hist = trace;
+    hist.replace_extension();
+    return hist += ".histograms.csv";
+}
+
 Trace read_trace(const std::filesystem::path& path) {
     Trace t = parse_trace(read_input_file(path, "the trace", std::size_t{1} << 30), path.string());
-    std::filesystem::path hist = path;
-    hist.replace_extension();
-    hist += ".histograms.csv";
+    const std::filesystem::path hist = trace_histograms_path(path);
     std::error_code ec;
     if (std::filesystem::exists(hist, ec))
         parse_trace_histograms(t, read_input_file(hist, "the trace's histograms", std::size_t{1} << 30), hist.string());

@@ -75,6 +75,8 @@ struct Trace {
 Trace parse_trace(std::string_view text, const std::string& name);
 // Also reads <stem>.histograms.csv beside it, where there is one (read_trace_histograms).
 Trace read_trace(const std::filesystem::path& path);
+// That file: <stem>.histograms.csv beside the trace (an input too, which no output may replace).
+std::filesystem::path trace_histograms_path(const std::filesystem::path& trace);
 // The recorder's histograms (run, step, layer, tensor, bin_log2, count; tensor grad_output) into
 // trace.histograms. ConfigError naming name:line for a malformed row, a step the trace does not hold,
 // a bin outside -64..63 (or zero, inf, nan) or a count that is not a whole number.
