@@ -33,7 +33,8 @@ namespace {
 // shell: args[0] is a /bin/sh script run with $CLI and $APP set, for bytes QProcess cannot pass
 // (invalid UTF-8 in an argument).
 enum class Tool { cli, app, shell };
-enum class Limit { none, memory_2g };
+// memory_256m: no room for 64 threads' stacks, so the system refuses a thread start.
+enum class Limit { none, memory_2g, memory_256m };
 
 struct Outcome {
     int code = -1;
@@ -101,6 +102,11 @@ class TestBadInput : public QObject {
         if (limit == Limit::memory_2g)
             p.setChildProcessModifier([] {
                 const rlimit r{rlim_t(2) << 30, rlim_t(2) << 30};
+                ::setrlimit(RLIMIT_AS, &r);
+            });
+        if (limit == Limit::memory_256m)
+            p.setChildProcessModifier([] {
+                const rlimit r{rlim_t(256) << 20, rlim_t(256) << 20};
                 ::setrlimit(RLIMIT_AS, &r);
             });
 #ifdef MPX_APP_PATH
@@ -552,6 +558,26 @@ private slots:
             "--csv: '@F/good_hard.json' is the --config file");
         cli("export_torch_out_is_config", {"export-torch", "--config", "@F/good.json", "--out", "@F/good.json"}, 2,
             "--out: @F/good.json exists and is not an empty folder");
+        // --- class 2: every --threads refused outside 0-64; a thread the system refuses (no room
+        // for 64 stacks in 256 MiB) ends in one line, the started threads joined, nothing written
+        cli("sweep_threads_100000", {"sweep", "--threads", "100000", "--csv", "s.csv", "--grid", "scaler.init_scale=1,2"},
+            2, "--threads: Value 100000 not in range 0 to 64");
+        cli("quantize_threads_65", {"quantize", "--threads", "65", "--in", "@F/m.csv", "--out", "q.csv"}, 2,
+            "--threads: Value 65 not in range 0 to 64");
+        cli("gemm_threads_65", {"gemm", "--threads", "65", "--a", "@F/m.csv", "--b", "@F/m2.csv", "--out", "c.csv"}, 2,
+            "--threads: Value 65 not in range 0 to 64");
+        cli("gemm_error_threads_65", {"gemm-error", "--threads", "65"}, 2, "--threads: Value 65 not in range 0 to 64");
+        bench("bench_threads_65", {"--threads", "65"}, 2, "--threads: Value 65 not in range 0 to 64");
+        cli("sweep_thread_refused", {"sweep", "--threads", "64", "--csv", "s.csv", "--quiet", "--steps", "1", "--set",
+                                     "model.sizes=2-8-2", "--grid", "scaler.init_scale=1:64:1"},
+            1, "of 64 (Resource temporarily unavailable); ask for fewer threads (--threads)", Limit::memory_256m);
+        cli("run_thread_refused", {"run", "--quiet", "--threads", "64", "--steps", "1", "--set", "model.sizes=2-8-2",
+                                   "--csv", "a.csv"},
+            1, "ask for fewer threads (--threads)", Limit::memory_256m);
+        cli("quantize_thread_refused", {"quantize", "--threads", "64", "--in", "@F/m.csv", "--out", "q.csv"}, 1,
+            "ask for fewer threads (--threads)", Limit::memory_256m);
+        cli("gemm_thread_refused", {"gemm", "--threads", "64", "--a", "@F/m.csv", "--b", "@F/m2.csv", "--out", "c.csv"}, 1,
+            "ask for fewer threads (--threads)", Limit::memory_256m);
         // --- the app's command line: refused before any window opens, nothing written
         app("app_unknown_preset", {"--config", "nosuch"}, "nosuch");
         app("app_config_directory", {"--config", "@F/dir.json"}, "is a directory");
@@ -600,7 +626,7 @@ private slots:
         if (Tool(tool) == Tool::app || QTest::currentDataTag() == QByteArray("app_set_invalid_utf8")) QSKIP("the app is not built (MPX_BUILD_UI=OFF)");
 #endif
 #if defined(__SANITIZE_ADDRESS__)
-        if (Limit(limit) == Limit::memory_2g) QSKIP("an address-space limit and AddressSanitizer's shadow memory exclude each other");
+        if (Limit(limit) != Limit::none) QSKIP("an address-space limit and AddressSanitizer's shadow memory exclude each other");
 #endif
         QTemporaryDir work;
         QVERIFY(work.isValid());

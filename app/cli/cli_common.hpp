@@ -40,7 +40,7 @@ class App;
 }
 namespace mpx::cli {
 void add_config_flags(CLI::App* cmd, ConfigFlags& f);
-// --threads N for commands that train (engine/base/parallel.hpp's set_thread_count: 0 one per core,
-// at most k_max_thread_count).
-void add_threads_flag(CLI::App* cmd, unsigned& threads);
+// --threads N, every command's (engine/base/parallel.hpp's set_thread_count: 0 one per core, at
+// most k_max_thread_count); `help` where the threads do something else (a sweep's workers).
+void add_threads_flag(CLI::App* cmd, unsigned& threads, const std::string& help = {});
 }

@@ -325,9 +325,11 @@ void add_config_flags(CLI::App* cmd, ConfigFlags& f) {
     cmd->add_option("--device", f.device, "Device: " + enum_choices<DeviceSetting>());
 }
 
-void add_threads_flag(CLI::App* cmd, unsigned& threads) {
+void add_threads_flag(CLI::App* cmd, unsigned& threads, const std::string& help) {
     cmd->add_option("--threads", threads,
-                    "Threads for the runs and their GEMMs (default 0: one per core); the results are the same bits for any count")
+                    help.empty() ? "Threads for the runs and their GEMMs (default 0: one per core); the results are "
+                                   "the same bits for any count"
+                                 : help)
         ->check(CLI::Range(0u, k_max_thread_count));
 }
 

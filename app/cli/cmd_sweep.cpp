@@ -179,7 +179,7 @@ void add_sweep_command(CLI::App& app) {
                     "FIELD=VALUES: a list 16,256,65536, a range 0.1:1:0.1, a geometric range 2^8..2^32*4, or names "
                     "(scaler.preset=pytorch,deepspeed); up to two numeric fields and one of names");
     cmd->add_option("--csv", o->csv, "Output CSV (sidecar .json beside it); with --explain, the sweep to read");
-    cmd->add_option("--threads", o->threads, "Worker threads (default: one per core)");
+    add_threads_flag(cmd, o->threads, "Worker threads, one grid point each (default 0: one per core)");
     cmd->add_option("--shard", o->shard, "Run every N-th point starting at I (I/N, 0-based: Slurm's array index)");
     cmd->add_option("--merge", o->merge, "OUT.csv PART.csv...: merge the parts of a sharded sweep")->expected(-1);
     cmd->add_option("--explain", o->explain, "Print the `mpx-cli run` line that reproduces point ROW of --csv");

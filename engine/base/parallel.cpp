@@ -3,6 +3,8 @@
 // chunk of thousands of elements).
 #include "engine/base/parallel.hpp"
 
+#include "engine/base/error.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -10,10 +12,18 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 namespace mpx {
+
+void throw_thread_refused(unsigned which, unsigned wanted, const std::system_error& e) {
+    throw DeviceError("the system refused thread " + std::to_string(which) + " of " + std::to_string(wanted) + " (" +
+                      e.code().message() + "); ask for fewer threads (--threads)");
+}
+
 namespace {
 
 struct Job {
@@ -38,18 +48,17 @@ public:
         threads = std::max(1u, threads);
         std::lock_guard<std::mutex> one_resize(m_resize);
         if (threads == m_threads.load()) return;
-        {
-            std::lock_guard<std::mutex> lock(m_mutex);
-            m_stop = true;
-            m_stop_seen = true;
-        }
-        m_work.notify_all();
-        for (std::thread& t : m_workers) t.join();
-        m_workers.clear();
-        m_stop = false;
-        m_stop_seen = false;
+        stop_workers();
         m_threads.store(threads);
-        for (unsigned i = 1; i < threads; ++i) m_workers.emplace_back([this] { work(); });
+        for (unsigned i = 1; i < threads; ++i) try {
+                m_workers.emplace_back([this] { work(); });
+            } catch (const std::system_error& e) {
+                // The system refused a thread (a process or memory limit): the started ones are
+                // joined, the pool is back to the caller's thread alone, and the caller is told.
+                stop_workers();
+                m_threads.store(1);
+                throw_thread_refused(i + 1, threads, e);
+            }
     }
 
     void run(Job& job) {
@@ -78,6 +87,20 @@ public:
     }
 
 private:
+    // Called under m_resize, with no job running.
+    void stop_workers() {
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            m_stop = true;
+            m_stop_seen = true;
+        }
+        m_work.notify_all();
+        for (std::thread& t : m_workers) t.join();
+        m_workers.clear();
+        m_stop = false;
+        m_stop_seen = false;
+    }
+
     // Claims piece job.next, runs it unlocked, counts it done; called and returns with `lock` held.
     void run_piece(Job& job, std::unique_lock<std::mutex>& lock) {
         const std::size_t i = job.next++;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 
@@ -47,6 +48,11 @@ void parallel_for(std::size_t n, F&& fn) {
     detail::parallel_for_impl(n, const_cast<void*>(static_cast<const void*>(&fn)),
                               [](void* c, std::size_t i, unsigned) { (*static_cast<Fn*>(c))(i); });
 }
+
+// A thread that could not start (std::thread's std::system_error: a process or memory limit) as the
+// one message every thread starter gives, DeviceError "the system refused thread 12 of 64 (...); ask
+// for fewer threads (--threads)". The starter joins the threads it did start first.
+[[noreturn]] void throw_thread_refused(unsigned which, unsigned wanted, const std::system_error& e);
 
 // The lanes parallel_for_lanes(n, ...) may use: at most this many of its pieces run at once.
 unsigned lane_count(std::size_t n);

@@ -119,7 +119,15 @@ SweepResult run_sweep(const SweepGrid& grid, const SessionConfig& base, const Sw
         }
     };
     std::vector<std::thread> workers;
-    for (unsigned t = 1; t < result.threads; ++t) workers.emplace_back(work);
+    for (unsigned t = 1; t < result.threads; ++t) try {
+            workers.emplace_back(work);
+        } catch (const std::system_error& e) {
+            // The system refused a thread: the started workers stop after their point and are
+            // joined (a std::thread destroyed unjoined would end the program), then the caller hears why.
+            next = points.size();
+            for (auto& w : workers) w.join();
+            throw_thread_refused(t + 1, result.threads, e);
+        }
     work();
     for (auto& w : workers) w.join();
     if (error) std::rethrow_exception(error);
