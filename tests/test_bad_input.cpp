@@ -578,6 +578,24 @@ private slots:
             "ask for fewer threads (--threads)", Limit::memory_256m);
         cli("gemm_thread_refused", {"gemm", "--threads", "64", "--a", "@F/m.csv", "--b", "@F/m2.csv", "--out", "c.csv"}, 1,
             "ask for fewer threads (--threads)", Limit::memory_256m);
+        // --- class 3: a request's size estimated before it is allocated, refused with the setting
+        // and the size (under a 2 GiB limit it would otherwise end as std::bad_alloc)
+        cli("export_torch_steps_huge", {"export-torch", "--steps", "100000000", "--out", "e"}, 2,
+            "steps: an export of 100000000 steps (", Limit::memory_2g);
+        cli("export_torch_masks_huge", {"export-torch", "--steps", "100000", "--set", "model.dropout=0.5", "--out", "e"},
+            2, "of batches and dropout masks) is more than the 2.0 GiB an export may write; lower steps (--steps)",
+            Limit::memory_2g);
+        cli("export_torch_over_memory", {"export-torch", "--steps", "1000000", "--out", "e"}, 2,
+            "this process may use; lower steps (--steps)", Limit::memory_2g);
+        cli("megatron_log_2p24_iterations", {"trace", "--from-megatron-log", "@F/mg_huge.log", "--out", "t.csv"}, 2,
+            "--from-megatron-log: @F/mg_huge.log:1: the trace would hold 16777216 steps", Limit::memory_2g);
+        cli("megatron_log_lines_add_up", {"trace", "--from-megatron-log", "@F/mg_many.log", "--out", "t.csv"}, 2,
+            "--from-megatron-log: @F/mg_many.log:2: the trace would hold 4194304 steps (1.5 GiB), more than the "
+            "2796202 (1.0 GiB) a trace may hold in this process's memory", Limit::memory_2g);
+        cli("gemm_error_65536_cubed", {"gemm-error", "--m", "65536", "--n", "65536", "--k", "65536"}, 2,
+            "--k: a 65536 x 65536 by 65536 x 65536 point needs", Limit::memory_2g);
+        cli("gemm_error_second_k_huge", {"gemm-error", "--m", "4096", "--n", "4096", "--k", "256,65536"}, 2,
+            "--k: a 4096 x 65536 by 65536 x 4096 point needs", Limit::memory_2g);
         // --- the app's command line: refused before any window opens, nothing written
         app("app_unknown_preset", {"--config", "nosuch"}, "nosuch");
         app("app_config_directory", {"--config", "@F/dir.json"}, "is a directory");

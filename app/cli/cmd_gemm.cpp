@@ -18,6 +18,7 @@
 #include "matrix_io.hpp"
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
+#include "engine/base/memory_budget.hpp"
 #include "engine/base/parallel.hpp"
 #include "engine/base/text.hpp"
 #include "engine/io/export.hpp"
@@ -143,7 +144,18 @@ int run_gemm_error(const GemmErrorOptions& o) {
     std::vector<AccumulateParams> params;
     for (AccumulateModel model : parse_models(o.accumulate)) params.push_back(params_for(model, o.model));
     if (o.seed < 0) throw ConfigError("--seed", "must be at least 0 (got " + std::to_string(o.seed) + ")");
-    if (!o.csv.empty()) check_output_path(o.csv, "--csv");
+    // One point at a time holds A and B, their rounded (and transposed) copies, an FP64 reference
+    // per format and the model's C.
+    for (int k : ks) {
+        const std::uint64_t operands = saturating_mul(std::uint64_t(m) + std::uint64_t(n), std::uint64_t(k));
+        const std::uint64_t outputs = saturating_mul(std::uint64_t(m), std::uint64_t(n));
+        const std::uint64_t need = saturating_mul(operands, 3 * sizeof(float)) +
+                                   saturating_mul(outputs, formats.size() * sizeof(double) + sizeof(float));
+        check_memory(need, "--k", "a " + std::to_string(m) + " x " + std::to_string(k) + " by " + std::to_string(k) +
+                                      " x " + std::to_string(n) + " point",
+                     "lower --m, --n or --k");
+    }
+    if (!o.csv.empty()) check_outputs({{"--csv", o.csv}});
     set_thread_count(o.model.threads);
 
     std::printf("# C = A*B, A (%d x K) and B (K x %d) uniform in [0, 1), seed %lld, rounded to the format;\n"

@@ -12,6 +12,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "matrix_io.hpp"
 #include "engine/base/error.hpp"
 #include "engine/io/export.hpp"
 #include "engine/sweep/sweep.hpp"
@@ -105,7 +106,7 @@ int run_sweep_command(const SweepOptions_& o) {
         std::vector<GridAxis> axes;
         for (const auto& g : o.grid) axes.push_back(parse_grid_arg(g));
         const SweepGrid grid(std::move(axes), base);
-        const Trace trace = read_trace(o.trace);
+        const Trace trace = with_flag("--trace", [&] { return read_trace(o.trace); });
         const SweepResult result = sweep_trace(grid, base, trace);
         nlohmann::json sidecar = sweep_sidecar(grid, base, flags.config, 0, 1);
         sidecar["trace"] = o.trace;

@@ -52,7 +52,9 @@ void run_from_log(const FromLogOptions& o) {
     check_outputs({{"--out", o.out}}, {{megatron ? "the log given to --from-megatron-log" : "the log given to --from-deepspeed-log", path}});
     const ScalerConfig scaler = scaler_from(o.scaler.empty() ? (megatron ? "megatron" : "deepspeed") : o.scaler, o.sets);
     const std::string text = read_input_file(path, "the log", std::size_t{1} << 30);
-    const Trace t = megatron ? trace_from_megatron_log(text, path, scaler) : trace_from_deepspeed_log(text, path, scaler);
+    const Trace t = with_flag(megatron ? "--from-megatron-log" : "--from-deepspeed-log", [&] {
+        return megatron ? trace_from_megatron_log(text, path, scaler) : trace_from_deepspeed_log(text, path, scaler);
+    });
     write_file_atomic(o.out, trace_csv(t));
     long long overflows = 0;
     for (const TraceStep& s : t.steps) overflows += s.found_inf;

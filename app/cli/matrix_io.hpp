@@ -25,6 +25,18 @@ std::string hex_float(float v);
 // rows × cols values, a row per line, comma-separated, as hex_float.
 std::string matrix_text(const float* values, int rows, int cols);
 
+// read() with the flag that named its file put first in a ConfigError that names none (a reader's
+// "trace.csv:3: ..."): "--from-megatron-log: trace.csv:3: ...".
+template <class F>
+auto with_flag(const char* flag, F&& read) {
+    try {
+        return read();
+    } catch (const ConfigError& e) {
+        if (!e.field().empty()) throw;
+        throw ConfigError(flag, e.message());
+    }
+}
+
 // ConfigError: the user's flags or files (exit 2); anything else, e.g. a file that cannot be
 // written (exit 1). One line each, the command named.
 template <class F>

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "engine/base/error.hpp"
+#include "engine/base/memory_budget.hpp"
 #include "engine/config/backend_names.hpp"
 #include "engine/config/run_plan.hpp"
 #include "engine/core/op_math.hpp"
@@ -71,6 +72,26 @@ std::string npy_labels(const std::vector<int>& y) {
     return npy_ints({static_cast<long long>(v.size())}, v);
 }
 
+// The per-step files grow with the steps: a learning rate, the batches' indices and, with dropout,
+// a byte per mask element. Each is built in memory and then as its .npy text, so twice its size is
+// held at once. Refused before the data set is made, naming the settings that size it.
+void check_export_size(const SessionConfig& cfg) {
+    const std::uint64_t draws = saturating_mul(saturating_mul(static_cast<std::uint64_t>(cfg.steps),
+                                                              static_cast<std::uint64_t>(cfg.train.accumulation)),
+                                               static_cast<std::uint64_t>(cfg.train.batch));
+    std::uint64_t per_draw = sizeof(std::int32_t);  // the batch index
+    if (cfg.model.dropout > 0.0f)
+        for (std::size_t l = 1; l + 1 < cfg.model.sizes.size(); ++l) per_draw += static_cast<std::uint64_t>(cfg.model.sizes[l]);
+    const std::uint64_t bytes = saturating_mul(draws, per_draw) + saturating_mul(static_cast<std::uint64_t>(cfg.steps), sizeof(float));
+    const std::string what = "an export of " + std::to_string(cfg.steps) + " steps (" + byte_size(bytes) +
+                             " of batches" + (cfg.model.dropout > 0.0f ? " and dropout masks" : "") + ")";
+    const std::string fix = "lower steps (--steps), train.batch or train.accumulation";
+    if (bytes > k_max_torch_export_bytes)
+        throw ConfigError("steps", what + " is more than the " + byte_size(k_max_torch_export_bytes) +
+                                       " an export may write; " + fix);
+    check_memory(saturating_mul(bytes, 2), "steps", what, fix);
+}
+
 }  // namespace
 
 std::string torch_export_refusal(const SessionConfig& cfg, const std::string& label) {
@@ -108,10 +129,12 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
     if (!std::filesystem::is_directory(parent, ec))
         throw ConfigError("--out", "the folder " + parent.string() + " does not exist");
 
-    const Dataset data = make_dataset(cfg.data);
-    const InitialWeights init = init_weights(cfg.model, cfg.seed);
     const long long steps = cfg.steps;
     const int accum = cfg.train.accumulation, batch = cfg.train.batch, L = cfg.model.layers();
+    check_export_size(cfg);
+
+    const Dataset data = make_dataset(cfg.data);
+    const InitialWeights init = init_weights(cfg.model, cfg.seed);
 
     Folder f;
     f.dir = parent / (out.filename().string() + ".tmp-" + std::to_string(::getpid()));

@@ -6,6 +6,7 @@
 // it reads them (docs/pytorch.md).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -14,6 +15,10 @@
 #include "engine/config/session_config.hpp"
 
 namespace mpx {
+
+// The most an export writes of per-step data (batches, dropout masks): a check of mpx against
+// PyTorch needs minutes of training, not a folder the size of a disk.
+inline constexpr std::uint64_t k_max_torch_export_bytes = std::uint64_t{2} << 30;
 
 // train.py, as shipped.
 std::string_view torch_train_script();
@@ -24,8 +29,9 @@ std::string torch_export_refusal(const SessionConfig& cfg, const std::string& la
 
 // Writes the folder `out` (which must not exist, or be an empty folder) all at once: everything goes
 // to a temporary folder beside it, renamed into place only when complete, so an error leaves nothing
-// behind. Throws ConfigError naming the run ("runs") for one that cannot be exported or naming
-// "--out" for a folder in the way, IoError for a failed write. Returns the files written, relative
+// behind. Throws ConfigError naming the run ("runs") for one that cannot be exported, naming
+// "--out" for a folder in the way or "steps" for an export over k_max_torch_export_bytes or half
+// the memory, IoError for a failed write. Returns the files written, relative
 // to `out`.
 std::vector<std::string> export_torch(const SessionConfig& cfg, const std::filesystem::path& out);
 

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
+#include "engine/base/memory_budget.hpp"
 #include "engine/base/text.hpp"
 
 namespace mpx {
@@ -31,6 +33,23 @@ std::optional<double> number(std::string_view s) {
     if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
     return v;
 }
+
+// Before a trace grows to `steps`: within k_max_trace_steps and half the usable memory.
+class StepBudget {
+public:
+    StepBudget() : m_limit(std::min<std::uint64_t>(k_max_trace_steps, usable_memory() / 2 / k_trace_step_bytes)) {}
+    void check(std::uint64_t steps, const std::string& name, int line) const {
+        if (steps > m_limit)
+            bad(name, line, "the trace would hold " + std::to_string(steps) + " steps (" +
+                                byte_size(saturating_mul(steps, k_trace_step_bytes)) + "), more than the " +
+                                std::to_string(m_limit) + " (" + byte_size(m_limit * k_trace_step_bytes) +
+                                ") a trace may hold" + (m_limit < k_max_trace_steps ? " in this process's memory" : "") +
+                                "; cut the log or trace to the steps that matter");
+    }
+
+private:
+    std::uint64_t m_limit;
+};
 
 std::vector<std::string_view> fields(std::string_view line) {
     std::vector<std::string_view> out;
@@ -75,6 +94,8 @@ Trace parse_trace(std::string_view text, const std::string& name) {
         at[c] = static_cast<int>(it - header.begin());
     }
     if (lines.size() < 3) bad(name, 3, "no steps: the file holds only its header");
+    StepBudget().check(lines.size() - 2, name, static_cast<int>(std::min<std::size_t>(lines.size(), std::numeric_limits<int>::max())));
+    t.steps.reserve(lines.size() - 2);
     for (std::size_t i = 2; i < lines.size(); ++i) {
         const int line = static_cast<int>(i) + 1;
         const auto f = fields(lines[i]);
@@ -327,6 +348,7 @@ Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, c
     std::vector<int> overflow_lines;  // per trace step, the line of its overflow (0: none)
     long long last_skipped = -1, last_step = -1;
     int line_no = 0;
+    const StepBudget budget;
     for (std::size_t start = 0; start < text.size();) {
         std::size_t end = text.find('\n', start);
         if (end == std::string_view::npos) end = text.size();
@@ -365,6 +387,7 @@ Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, c
             bad(name, line_no, "skipped=" + std::to_string(skipped) + " after " + std::to_string(std::max(0LL, last_skipped)) +
                                    " with " + std::to_string(overflows.size()) +
                                    " OVERFLOW line(s) before it: each step skips at most once, after one OVERFLOW line");
+        budget.check(t.steps.size() + 1, name, line_no);
         TraceStep s;
         s.step = step;
         s.found_inf = s.skipped = s.censored = rose == 1;
@@ -412,6 +435,7 @@ Trace trace_from_megatron_log(std::string_view text, const std::string& name, co
     std::vector<Logged> logged;
     long long last_iteration = 0;
     int line_no = 0;
+    const StepBudget budget;
     for (std::size_t start = 0; start < text.size();) {
         std::size_t end = text.find('\n', start);
         if (end == std::string_view::npos) end = text.size();
@@ -451,7 +475,7 @@ Trace trace_from_megatron_log(std::string_view text, const std::string& name, co
             bad(name, line_no, std::to_string(skipped) + " of the " + std::to_string(span) +
                                    " iterations since the last line were skipped, and the log does not say which: "
                                    "train with --log-interval 1 for a trace");
-        if (span > (std::int64_t{1} << 24)) bad(name, line_no, "a line that covers more than 2^24 iterations");
+        budget.check(t.steps.size() + static_cast<std::uint64_t>(span), name, line_no);  // a line may claim millions
         for (long long k = last_iteration; k < iteration; ++k) {
             TraceStep s;
             s.step = k;  // 0-based, as mpx counts steps

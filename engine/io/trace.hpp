@@ -8,6 +8,7 @@
 // (censored): only a lower bound is known.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -55,6 +56,13 @@ struct TraceHistogram {
     // at or below 2^-25 after the shift by log2(scale / this->scale); none without non-zero values.
     std::optional<double> flushed_share(double scale) const;
 };
+
+// The most steps a trace holds: eight times a long Megatron run's iterations. A step takes about
+// k_trace_step_bytes while a trace is read, rebuilt or replayed; fewer steps are allowed where half
+// the memory this process may use holds fewer (engine/base/memory_budget.hpp). Every reader and
+// rebuilder refuses more before building them, naming the file and line.
+inline constexpr std::uint64_t k_max_trace_steps = std::uint64_t{1} << 22;
+inline constexpr std::uint64_t k_trace_step_bytes = 384;
 
 struct Trace {
     std::string name;  // the file, as messages call it
