@@ -220,6 +220,10 @@ private slots:
             fs::create_symlink(F / (name + ext), F / (name + std::string("_sym") + ext));
         }
         fs::create_hard_link(F / "mg.log", F / "mg_hard.log");
+        std::string big;  // 128 x 128: quantize's values (~230 KB of hex floats) overfill a pipe
+        for (int i = 0; i < 128; ++i)
+            for (int j = 0; j < 128; ++j) big += std::to_string((i * 128 + j) % 97 - 48) + (j == 127 ? "\n" : ",");
+        write(F / "m128.csv", big);
     }
 
     void rejects_bad_input_and_leaves_no_file_data() {
@@ -680,6 +684,116 @@ private slots:
         QVERIFY(p.waitForFinished(20000));
         QCOMPARE(p.exitStatus(), QProcess::CrashExit);  // ended by the signal, as without the handler
         QCOMPARE(QDir(work.path()).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot), QStringList());
+    }
+
+    // SIGTERM while a command writes its outputs (issue 41, class 4): every temporary is removed and
+    // an old pair of outputs stays as it was, byte for byte. To land the signal mid-write every
+    // time, the first output's temporary "<name>.tmp-<pid>" is a FIFO made in the child before it
+    // runs: the command opens it, fills the pipe (which nobody drains) and blocks in the write.
+    // export-torch writes a folder instead: its OUT.tmp-<pid>/ is waited for, then the signal sent.
+    void sigterm_mid_write_leaves_what_was_there_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("fifo");    // the output whose temporary becomes a FIFO
+        QTest::addColumn<QString>("folder");  // else: the folder whose temporary is waited for
+        QTest::addColumn<QStringList>("old");  // outputs that exist before, with old text
+        QTest::newRow("quantize") << QStringList{"quantize", "--in", "@F/m128.csv", "--out", "q.csv", "--scales", "s.csv"}
+                                  << "q.csv" << "" << QStringList{"q.csv", "s.csv"};
+        QTest::newRow("sweep") << QStringList{"sweep", "--trace", "@F/t.csv", "--csv", "w.csv", "--grid",
+                                              "scaler.init_scale=1:1500:1"}
+                               << "w.csv" << "" << QStringList{"w.csv", "w.json"};
+        QTest::newRow("export-torch") << QStringList{"export-torch", "--steps", "60000", "--out", "e"} << "" << "e"
+                                      << QStringList{};
+    }
+    void sigterm_mid_write_leaves_what_was_there() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, fifo);
+        QFETCH(QString, folder);
+        QFETCH(QStringList, old);
+        QTemporaryDir work;
+        const fs::path dir = work.path().toStdString();
+        for (const QString& name : old) write(dir / name.toStdString(), "old " + name.toStdString());
+        const Snapshot before = snapshot(dir);
+        for (QString& a : args) a.replace(QStringLiteral("@F"), QString::fromStdString(F.string()));
+        char prefix[4096];
+        std::snprintf(prefix, sizeof prefix, "%s.tmp-", (dir / fifo.toStdString()).c_str());
+        QProcess p;
+        p.setWorkingDirectory(work.path());
+        if (!fifo.isEmpty())
+            p.setChildProcessModifier([&prefix] {
+                char path[4200];
+                std::snprintf(path, sizeof path, "%s%d", prefix, static_cast<int>(::getpid()));
+                ::mkfifo(path, 0600);
+            });
+        p.start(QStringLiteral(MPX_CLI_PATH), args);
+        QVERIFY(p.waitForStarted());
+        const auto pid = static_cast<pid_t>(p.processId());
+        const std::string tmp = (dir / (fifo.isEmpty() ? folder : fifo).toStdString()).string() + ".tmp-" + std::to_string(pid);
+        if (!fifo.isEmpty()) {
+            // Opened here for reading, never read: the command's open succeeds and its write blocks
+            // once the pipe is full.
+            const int fd = ::open(tmp.c_str(), O_RDONLY | O_NONBLOCK);
+            QVERIFY(fd >= 0);
+            int queued = 0;
+            for (int ms = 0; ms < 20000 && queued < 65536; ++ms) {
+                ::usleep(1000);
+                ::ioctl(fd, FIONREAD, &queued);
+            }
+            QVERIFY2(queued >= 65536, "the command did not fill the pipe");
+            ::kill(pid, SIGTERM);
+            QVERIFY(p.waitForFinished(20000));
+            ::close(fd);
+        } else {
+            bool seen = false;
+            for (int ms = 0; ms < 20000 && !seen && p.state() != QProcess::NotRunning; ++ms) {
+                seen = fs::exists(tmp);
+                if (!seen) ::usleep(1000);
+            }
+            QVERIFY2(seen, "the command finished before its temporary folder was seen");
+            ::kill(pid, SIGTERM);
+            QVERIFY(p.waitForFinished(20000));
+        }
+        QCOMPARE(p.exitStatus(), QProcess::CrashExit);  // ended by the signal
+        const QString changed = differences(before, snapshot(dir));
+        QVERIFY2(changed.isEmpty(), qPrintable(changed));
+    }
+
+    // Outputs that belong together (quantize's values and scales, a sweep's CSV and sidecar) land
+    // all or nothing: the second target turned into a directory after both were written fails the
+    // pair before either target is touched; a full disk (a file-size limit) while quantize writes
+    // leaves the old pair byte for byte and no temporary.
+    void a_pair_of_outputs_lands_whole_or_not_at_all() {
+        QTemporaryDir work;
+        const fs::path dir = work.path().toStdString(), values = dir / "q.csv", scales = dir / "s.csv";
+        const auto text = [](const fs::path& f) {
+            std::ifstream in(f);
+            return std::string(std::istreambuf_iterator<char>(in), {});
+        };
+        write(values, "old values");
+        {
+            mpx::AtomicFile a(values), b(scales);
+            a.write("new values");
+            b.write("new scales");
+            fs::create_directory(scales);
+            QVERIFY_THROWS_EXCEPTION(mpx::IoError, mpx::publish_together(a, b));
+        }
+        QCOMPARE(text(values), std::string("old values"));
+        fs::remove(scales);
+        write(scales, "old scales");
+        QProcess p;
+        p.setWorkingDirectory(work.path());
+        p.setChildProcessModifier([] {
+            const rlimit r{100000, 100000};  // the values (~230 KB) do not fit
+            ::setrlimit(RLIMIT_FSIZE, &r);
+        });
+        p.start(QStringLiteral(MPX_CLI_PATH), {"quantize", "--in", QString::fromStdString((F / "m128.csv").string()),
+                                               "--out", "q.csv", "--scales", "s.csv"});
+        QVERIFY(p.waitForFinished(60000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitCode() == 1 && err.contains(QStringLiteral("cannot write 'q.csv': File too large")), qPrintable(err));
+        QCOMPARE(text(values), std::string("old values"));
+        QCOMPARE(text(scales), std::string("old scales"));
+        QCOMPARE(QDir(work.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                 (QStringList{"q.csv", "s.csv"}));
     }
 
     // A file-size limit (SIGXFSZ ignored, so the write fails): a one-line message, no file left.

@@ -45,11 +45,15 @@ int run_quantize(const QuantizeOptions& o) {
     const FloatMatrix x = read_matrix(o.in, "--in");
     set_thread_count(o.threads);
     const Fp4Matrix r = quantize_fp4(x, q);
-    // Both files are written only once both texts exist; each atomically.
+    // The values and their scales belong together: written all or nothing (a full disk after the
+    // values leaves neither, and an old pair as it was).
     const std::string values = matrix_text(r.values.data(), r.rows, r.cols);
+    if (o.scales.empty()) {
+        write_file_atomic(o.out, values);
+        return 0;
+    }
     const std::string scales = "s_dec," + hex_float(r.s_dec) + "\n" + matrix_text(r.scales.data(), r.scale_rows, r.scale_cols);
-    write_file_atomic(o.out, values);
-    if (!o.scales.empty()) write_file_atomic(o.scales, scales);
+    write_files_together(o.out, values, o.scales, scales);
     return 0;
 }
 

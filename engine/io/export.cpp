@@ -154,41 +154,82 @@ std::filesystem::path temp_beside(const std::filesystem::path& path) {
 }
 
 // Temporaries in flight, for the signal handler: fixed slots and plain char arrays, because a
-// handler may only call async-signal-safe functions (unlink). 0 free, 1 in use, 2 being filled.
+// handler may only call async-signal-safe functions (unlink, open, unlinkat, the getdents64 system
+// call). 0 free, 1 a file, 3 a folder, 2 being filled.
 constexpr int k_slots = 32;
+constexpr int k_file = 1, k_filling = 2, k_folder = 3;
 struct Slot {
     std::atomic<int> state{0};
     char path[4096]{};
 };
 Slot g_slots[k_slots];
 
-int register_temporary(const std::filesystem::path& p) {
+int register_slot(const std::filesystem::path& p, int kind) {
     const std::string& s = p.native();
     if (s.size() >= sizeof(Slot::path)) return -1;
     for (int i = 0; i < k_slots; ++i) {
         int expected = 0;
-        if (g_slots[i].state.compare_exchange_strong(expected, 2)) {
+        if (g_slots[i].state.compare_exchange_strong(expected, k_filling)) {
             std::memcpy(g_slots[i].path, s.c_str(), s.size() + 1);
-            g_slots[i].state.store(1);
+            g_slots[i].state.store(kind);
             return i;
         }
     }
     return -1;  // more than k_slots at once: still removed on every ordinary exit path
 }
 
+int register_temporary(const std::filesystem::path& p) { return register_slot(p, k_file); }
+
 void unregister_temporary(int slot) {
     if (slot >= 0) g_slots[slot].state.store(0);
 }
 
+// Everything inside the open folder `dir`, then the folder itself from `parent`: system calls
+// only, the names read into a buffer on the stack. `depth` bounds the recursion (an export's
+// folder is two deep).
+void remove_tree_in_handler(int parent, const char* name, int depth) {
+    const int dir = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0) return;
+    alignas(8) char buf[4096];
+    // Twice: entries removed while the folder is read may hide others from the first reading.
+    for (int pass = 0; pass < 2; ++pass, ::lseek(dir, 0, SEEK_SET)) for (;;) {
+        const long n = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
+        if (n <= 0) break;
+        for (long at = 0; at < n;) {
+            // struct linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name
+            unsigned short reclen = 0;
+            std::memcpy(&reclen, buf + at + 16, sizeof reclen);
+            const unsigned char type = static_cast<unsigned char>(buf[at + 18]);
+            const char* entry = buf + at + 19;
+            at += reclen;
+            if (entry[0] == '.' && (entry[1] == '\0' || (entry[1] == '.' && entry[2] == '\0'))) continue;
+            if (type == DT_DIR) {
+                if (depth > 0) remove_tree_in_handler(dir, entry, depth - 1);
+            } else {
+                ::unlinkat(dir, entry, 0);
+            }
+        }
+    }
+    ::close(dir);
+    ::unlinkat(parent, name, AT_REMOVEDIR);
+}
+
 extern "C" void remove_temporaries_and_die(int sig) {
-    for (auto& slot : g_slots)
-        if (slot.state.load() == 1) ::unlink(slot.path);
+    for (auto& slot : g_slots) {
+        const int state = slot.state.load();
+        if (state == k_file) ::unlink(slot.path);
+        else if (state == k_folder) remove_tree_in_handler(AT_FDCWD, slot.path, 8);
+    }
     ::signal(sig, SIG_DFL);
     ::raise(sig);
 }
 
 std::string reason(int err) { return err ? std::strerror(err) : "unknown error"; }
 }  // namespace
+
+TemporaryFolderGuard::TemporaryFolderGuard(const std::filesystem::path& folder)
+    : m_slot(register_slot(folder, k_folder)) {}
+TemporaryFolderGuard::~TemporaryFolderGuard() { unregister_temporary(m_slot); }
 
 void install_temporary_cleanup() {
     for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
@@ -349,29 +390,34 @@ void CsvWriter::commit(const std::filesystem::path& sidecar, const std::string& 
         throw IoError("the sidecar '" + sidecar.string() + "' would replace the CSV itself; give the CSV another name");
     AtomicFile side(sidecar);
     side.write(sidecar_text);
-    side.finish();
-    file->finish();
-    // Both targets are checked again just before the renames: either may have changed during a run.
-    check_output_path(sidecar, "cannot write");
-    check_output_path(m_path, "cannot write");
-    // All or nothing: the CSV lands first, its old version kept under a temporary name (a hard
-    // link) until the sidecar has landed too. If the sidecar cannot land, the old CSV is put back
+    publish_together(*file, side);
+}
+
+void publish_together(AtomicFile& first, AtomicFile& second) {
+    second.finish();
+    first.finish();
+    // Both targets are checked again just before the renames: either may have changed meanwhile.
+    check_output_path(second.path(), "cannot write");
+    check_output_path(first.path(), "cannot write");
+    // All or nothing: the first lands first, its old version kept under a temporary name (a hard
+    // link) until the second has landed too. If the second cannot land, the old first is put back
     // (or the new one removed): a new sidecar never describes an old CSV, and a CSV never stays
-    // without the sidecar that reproduces it. A CSV that cannot be replaced (an immutable file)
+    // without the sidecar that reproduces it. A first that cannot be replaced (an immutable file)
     // fails before anything is touched.
+    const std::filesystem::path& target = first.path();
     std::error_code ec;
     std::filesystem::path kept;
     int kept_slot = -1;
-    if (std::filesystem::exists(std::filesystem::symlink_status(m_path, ec))) {
-        kept = m_path;
+    if (std::filesystem::exists(std::filesystem::symlink_status(target, ec))) {
+        kept = target;
         kept += ".tmp-" + std::to_string(::getpid()) + "-old";
         std::filesystem::remove(kept, ec);
-        std::filesystem::create_hard_link(m_path, kept, ec);
+        std::filesystem::create_hard_link(target, kept, ec);
         if (ec && ec != std::errc::operation_not_permitted && ec != std::errc::permission_denied) {
-            ec.clear();  // a file system without hard links: a copy keeps the old CSV instead
-            std::filesystem::copy_file(m_path, kept, ec);
+            ec.clear();  // a file system without hard links: a copy keeps the old file instead
+            std::filesystem::copy_file(target, kept, ec);
         }
-        if (ec) throw IoError("cannot replace '" + m_path.string() + "': " + ec.message());
+        if (ec) throw IoError("cannot replace '" + target.string() + "': " + ec.message());
         kept_slot = register_temporary(kept);
     }
     const auto drop_kept = [&] {
@@ -381,24 +427,34 @@ void CsvWriter::commit(const std::filesystem::path& sidecar, const std::string& 
         unregister_temporary(kept_slot);
     };
     try {
-        file->publish();
+        first.publish();
     } catch (...) {
         drop_kept();
         throw;
     }
     try {
-        side.publish();
+        second.publish();
     } catch (...) {
         std::error_code ignored;
         if (kept.empty()) {
-            std::filesystem::remove(m_path, ignored);
+            std::filesystem::remove(target, ignored);
         } else {
-            std::filesystem::rename(kept, m_path, ignored);
+            std::filesystem::rename(kept, target, ignored);
             unregister_temporary(kept_slot);
         }
         throw;
     }
     drop_kept();
+}
+
+void write_files_together(const std::filesystem::path& first, const std::string& first_text,
+                          const std::filesystem::path& second, const std::string& second_text) {
+    check_output_path(first, "cannot write");
+    check_output_path(second, "cannot write");
+    AtomicFile a(first), b(second);
+    a.write(first_text);
+    b.write(second_text);
+    publish_together(a, b);
 }
 
 nlohmann::json sidecar_json(const SessionConfig& cfg, const std::vector<RunInfo>& runs,

@@ -75,6 +75,29 @@ private:
     int m_slot = -1;
 };
 
+// Two files that belong together (a CSV and its sidecar, quantize's values and scales), all or
+// nothing: both temporaries are finished and both targets checked before either is touched;
+// `first` lands with its old version kept (a hard link) until `second` lands too, and is put back
+// if `second` cannot. IoError on failure, with neither target changed.
+void publish_together(AtomicFile& first, AtomicFile& second);
+// The same from two texts: each target checked (check_output_path), written, published together.
+void write_files_together(const std::filesystem::path& first, const std::string& first_text,
+                          const std::filesystem::path& second, const std::string& second_text);
+
+// A folder written whole beside its target (export-torch's OUT.tmp-<pid>/): while the guard lives,
+// SIGINT, SIGTERM and SIGHUP remove it with everything in it. Removing it on an ordinary exit path
+// (an error, a finished export) stays its owner's job.
+class TemporaryFolderGuard {
+public:
+    explicit TemporaryFolderGuard(const std::filesystem::path& folder);
+    ~TemporaryFolderGuard();
+    TemporaryFolderGuard(const TemporaryFolderGuard&) = delete;
+    TemporaryFolderGuard& operator=(const TemporaryFolderGuard&) = delete;
+
+private:
+    int m_slot = -1;
+};
+
 // SIGINT, SIGTERM and SIGHUP remove every temporary in flight, then end the process by the same
 // signal; SIGXFSZ is ignored, so a file-size limit becomes a write error the writer reports.
 void install_temporary_cleanup();
@@ -87,9 +110,8 @@ public:
     CsvWriter& operator=(const CsvWriter&) = delete;
     void write(const StepRecord& r, const RunInfo& run);
     void commit();                                   // flush, close, rename; IoError on failure
-    // The CSV and its sidecar, all or nothing: both are written and checked before either target
-    // is touched; the CSV lands first with its old version kept until the sidecar lands too, and
-    // is put back if the sidecar cannot. A new sidecar never describes an old CSV.
+    // The CSV and its sidecar, all or nothing (publish_together, the CSV first): a new sidecar
+    // never describes an old CSV.
     void commit(const std::filesystem::path& sidecar, const std::string& sidecar_text);
     const std::filesystem::path& path() const { return m_path; }
 

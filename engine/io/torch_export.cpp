@@ -9,6 +9,7 @@
 #include "engine/config/backend_names.hpp"
 #include "engine/config/run_plan.hpp"
 #include "engine/core/op_math.hpp"
+#include "engine/io/export.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/model/dataset.hpp"
 #include "engine/model/model.hpp"
@@ -139,6 +140,7 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
     Folder f;
     f.dir = parent / (out.filename().string() + ".tmp-" + std::to_string(::getpid()));
     std::filesystem::remove_all(f.dir, ec);
+    const TemporaryFolderGuard on_signal(f.dir);  // a SIGTERM mid-export leaves no OUT.tmp-<pid>/
     struct Cleanup {
         const std::filesystem::path& dir;
         bool done = false;

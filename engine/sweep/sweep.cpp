@@ -216,9 +216,9 @@ void write_sweep(const std::filesystem::path& csv, const SweepGrid& grid, const 
                  nlohmann::json sidecar) {
     sidecar["points_done"] = result.points.size();
     const std::string text = sweep_csv(grid, result);
-    // Sidecar first: a CSV never appears without the configuration that reproduces it.
-    write_file_atomic(sidecar_path(csv), sidecar.dump(2) + "\n");
-    write_file_atomic(csv, text);
+    // All or nothing: a CSV never appears without the configuration that reproduces it, nor a new
+    // sidecar beside an old CSV.
+    write_files_together(csv, text, sidecar_path(csv), sidecar.dump(2) + "\n");
 }
 
 namespace {
@@ -361,8 +361,7 @@ std::size_t merge_sweeps(const std::filesystem::path& out, const std::vector<std
     if (!header.empty() && header.back() == '\r') text = header + "\n";
     else text = header + "\r\n";
     for (const auto& [p, r] : rows) text += r;
-    write_file_atomic(sidecar_path(out), shared.dump(2) + "\n");
-    write_file_atomic(out, text);
+    write_files_together(out, text, sidecar_path(out), shared.dump(2) + "\n");
     return rows.size();
 }
 

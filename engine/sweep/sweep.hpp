@@ -73,7 +73,7 @@ std::string sweep_csv(const SweepGrid& grid, const SweepResult& result);
 // grid, the columns and the shard. Points done is written by write_sweep.
 nlohmann::json sweep_sidecar(const SweepGrid& grid, const SessionConfig& base, const std::string& config_source,
                              std::size_t shard_index, std::size_t shard_count);
-// Sidecar first, then the CSV, each atomically (engine/export's write_file_atomic).
+// The CSV and its sidecar all or nothing (engine/io/export.hpp's write_files_together).
 void write_sweep(const std::filesystem::path& csv, const SweepGrid& grid, const SweepResult& result,
                  nlohmann::json sidecar);
 // Reads a sweep sidecar back: its grid and base configuration.
