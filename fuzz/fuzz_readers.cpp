@@ -1,6 +1,6 @@
 // libFuzzer target for every reader of text the user controls: a configuration file
-// (parse_config_text), --set assignments (apply_overrides), a saved state (Session::load_state),
-// a value of `mpx-cli format`, a run CSV as `mpx-cli compare` reads it (RunTable::parse) and a
+// (parse_config_text), --set assignments (apply_overrides), a saved state (load_session_state; one
+// that loads must save and load back to itself), a value of `mpx-cli format`, a run CSV as `mpx-cli compare` reads it (RunTable::parse) and a
 // recorded trace and its histograms as `mpx-cli replay` reads them, a DeepSpeed or Megatron-LM log as `mpx-cli trace
 // --from-deepspeed-log` / `--from-megatron-log` read them, a matrix as `mpx-cli gemm` and `quantize` read it, and a
 // GPT's text (parse_text, what data.text_file reads). Rule: any input ends in a result or a typed error (ConfigError,
@@ -49,7 +49,11 @@ void read_state(const std::string& text) {
         return;
     }
     if (j.is_object() && j.contains("config") && !small_enough(j)) return;
-    (void)mpx::load_session_state(j);
+    // A state that loads saves every field it read (FP8 amax histories, Kahan compensation and
+    // compensation_max, scaler state, counts) within the ranges the reader accepts: it must load
+    // again, and saving that gives the same state (issue 41, class 5).
+    const nlohmann::json saved = mpx::save_state(*mpx::load_session_state(j));
+    if (mpx::save_state(*mpx::load_session_state(saved)) != saved) __builtin_trap();
 }
 
 void format_value(const std::string& text) {

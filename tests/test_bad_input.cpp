@@ -197,6 +197,47 @@ private slots:
         write(F / "state_trailing.json", state.dump() + " {}");
         write(F / "state_cut.json", state.dump().substr(0, state.dump().size() / 2));
         fs::copy_file(F / "state.json", F / "state_copy.json");
+        // Issue 41, class 5: a state with the new fields (FP8 delayed scaling's amax histories, a
+        // Kahan run's compensation and compensation_max), then one hostile edit of each field.
+        p.start(QStringLiteral(MPX_CLI_PATH),
+                {"run", "--steps", "3", "--set", "model.sizes=2-8-2", "--precision", "fp8-hybrid,pure-bf16+kahan",
+                 "--quiet", "--save-state", QString::fromStdString((F / "state_new.json").string())});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        std::ifstream in_new(F / "state_new.json");
+        const json state_new = json::parse(in_new);
+        const auto edit_new = [&](const char* name, auto&& change) {
+            json j = state_new;
+            change(j);
+            write(F / name, j.dump());
+        };
+        edit_new("state_fp8_scale_nan.json", [](json& j) { j["runs"][0]["fp8_amax"][0][0] = "nan"; });
+        edit_new("state_fp8_scale_zero.json", [](json& j) { j["runs"][0]["fp8_amax"][0][0] = 0; });
+        edit_new("state_fp8_scale_negative.json", [](json& j) { j["runs"][0]["fp8_amax"][2][0] = -1; });
+        edit_new("state_fp8_next_fraction.json", [](json& j) { j["runs"][0]["fp8_amax"][1][1] = 1.5; });
+        edit_new("state_fp8_next_beyond.json", [](json& j) { j["runs"][0]["fp8_amax"][1][1] = 1024; });
+        edit_new("state_fp8_amax_negative.json", [](json& j) { j["runs"][0]["fp8_amax"][1][3] = -2; });
+        edit_new("state_fp8_amax_text.json", [](json& j) { j["runs"][0]["fp8_amax"][1][3] = "x"; });
+        edit_new("state_fp8_history_short.json", [](json& j) { j["runs"][0]["fp8_amax"][1].erase(4); });
+        edit_new("state_fp8_tensor_missing.json", [](json& j) { j["runs"][0]["fp8_amax"].erase(5); });
+        edit_new("state_fp8_on_kahan.json", [](json& j) { j["runs"][1]["fp8_amax"] = j["runs"][0]["fp8_amax"]; });
+        edit_new("state_comp_max_negative.json", [](json& j) { j["runs"][1]["compensation_max"] = -5; });
+        edit_new("state_comp_max_sign_bit.json", [](json& j) { j["runs"][1]["compensation_max"] = 4294967291u; });
+        edit_new("state_comp_max_text.json", [](json& j) { j["runs"][1]["compensation_max"] = "big"; });
+        edit_new("state_comp_max_missing.json", [](json& j) { j["runs"][1].erase("compensation_max"); });
+        edit_new("state_comp_max_alone.json", [](json& j) { j["runs"][0]["compensation_max"] = 0; });
+        edit_new("state_comp_value_text.json", [](json& j) { j["runs"][1]["compensation"][0][0] = "y"; });
+        edit_new("state_comp_short.json", [](json& j) { j["runs"][1]["compensation"][0].erase(0); });
+        edit_new("state_label_missing.json", [](json& j) { j["runs"][1].erase("label"); });
+        edit_new("state_failure_number.json", [](json& j) { j["runs"][1]["failure"] = 5; });
+        edit_new("state_params_missing.json", [](json& j) { j["runs"][1].erase("params"); });
+        edit_new("state_scaler_state_missing.json", [](json& j) { j["runs"][1].erase("scaler_state"); });
+        edit_new("state_tracker_beyond_int.json", [](json& j) { j["runs"][1]["scaler_state"]["growth_tracker"] = 4294967296ll; });
+        edit_new("state_last_overflow_wraps.json",
+                 [](json& j) { j["runs"][1]["scaler_state"]["last_overflow_iteration"] = 18446744073709551615ull; });
+        edit_new("state_iteration_beyond_step.json", [](json& j) { j["runs"][1]["scaler_state"]["iteration"] = 99; });
+        edit_new("state_top_unknown.json", [](json& j) { j["extra"] = 1; });
+        edit_new("state_sampler_unknown.json", [](json& j) { j["sampler"]["extra"] = 1; });
         // Issue 41's inputs, each also reachable through a hard link and a symbolic link.
         write(F / "m.csv", "1,2\n3,4\n");
         write(F / "m2.csv", "1,0\n0,1\n");
@@ -433,7 +474,7 @@ private slots:
         resume("resume_nan_scale", {"@F/state_nan_scale.json", "--steps", "5"}, 2, "scaler.state.scale");
         resume("resume_negative_scale", {"@F/state_neg_scale.json", "--steps", "5"}, 2, "scaler.state.scale");
         resume("resume_param_1e300", {"@F/state_1e300.json", "--steps", "5"}, 2, "FP32 range");
-        resume("resume_param_text", {"@F/state_param_text.json", "--steps", "5"}, 2, "not a number");
+        resume("resume_param_text", {"@F/state_param_text.json", "--steps", "5"}, 2, "params[0][0]: the saved state holds \"x\", not a number");
         resume("resume_params_short", {"@F/state_params_short.json", "--steps", "5"}, 2, "does not match");
         resume("resume_params_number", {"@F/state_params_number.json", "--steps", "5"}, 2, "params");
         resume("resume_version", {"@F/state_version.json", "--steps", "5"}, 2, "version");
@@ -465,6 +506,45 @@ private slots:
         resume("resume_with_snippet", {"@F/state.json", "--snippet", "pytorch"}, 2, "--snippet: cannot apply");
         resume("resume_csv_over_state", {"@F/state_copy.json", "--steps", "5", "--csv", "@F/state_copy.json"}, 2,
                "the state given to --resume");
+        // --- issue 41, class 5: every field of a saved state range-checked, the field named
+        // (FP8 delayed scaling's scale, next slot and amaxes; a Kahan run's compensation and
+        // compensation_max; the scaler state's counters, which would wrap; every key's presence)
+        const auto resume_new = [&](const char* name, const char* file, const char* needle) {
+            resume(name, {QStringLiteral("@F/") + file, "--steps", "5"}, 2, needle);
+        };
+        resume_new("resume_fp8_scale_nan", "state_fp8_scale_nan.json",
+                   "--resume: fp8_amax[0][0]: the FP8 scale is nan; a saved scale is > 0 (or \"inf\") (run 1");
+        resume_new("resume_fp8_scale_zero", "state_fp8_scale_zero.json", "fp8_amax[0][0]: the FP8 scale is 0;");
+        resume_new("resume_fp8_scale_negative", "state_fp8_scale_negative.json", "fp8_amax[2][0]: the FP8 scale is -1;");
+        resume_new("resume_fp8_next_fraction", "state_fp8_next_fraction.json",
+                   "fp8_amax[1][1]: the next slot of the amax history is 1.5, not a whole number from 0 to 1023");
+        resume_new("resume_fp8_next_beyond", "state_fp8_next_beyond.json", "fp8_amax[1][1]: the next slot");
+        resume_new("resume_fp8_amax_negative", "state_fp8_amax_negative.json", "fp8_amax[1][3]: an amax is -2");
+        resume_new("resume_fp8_amax_text", "state_fp8_amax_text.json", "fp8_amax[1][3]: the saved state holds \"x\", not a number");
+        resume_new("resume_fp8_history_short", "state_fp8_history_short.json",
+                   "fp8_amax[1]: holds 1025 values, not the scale, the next slot and 1024 amaxes");
+        resume_new("resume_fp8_tensor_missing", "state_fp8_tensor_missing.json", "fp8_amax: the saved state has 5 FP8 tensors");
+        resume_new("resume_fp8_on_kahan_run", "state_fp8_on_kahan.json", "fp8_amax: the saved state's FP8 scaling does not match");
+        resume_new("resume_compensation_max_negative", "state_comp_max_negative.json",
+                   "compensation_max: is -5, not a whole number from 0 to 2147483647 (run 2");
+        resume_new("resume_compensation_max_sign_bit", "state_comp_max_sign_bit.json", "compensation_max: is 4294967291");
+        resume_new("resume_compensation_max_text", "state_comp_max_text.json", "compensation_max: is \"big\"");
+        resume_new("resume_compensation_max_missing", "state_comp_max_missing.json", "compensation_max: is missing");
+        resume_new("resume_compensation_max_alone", "state_comp_max_alone.json", "compensation_max: belongs to a Kahan run's");
+        resume_new("resume_compensation_text", "state_comp_value_text.json", "compensation[0][0]: the saved state holds \"y\"");
+        resume_new("resume_compensation_short", "state_comp_short.json", "compensation: the saved state does not match this model");
+        resume_new("resume_label_missing", "state_label_missing.json", "label: is missing from a run's saved state (run 2");
+        resume_new("resume_failure_number", "state_failure_number.json", "failure: must be text, got 5");
+        resume_new("resume_params_missing", "state_params_missing.json", "params: is missing");
+        resume_new("resume_scaler_state_missing", "state_scaler_state_missing.json", "scaler_state: is missing");
+        resume_new("resume_growth_tracker_beyond_int", "state_tracker_beyond_int.json",
+                   "scaler.state.growth_tracker: is 4294967296, not a whole number");
+        resume_new("resume_last_overflow_wraps", "state_last_overflow_wraps.json",
+                   "scaler.state.last_overflow_iteration: is 18446744073709551615");
+        resume_new("resume_iteration_beyond_step", "state_iteration_beyond_step.json",
+                   "\"iteration\" of the scaler state of run 2 is 99, not a whole number from 0 to 3");
+        resume_new("resume_unknown_top_key", "state_top_unknown.json", "\"extra\" is an unknown key in the saved state");
+        resume_new("resume_sampler_unknown_key", "state_sampler_unknown.json", "\"extra\" of the sampler is an unknown key");
         // --- bench
         bench("bench_seconds_inf", {"--seconds", "inf"}, 2, "--seconds");
         bench("bench_seconds_minus_inf", {"--seconds", "-inf"}, 2, "--seconds");

@@ -1,7 +1,8 @@
 // The checkpoint format (--save-state, --resume; the app's state files): a session's configuration,
 // step, batch order and every run's parameters, optimizer and scaler state and FP8 amax histories,
 // as JSON. Rule: everything needed to resume bit-identically, and a reader as strict as the
-// configuration's: every key known, every count consistent with the others.
+// configuration's: every key known, every value in the range training can reach, every count
+// consistent with the others, and each refusal naming its key (fp8_amax[2][0], compensation_max).
 #pragma once
 
 #include <memory>
