@@ -113,7 +113,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     "forward_site,grad_norm,lr\n0,1024,0,0,1,0.5,fc1,0,0,,1,0.01\n40,1024,0,0,1,0.5,fc1,0,0,,1,0.01\n",
                     "fuzz.csv");
                 mpx::parse_trace_histograms(t, text, "fuzz.histograms.csv");
-                (void)mpx::replay_trace(t, mpx::scaler_preset("static"));
+                // Read counts add up without wrapping (the reader refuses a file whose total passes
+                // 2^64 - 1), and every share a replay gives lies in [0, 1] (issue 41, class 6).
+                unsigned long long total = 0;
+                for (const mpx::TraceHistogram& h : t.histograms) {
+                    for (const unsigned long long c : h.bins)
+                        if (__builtin_add_overflow(total, c, &total)) __builtin_trap();
+                    if (__builtin_add_overflow(total, h.zeros, &total) || __builtin_add_overflow(total, h.nonfinite, &total))
+                        __builtin_trap();
+                }
+                for (const mpx::ReplayStep& s : mpx::replay_trace(t, mpx::scaler_preset("static")).steps)
+                    if (s.underflow_share && !(*s.underflow_share >= 0.0 && *s.underflow_share <= 1.0)) __builtin_trap();
                 break;
             }
             case 8: (void)mpx::cli::parse_matrix(text, "fuzz.csv", "--in"); break;  // gemm's and quantize's matrices

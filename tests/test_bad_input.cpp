@@ -245,6 +245,11 @@ private slots:
                            "step,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,forward_site,grad_norm,lr\n"
                            "1,65536,0,0,nan,,,0,0,,,\n2,65536,0,0,nan,,,0,0,,,\n");
         write(F / "t.histograms.csv", "run,step,layer,tensor,bin_log2,count\n");
+        // Class 6: 19 counts of 10^18 in one step's histograms add up past 2^64 - 1.
+        fs::copy_file(F / "t.csv", F / "tw.csv");
+        std::string wrap = "run,step,layer,tensor,bin_log2,count\n";
+        for (int i = 0; i < 19; ++i) wrap += "trace,1,fc" + std::to_string(i % 3) + ",grad_output,-40,1000000000000000000\n";
+        write(F / "tw.histograms.csv", wrap);
         write(F / "ds.log", "[Rank 0] step=1, skipped=0, lr=[0.0001]\n[Rank 0] step=2, skipped=0, lr=[0.0001]\n");
         const auto megatron_line = [](long long iteration) {
             return " iteration " + std::to_string(iteration) + "/ 99999999 | loss scale: 65536.0 | "
@@ -680,6 +685,13 @@ private slots:
             "--k: a 65536 x 65536 by 65536 x 65536 point needs", Limit::memory_2g);
         cli("gemm_error_second_k_huge", {"gemm-error", "--m", "4096", "--n", "4096", "--k", "256,65536"}, 2,
             "--k: a 4096 x 65536 by 65536 x 4096 point needs", Limit::memory_2g);
+        // --- class 6: histogram counts whose sum passes 2^64 - 1 refused by their line, in every
+        // command that reads a trace's histograms (a share is never outside [0, 1])
+        cli("replay_histogram_counts_wrap", {"replay", "@F/tw.csv", "--csv", "r.csv"}, 2,
+            "@F/tw.histograms.csv:20: the counts add up past 2^64 - 1 (18446744073709551615)");
+        cli("sweep_trace_histogram_counts_wrap", {"sweep", "--trace", "@F/tw.csv", "--csv", "s.csv", "--grid",
+                                                  "scaler.init_scale=1,2"},
+            2, "@F/tw.histograms.csv:20: the counts add up past 2^64 - 1");
         // --- the app's command line: refused before any window opens, nothing written
         app("app_unknown_preset", {"--config", "nosuch"}, "nosuch");
         app("app_config_directory", {"--config", "@F/dir.json"}, "is a directory");

@@ -95,6 +95,27 @@ private slots:
         QVERIFY(refused("step,loss\n").contains(QStringLiteral("h.csv:1: not the recorder's histograms")));
     }
 
+    // Counts near 2^64 (issue 41, class 6): 18 rows of 10^18 (1.8e19, below 2^64 - 1) read, half in a
+    // bin that 0.25 flushes, and the share is 0.5, not a wrapped sum's 3e+03 %; one more row passes
+    // 2^64 - 1 and is refused by its line, whichever step or module it adds to.
+    void countsNear2p64GiveAShareInZeroOne() {
+        Trace t = parse_trace(std::string(k_head) + "0,1024.0,0,0,1.0,1.0,fc2,0,0,,0.5,0.01\n"
+                                                    "1,1024.0,0,0,1.0,1.0,fc2,0,0,,0.5,0.01\n", "t.csv");
+        std::string text = "run,step,layer,tensor,bin_log2,count\n";
+        for (int i = 0; i < 9; ++i)
+            text += "trace,0,fc1,grad_output,-14,1000000000000000000\ntrace,0,fc2,grad_output,0,1000000000000000000\n";
+        parse_trace_histograms(t, text, "h.csv");
+        ScalerConfig fixed = scaler_preset("static");
+        fixed.init_scale = 0.25;
+        QCOMPARE(*replay_trace(t, fixed).steps[0].underflow_share, 0.5);
+        try {
+            parse_trace_histograms(t, text + "trace,1,fc3,grad_output,0,1000000000000000000\n", "h.csv");
+            QFAIL("counts past 2^64 - 1 were read");
+        } catch (const ConfigError& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("h.csv:20: the counts add up past 2^64 - 1")), e.what());
+        }
+    }
+
     // A forward overflow is an overflow at every scale, and the verdict names where it began.
     void forwardOverflowVerdict() {
         const Trace t = parse_trace(std::string(k_head) +

@@ -148,18 +148,22 @@ Trace parse_trace(std::string_view text, const std::string& name) {
 
 unsigned long long TraceHistogram::nonzero() const {
     unsigned long long n = 0;
-    for (unsigned long long c : bins) n += c;
+    for (unsigned long long c : bins) n += c;  // fits: a file's counts add up to at most 2^64 - 1
     return n;
 }
 
 std::optional<double> TraceHistogram::flushed_share(double at_scale) const {
-    const unsigned long long n = nonzero();
-    if (n == 0) return std::nullopt;
+    // Summed in double in one order, the flushed bins a subset of the non-zero ones: the share lies
+    // in [0, 1] whatever the counts (rounding is monotone), where integer sums could wrap.
+    double n = 0.0, flushed = 0.0;
     const double shift = std::log2(at_scale / scale);
-    unsigned long long flushed = 0;
-    for (int b = 0; b < 128; ++b)
-        if (static_cast<double>(b - 64) + shift + 1.0 <= -25.0) flushed += bins[b];  // the whole bin <= 2^-25
-    return static_cast<double>(flushed) / static_cast<double>(n);
+    for (int b = 0; b < 128; ++b) {
+        const double c = static_cast<double>(bins[b]);
+        n += c;
+        if (static_cast<double>(b - 64) + shift + 1.0 <= -25.0) flushed += c;  // the whole bin <= 2^-25
+    }
+    if (n == 0.0) return std::nullopt;
+    return flushed / n;
 }
 
 void parse_trace_histograms(Trace& trace, std::string_view text, const std::string& name) {
@@ -170,6 +174,7 @@ void parse_trace_histograms(Trace& trace, std::string_view text, const std::stri
     std::map<std::string, int> site_at;
     int line_no = 0;
     bool header = false;
+    unsigned long long total = 0;  // every count of the file so far
     for (std::size_t start = 0; start < text.size();) {
         std::size_t end = text.find('\n', start);
         if (end == std::string_view::npos) end = text.size();
@@ -218,6 +223,11 @@ void parse_trace_histograms(Trace& trace, std::string_view text, const std::stri
             slot = static_cast<int>(*b) - core::k_bin_min;
         }
         const auto c = static_cast<unsigned long long>(*count);
+        // Every sum of the file's counts (a step's, a module's, all steps') fits in 64 bits when
+        // their total does: checked once here, so no reader's sum can wrap into a share above 1.
+        if (__builtin_add_overflow(total, c, &total))
+            bad(name, line_no, "the counts add up past 2^64 - 1 (18446744073709551615) with count '" + std::string(f[5]) +
+                                   "'; a count is the number of one module's gradient values in a bin");
         if (slot == core::k_slot_zero) h.zeros += c;
         else if (slot == core::k_slot_inf || slot == core::k_slot_nan) h.nonfinite += c;
         else h.bins[slot] += c;

@@ -87,7 +87,8 @@ Trace read_trace(const std::filesystem::path& path);
 std::filesystem::path trace_histograms_path(const std::filesystem::path& trace);
 // The recorder's histograms (run, step, layer, tensor, bin_log2, count; tensor grad_output) into
 // trace.histograms. ConfigError naming name:line for a malformed row, a step the trace does not hold,
-// a bin outside -64..63 (or zero, inf, nan) or a count that is not a whole number.
+// a bin outside -64..63 (or zero, inf, nan), a count that is not a whole number, or counts that add up
+// past 2^64 - 1 (so no sum of them wraps; a share is always in [0, 1]).
 void parse_trace_histograms(Trace& trace, std::string_view text, const std::string& name);
 // A trace as text, in the recorder's format (a log-derived trace says "amax unknown").
 std::string trace_csv(const Trace& trace);
