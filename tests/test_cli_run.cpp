@@ -392,7 +392,10 @@ private slots:
             const QString csv = tmp.filePath(threads + ".csv"), hist = tmp.filePath(threads + ".hist.csv"),
                           fp8 = tmp.filePath(threads + ".fp8.csv");
             // accumulation's runs model every GEMM product by product (about 27x slower): fewer steps.
-            const QString steps = preset == QStringLiteral("accumulation") ? QStringLiteral("40") : QStringLiteral("300");
+            // The GPT presets' steps cost 10–100× an MLP's: 20 steps cover a histogram step and an evaluation.
+            const QString steps = preset == QStringLiteral("accumulation") ? QStringLiteral("40")
+                                  : preset.startsWith(QStringLiteral("gpt-")) ? QStringLiteral("20")
+                                                                              : QStringLiteral("300");
             QStringList args{"run", "--config", preset, "--steps", steps, "--threads", threads, "--quiet",
                              "--csv", csv, "--histograms", hist};
             if (preset == QStringLiteral("fp8")) args << "--fp8-scales" << fp8;

@@ -10,6 +10,7 @@
 // term: a missing factor or a dropped path changes gradients of size ~0.1–1 by far more.
 #include "engine/compute/backend.hpp"
 #include "engine/core/rng.hpp"
+#include "engine/model/gpt.hpp"
 #include "engine/model/model.hpp"
 
 #include <QtTest>
@@ -198,6 +199,91 @@ Case grad_mlp(Backend& be, Activation a, bool layernorm) {
     return c;
 }
 
+// The GPT's attention op alone (B 2, T 5, 2 heads of 3): q, k, v against L = Σ R ⊙ y. Values up to
+// ±1.5 make the softmax far from uniform, so every term of its backward matters.
+Case grad_attention(Backend& be, AttentionScale where, float softcap) {
+    const AttentionShape s{2, 5, 2, 6};
+    const int N = s.batch * s.T, C = s.embd, rows = s.batch * s.heads * s.T;
+    AttentionOptions o;
+    o.factors = core::attention_factors(where, s.head_size());
+    o.softcap = softcap;
+    Tensor qkv = make(be, Format::fp32, N, 3 * C, random_values(21, static_cast<std::size_t>(N) * 3 * C, -1.5, 1.5));
+    Tensor scores = ws(be, rows, s.T), probs = ws(be, rows, s.T), y = ws(be, N, C), dqkv = ws(be, N, 3 * C);
+    const auto R = random_values(22, static_cast<std::size_t>(N) * C, -1, 1);
+    Tensor dy = make(be, Format::fp32, N, C, R);
+    be.attention_forward(qkv, s, o, scores, probs, y);
+    be.attention_backward(qkv, probs, dy, s, o, dqkv);
+    Case c;
+    c.add(qkv, get(be, dqkv), [&] {
+        be.attention_forward(qkv, s, o, scores, probs, y);
+        return dot(get(be, y), R);
+    }, "qkv");
+    return c;
+}
+
+// Embeddings (a repeated token: its rows add) and the residual add, against L = Σ R ⊙ out.
+Case grad_embedding(Backend& be) {
+    const int V = 5, T = 3, C = 4, N = 6;
+    const std::vector<int> tokens{1, 4, 1, 0, 1, 3};
+    Tensor wte = make(be, Format::fp32, V, C, random_values(23, V * C, -1, 1));
+    Tensor wpe = make(be, Format::fp32, T, C, random_values(24, T * C, -1, 1));
+    Tensor other = make(be, Format::fp32, N, C, random_values(25, N * C, -1, 1));
+    const auto R = random_values(26, N * C, -1, 1);
+    Tensor x = ws(be, N, C), sum = ws(be, N, C), dwte = ws(be, V, C), dwpe = ws(be, T, C);
+    Tensor dx = make(be, Format::fp32, N, C, R);
+    be.embedding_backward(tokens, T, dx, dwte, Accumulate::overwrite, dwpe, Accumulate::overwrite);
+    auto loss = [&] {
+        be.embedding_forward(tokens, T, wte, wpe, x);
+        be.add(x, other, sum);
+        return dot(get(be, sum), R);
+    };
+    Case c;
+    c.add(wte, get(be, dwte), loss, "wte");
+    c.add(wpe, get(be, dwpe), loss, "wpe");
+    c.add(other, R, loss, "add");
+    return c;
+}
+
+// A whole GPT (2 blocks, 2 heads, width 8, context 4, 7 symbols, batch 2) in FP32: every parameter
+// against the mean cross-entropy of the next tokens. Weights drawn 10× nanoGPT's 0.02, LayerNorm's
+// γ and β random, so no gradient is negligibly small.
+Case grad_gpt(Backend& be, AttentionScale where, float softcap, bool tied) {
+    ModelConfig m;
+    m.kind = ModelKind::gpt;
+    m.gpt = GptConfig{2, 2, 8, 4, tied, 7};
+    m.attention.scale = where;
+    m.attention.softcap = softcap;
+    const int B = 2;
+    InitialWeights init = init_weights(m, 5);
+    for (RowMatrix& t : init.tensors) t *= 10.0f;
+    std::vector<std::string> names;
+    for (int l = 0; l < m.layers(); ++l) names.push_back(layer_name(m, l));
+    PolicyOptions opt;
+    opt.names = names;
+    const auto model = make_model(be, m, layer_precisions(RunSpec{}, m.layers(), opt), B, init, OptimizerKind::adam);
+    std::uint64_t seed = 200;
+    for (Param& p : model->params())
+        if (p.working.rows() == 1) be.upload(random_values(seed++, p.working.size(), -0.8, 0.8), p.working);
+    const std::vector<float> tokens{3, 0, 6, 2, 5, 5, 1, 4};
+    model->set_input(Eigen::Map<const RowMatrix>(tokens.data(), B, 4));
+    const std::vector<int> labels{0, 6, 2, 1, 5, 1, 4, 3};
+    auto loss = [&] {
+        return loss_of(be, [&] {
+            const Tensor& logits = model->forward(0, true);
+            be.softmax_cross_entropy(logits, labels, 1.0f, model->dlogits());
+        });
+    };
+    loss();
+    model->backward(model->dlogits(), 0, Accumulate::overwrite);
+    std::vector<std::vector<float>> grads;
+    for (Param& p : model->params()) grads.push_back(get(be, p.grad));
+    const auto pnames = gpt_param_names(m.gpt);
+    Case c;
+    for (std::size_t k = 0; k < model->params().size(); ++k)
+        c.add(model->params()[k].working, grads[k], loss, QString::fromStdString(pnames[k]));
+    return c;
+}
+
 // Counts what rounding `ref` into format f does, by hand.
 RoundStats count_by_hand(Format f, const std::vector<float>& ref) {
     RoundStats s;
@@ -237,7 +323,9 @@ private slots:
         QTest::addColumn<QString>("kind");
         for (const char* k : {"linear", "relu", "gelu", "tanh", "layernorm", "cross_entropy", "mse",
                               "mlp_3_5_4_3_gelu_layernorm", "mlp_3_5_4_3_tanh_layernorm",
-                              "mlp_3_5_4_3_gelu_plain"})
+                              "mlp_3_5_4_3_gelu_plain", "attention_after", "attention_before", "attention_split",
+                              "attention_softcap_2", "embedding_and_add", "gpt_tied_after", "gpt_untied_split",
+                              "gpt_softcap_3_before"})
             QTest::newRow(k) << QString::fromLatin1(k);
     }
     void backward_matches_finite_difference() {
@@ -253,6 +341,14 @@ private slots:
         else if (kind == "mse") c = grad_loss(*be, false);
         else if (kind == "mlp_3_5_4_3_gelu_layernorm") c = grad_mlp(*be, Activation::gelu, true);
         else if (kind == "mlp_3_5_4_3_tanh_layernorm") c = grad_mlp(*be, Activation::tanh, true);
+        else if (kind == "attention_after") c = grad_attention(*be, AttentionScale::after, 0.0f);
+        else if (kind == "attention_before") c = grad_attention(*be, AttentionScale::before, 0.0f);
+        else if (kind == "attention_split") c = grad_attention(*be, AttentionScale::split, 0.0f);
+        else if (kind == "attention_softcap_2") c = grad_attention(*be, AttentionScale::after, 2.0f);
+        else if (kind == "embedding_and_add") c = grad_embedding(*be);
+        else if (kind == "gpt_tied_after") c = grad_gpt(*be, AttentionScale::after, 0.0f, true);
+        else if (kind == "gpt_untied_split") c = grad_gpt(*be, AttentionScale::split, 0.0f, false);
+        else if (kind == "gpt_softcap_3_before") c = grad_gpt(*be, AttentionScale::before, 3.0f, true);
         else c = grad_mlp(*be, Activation::gelu, false);
         QVERIFY(!c.excess.empty());
         qInfo("%s: worst |analytic - fd| = %.3g", qPrintable(kind), c.worst_abs);

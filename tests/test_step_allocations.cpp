@@ -95,11 +95,17 @@ std::vector<Batch> batches_for(const Session& s, long long k) {
     const SessionConfig& c = s.config();
     const Dataset& d = s.dataset();
     std::vector<Batch> micro(static_cast<std::size_t>(c.train.accumulation));
-    const auto n = static_cast<int>(d.x_train.rows());
+    const auto n = static_cast<int>(d.text ? d.text->train_size - static_cast<std::size_t>(c.model.gpt.block_size)
+                                           : static_cast<std::size_t>(d.x_train.rows()));
     for (std::size_t m = 0; m < micro.size(); ++m) {
         std::vector<int> idx(static_cast<std::size_t>(c.train.batch));
         for (std::size_t i = 0; i < idx.size(); ++i)
             idx[i] = static_cast<int>((static_cast<long long>(i) * 7 + k * 13 + static_cast<long long>(m) * 5) % n);
+        if (d.text) {  // the GPT: windows of the text
+            const std::vector<std::size_t> starts(idx.begin(), idx.end());
+            gather_windows(*d.text, starts, c.model.gpt.block_size, micro[m].x, micro[m].labels);
+            continue;
+        }
         gather_rows(d.x_train, idx, micro[m].x);
         if (d.loss == LossKind::cross_entropy) {
             for (int i : idx) micro[m].labels.push_back(d.y_train[static_cast<std::size_t>(i)]);
@@ -153,7 +159,10 @@ private slots:
         set_thread_count(static_cast<unsigned>(threads));
         SessionConfig c = load_config(preset.toStdString());
         c.device = "cpu";
-        constexpr long long k_warm = 40, k_counted = 100;
+        // The GPT's buffers are all shaped by its first step, and its steps cost 100× an MLP's: a
+        // few suffice (its histograms, every 50 steps, fall outside them).
+        const bool gpt = c.model.kind == ModelKind::gpt;
+        const long long k_warm = gpt ? 3 : 40, k_counted = gpt ? 12 : 100;
         c.steps = k_warm + k_counted;
         // Every step's batches first: gathering them is the session's work, not the run's step.
         Session s(c);

@@ -16,6 +16,7 @@
 #include "engine/precision/fp8_scaling.hpp"
 #include "engine/compute/tensor.hpp"
 #include "engine/core/accumulate.hpp"
+#include "engine/core/attention.hpp"
 #include "engine/core/op_math.hpp"
 #include "engine/core/scaler_rule.hpp"
 #include "engine/core/step_stats.hpp"
@@ -24,6 +25,20 @@ namespace mpx {
 
 
 enum class Accumulate : std::uint8_t { overwrite, add };
+
+// The GPT's attention: B sequences of T positions, H heads over C channels (head size C / H).
+struct AttentionShape {
+    int batch = 1, T = 1, heads = 1, embd = 1;
+    int head_size() const { return embd / heads; }
+};
+// How one attention computes: the batched products' format, where 1/√d goes (core::attention_factors)
+// and the soft-cap (0: none).
+struct AttentionOptions {
+    Format compute = Format::fp32;  // the products' operands are cast to this
+    Format output = Format::fp32;   // their results and the element-wise ops on them are stored in this
+    core::AttentionFactors factors;
+    float softcap = 0.0f;
+};
 
 struct OptimizerStep {
     OptimizerKind kind = OptimizerKind::adam;
@@ -178,6 +193,36 @@ public:
                                     Tensor& dgamma, Tensor& dbeta, Accumulate acc) = 0;
     // h *= mask / (1 − p) in place, with a mask drawn from (seed); the same seed gives the same mask.
     virtual void dropout(Tensor& h, float p, std::uint64_t seed) = 0;
+
+    // ---- the GPT's ops (engine/model/gpt.hpp; arithmetic in engine/core/attention.hpp) ----
+    // The CPU backend has them; a backend without them refuses with a ConfigError (the CUDA
+    // backend until a GPU run has measured it: the GPT trains on the CPU).
+    // x (B·T, C) = wte[tokens[n]] + wpe[n mod T], added in FP32, rounded into x's format.
+    virtual void embedding_forward(std::span<const int> tokens, int T, const Tensor& wte, const Tensor& wpe,
+                                   Tensor& x);
+    // dwte (V, C) (+)= Σ over rows n with tokens[n] = v of dx (B·T, C); dwpe (T, C) (+)= Σ_b dx[b·T + t];
+    // each sum in FP32 in row order, then stored in the gradient's format (counted).
+    virtual void embedding_backward(std::span<const int> tokens, int T, const Tensor& dx, Tensor& dwte,
+                                    Accumulate acc_wte, Tensor& dwpe, Accumulate acc_wpe);
+    // out = a + b, added in FP32 and rounded into out's format (the residual stream: autocast adds in
+    // the wider input's format, which out is given).
+    virtual void add(const Tensor& a, const Tensor& b, Tensor& out);
+    // Causal self-attention over qkv (B·T, 3C) (q, k, v side by side, head h at columns h·C/H..):
+    // q, k (times the factors of o.factors, rounded) and v cast to o.compute (counted under
+    // operand); scores = q·kᵀ (B·H·T, T) rounded to o.compute (counted under output: where they
+    // pass 65504), times factors.scores and soft-capped (each op rounded, counted there); the causal
+    // softmax in FP32 into probs (B·H·T, T) in probs' format and their cast to o.compute (both
+    // counted under activation); y (B·T, C) = probs·v rounded into y's format (counted under the next
+    // layer's input: the GPT's attention projection reads it).
+    // Masked positions hold 0 in scores and probs.
+    virtual void attention_forward(const Tensor& qkv, const AttentionShape& s, const AttentionOptions& o,
+                                   Tensor& scores, Tensor& probs, Tensor& y);
+    // Its backward from dy (B·T, C): dy cast (grad_operand); dprobs = dy·vᵀ (grad_activation); the
+    // softmax's, soft-cap's and scale's backward in the scores' format (grad_output); dq, dk, dv
+    // rounded to o.compute and stored into dqkv (B·T, 3C) (grad_input). Operands are recomputed
+    // from qkv and probs as the forward pass rounded them.
+    virtual void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& dy,
+                                    const AttentionShape& s, const AttentionOptions& o, Tensor& dqkv);
 
     // ---- losses: the mean loss goes into the record's loss_sum ----
     // `scale` is a host value, or ScaleBy::loss(weight, parts): core::loss_factor of the backend's

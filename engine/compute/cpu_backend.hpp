@@ -318,6 +318,17 @@ public:
 
     void dropout(Tensor& h, float p, std::uint64_t seed) override;
 
+    // The GPT's ops: cpu_gpt.cpp.
+    void embedding_forward(std::span<const int> tokens, int T, const Tensor& wte, const Tensor& wpe,
+                           Tensor& x) override;
+    void embedding_backward(std::span<const int> tokens, int T, const Tensor& dx, Tensor& dwte,
+                            Accumulate acc_wte, Tensor& dwpe, Accumulate acc_wpe) override;
+    void add(const Tensor& a, const Tensor& b, Tensor& out) override;
+    void attention_forward(const Tensor& qkv, const AttentionShape& s, const AttentionOptions& o,
+                           Tensor& scores, Tensor& probs, Tensor& y) override;
+    void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& dy,
+                            const AttentionShape& s, const AttentionOptions& o, Tensor& dqkv) override;
+
     void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, ScaleBy by,
                                Tensor& dlogits) override;
 
@@ -387,6 +398,7 @@ private:
     core::Bins* bins_at(int index) { return m_collecting && index >= 0 ? &m_hist->site[index] : nullptr; }
     Sink sink() { return {&counts(), bins()}; }
     Sink sink(TensorKind kind) { return {&at(site(kind)), bins_at(site(kind))}; }
+    core::Counts& counts_at(TensorKind kind) { return at(site(kind)); }
 
     // Rounds FP32 results into the tensor's storage, counted (and binned) at the current site or
     // `to`.
@@ -460,6 +472,15 @@ private:
     std::unique_ptr<StepHistograms> m_hist;  // allocated on the first collecting step
     bool m_collecting = false;
     Scratch m_a, m_b, m_c, m_d, m_e, m_e2, m_f;  // scratch, reused between ops
+    // Attention's stages (cpu_gpt.cpp): q, k, v as cast; scores and probabilities; their gradients.
+    Scratch m_q, m_k, m_v, m_s, m_p, m_ds, m_dp, m_dy, m_out, m_t, m_dq, m_dk, m_dv;
+    // The attention's operands q, k, v (B·T, C each) from qkv, as the batched products read them:
+    // q and k times their factors, all rounded to o.compute; counted into `to` (nullptr: not).
+    void attention_operands(const Tensor& qkv, const AttentionShape& s, const AttentionOptions& o,
+                            core::Counts* to);
+    // The scores into m_s (B·H·T, T), every stage rounded as the forward pass rounds it (counted
+    // into `to`, nullptr: not); the soft-cap's tanh output kept in m_t where there is a cap.
+    void attention_scores(const AttentionShape& s, const AttentionOptions& o, core::Counts* to);
     std::vector<GemmPanels> m_panels;            // the GEMMs' packed panels, one set per lane
     std::vector<double> m_chunk_sums;  // unscale_and_check: the sum of squares by k_sum_chunk
 };

@@ -1,4 +1,4 @@
-// Site names: "fc" + layer + "." + the tensor kind's name.
+// Site names: the layer's name ("fc2", "block0.attn") + "." + the tensor kind's name.
 #include "engine/compute/site_names.hpp"
 
 #include <cstdio>
@@ -10,9 +10,17 @@ std::string site_name(int index) {
            to_string(static_cast<TensorKind>(index % k_tensor_kinds));
 }
 
+std::string site_name(int index, const ModelConfig& m) {
+    return layer_name(m, index / k_tensor_kinds) + "." + to_string(static_cast<TensorKind>(index % k_tensor_kinds));
+}
+
 std::string first_nonfinite_text(int site, std::optional<double> magnitude) {
+    return first_nonfinite_text(site, magnitude, ModelConfig{});
+}
+
+std::string first_nonfinite_text(int site, std::optional<double> magnitude, const ModelConfig& m) {
     if (site < 0) return {};
-    std::string t = site_name(site);
+    std::string t = site_name(site, m);
     if (magnitude) {
         char buf[48];
         std::snprintf(buf, sizeof buf, ", where %.6g overflowed", *magnitude);

@@ -5,14 +5,18 @@
 #include <optional>
 #include <string>
 
+#include "engine/config/model_config.hpp"
 #include "engine/core/step_stats.hpp"
 
 namespace mpx {
 
 // "fc2.grad_input" for a site_index (layers are named fc1, fc2, ... as in selective_layers).
 std::string site_name(int index);
+// The same for any model: the GPT's "block0.attn.output", "lm_head.grad_output" (layer_name).
+std::string site_name(int index, const ModelConfig& m);
 // "fc3.output, where 83456 overflowed": a step's first inf/NaN site (StepRecord::first_nonfinite)
 // and, when a finite value overflowed there, its magnitude before rounding; empty for -1.
 std::string first_nonfinite_text(int site, std::optional<double> magnitude);
+std::string first_nonfinite_text(int site, std::optional<double> magnitude, const ModelConfig& m);
 
 }  // namespace mpx

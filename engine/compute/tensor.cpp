@@ -100,3 +100,26 @@ void Backend::release(Tensor& t) noexcept {
 }
 
 }  // namespace mpx
+
+namespace mpx {
+namespace {
+[[noreturn]] void no_gpt_ops(const std::string& backend) {
+    throw ConfigError("device", backend + " has no GPT ops yet (attention, embeddings); train the GPT on the CPU "
+                                          "backend (device = cpu)");
+}
+}  // namespace
+
+void Backend::embedding_forward(std::span<const int>, int, const Tensor&, const Tensor&, Tensor&) { no_gpt_ops(name()); }
+void Backend::embedding_backward(std::span<const int>, int, const Tensor&, Tensor&, Accumulate, Tensor&, Accumulate) {
+    no_gpt_ops(name());
+}
+void Backend::add(const Tensor&, const Tensor&, Tensor&) { no_gpt_ops(name()); }
+void Backend::attention_forward(const Tensor&, const AttentionShape&, const AttentionOptions&, Tensor&, Tensor&, Tensor&) {
+    no_gpt_ops(name());
+}
+void Backend::attention_backward(const Tensor&, const Tensor&, const Tensor&, const AttentionShape&,
+                                 const AttentionOptions&, Tensor&) {
+    no_gpt_ops(name());
+}
+
+}  // namespace mpx

@@ -15,7 +15,7 @@ namespace {
 constexpr int digit_pixels = k_digit_side * k_digit_side;
 
 constexpr std::string_view known_keys =
-    "kind, n_train, n_test, classes, noise, input_scale, target_scale, seed";
+    "kind, n_train, n_test, classes, noise, input_scale, target_scale, seed, text_file";
 
 std::string known_kinds() {
     std::string s;
@@ -74,6 +74,8 @@ void validate(const DatasetConfig& c) {
     };
     check_scale(c.input_scale, "data.input_scale");
     check_scale(c.target_scale, "data.target_scale");
+    if (!c.text_file.empty() && c.kind != DatasetKind::text)
+        throw ConfigError("data.text_file", "is a text to train a GPT on; set data.kind = text (and model.kind = gpt)");
 }
 
 void to_json(nlohmann::json& j, const DatasetConfig& c) {
@@ -85,6 +87,7 @@ void to_json(nlohmann::json& j, const DatasetConfig& c) {
                        {"input_scale", c.input_scale},
                        {"target_scale", c.target_scale},
                        {"seed", c.seed}};
+    if (c.kind == DatasetKind::text) j["text_file"] = c.text_file;
 }
 
 DatasetConfig dataset_config_from_json(const nlohmann::json& j, DatasetConfig c) {
@@ -113,6 +116,9 @@ DatasetConfig dataset_config_from_json(const nlohmann::json& j, DatasetConfig c)
             if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<std::int64_t>() < 0))
                 wrong_type(field, "a non-negative integer", v);
             c.seed = v.get<std::uint64_t>();
+        } else if (key == "text_file") {
+            if (!v.is_string()) wrong_type(field, "a file path (a string; empty for Debian's fortunes)", v);
+            c.text_file = v.get<std::string>();
         } else {
             throw ConfigError(field, "unknown setting; known: " + std::string(known_keys));
         }
@@ -123,6 +129,7 @@ DatasetConfig dataset_config_from_json(const nlohmann::json& j, DatasetConfig c)
 
 DatasetShape dataset_shape(const DatasetConfig& c) {
     DatasetShape s;
+    if (c.kind == DatasetKind::text) return s;  // the text's symbols decide the outputs (the session reads it)
     s.loss = c.kind == DatasetKind::sine ? LossKind::mse : LossKind::cross_entropy;
     s.features = c.kind == DatasetKind::digits ? digit_pixels : c.kind == DatasetKind::sine ? 1 : 2;
     s.outputs = s.loss == LossKind::cross_entropy ? class_count(c) : 1;
@@ -134,7 +141,8 @@ int class_count(const DatasetConfig& c) {
     case DatasetKind::spirals:
     case DatasetKind::blobs: return c.classes;
     case DatasetKind::digits: return 10;
-    case DatasetKind::sine: return 0;
+    case DatasetKind::sine:
+    case DatasetKind::text: return 0;
     default: return 2;
     }
 }

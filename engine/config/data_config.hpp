@@ -8,18 +8,19 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "engine/base/enum_names.hpp"
 
 namespace mpx {
 
-enum class DatasetKind : std::uint8_t { spirals, moons, circles, xor_, blobs, sine, digits };
+enum class DatasetKind : std::uint8_t { spirals, moons, circles, xor_, blobs, sine, digits, text };
 
 constexpr EnumName<DatasetKind> dataset_kind_names[] = {
     {DatasetKind::spirals, "spirals"}, {DatasetKind::moons, "moons"}, {DatasetKind::circles, "circles"},
     {DatasetKind::xor_, "xor"},         {DatasetKind::blobs, "blobs"}, {DatasetKind::sine, "sine"},
-    {DatasetKind::digits, "digits"}};
+    {DatasetKind::digits, "digits"}, {DatasetKind::text, "text"}};
 constexpr std::span<const EnumName<DatasetKind>> names_of(DatasetKind) { return dataset_kind_names; }
 inline std::string_view to_string(DatasetKind k) { return enum_name(k); }
 inline std::optional<DatasetKind> parse_dataset_kind(std::string_view name) { return enum_parse<DatasetKind>(name); }
@@ -38,6 +39,9 @@ inline constexpr int k_max_samples = 1'000'000;  // n_train and n_test each
 //            point, so noise moves points across the axes
 //   sine     sd of Gaussian noise added to sin(x), before target_scale
 //   digits   sd of Gaussian noise added to each pixel, before clamping to [0, 1]
+//   text     characters for the GPT (model.kind = gpt): Debian's fortunes, or text_file; n_test is
+//            the number of held-out windows each evaluation reads (spread evenly over the held-out
+//            10 %); n_train, classes, noise and the scales do not apply
 struct DatasetConfig {
     DatasetKind kind = DatasetKind::spirals;
     int n_train = 2048;
@@ -47,6 +51,7 @@ struct DatasetConfig {
     double input_scale = 1.0;   // multiplies inputs (in float): pushes values toward a format's limits
     double target_scale = 1.0;  // multiplies regression targets (sine)
     std::uint64_t seed = 1;
+    std::string text_file;  // text: a UTF-8 file to train on; empty = Debian's fortunes
 
     bool operator==(const DatasetConfig&) const = default;
 };

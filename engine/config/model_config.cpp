@@ -1,6 +1,7 @@
 // The model's settings: validation and the "2-64-64-2" text of its sizes.
 #include "engine/config/model_config.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -10,7 +11,45 @@
 
 namespace mpx {
 
+namespace {
+void validate_gpt(const ModelConfig& m) {
+    const GptConfig& g = m.gpt;
+    const auto range = [](const char* field, int v, int lo, int hi, const char* why) {
+        if (v < lo || v > hi)
+            throw ConfigError(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " (got " +
+                                         std::to_string(v) + ")" + why);
+    };
+    range("model.n_layer", g.n_layer, 1, k_max_gpt_layers, ": the step record names 5 sites' layers a block");
+    range("model.n_head", g.n_head, 1, 64, "");
+    range("model.n_embd", g.n_embd, 1, 4096, "");
+    range("model.block_size", g.block_size, 2, 1024, "");
+    if (g.n_embd % g.n_head != 0)
+        throw ConfigError("model.n_embd", std::to_string(g.n_embd) + " is not divisible by model.n_head = " +
+                                              std::to_string(g.n_head) + "; each head takes n_embd / n_head channels");
+    if (m.dropout != 0.0f)
+        throw ConfigError("model.dropout", "the GPT trains without dropout for now (nanoGPT's CPU recipe uses 0); "
+                                           "set model.dropout = 0");
+    if (m.recompute) throw ConfigError("model.recompute", "is an MLP setting; the GPT keeps its activations");
+    if (m.layernorm) throw ConfigError("model.layernorm", "is an MLP setting; the GPT always has its LayerNorms");
+    if (!(m.attention.softcap >= 0.0f) || !std::isfinite(m.attention.softcap))
+        throw ConfigError("attention.softcap", "must be 0 (off) or a positive cap such as 50 (Gemma 2)");
+}
+void refuse_gpt_settings_on_mlp(const ModelConfig& m) {
+    const ModelConfig defaults;
+    if (!(m.gpt == defaults.gpt))
+        throw ConfigError("model.n_layer", "GPT settings (n_layer, n_head, n_embd, block_size, tie_embeddings) reach no "
+                                           "run of an MLP; set model.kind = gpt");
+    if (!(m.attention == defaults.attention))
+        throw ConfigError("attention", "is set but the model is an MLP, which has no attention; set model.kind = gpt");
+    if (m.autocast != defaults.autocast)
+        throw ConfigError("autocast", "is set but the MLP's ops follow one policy; it changes the GPT's softmax and "
+                                      "LayerNorm (model.kind = gpt)");
+}
+}  // namespace
+
 void validate(const ModelConfig& m) {
+    if (m.kind == ModelKind::gpt) return validate_gpt(m);
+    refuse_gpt_settings_on_mlp(m);
     if (m.sizes.size() < 2)
         throw ConfigError("model.sizes", "needs at least an input and an output size, e.g. 2-64-2");
     if (m.layers() > k_max_layers)
@@ -57,7 +96,43 @@ std::string model_sizes_text(const std::vector<int>& sizes) {
     return s;
 }
 
+int ModelConfig::layers() const {
+    return kind == ModelKind::gpt ? gpt_layer_count(gpt) : static_cast<int>(sizes.size()) - 1;
+}
+
+int gpt_layer_count(const GptConfig& g) { return 5 * g.n_layer + 2; }
+
+int gpt_layer(GptSite s, int block) {
+    switch (s) {
+        case GptSite::embed: return 0;
+        case GptSite::lm_head: break;  // needs n_layer: gpt_lm_head_layer
+        default: return 1 + 5 * block + (static_cast<int>(s) - static_cast<int>(GptSite::qkv));
+    }
+    return -1;
+}
+
+std::string layer_name(const ModelConfig& m, int layer) {
+    if (m.kind != ModelKind::gpt) return "fc" + std::to_string(layer + 1);
+    if (layer == 0) return "embed";
+    if (layer == gpt_lm_head_layer(m.gpt)) return "lm_head";
+    static const char* const part[] = {"attn.qkv", "attn", "attn.proj", "mlp.fc", "mlp.proj"};
+    return "block" + std::to_string((layer - 1) / 5) + "." + part[(layer - 1) % 5];
+}
+
+bool is_linear_layer(const ModelConfig& m, int layer) {
+    if (m.kind != ModelKind::gpt) return true;
+    return layer != 0 && (layer == gpt_lm_head_layer(m.gpt) || (layer - 1) % 5 != 1);
+}
+
 double gemm_flops_per_step(const ModelConfig& m, long long examples) {
+    if (m.kind == ModelKind::gpt) {
+        const double n = static_cast<double>(examples) * m.gpt.block_size, C = m.gpt.n_embd, T = m.gpt.block_size;
+        // per block: qkv 3C², proj C², fc 4C², mlp.proj 4C² multiply-adds a position; attention's
+        // two products T·C each (the full square, as the batched products compute it); the head V·C.
+        const double linear = m.gpt.n_layer * 12.0 * C * C + static_cast<double>(m.gpt.vocab) * C;
+        const double attention = m.gpt.n_layer * 2.0 * T * C;
+        return 3.0 * 2.0 * n * (linear + attention);
+    }
     double flops = 0.0;
     for (std::size_t i = 0; i + 1 < m.sizes.size(); ++i) {
         const double one_gemm = 2.0 * static_cast<double>(examples) * m.sizes[i] * m.sizes[i + 1];

@@ -91,14 +91,20 @@ void validate(const SessionConfig& c) {
                               "run '" + info.label + "' keeps " + std::to_string(info.fp4.bf16_first) + " first and " +
                                   std::to_string(info.fp4.bf16_last) + " last linear layers in BF16, and this model has " +
                                   std::to_string(c.model.layers()) + ": no layer would train in FP4");
+        if (c.model.kind == ModelKind::gpt && scales_gemms(info.spec.mode))
+            throw ConfigError("runs", "run '" + info.label + "': FP8 and FP4 recipes on the GPT are not built yet; "
+                                      "compare fp32, tf32 and the amp-, half-, pure-, selective- and adaptive- runs");
         if (info.spec.mode != Mode::selective) continue;
         for (const auto& name : c.selective_layers) {
             bool found = false;
-            for (int i = 1; i <= c.model.layers(); ++i)
-                if (name == "fc" + std::to_string(i)) found = true;
-            if (!found)
-                throw ConfigError("selective_layers", "unknown layer '" + name + "'; this model has fc1..fc" +
-                                                          std::to_string(c.model.layers()));
+            std::string names;
+            for (int i = 0; i < c.model.layers(); ++i) {
+                if (!is_linear_layer(c.model, i)) continue;
+                if (name == layer_name(c.model, i)) found = true;
+                if (c.model.kind == ModelKind::gpt) names += (names.empty() ? "" : ", ") + layer_name(c.model, i);
+            }
+            if (c.model.kind != ModelKind::gpt) names = "fc1..fc" + std::to_string(c.model.layers());
+            if (!found) throw ConfigError("selective_layers", "unknown layer '" + name + "'; this model has " + names);
         }
     }
     if (c.train.write_back != WriteBack::nearest && !write_back_reaches)
@@ -113,6 +119,18 @@ void validate(const SessionConfig& c) {
                                         "no accumulation (fp8-hybrid, fp8-e4m3, mxfp8) and of runs labelled "
                                         "+acc-custom; add one, or name a plan on a run (fp8-e4m3+acc-fast, "
                                         "amp-bf16+acc-custom)");
+    if ((c.model.kind == ModelKind::gpt) != (c.data.kind == DatasetKind::text))
+        throw ConfigError(c.model.kind == ModelKind::gpt ? "data.kind" : "model.kind",
+                          c.model.kind == ModelKind::gpt
+                              ? "the GPT reads characters: set data.kind = text (Debian's fortunes, or data.text_file)"
+                              : "a text trains the GPT: set model.kind = gpt (the MLP reads points, digits or a sine)");
+    if (c.model.kind == ModelKind::gpt) {
+        if (c.device == "cuda")
+            throw ConfigError("device", "the GPT trains on the CPU backend only until the CUDA backend has been measured "
+                                        "on a GPU; train it on the CPU backend (device = cpu)");
+        validate_live_changes(c);
+        return;
+    }
     const DatasetShape shape = dataset_shape(c.data);
     const std::string kind(to_string(c.data.kind));
     if (c.model.sizes.front() != shape.features)
@@ -173,12 +191,23 @@ nlohmann::json to_json(const SessionConfig& c) {
     j["record_every"] = c.record_every;
     j["eval_every"] = c.eval_every;
     j["instruments"] = {{"every", c.instruments.every}};
-    j["model"] = {{"sizes", model_sizes_text(c.model.sizes)},
-                  {"activation", std::string(to_string(c.model.activation))},
-                  {"layernorm", c.model.layernorm},
-                  {"dropout", c.model.dropout},
-                  {"recompute", c.model.recompute},
-                  {"keep_output_fp32", c.model.keep_output_fp32}};
+    if (c.model.kind == ModelKind::gpt) {
+        const GptConfig& g = c.model.gpt;
+        j["model"] = {{"kind", "gpt"},           {"n_layer", g.n_layer},       {"n_head", g.n_head},
+                      {"n_embd", g.n_embd},      {"block_size", g.block_size}, {"tie_embeddings", g.tie_embeddings},
+                      {"dropout", c.model.dropout}, {"keep_output_fp32", c.model.keep_output_fp32}};
+        j["attention"] = {{"scale", std::string(to_string(c.model.attention.scale))},
+                          {"softmax", std::string(to_string(c.model.attention.softmax))},
+                          {"softcap", c.model.attention.softcap}};
+        j["autocast"] = std::string(to_string(c.model.autocast));
+    } else {
+        j["model"] = {{"sizes", model_sizes_text(c.model.sizes)},
+                      {"activation", std::string(to_string(c.model.activation))},
+                      {"layernorm", c.model.layernorm},
+                      {"dropout", c.model.dropout},
+                      {"recompute", c.model.recompute},
+                      {"keep_output_fp32", c.model.keep_output_fp32}};
+    }
     j["data"] = c.data;
     j["train"] = c.train;
     j["scaler"] = c.scaler;
@@ -264,7 +293,27 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
         m.get("dropout", c.model.dropout);
         m.get("recompute", c.model.recompute);
         m.get("keep_output_fp32", c.model.keep_output_fp32);
+        m.get_enum("kind", c.model.kind);
+        m.get("n_layer", c.model.gpt.n_layer);
+        m.get("n_head", c.model.gpt.n_head);
+        m.get("n_embd", c.model.gpt.n_embd);
+        m.get("block_size", c.model.gpt.block_size);
+        m.get("tie_embeddings", c.model.gpt.tie_embeddings);
         m.finish();
+    }
+    if (r.has("attention")) {
+        JsonReader a(r.at("attention"), "attention");
+        a.get_enum("scale", c.model.attention.scale);
+        a.get_enum("softmax", c.model.attention.softmax);
+        a.get("softcap", c.model.attention.softcap);
+        a.finish();
+    }
+    if (r.has("autocast")) {
+        const auto& v = r.at("autocast");
+        const auto p = v.is_string() ? enum_parse<AutocastPolicy>(v.get<std::string>()) : std::nullopt;
+        if (!p) throw ConfigError("autocast", "must be \"cuda\" (CUDA autocast's lists) or \"cpu-1.13\" (torch 1.13's CPU "
+                                              "BF16 autocast: softmax and layer_norm in BF16)");
+        c.model.autocast = *p;
     }
     if (r.has("data")) c.data = dataset_config_from_json(r.at("data"), c.data);
     if (r.has("train")) c.train = train_config_from_json(r.at("train"), c.train);

@@ -1,5 +1,6 @@
 // nvcc compiles every header of engine/core/ here, so a change nvcc cannot compile fails the build.
 #include "engine/core/accumulate.hpp"
+#include "engine/core/attention.hpp"
 #include "engine/core/format_core.hpp"
 #include "engine/core/fp4.hpp"
 #include "engine/core/fp8_math.hpp"

@@ -246,6 +246,8 @@ void make_split(const DatasetConfig& c, int n, std::uint64_t stream, RowMatrix& 
 
 Dataset make_dataset(const DatasetConfig& c) {
     validate(c);
+    if (c.kind == DatasetKind::text)
+        throw ConfigError("data.kind", "a text is read, not generated: the session reads it (text_corpus.hpp) for a GPT");
     Dataset d;
     d.config = c;
     const DatasetShape shape = dataset_shape(c);
@@ -322,6 +324,21 @@ void gather_labels(std::span<const int> src, std::span<const int> idx, std::vect
         if (r < 0 || static_cast<std::size_t>(r) >= src.size())
             throw std::out_of_range("gather_labels: index " + std::to_string(r));
         dst[i] = src[static_cast<std::size_t>(r)];
+    }
+}
+
+void gather_windows(const TextCorpus& text, std::span<const std::size_t> starts, int T, RowMatrix& x,
+                    std::vector<int>& labels) {
+    const auto rows = static_cast<Eigen::Index>(starts.size());
+    if (x.rows() != rows || x.cols() != T) x.resize(rows, T);
+    labels.resize(starts.size() * static_cast<std::size_t>(T));
+    for (std::size_t r = 0; r < starts.size(); ++r) {
+        if (starts[r] + static_cast<std::size_t>(T) >= text.ids.size()) throw std::out_of_range("gather_windows: past the text");
+        for (int t = 0; t < T; ++t) {
+            const std::size_t at = starts[r] + static_cast<std::size_t>(t);
+            x(static_cast<Eigen::Index>(r), t) = static_cast<float>(text.ids[at]);
+            labels[r * static_cast<std::size_t>(T) + static_cast<std::size_t>(t)] = text.ids[at + 1];
+        }
     }
 }
 

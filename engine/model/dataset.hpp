@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -15,6 +16,7 @@
 
 #include "engine/compute/row_matrix.hpp"
 #include "engine/config/data_config.hpp"
+#include "engine/model/text_corpus.hpp"
 
 namespace mpx {
 
@@ -26,6 +28,8 @@ struct Dataset {
     RowMatrix x_train, x_test;         // (n, features)
     std::vector<int> y_train, y_test;  // (n) class labels in [0, outputs); empty for sine
     RowMatrix t_train, t_test;         // (n, outputs) regression targets (sine); empty otherwise
+    // text: the characters (the splits are its ids; x_ and y_ stay empty: batches are windows of it).
+    std::shared_ptr<const TextCorpus> text;
 };
 
 // Validates, then generates. Classification labels cycle 0, 1, …, K-1 so every split is balanced
@@ -67,6 +71,11 @@ private:
 // dst(i, :) = src(idx[i], :). Resizes dst only when its shape differs, so a reused buffer never
 // allocates. Throws std::out_of_range for an index outside src. dst: (idx.size(), src.cols())
 void gather_rows(const RowMatrix& src, std::span<const int> idx, RowMatrix& dst);
+// Text windows (the GPT's batches): row r of x (starts.size(), T) = ids[starts[r], starts[r] + T) as
+// exact floats, labels[r·T + t] = the character after each, ids[starts[r] + t + 1]. Resized only
+// when the shape differs. std::out_of_range for a window past the text's end.
+void gather_windows(const TextCorpus& text, std::span<const std::size_t> starts, int T, RowMatrix& x,
+                    std::vector<int>& labels);
 // dst[i] = src[idx[i]], same contract as gather_rows.
 void gather_labels(std::span<const int> src, std::span<const int> idx, std::vector<int>& dst);
 

@@ -1,5 +1,6 @@
 // MLP forward and backward through the backend, layer by layer.
 #include "engine/model/model.hpp"
+#include "engine/model/gpt.hpp"
 
 #include <cmath>
 
@@ -10,6 +11,7 @@
 namespace mpx {
 
 InitialWeights init_weights(const ModelConfig& m, std::uint64_t seed) {
+    if (m.kind == ModelKind::gpt) return init_gpt_weights(m, seed);
     InitialWeights iw;
     for (int i = 0; i < m.layers(); ++i) {
         const int in = m.sizes[i], out = m.sizes[i + 1];
@@ -36,8 +38,6 @@ std::uint64_t dropout_layer_seed(std::uint64_t step_seed, int layer) {
     return Rng::derive(step_seed, static_cast<std::uint64_t>(layer)).next_u64();
 }
 
-namespace {
-
 Param make_param(Backend& be, const RowMatrix& init, const LayerPrecision& lp, OptimizerKind opt) {
     Param p;
     const int r = static_cast<int>(init.rows()), c = static_cast<int>(init.cols());
@@ -62,7 +62,6 @@ Param make_param(Backend& be, const RowMatrix& init, const LayerPrecision& lp, O
     }
     return p;
 }
-}  // namespace
 
 Mlp::Mlp(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, int batch,
          const InitialWeights& init, OptimizerKind opt)
@@ -230,59 +229,71 @@ Format Mlp::stored_format(int layer, HistTensor t) const {
     return Format::fp32;
 }
 
-std::vector<std::vector<float>> Mlp::export_state() const {
+std::vector<std::vector<float>> export_params_state(Backend& be, const std::vector<Param>& params) {
     std::vector<std::vector<float>> out;
-    for (const Param& p : m_params) {
+    for (const Param& p : params) {
         for (const Tensor* t : {&p.working, &p.master, &p.state1, &p.state2}) {
             std::vector<float> v(t->empty() ? 0 : t->size());
-            if (!t->empty()) m_be.download(*t, v);
+            if (!t->empty()) be.download(*t, v);
             out.push_back(std::move(v));
         }
     }
     return out;
 }
 
-void Mlp::import_state(const std::vector<std::vector<float>>& values) {
-    if (values.size() != m_params.size() * 4)
+void import_params_state(Backend& be, std::vector<Param>& params, const std::vector<std::vector<float>>& values) {
+    if (values.size() != params.size() * 4)
         throw ConfigError("", "the saved state does not match this model (parameter count differs)");
-    for (std::size_t i = 0; i < m_params.size(); ++i) {
-        Param& p = m_params[i];
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        Param& p = params[i];
         Tensor* ts[] = {&p.working, &p.master, &p.state1, &p.state2};
         for (int k = 0; k < 4; ++k) {
             const auto& v = values[i * 4 + static_cast<std::size_t>(k)];
             if (v.size() != (ts[k]->empty() ? 0 : ts[k]->size()))
                 throw ConfigError("", "the saved state does not match this model (layer sizes differ)");
-            if (!v.empty()) m_be.upload(v, *ts[k]);
+            if (!v.empty()) be.upload(v, *ts[k]);
         }
     }
 }
 
-bool Mlp::has_compensation() const {
-    for (const Param& p : m_params)
+bool params_have_compensation(const std::vector<Param>& params) {
+    for (const Param& p : params)
         if (!p.compensation.empty()) return true;
     return false;
 }
 
-std::vector<std::vector<float>> Mlp::export_compensation() const {
+std::vector<std::vector<float>> export_params_compensation(Backend& be, const std::vector<Param>& params) {
     std::vector<std::vector<float>> out;
-    for (const Param& p : m_params) {
+    for (const Param& p : params) {
         std::vector<float> v(p.compensation.size());
-        if (!v.empty()) m_be.download(p.compensation, v);
+        if (!v.empty()) be.download(p.compensation, v);
         out.push_back(std::move(v));
     }
     return out;
 }
 
-void Mlp::import_compensation(const std::vector<std::vector<float>>& values) {
-    if (values.size() != m_params.size())
-        throw ConfigError("", has_compensation()
+void import_params_compensation(Backend& be, std::vector<Param>& params, const std::vector<std::vector<float>>& values) {
+    if (values.size() != params.size())
+        throw ConfigError("", params_have_compensation(params)
                                   ? "the saved state has no Kahan compensation buffers; this run's write-back is kahan"
                                   : "the saved state holds Kahan compensation buffers; this run's write-back is not kahan");
-    for (std::size_t i = 0; i < m_params.size(); ++i) {
-        if (values[i].size() != m_params[i].compensation.size())
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        if (values[i].size() != params[i].compensation.size())
             throw ConfigError("", "the saved state does not match this model (compensation sizes differ)");
-        if (!values[i].empty()) m_be.upload(values[i], m_params[i].compensation);
+        if (!values[i].empty()) be.upload(values[i], params[i].compensation);
     }
+}
+
+std::vector<std::vector<float>> Mlp::export_state() const { return export_params_state(m_be, m_params); }
+void Mlp::import_state(const std::vector<std::vector<float>>& v) { import_params_state(m_be, m_params, v); }
+bool Mlp::has_compensation() const { return params_have_compensation(m_params); }
+std::vector<std::vector<float>> Mlp::export_compensation() const { return export_params_compensation(m_be, m_params); }
+void Mlp::import_compensation(const std::vector<std::vector<float>>& v) { import_params_compensation(m_be, m_params, v); }
+
+std::unique_ptr<Model> make_model(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, int batch,
+                                  const InitialWeights& init, OptimizerKind opt) {
+    if (cfg.kind == ModelKind::gpt) return std::make_unique<Gpt>(be, cfg, std::move(prec), batch, init, opt);
+    return std::make_unique<Mlp>(be, cfg, std::move(prec), batch, init, opt);
 }
 
 }  // namespace mpx

@@ -230,7 +230,7 @@ std::vector<LayerPrecision> layer_precisions(const RunSpec& spec, int layers,
     LayerPrecision fp4{Format::e2m1, B, F, B, F, false, F, F, true, Format::e2m1};
     std::vector<LayerPrecision> out(static_cast<std::size_t>(layers));
     for (int i = 0; i < layers; ++i) {
-        const std::string name = "fc" + std::to_string(i + 1);
+        const std::string name = opt.names.empty() ? "fc" + std::to_string(i + 1) : opt.names[static_cast<std::size_t>(i)];
         LayerPrecision p;
         switch (spec.mode) {
             case Mode::fp32:

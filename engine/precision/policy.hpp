@@ -120,6 +120,8 @@ struct PolicyOptions {
     std::vector<std::string> selective_layers;  // selective: layers in low precision
     bool keep_output_fp32 = false;
     int fp4_bf16_first = 0, fp4_bf16_last = 0;  // FP4: linear layers kept in amp-bf16 at each end
+    // The layers' names (ModelConfig's layer_name: "block0.attn.qkv"); empty: fc1..fcN.
+    std::vector<std::string> names;
 };
 // Per-layer precision for `layers` layers named fc1..fcN. For adaptive, `adaptive_low` says whether
 // this step trains in amp (true) or FP32.

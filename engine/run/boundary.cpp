@@ -26,7 +26,7 @@ RowMatrix Run::predict(const RowMatrix& x) {
         throw ConfigError("model.sizes", "the inputs have " + std::to_string(x.cols()) +
                                              " features but the model takes " + std::to_string(sizes.front()));
     Backend& be = *m_backend;
-    Mlp& model = *m_model;
+    Model& model = *m_model;
     const int batch = model.batch(), outputs = sizes.back();
     const auto n = x.rows();
     RowMatrix out(n, outputs);

@@ -16,7 +16,7 @@ Evaluation Run::evaluate(std::span<const EvalChunk> split, LossKind loss) {
     Evaluation ev;
     if (failed() || split.empty()) return ev;
     Backend& be = *m_backend;
-    Mlp& model = *m_model;
+    Model& model = *m_model;
     // The roundings of an evaluation belong to no training step: the record is cleared per chunk
     // and at the end, and the forward pass and loss ops count nowhere.
     double loss_sum = 0.0;  // Σ chunk mean × chunk rows

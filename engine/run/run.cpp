@@ -28,7 +28,7 @@ std::int16_t first_nonfinite(const StepStats& st, int layers) {
 // StepRecord::headroom_log2 over the backward sites of the first `layers` layers. A scaled FP8/FP4
 // cast of dy (grad_operand of a layer whose GEMMs scale) is left out: its scale, not the loss
 // scale, puts it in range.
-std::optional<double> backward_headroom(const StepStats& st, const Mlp& model, int layers, const core::Counts& fwd) {
+std::optional<double> backward_headroom(const StepStats& st, const Model& model, int layers, const core::Counts& fwd) {
     if (fwd.nonfinite) return std::nullopt;
     using K = TensorKind;
     std::optional<double> best;
@@ -58,8 +58,8 @@ namespace {
 std::int64_t fp32_footprint(const SessionConfig& c, const InitialWeights& init) {
     auto be = make_cpu_backend();
     RunSpec fp32;
-    Mlp m(*be, c.model, layer_precisions(fp32, c.model.layers(), {}), c.train.batch, init,
-          c.train.optimizer);
+    const auto m = make_model(*be, c.model, layer_precisions(fp32, c.model.layers(), {}), c.train.batch, init,
+                              c.train.optimizer);
     return be->memory().total();
 }
 }  // namespace
@@ -72,6 +72,8 @@ bool adaptive_low(const RunInfo& info, const SessionConfig& cfg, const InitialWe
 
 std::vector<LayerPrecision> run_precisions(const RunInfo& info, const SessionConfig& cfg, const InitialWeights& init) {
     PolicyOptions opt{cfg.selective_layers, cfg.model.keep_output_fp32};
+    if (cfg.model.kind == ModelKind::gpt)
+        for (int l = 0; l < cfg.model.layers(); ++l) opt.names.push_back(layer_name(cfg.model, l));
     if (is_fp4(info.spec.mode)) {
         opt.fp4_bf16_first = info.fp4.bf16_first;
         opt.fp4_bf16_last = info.fp4.bf16_last;
@@ -89,8 +91,11 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
       m_backend(std::move(backend)),
       m_scaler(m_info.scaler) {
     m_adaptive_low = mpx::adaptive_low(m_info, cfg, init);
-    m_model = std::make_unique<Mlp>(*m_backend, cfg.model, run_precisions(m_info, cfg, init), cfg.train.batch, init,
-                                    cfg.train.optimizer);
+    if (cfg.model.kind == ModelKind::gpt && m_backend->is_gpu())
+        throw ConfigError("device", "run '" + m_info.label + "': the GPT trains on the CPU backend only until the CUDA "
+                                    "backend has been measured on a GPU; train it on the CPU backend (device = cpu)");
+    m_model = make_model(*m_backend, cfg.model, run_precisions(m_info, cfg, init), cfg.train.batch, init,
+                         cfg.train.optimizer);
     if (is_fp4(m_info.spec.mode) && m_backend->is_gpu())
         throw ConfigError("device", "run '" + m_info.label + "': FP4 runs train on the CPU backend only for now (the "
                                     "CUDA backend has no FP4 casts yet); set the device to cpu");
@@ -249,7 +254,7 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
         return;
     }
     Backend& be = *m_backend;
-    Mlp& model = *m_model;
+    Model& model = *m_model;
     // The tables the optimizer reads at the backend's counts reach this step before the step
     // starts (Adam's bias corrections; the learning rates), so a table that grows is never
     // uploaded inside the step. A count is at most the steps begun on the backend: the step's
@@ -371,7 +376,7 @@ StepRecord Run::finish_step() {
     const OnInf on_inf = q.on_inf;
     const int model_layers = m_cfg->model.layers();
     Backend& be = *m_backend;
-    const Mlp& model = *m_model;
+    const Model& model = *m_model;
     // Its record is the backend's current one, or the previous one where a later step has begun
     // since (queued behind it, or failed to queue).
     if (m_begun - q.begun > 1) throw std::logic_error("Run::finish_step: the step's record was not kept");

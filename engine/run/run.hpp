@@ -110,7 +110,7 @@ private:
     const SessionConfig* m_cfg;
     TrainConfig m_train;
     std::unique_ptr<Backend> m_backend;
-    std::unique_ptr<Mlp> m_model;
+    std::unique_ptr<Model> m_model;
     LossScaler m_scaler;  // the mirror: config, and the state the backend's last update left
     long long m_applied_steps = 0;   // optimizer steps taken (Adam's t): the backend's, mirrored
     std::uint32_t m_compensation_max = 0;  // Kahan runs: the last applied step's largest |c|, FP32 bits

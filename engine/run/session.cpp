@@ -46,19 +46,64 @@ Session::Session(SessionConfig cfg, BackendFactory factory)
     : m_cfg(std::move(cfg)), m_factory(std::move(factory)) {
     validate(m_cfg);
     if (!m_factory) m_factory = [] { return make_cpu_backend(); };
-    check_dataset_fits(m_cfg.data);
-    try {
-        m_data = make_dataset(m_cfg.data);
-    } catch (const std::bad_alloc&) {
-        throw ConfigError("data.n_train", "not enough memory for the data set (" + std::to_string(m_cfg.data.n_train) +
-                                              " training and " + std::to_string(m_cfg.data.n_test) +
-                                              " held-out examples); lower data.n_train or data.n_test");
+    if (m_cfg.data.kind == DatasetKind::text) {
+        read_text();
+    } else {
+        check_dataset_fits(m_cfg.data);
+        try {
+            m_data = make_dataset(m_cfg.data);
+        } catch (const std::bad_alloc&) {
+            throw ConfigError("data.n_train", "not enough memory for the data set (" + std::to_string(m_cfg.data.n_train) +
+                                                  " training and " + std::to_string(m_cfg.data.n_test) +
+                                                  " held-out examples); lower data.n_train or data.n_test");
+        }
     }
     gather_eval_split();
     build();
 }
 
+// The GPT's text: its symbols fix the model's vocabulary; each split must hold a window of
+// block_size + 1 characters (inputs and their next characters).
+void Session::read_text() {
+    const int T = m_cfg.model.gpt.block_size;
+    auto text = std::make_shared<TextCorpus>(m_cfg.data.text_file.empty() ? load_fortunes()
+                                                                          : load_text_file(m_cfg.data.text_file));
+    const std::size_t held_out = text->characters() - text->train_size;
+    if (text->train_size < static_cast<std::size_t>(T) + 1 + static_cast<std::size_t>(m_cfg.train.batch) ||
+        held_out < static_cast<std::size_t>(T) + 1)
+        throw ConfigError("model.block_size", std::to_string(T) + " is larger than the text allows: " + text->source +
+                                                  " holds " + std::to_string(text->characters()) + " characters, " +
+                                                  std::to_string(held_out) + " of them held out; lower model.block_size");
+    m_cfg.model.gpt.vocab = static_cast<int>(text->vocab.size());
+    m_data = Dataset{};
+    m_data.config = m_cfg.data;
+    m_data.features = T;
+    m_data.outputs = m_cfg.model.gpt.vocab;
+    m_data.loss = LossKind::cross_entropy;
+    m_data.text = std::move(text);
+}
+
 void Session::gather_eval_split() {
+    if (m_data.text) {
+        // data.n_test windows spread evenly over the held-out 10 %, in whole batches (an evaluation
+        // averages every position of every window it reads).
+        const int T = m_cfg.model.gpt.block_size, batch = m_cfg.train.batch;
+        const std::size_t first = m_data.text->train_size, span = m_data.text->characters() - first - static_cast<std::size_t>(T) - 1;
+        const std::size_t fit = span / static_cast<std::size_t>(T) + 1;
+        const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(m_cfg.data.n_test), fit) /
+                                  static_cast<std::size_t>(batch) * static_cast<std::size_t>(batch);
+        m_eval.clear();
+        for (std::size_t k = 0; k < count; k += static_cast<std::size_t>(batch)) {
+            EvalChunk c;
+            c.rows = batch;
+            std::vector<std::size_t> starts;
+            for (std::size_t w = k; w < k + static_cast<std::size_t>(batch); ++w)
+                starts.push_back(first + (count > 1 ? w * span / (count - 1) : 0));
+            gather_windows(*m_data.text, starts, T, c.data.x, c.data.labels);
+            m_eval.push_back(std::move(c));
+        }
+        return;
+    }
     const int n = static_cast<int>(m_data.x_test.rows()), batch = m_cfg.train.batch;
     const bool labels = m_data.loss == LossKind::cross_entropy;
     m_eval.clear();
@@ -86,7 +131,10 @@ void Session::build() {
 
 void Session::build_runs() {
     m_init = init_weights(m_cfg.model, m_cfg.seed);
-    m_sampler = std::make_unique<BatchSampler>(static_cast<std::size_t>(m_data.x_train.rows()),
+    // A text's examples are its training windows: every start with a next character for each input.
+    const std::size_t examples = m_data.text ? m_data.text->train_size - static_cast<std::size_t>(m_cfg.model.gpt.block_size)
+                                             : static_cast<std::size_t>(m_data.x_train.rows());
+    m_sampler = std::make_unique<BatchSampler>(examples,
                                                static_cast<std::size_t>(m_cfg.train.batch),
                                                m_cfg.seed);
     m_runs.clear();
@@ -116,6 +164,11 @@ void Session::reset() {
 void Session::gather_batches() {
     for (Batch& b : m_micro) {
         const auto idx = m_sampler->next();
+        if (m_data.text) {  // the sampler's examples are window starts
+            m_starts.assign(idx.begin(), idx.end());
+            gather_windows(*m_data.text, m_starts, m_cfg.model.gpt.block_size, b.x, b.labels);
+            continue;
+        }
         gather_rows(m_data.x_train, idx, b.x);
         if (m_data.loss == LossKind::cross_entropy) {
             b.labels.resize(idx.size());

@@ -123,6 +123,8 @@ private:
     SessionConfig m_cfg;
     BackendFactory m_factory;
     Dataset m_data;
+    void read_text();  // data.kind = text: the corpus, the model's vocabulary
+    std::vector<std::size_t> m_starts;  // text: the batch's window starts (kept: no allocation a step)
     InitialWeights m_init;
     std::unique_ptr<BatchSampler> m_sampler;
     std::vector<std::unique_ptr<Run>> m_runs;

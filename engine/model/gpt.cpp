@@ -1,0 +1,320 @@
+// The GPT's buffers, forward and backward, following nanoGPT's model.py op by op (docs/gpt.md).
+#include "engine/model/gpt.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "engine/base/error.hpp"
+#include "engine/core/rng.hpp"
+
+namespace mpx {
+
+namespace {
+bool low(Format f) { return f == Format::fp16 || f == Format::bf16; }
+
+// The shapes of gpt_param_names' parameters, in order: (rows, cols); biases and norms (1, n).
+std::vector<std::pair<int, int>> gpt_param_shapes(const GptConfig& g) {
+    const int C = g.n_embd;
+    std::vector<std::pair<int, int>> s{{g.vocab, C}, {g.block_size, C}};
+    for (int b = 0; b < g.n_layer; ++b) {
+        const std::pair<int, int> block[] = {{1, C}, {1, C}, {3 * C, C}, {1, 3 * C}, {C, C},     {1, C},
+                                             {1, C}, {1, C}, {4 * C, C}, {1, 4 * C}, {C, 4 * C}, {1, C}};
+        s.insert(s.end(), std::begin(block), std::end(block));
+    }
+    s.push_back({1, C});
+    s.push_back({1, C});
+    if (!g.tie_embeddings) s.push_back({g.vocab, C});
+    return s;
+}
+}  // namespace
+
+std::vector<std::string> gpt_param_names(const GptConfig& g) {
+    std::vector<std::string> n{"transformer.wte.weight", "transformer.wpe.weight"};
+    for (int b = 0; b < g.n_layer; ++b) {
+        const std::string h = "transformer.h." + std::to_string(b) + ".";
+        for (const char* part : {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
+                                 "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
+                                 "mlp.c_proj.weight", "mlp.c_proj.bias"})
+            n.push_back(h + part);
+    }
+    n.push_back("transformer.ln_f.weight");
+    n.push_back("transformer.ln_f.bias");
+    if (!g.tie_embeddings) n.push_back("lm_head.weight");
+    return n;
+}
+
+InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed) {
+    const GptConfig& g = m.gpt;
+    if (g.vocab < 1) throw ConfigError("data", "the GPT's vocabulary is not known yet (the session reads the text first)");
+    const auto names = gpt_param_names(g);
+    const auto shapes = gpt_param_shapes(g);
+    InitialWeights iw;
+    const double residual_sd = 0.02 / std::sqrt(2.0 * g.n_layer);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const auto [rows, cols] = shapes[i];
+        const std::string& n = names[i];
+        RowMatrix t(rows, cols);
+        const auto ends = [&](const char* suffix) {
+            const std::string s(suffix);
+            return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
+        };
+        if (ends("ln_1.weight") || ends("ln_2.weight") || ends("ln_f.weight")) t.setOnes();
+        else if (ends(".bias")) t.setZero();
+        else {
+            const double sd = ends("c_proj.weight") ? residual_sd : 0.02;
+            Rng rng = Rng::derive(seed, 2000 + static_cast<std::uint64_t>(i));
+            for (Eigen::Index k = 0; k < t.size(); ++k) t.data()[k] = static_cast<float>(sd * rng.normal());
+        }
+        iw.tensors.push_back(std::move(t));
+    }
+    return iw;
+}
+
+Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precisions, int batch, const InitialWeights& init,
+         OptimizerKind opt)
+    : m_be(be), m_cfg(cfg), m_prec(std::move(precisions)), m_batch(batch) {
+    validate(cfg);
+    const GptConfig& g = cfg.gpt;
+    const int L = cfg.layers(), C = g.n_embd, T = g.block_size, N = batch * T, V = g.vocab, H = g.n_head;
+    if (static_cast<int>(m_prec.size()) != L) throw std::logic_error("Gpt: one precision per site layer");
+    const auto shapes = gpt_param_shapes(g);
+    if (init.tensors.size() != shapes.size()) throw std::logic_error("Gpt: initial weights of another model");
+    m_fp8.resize(static_cast<std::size_t>(L));
+    for (int i = 0; i < L; ++i) m_fp8[static_cast<std::size_t>(i)].layer = i;
+    m_resid = prec(0).weight;
+    const int head = gpt_lm_head_layer(g);
+    // Parameters in gpt_param_names' order; reserved so the pointers below stay valid.
+    m_params.reserve(shapes.size());
+    std::size_t next = 0;
+    const LayerPrecision norm{};  // LayerNorm's affine parameters stay FP32 in every mode (as the MLP's)
+    const auto param = [&](int layer, const LayerPrecision& lp) {
+        m_params.push_back(make_param(be, init.tensors[next++], lp, opt));
+        m_params.back().layer = layer;
+        return &m_params.back();
+    };
+    m_wte = param(0, prec(0));
+    m_wpe = param(0, prec(0));
+    m_blocks.resize(static_cast<std::size_t>(g.n_layer));
+    const auto A = MemCategory::activations, W = MemCategory::workspace;
+    for (int b = 0; b < g.n_layer; ++b) {
+        Block& k = m_blocks[static_cast<std::size_t>(b)];
+        const int qkv = gpt_layer(GptSite::qkv, b), att = gpt_layer(GptSite::attn, b), proj = gpt_layer(GptSite::attn_proj, b),
+                  fc = gpt_layer(GptSite::mlp_fc, b), mp = gpt_layer(GptSite::mlp_proj, b);
+        k.ln1_g = param(qkv, norm);
+        k.ln1_b = param(qkv, norm);
+        k.qkv_w = param(qkv, prec(qkv));
+        k.qkv_b = param(qkv, prec(qkv));
+        k.proj_w = param(proj, prec(proj));
+        k.proj_b = param(proj, prec(proj));
+        k.ln2_g = param(fc, norm);
+        k.ln2_b = param(fc, norm);
+        k.fc_w = param(fc, prec(fc));
+        k.fc_b = param(fc, prec(fc));
+        k.mp_w = param(mp, prec(mp));
+        k.mp_b = param(mp, prec(mp));
+        k.ln1 = be.alloc(norm_format(qkv), N, C, A);
+        k.ln1_mean = be.alloc(Format::fp32, N, 1, A);
+        k.ln1_rstd = be.alloc(Format::fp32, N, 1, A);
+        k.qkv = be.alloc(prec(qkv).activation, N, 3 * C, A);
+        // The scores are kept for the views only (backward recomputes them): workspace.
+        k.scores = be.alloc(prec(att).activation, batch * H * T, T, W);
+        k.probs = be.alloc(probs_format(att), batch * H * T, T, A);
+        k.atty = be.alloc(prec(att).activation, N, C, A);
+        k.proj = be.alloc(prec(proj).activation, N, C, A);
+        k.mid = be.alloc(m_resid, N, C, A);
+        k.ln2 = be.alloc(norm_format(fc), N, C, A);
+        k.ln2_mean = be.alloc(Format::fp32, N, 1, A);
+        k.ln2_rstd = be.alloc(Format::fp32, N, 1, A);
+        k.fc = be.alloc(prec(fc).activation, N, 4 * C, A);
+        k.gelu = be.alloc(prec(fc).activation, N, 4 * C, A);
+        k.mp = be.alloc(prec(mp).activation, N, C, A);
+        k.out = be.alloc(m_resid, N, C, A);
+        k.d_gelu = be.alloc(prec(fc).activation, N, 4 * C, W);
+        k.d_fc = be.alloc(prec(fc).activation, N, 4 * C, W);
+        // A LayerNorm's output gradient comes from the Linear's backward GEMM, in its output format.
+        k.d_ln2 = be.alloc(prec(fc).activation, N, C, W);
+        k.d_mid_branch = be.alloc(m_resid, N, C, W);
+        k.d_mid = be.alloc(m_resid, N, C, W);
+        k.d_atty = be.alloc(prec(proj).activation, N, C, W);
+        k.d_qkv = be.alloc(prec(qkv).activation, N, 3 * C, W);
+        k.d_ln1 = be.alloc(prec(qkv).activation, N, C, W);
+        k.d_in_branch = be.alloc(m_resid, N, C, W);
+        k.d_in = be.alloc(m_resid, N, C, W);
+    }
+    m_lnf_g = param(head, norm);
+    m_lnf_b = param(head, norm);
+    m_head = g.tie_embeddings ? m_wte : param(head, prec(head));
+    m_x0 = be.alloc(m_resid, N, C, A);
+    m_lnf = be.alloc(norm_format(head), N, C, A);
+    m_lnf_mean = be.alloc(Format::fp32, N, 1, A);
+    m_lnf_rstd = be.alloc(Format::fp32, N, 1, A);
+    m_logits = be.alloc(prec(head).activation, N, V, A);
+    m_dlogits = be.alloc(prec(head).activation, N, V, W);
+    m_dlnf = be.alloc(prec(head).activation, N, C, W);
+    m_dx_last = be.alloc(m_resid, N, C, W);
+    m_target = be.alloc(Format::fp32, 1, 1, W);
+    m_tokens.assign(static_cast<std::size_t>(N), 0);
+    for (std::size_t i = 0; i < m_params.size(); ++i) m_params[i].index = static_cast<int>(i);
+}
+
+Format Gpt::norm_format(int linear_layer) const {
+    const LayerPrecision& p = prec(linear_layer);
+    if (p.weight != Format::fp32) return p.activation;  // a model cast to FP16/BF16: every op in it
+    if (m_cfg.autocast == AutocastPolicy::cpu_1_13 && low(p.compute)) return p.compute;
+    return Format::fp32;  // CUDA autocast: layer_norm gives FP32
+}
+
+Format Gpt::probs_format(int attn_layer) const {
+    const LayerPrecision& p = prec(attn_layer);
+    if (!low(p.compute)) return Format::fp32;
+    if (p.weight != Format::fp32 || m_cfg.attention.softmax == SoftmaxFormat::storage ||
+        m_cfg.autocast == AutocastPolicy::cpu_1_13)
+        return p.activation;
+    return Format::fp32;  // CUDA autocast: softmax gives FP32
+}
+
+void Gpt::set_input(const RowMatrix& x) {
+    const int T = m_cfg.gpt.block_size;
+    if (x.rows() != m_batch || x.cols() != T)
+        throw std::logic_error("Gpt::set_input: a batch of another shape");
+    for (Eigen::Index i = 0; i < x.size(); ++i) m_tokens[static_cast<std::size_t>(i)] = static_cast<int>(x.data()[i]);
+}
+
+void Gpt::at(int layer, TensorKind kind) {
+    if (m_counting) m_be.set_site(layer, kind);
+    else m_be.set_uncounted();
+}
+
+void Gpt::linear(int layer, const Tensor& x, const Param& w, const Param* b, Tensor& y) {
+    const LayerPrecision& p = prec(layer);
+    at(layer, TensorKind::output);
+    m_be.set_accumulation(&p.accumulate);
+    m_be.linear_forward(x, w.working, b ? &b->working : nullptr, p.compute, y);
+    m_be.set_accumulation(nullptr);
+}
+
+void Gpt::linear_back(int layer, const Tensor& dy, const Tensor& x, Param& w, Param* b, Accumulate acc, Tensor* dx) {
+    const LayerPrecision& p = prec(layer);
+    at(layer, TensorKind::grad_weight);  // the op counts dy's cast, dw/db and dx under their kinds
+    m_be.set_accumulation(&p.accumulate);
+    m_be.linear_backward(dy, x, w.working, p.compute, p.grad_through, w.grad, b ? &b->grad : nullptr, acc, dx);
+    m_be.set_accumulation(nullptr);
+}
+
+AttentionShape Gpt::attention_shape() const {
+    return {m_batch, m_cfg.gpt.block_size, m_cfg.gpt.n_head, m_cfg.gpt.n_embd};
+}
+
+AttentionOptions Gpt::attention_options(int block) const {
+    const LayerPrecision& p = prec(gpt_layer(GptSite::attn, block));
+    AttentionOptions o;
+    o.compute = p.compute;
+    o.output = p.activation;
+    o.factors = core::attention_factors(m_cfg.attention.scale, m_cfg.gpt.n_embd / m_cfg.gpt.n_head);
+    o.softcap = m_cfg.attention.softcap;
+    return o;
+}
+
+const Tensor& Gpt::forward(std::uint64_t, bool, Pass pass) {
+    m_counting = pass != Pass::uncounted;
+    const GptConfig& g = m_cfg.gpt;
+    at(0, TensorKind::output);
+    m_be.embedding_forward(m_tokens, g.block_size, m_wte->working, m_wpe->working, m_x0);
+    const AttentionShape shape = attention_shape();
+    for (int b = 0; b < g.n_layer; ++b) {
+        Block& k = m_blocks[static_cast<std::size_t>(b)];
+        const int qkv = gpt_layer(GptSite::qkv, b), att = gpt_layer(GptSite::attn, b), proj = gpt_layer(GptSite::attn_proj, b),
+                  fc = gpt_layer(GptSite::mlp_fc, b), mp = gpt_layer(GptSite::mlp_proj, b);
+        const Tensor& x = block_input(b);
+        at(qkv, TensorKind::normalized);
+        m_be.layernorm_forward(x, k.ln1_g->working, k.ln1_b->working, k.ln1, k.ln1_mean, k.ln1_rstd);
+        linear(qkv, k.ln1, *k.qkv_w, k.qkv_b, k.qkv);
+        at(att, TensorKind::output);
+        m_be.attention_forward(k.qkv, shape, attention_options(b), k.scores, k.probs, k.atty);
+        linear(proj, k.atty, *k.proj_w, k.proj_b, k.proj);
+        at(proj, TensorKind::activation);
+        m_be.add(x, k.proj, k.mid);
+        at(fc, TensorKind::normalized);
+        m_be.layernorm_forward(k.mid, k.ln2_g->working, k.ln2_b->working, k.ln2, k.ln2_mean, k.ln2_rstd);
+        linear(fc, k.ln2, *k.fc_w, k.fc_b, k.fc);
+        at(fc, TensorKind::activation);
+        m_be.activation_forward(Activation::gelu, k.fc, k.gelu);
+        linear(mp, k.gelu, *k.mp_w, k.mp_b, k.mp);
+        at(mp, TensorKind::activation);
+        m_be.add(k.mid, k.mp, k.out);
+    }
+    const int head = gpt_lm_head_layer(g);
+    at(head, TensorKind::normalized);
+    m_be.layernorm_forward(block_input(g.n_layer), m_lnf_g->working, m_lnf_b->working, m_lnf, m_lnf_mean, m_lnf_rstd);
+    linear(head, m_lnf, *m_head, nullptr, m_logits);
+    return m_logits;
+}
+
+void Gpt::backward(const Tensor& dlogits, std::uint64_t, Accumulate acc) {
+    m_counting = true;
+    const GptConfig& g = m_cfg.gpt;
+    const int head = gpt_lm_head_layer(g);
+    // The LM head writes the token table's gradient first when tied; the embedding adds to it.
+    linear_back(head, dlogits, m_lnf, *m_head, nullptr, acc, &m_dlnf);
+    at(head, TensorKind::grad_activation);
+    m_be.layernorm_backward(block_input(g.n_layer), m_lnf_g->working, m_lnf_mean, m_lnf_rstd, m_dlnf, m_dx_last,
+                            m_lnf_g->grad, m_lnf_b->grad, acc);
+    const Tensor* dout = &m_dx_last;  // the gradient at the current block's output
+    const AttentionShape shape = attention_shape();
+    for (int b = g.n_layer - 1; b >= 0; --b) {
+        Block& k = m_blocks[static_cast<std::size_t>(b)];
+        const int qkv = gpt_layer(GptSite::qkv, b), att = gpt_layer(GptSite::attn, b), proj = gpt_layer(GptSite::attn_proj, b),
+                  fc = gpt_layer(GptSite::mlp_fc, b), mp = gpt_layer(GptSite::mlp_proj, b);
+        linear_back(mp, *dout, k.gelu, *k.mp_w, k.mp_b, acc, &k.d_gelu);
+        at(fc, TensorKind::grad_activation);
+        m_be.activation_backward(Activation::gelu, k.fc, k.d_gelu, k.d_fc);
+        linear_back(fc, k.d_fc, k.ln2, *k.fc_w, k.fc_b, acc, &k.d_ln2);
+        at(fc, TensorKind::grad_activation);
+        m_be.layernorm_backward(k.mid, k.ln2_g->working, k.ln2_mean, k.ln2_rstd, k.d_ln2, k.d_mid_branch, k.ln2_g->grad,
+                                k.ln2_b->grad, acc);
+        at(proj, TensorKind::grad_output);  // the residual: the block's gradient and the MLP's add
+        m_be.add(*dout, k.d_mid_branch, k.d_mid);
+        linear_back(proj, k.d_mid, k.atty, *k.proj_w, k.proj_b, acc, &k.d_atty);
+        at(att, TensorKind::grad_output);
+        m_be.attention_backward(k.qkv, k.probs, k.d_atty, shape, attention_options(b), k.d_qkv);
+        linear_back(qkv, k.d_qkv, k.ln1, *k.qkv_w, k.qkv_b, acc, &k.d_ln1);
+        at(qkv, TensorKind::grad_activation);
+        m_be.layernorm_backward(block_input(b), k.ln1_g->working, k.ln1_mean, k.ln1_rstd, k.d_ln1, k.d_in_branch,
+                                k.ln1_g->grad, k.ln1_b->grad, acc);
+        at(qkv, TensorKind::grad_output);
+        m_be.add(k.d_mid, k.d_in_branch, k.d_in);
+        dout = &k.d_in;
+    }
+    at(0, TensorKind::grad_weight);
+    m_be.embedding_backward(m_tokens, g.block_size, *dout, m_wte->grad, g.tie_embeddings ? Accumulate::add : acc,
+                            m_wpe->grad, acc);
+}
+
+Format Gpt::stored_format(int layer, HistTensor t) const {
+    const GptConfig& g = m_cfg.gpt;
+    const LayerPrecision& p = prec(layer);
+    const Param* w = nullptr;
+    if (layer == 0) w = m_wte;
+    else if (layer == gpt_lm_head_layer(g)) w = m_head;
+    else {
+        const Block& k = m_blocks[static_cast<std::size_t>((layer - 1) / 5)];
+        const Param* ws[] = {k.qkv_w, nullptr, k.proj_w, k.fc_w, k.mp_w};
+        w = ws[(layer - 1) % 5];
+    }
+    switch (t) {
+        case HistTensor::input:
+        case HistTensor::normalized: return is_linear_layer(m_cfg, layer) && layer != 0 ? norm_format(layer) : m_resid;
+        case HistTensor::preact:
+        case HistTensor::output:
+        case HistTensor::grad_output: return layer == 0 ? m_resid : p.activation;
+        case HistTensor::grad_weight:
+            if (!w) return Format::fp32;
+            return p.grad_through != Format::fp32 ? p.grad_through : w->grad.format();
+        case HistTensor::grad_weight_unscaled: return w ? w->grad32.empty() ? w->grad.format() : w->grad32.format() : Format::fp32;
+        case HistTensor::weight: return w ? w->working.format() : Format::fp32;
+        case HistTensor::update_ulp: return w ? (w->has_master() ? Format::fp32 : w->working.format()) : Format::fp32;
+    }
+    return Format::fp32;
+}
+
+}  // namespace mpx

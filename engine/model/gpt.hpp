@@ -1,0 +1,108 @@
+// The character-level GPT a run trains when model.kind = gpt: nanoGPT's shape, pre-LN — token and
+// position embeddings; n_layer blocks of LayerNorm → causal self-attention (packed QKV, scores,
+// mask, softmax, probabilities × V, projection) → residual, LayerNorm → MLP (4×, GELU) →
+// residual; a final LayerNorm and the LM head (tied to the token embedding or not).
+// Rule: each op stores its result in the format autocast's lists give it (docs/gpt.md): Linear
+// layers and attention's two products in the compute format, softmax and LayerNorm in FP32 (or the
+// storage format under the switches), the residual stream in the embeddings' format; every buffer
+// is allocated once, so a step allocates nothing and the memory totals are the real footprint.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/model/model.hpp"
+
+namespace mpx {
+
+// The parameters in the model's order (nanoGPT's named_parameters order): transformer.wte,
+// transformer.wpe, per block ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj (weight then
+// bias each), ln_f, and lm_head.weight when untied.
+std::vector<std::string> gpt_param_names(const GptConfig& g);
+// Their initial values (nanoGPT's _init_weights): N(0, 0.02) for embeddings and Linear weights,
+// N(0, 0.02/√(2·n_layer)) for the two residual projections, zero biases, LayerNorm γ = 1, β = 0.
+InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed);
+
+class Gpt final : public Model {
+public:
+    // prec: one entry per site layer (ModelConfig::layers()).
+    Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, int batch, const InitialWeights& init,
+        OptimizerKind opt);
+
+    void set_input(const RowMatrix& x) override;  // (B, block_size) token ids
+    const Tensor& forward(std::uint64_t dropout_seed, bool train, Pass pass = Pass::forward) override;
+    void backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc) override;
+    Tensor& dlogits() override { return m_dlogits; }
+    Tensor& target() override { return m_target; }
+    std::vector<Param>& params() override { return m_params; }
+    const std::vector<LayerPrecision>& precisions() const override { return m_prec; }
+    std::vector<Fp8Gemm>& fp8_gemms() override { return m_fp8; }
+    Format stored_format(int layer, HistTensor t) const override;
+    int batch() const override { return m_batch; }
+    std::vector<std::vector<float>> export_state() const override { return export_params_state(m_be, m_params); }
+    void import_state(const std::vector<std::vector<float>>& v) override { import_params_state(m_be, m_params, v); }
+    bool has_compensation() const override { return params_have_compensation(m_params); }
+    std::vector<std::vector<float>> export_compensation() const override {
+        return export_params_compensation(m_be, m_params);
+    }
+    void import_compensation(const std::vector<std::vector<float>>& v) override {
+        import_params_compensation(m_be, m_params, v);
+    }
+
+    // The formats of the stream between ops (docs/gpt.md): the residual stream and embeddings,
+    // a LayerNorm's output before `linear_layer`, the attention's probabilities at `attn_layer`.
+    Format residual_format() const { return m_resid; }
+    Format norm_format(int linear_layer) const;
+    Format probs_format(int attn_layer) const;
+    // The attention buffers of block b as the last forward pass left them (the views' attention map):
+    // scores and probabilities (B·H·T, T).
+    const Tensor& scores(int block) const { return m_blocks[static_cast<std::size_t>(block)].scores; }
+    const Tensor& probs(int block) const { return m_blocks[static_cast<std::size_t>(block)].probs; }
+
+private:
+    struct Block {
+        Param *ln1_g = nullptr, *ln1_b = nullptr, *qkv_w = nullptr, *qkv_b = nullptr, *proj_w = nullptr,
+              *proj_b = nullptr, *ln2_g = nullptr, *ln2_b = nullptr, *fc_w = nullptr, *fc_b = nullptr,
+              *mp_w = nullptr, *mp_b = nullptr;
+        // forward (N = B·T rows)
+        Tensor ln1, ln1_mean, ln1_rstd;  // (N, C), (N, 1) ×2
+        Tensor qkv;                      // (N, 3C)
+        Tensor scores, probs;            // (B·H·T, T)
+        Tensor atty;                     // (N, C) the attention's output
+        Tensor proj, mid;                // (N, C) projection; residual after attention
+        Tensor ln2, ln2_mean, ln2_rstd;  // (N, C), (N, 1) ×2
+        Tensor fc, gelu;                 // (N, 4C)
+        Tensor mp, out;                  // (N, C) MLP projection; residual after the block
+        // backward
+        Tensor d_gelu, d_fc;             // (N, 4C)
+        Tensor d_ln2, d_mid_branch, d_mid;  // (N, C)
+        Tensor d_atty, d_qkv;            // (N, C), (N, 3C)
+        Tensor d_ln1, d_in_branch, d_in; // (N, C): d_in is the gradient at the block's input
+    };
+    const LayerPrecision& prec(int layer) const { return m_prec[static_cast<std::size_t>(layer)]; }
+    void at(int layer, TensorKind kind);
+    void linear(int layer, const Tensor& x, const Param& w, const Param* b, Tensor& y);
+    void linear_back(int layer, const Tensor& dy, const Tensor& x, Param& w, Param* b, Accumulate acc, Tensor* dx);
+    AttentionShape attention_shape() const;
+    AttentionOptions attention_options(int block) const;
+    const Tensor& block_input(int b) const { return b == 0 ? m_x0 : m_blocks[static_cast<std::size_t>(b) - 1].out; }
+
+    Backend& m_be;
+    ModelConfig m_cfg;
+    std::vector<LayerPrecision> m_prec;
+    int m_batch;
+    Format m_resid = Format::fp32;
+    std::vector<Param> m_params;
+    Param *m_wte = nullptr, *m_wpe = nullptr, *m_lnf_g = nullptr, *m_lnf_b = nullptr, *m_head = nullptr;
+    std::vector<Block> m_blocks;
+    std::vector<int> m_tokens;            // (B·T) the batch's token ids
+    Tensor m_x0;                          // (N, C) embeddings
+    Tensor m_lnf, m_lnf_mean, m_lnf_rstd; // (N, C), (N, 1) ×2
+    Tensor m_logits, m_dlogits;           // (N, V)
+    Tensor m_dlnf, m_dx_last;             // (N, C): at ln_f's output and input
+    Tensor m_target;                      // unused (cross-entropy on labels); (1, 1)
+    std::vector<Fp8Gemm> m_fp8;           // by layer (FP8/FP4 on the GPT: not yet)
+    bool m_counting = true;
+};
+
+}  // namespace mpx

@@ -1,0 +1,287 @@
+// The GPT (engine/model/gpt.hpp) as a run trains it: where FP16 scores overflow and where the scale's
+// placement prevents it, the same bits on any thread count and across a save and resume, the text's
+// windows and held-out loss, and every bad setting refused with the field named. Its backward
+// against finite differences is in test_gradients.
+#include <QtTest>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/base/error.hpp"
+#include "engine/base/parallel.hpp"
+#include "engine/io/checkpoint.hpp"
+#include "engine/compute/site_names.hpp"
+#include "engine/model/gpt.hpp"
+#include "session_test_support.hpp"
+
+using namespace mpx;
+using namespace mpx::test;
+
+namespace {
+
+// A GPT small enough to train in a blink: 2 blocks, 2 heads, width 32, context 16, batch 4.
+SessionConfig small_gpt(std::vector<std::string> runs, long long steps) {
+    SessionConfig c;
+    c.model.kind = ModelKind::gpt;
+    c.model.gpt = GptConfig{2, 2, 32, 16, true, 0};
+    c.data.kind = DatasetKind::text;
+    c.data.n_test = 32;
+    c.train.batch = 4;
+    c.train.optimizer = OptimizerKind::adamw;
+    c.train.lr = 1e-3;
+    c.eval_every = 5;
+    c.steps = steps;
+    c.runs = std::move(runs);
+    return c;
+}
+
+std::vector<std::string> names_of_layers(const ModelConfig& m) {
+    std::vector<std::string> n;
+    for (int l = 0; l < m.layers(); ++l) n.push_back(layer_name(m, l));
+    return n;
+}
+
+// One forward pass and loss of a one-block GPT (one head of 16) whose q and k weights are scaled
+// by `alpha`, under `label`'s precisions and `where`'s scale: the step record's counts.
+struct Probe {
+    core::Counts scores;  // the attention layer's output site: the scores as stored
+    double loss = 0.0;
+};
+Probe probe_scores(const std::string& label, AttentionScale where, float alpha) {
+    ModelConfig m;
+    m.kind = ModelKind::gpt;
+    m.gpt = GptConfig{1, 1, 16, 8, true, 11};
+    m.attention.scale = where;
+    InitialWeights init = init_gpt_weights(m, 3);
+    RowMatrix& qkv = init.tensors[4];  // transformer.h.0.attn.c_attn.weight (3C, C): q rows, k rows, v rows
+    qkv.topRows(32) *= alpha;
+    PolicyOptions opt;
+    opt.names = names_of_layers(m);
+    auto be = make_cpu_backend();
+    const auto model = make_model(*be, m, layer_precisions(parse_run_spec(label), m.layers(), opt), 2, init,
+                                  OptimizerKind::adam);
+    const std::vector<float> tokens{3, 0, 6, 2, 5, 5, 1, 4, 7, 8, 9, 10, 0, 1, 2, 3};
+    const std::vector<int> labels{0, 6, 2, 1, 5, 1, 4, 3, 8, 9, 10, 0, 1, 2, 3, 4};
+    model->set_input(Eigen::Map<const RowMatrix>(tokens.data(), 2, 8));
+    be->begin_step();
+    const Tensor& logits = model->forward(0, true);
+    be->set_site(gpt_lm_head_layer(m.gpt), TensorKind::grad_output);
+    be->softmax_cross_entropy(logits, labels, 1.0f, model->dlogits());
+    const StepStats& st = be->read_stats();
+    return {st.site[site_index(gpt_layer(GptSite::attn, 0), TensorKind::output)], st.loss_sum};
+}
+
+}  // namespace
+
+class TestGpt : public QObject {
+    Q_OBJECT
+
+private slots:
+    void layers_have_readable_names() {
+        ModelConfig m;
+        m.kind = ModelKind::gpt;
+        m.gpt.n_layer = 3;
+        QCOMPARE(m.layers(), 17);
+        QCOMPARE(layer_name(m, 0), std::string("embed"));
+        QCOMPARE(layer_name(m, gpt_layer(GptSite::qkv, 2)), std::string("block2.attn.qkv"));
+        QCOMPARE(layer_name(m, gpt_layer(GptSite::attn, 1)), std::string("block1.attn"));
+        QCOMPARE(layer_name(m, gpt_layer(GptSite::mlp_proj, 0)), std::string("block0.mlp.proj"));
+        QCOMPARE(layer_name(m, 16), std::string("lm_head"));
+        QVERIFY(!is_linear_layer(m, gpt_layer(GptSite::attn, 1)));
+        QVERIFY(!is_linear_layer(m, 0));
+        QVERIFY(is_linear_layer(m, 16));
+        QCOMPARE(gpt_param_names(m.gpt).size(), std::size_t{2 + 12 * 3 + 2});
+    }
+
+    // Scores of about 1e5 (the q and k weights scaled until the FP32 scores' largest |value| is
+    // 1e5): AMP-FP16 with 1/√d applied after q·kᵀ stores them as inf, counted at the scores' site
+    // with the value they had, and the loss is NaN; the same weights with the scale before q·kᵀ or
+    // split over q and k keep them below 65504 (1e5 / √16 = 25,000).
+    void scores_pass_65504_after_but_not_before_or_split() {
+        const Probe unit = probe_scores("fp32", AttentionScale::after, 1.0f);
+        // The site's largest stored value: the product's output, before 1/√16 (FP32 rounds nothing).
+        const float raw_max = core::float_of(static_cast<std::uint32_t>(unit.scores.stored_max));
+        QVERIFY(raw_max > 0.0f);
+        const auto alpha = static_cast<float>(std::sqrt(1e5 / raw_max));
+        const Probe fp32 = probe_scores("fp32", AttentionScale::before, alpha);
+        QCOMPARE(fp32.scores.overflow, 0ULL);
+        const Probe after = probe_scores("amp-fp16", AttentionScale::after, alpha);
+        QVERIFY2(after.scores.overflow > 0, "no score overflowed");
+        QVERIFY(after.scores.nonfinite > 0);
+        const double largest = core::float_of(static_cast<std::uint32_t>(after.scores.overflow_max));
+        QVERIFY2(largest > 65520.0 && std::abs(largest - 1e5) < 2e3, qPrintable(QString::number(largest)));
+        QVERIFY(std::isnan(after.loss));
+        for (AttentionScale where : {AttentionScale::before, AttentionScale::split}) {
+            const Probe p = probe_scores("amp-fp16", where, alpha);
+            QCOMPARE(p.scores.overflow, 0ULL);
+            QCOMPARE(p.scores.nonfinite, 0ULL);
+            QVERIFY(std::isfinite(p.loss));
+            const double kept = core::float_of(static_cast<std::uint32_t>(p.scores.stored_max));
+            QVERIFY2(kept > 2e4 && kept < 3e4, qPrintable(QString::number(kept)));
+        }
+    }
+
+    // In a training step: the q and k weights of an AMP-FP16 run (a saved state, edited) scaled 600×
+    // (scores of about 26,000 standard deviation):
+    // the step record names block0.attn's output (the scores) as the first site holding inf/NaN, and
+    // the step is skipped; with the scale before q·kᵀ the same weights train on.
+    void first_nonfinite_names_the_scores() {
+        for (AttentionScale where : {AttentionScale::after, AttentionScale::before}) {
+            SessionConfig c = small_gpt({"amp-fp16"}, 1);
+            c.model.gpt.n_layer = 1;
+            c.model.gpt.n_head = 1;
+            c.model.attention.scale = where;
+            Session s(c);
+            Run& run = s.run(0);
+            nlohmann::json state = save_state(run);
+            auto& qkv = state.at("params").at(4 * 4);  // transformer.h.0.attn.c_attn.weight, working copy
+            for (std::size_t k = 0; k < 2 * 32 * 32; ++k) qkv[k] = qkv[k].get<float>() * 600.0f;
+            load_run_state(run, state);
+            const auto recs = train(s, 1);
+            const StepRecord& r = recs.at(0).at(0);
+            if (where == AttentionScale::after) {
+                QCOMPARE(int(r.first_nonfinite), site_index(gpt_layer(GptSite::attn, 0), TensorKind::output));
+                QCOMPARE(QString::fromStdString(site_name(r.first_nonfinite, c.model)), QStringLiteral("block0.attn.output"));
+                QVERIFY(r.skipped);
+                QVERIFY(r.overflow_count > 0);
+            } else {
+                QCOMPARE(int(r.first_nonfinite), -1);
+                QVERIFY(!r.skipped);
+            }
+        }
+    }
+
+    void same_bits_on_one_two_and_three_threads() {
+        std::vector<std::vector<StepRecord>> first;
+        for (unsigned t : {1u, 2u, 3u}) {
+            set_thread_count(t);
+            Session s(small_gpt({"fp32", "amp-fp16", "amp-bf16", "pure-bf16"}, 6));
+            const auto recs = train(s, 6);
+            if (first.empty()) {
+                first = recs;
+                continue;
+            }
+            for (std::size_t k = 0; k < recs.size(); ++k)
+                for (std::size_t r = 0; r < recs[k].size(); ++r) {
+                    const QString d = differs(first[k][r], recs[k][r], true);
+                    QVERIFY2(d.isEmpty(), qPrintable(QStringLiteral("%1 threads: ").arg(t) + d));
+                }
+        }
+        set_thread_count(0);
+        QVERIFY(first.back()[0].eval_loss.has_value());
+    }
+
+    void save_and_resume_is_bit_identical() {
+        Session whole(small_gpt({"fp32", "amp-fp16"}, 8));
+        const auto all = train(whole, 8);
+        Session first(small_gpt({"fp32", "amp-fp16"}, 8));
+        train(first, 4);
+        const std::string text = save_state(first).dump();
+        auto resumed = load_session_state(nlohmann::json::parse(text));
+        const auto rest = train(*resumed, 4);
+        QCOMPARE(rest.size(), std::size_t{4});
+        for (std::size_t k = 0; k < 4; ++k)
+            for (std::size_t r = 0; r < 2; ++r) QVERIFY2(differs(all[4 + k][r], rest[k][r]).isEmpty(), qPrintable(differs(all[4 + k][r], rest[k][r])));
+    }
+
+    // Loss starts at ln(99) (uniform over the fortunes' symbols) and every run learns.
+    void loss_starts_uniform_and_falls() {
+        Session s(small_gpt({"fp32", "amp-bf16"}, 60));
+        const auto recs = train(s, 60);
+        QVERIFY(std::abs(recs[0][0].loss - std::log(99.0)) < 0.05);
+        for (std::size_t r = 0; r < 2; ++r) {
+            QVERIFY2(recs.back()[r].loss < 3.4, qPrintable(QString::number(recs.back()[r].loss)));
+            QVERIFY(recs.back()[r].eval_loss && *recs.back()[r].eval_loss < 3.5);
+        }
+    }
+
+    void bad_settings_are_refused_data() {
+        QTest::addColumn<QString>("set");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("n_embd_not_divisible") << "model.n_embd=33" << "model.n_embd";
+        QTest::newRow("n_layer_13") << "model.n_layer=13" << "model.n_layer";
+        QTest::newRow("block_size_2000") << "model.block_size=2000" << "model.block_size";
+        QTest::newRow("dropout") << "model.dropout=0.1" << "model.dropout";
+        QTest::newRow("softcap_negative") << "attention.softcap=-1" << "attention.softcap";
+        QTest::newRow("scale_unknown") << "attention.scale=\"middle\"" << "attention.scale";
+        QTest::newRow("autocast_unknown") << "autocast=\"tpu\"" << "autocast";
+        QTest::newRow("points_for_gpt") << "data.kind=\"spirals\"" << "data.kind";
+        QTest::newRow("fp8_run") << "runs=[\"fp8-hybrid\"]" << "runs";
+        QTest::newRow("nvfp4_run") << "runs=[\"nvfp4\"]" << "runs";
+        QTest::newRow("cuda") << "device=\"cuda\"" << "device";
+        QTest::newRow("selective_names_fc1") << "runs=[\"selective-fp16\"]" << "selective_layers";
+        QTest::newRow("missing_text") << "data.text_file=\"/nonexistent/shakespeare.txt\"" << "data.text_file";
+    }
+    void bad_settings_are_refused() {
+        QFETCH(QString, set);
+        QFETCH(QString, field);
+        SessionConfig c = small_gpt({"fp32"}, 2);
+        try {
+            apply_override(c, set.toStdString());
+            Session s(c);
+            QFAIL("accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(QString::fromStdString(e.field()), field);
+            QVERIFY(!QString::fromUtf8(e.what()).contains('\n'));
+        }
+    }
+
+    void gpt_settings_on_an_mlp_are_refused() {
+        SessionConfig c;
+        for (const char* set : {"model.n_layer=2", "attention.softcap=30", "autocast=\"cpu-1.13\"", "data.text_file=\"x\""}) {
+            SessionConfig d = c;
+            try {
+                apply_override(d, set);
+                QFAIL(set);
+            } catch (const ConfigError&) {
+            }
+        }
+        try {
+            apply_override(c, "data.kind=\"text\"");
+            QFAIL("text on an MLP accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(QString::fromStdString(e.field()), QStringLiteral("model.kind"));
+        }
+    }
+
+    // A text too short for the context: refused naming block_size; a user's file trains.
+    void user_text_file() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("poem.txt").toStdString();
+        std::string text;
+        for (int i = 0; i < 100; ++i) text += "The quick brown fox jumps over the lazy dog; é!\n";
+        std::ofstream(path) << text;
+        SessionConfig c = small_gpt({"fp32"}, 3);
+        c.data.text_file = path;
+        Session s(c);
+        QCOMPARE(s.dataset().outputs, static_cast<int>(s.dataset().text->vocab.size()));
+        const auto recs = train(s, 3);
+        QVERIFY(std::abs(recs[0][0].loss - std::log(static_cast<double>(s.dataset().outputs))) < 0.1);
+        c.model.gpt.block_size = 1000;
+        try {
+            Session big(c);
+            QFAIL("a context longer than the held-out text accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(QString::fromStdString(e.field()), QStringLiteral("model.block_size"));
+        }
+    }
+
+    // Selective precision names the GPT's layers: only those store FP16 values, the others FP32.
+    void selective_names_gpt_layers() {
+        SessionConfig c = small_gpt({"fp32", "selective-fp16"}, 1);
+        c.selective_layers = {"block1.mlp.fc", "lm_head"};
+        Session s(c);
+        const auto recs = train(s, 1);
+        QVERIFY(std::isfinite(recs[0][1].loss));
+        QVERIFY(recs[0][1].loss != recs[0][0].loss);
+        const Run& sel = s.run(1);
+        QCOMPARE(sel.stored_format(gpt_layer(GptSite::mlp_fc, 1), HistTensor::weight), Format::fp16);
+        QCOMPARE(sel.stored_format(gpt_lm_head_layer(c.model.gpt), HistTensor::output), Format::fp16);
+        QCOMPARE(sel.stored_format(gpt_layer(GptSite::mlp_fc, 0), HistTensor::weight), Format::fp32);
+        QCOMPARE(sel.stored_format(gpt_layer(GptSite::qkv, 1), HistTensor::output), Format::fp32);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestGpt)
+#include "test_gpt.moc"
