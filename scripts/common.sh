@@ -9,9 +9,11 @@ mpx_die() { echo "mpx: $*" >&2; exit 1; }
 # Debian 12 packages the build, the app and the tests need. libqt6opengl6-dev: Qt6Charts' CMake
 # package requires Qt6OpenGL, which --no-install-recommends leaves out (without it CMake finds no
 # Qt Charts and would build neither the app nor the tests). python3-numpy: the independent FP4
-# reference the tests hold mpx-cli quantize against (tests/fp4/ref_quantize.py).
+# reference the tests hold mpx-cli quantize against (tests/fp4/ref_quantize.py). fortunes: the English
+# text the GPT trains on (docs/gpt.md; read from /usr/share/games/fortunes, nothing is downloaded).
 MPX_PACKAGES=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
-  libcli11-dev qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth python3 python3-numpy ccache)
+  libcli11-dev qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth python3 python3-numpy ccache
+  fortunes)
 
 # The test command's own: PyTorch (Debian's, CPU) is the outside reference the export-torch test
 # trains against (tests/test_torch_export.cpp); the app and its build do not need it.
