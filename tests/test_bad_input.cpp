@@ -692,6 +692,68 @@ private slots:
         cli("sweep_trace_histogram_counts_wrap", {"sweep", "--trace", "@F/tw.csv", "--csv", "s.csv", "--grid",
                                                   "scaler.init_scale=1,2"},
             2, "@F/tw.histograms.csv:20: the counts add up past 2^64 - 1");
+        // --- class 7: a flag either changes the result or is refused with one line, naming it
+        // (trace --script takes no log and no --out; a sweep over a trace takes only scaler settings;
+        // --merge and --explain take nothing else; a parameter no model or format reads; seeds are
+        // read whole to 2^64 - 1, not clamped at 2^63 - 1; a format's largest value is finite)
+        cli("trace_script_with_out", {"trace", "--script", "--out", "o.csv"}, 2,
+            "--out: does nothing with --script, which prints the recorder to standard output");
+        cli("trace_script_with_scaler", {"trace", "--script", "--scaler", "deepspeed"}, 2, "--scaler: does nothing with --script");
+        cli("trace_script_with_set", {"trace", "--script", "--set", "scaler.init_scale=2"}, 2, "--set: does nothing with --script");
+        cli("trace_script_with_deepspeed_log", {"trace", "--script", "--from-deepspeed-log", "@F/ds.log", "--out", "o.csv"}, 2,
+            "--script: does nothing when a log is rebuilt into a trace");
+        cli("trace_script_with_megatron_log", {"trace", "--script", "--from-megatron-log", "@F/mg.log", "--out", "o.csv"}, 2,
+            "--script: does nothing when a log is rebuilt into a trace");
+        const auto trace_sweep = [&](const char* name, QStringList extra, const char* needle) {
+            cli(name, QStringList{"sweep", "--trace", "@F/t.csv", "--csv", "s.csv", "--grid", "scaler.init_scale=1,2"} + extra,
+                2, needle);
+        };
+        trace_sweep("sweep_trace_steps", {"--steps", "5"}, "--steps: does nothing in a sweep over a trace (--trace replays the recorded steps");
+        trace_sweep("sweep_trace_model", {"--model", "2-8-2"}, "--model: does nothing in a sweep over a trace");
+        trace_sweep("sweep_trace_dataset", {"--dataset", "moons"}, "--dataset: does nothing in a sweep over a trace");
+        trace_sweep("sweep_trace_seed", {"--seed", "3"}, "--seed: does nothing in a sweep over a trace");
+        trace_sweep("sweep_trace_device", {"--device", "cpu"}, "--device: does nothing in a sweep over a trace");
+        trace_sweep("sweep_trace_threads", {"--threads", "2"}, "--threads: does nothing in a sweep over a trace");
+        trace_sweep("sweep_trace_set_model", {"--set", "model.sizes=2-8-2"},
+                    "--set: 'model.sizes=2-8-2' does nothing in a sweep over a trace");
+        trace_sweep("sweep_trace_runs", {"--runs", "amp-fp16"}, "--trace: a sweep over a trace has one run");
+        cli("sweep_merge_with_grid", {"sweep", "--merge", "o.csv", "@F/part.csv", "--grid", "scaler.init_scale=1,2"}, 2,
+            "--grid: does nothing with --merge");
+        cli("sweep_merge_with_steps", {"sweep", "--merge", "o.csv", "@F/part.csv", "--steps", "3"}, 2,
+            "--steps: does nothing with --merge");
+        cli("sweep_explain_with_steps", {"sweep", "--explain", "1", "--csv", "@F/part.csv", "--steps", "3"}, 2,
+            "--steps: does nothing with --explain");
+        cli("quantize_nvfp4_mx_scale_rule", {"quantize", "--format", "nvfp4", "--mx-scale-rule", "floor", "--in", "@F/m.csv",
+                                             "--out", "q.csv"},
+            2, "--mx-scale-rule: is MXFP4's scale rule; NVFP4's block scales are E4M3");
+        cli("quantize_metric_without_4over6", {"quantize", "--4over6-metric", "mae", "--in", "@F/m.csv", "--out", "q.csv"}, 2,
+            "--4over6-metric: measures 4over6's choice of block scale; give --4over6 too");
+        cli("quantize_mxfp4_metric", {"quantize", "--format", "mxfp4", "--4over6-metric", "mae", "--in", "@F/m.csv", "--out",
+                                      "q.csv"},
+            2, "--4over6-metric");
+        cli("quantize_sr_seed_2p64", {"quantize", "--sr-seed", "18446744073709551616", "--in", "@F/m.csv", "--out", "q.csv"}, 2,
+            "--sr-seed: '18446744073709551616' is not a whole number from 0 to 18446744073709551615 (2^64 - 1)");
+        cli("quantize_sr_seed_negative", {"quantize", "--sr-seed", "-1", "--in", "@F/m.csv", "--out", "q.csv"}, 2,
+            "--sr-seed: '-1' is not a whole number");
+        cli("quantize_sr_seed_hex", {"quantize", "--sr-seed", "0x10", "--in", "@F/m.csv", "--out", "q.csv"}, 2,
+            "--sr-seed: '0x10' is not a whole number");
+        cli("gemm_error_seed_2p64", {"gemm-error", "--seed", "18446744073709551616"}, 2,
+            "--seed: '18446744073709551616' is not a whole number from 0 to 18446744073709551615");
+        run("seed_2p64", {"--seed", "18446744073709551616"}, 2, "--seed: '18446744073709551616' is not a whole number");
+        cli("sweep_seed_2p64", {"sweep", "--seed", "99999999999999999999", "--csv", "s.csv", "--grid", "scaler.init_scale=1,2"},
+            2, "--seed: '99999999999999999999' is not a whole number");
+        cli("export_torch_seed_2p64", {"export-torch", "--seed", "18446744073709551616", "--out", "e"}, 2,
+            "--seed: '18446744073709551616' is not a whole number");
+        cli("replay_max_finite_inf", {"replay", "@F/t.csv", "--max-finite", "inf"}, 2,
+            "--max-finite: must be a finite number > 0, the largest finite value of the gradients' format");
+        cli("replay_max_finite_nan", {"replay", "@F/t.csv", "--max-finite", "nan"}, 2, "--max-finite: must be a finite number");
+        cli("gemm_bits_under_exact", {"gemm", "--a", "@F/m.csv", "--b", "@F/m2.csv", "--out", "c.csv", "--bits", "3"}, 2,
+            "--bits: does nothing under --accumulate exact");
+        cli("gemm_promote_every_under_fast", {"gemm", "--a", "@F/m.csv", "--b", "@F/m2.csv", "--out", "c.csv", "--accumulate",
+                                              "fp8-fast", "--promote-every", "64"},
+            2, "--promote-every: is read by the promote model only");
+        cli("gemm_error_bits_under_exact", {"gemm-error", "--accumulate", "exact", "--bits", "3"}, 2,
+            "--bits: does nothing under --accumulate exact");
         // --- the app's command line: refused before any window opens, nothing written
         app("app_unknown_preset", {"--config", "nosuch"}, "nosuch");
         app("app_config_directory", {"--config", "@F/dir.json"}, "is a directory");
@@ -886,6 +948,32 @@ private slots:
         QCOMPARE(text(scales), std::string("old scales"));
         QCOMPARE(QDir(work.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
                  (QStringList{"q.csv", "s.csv"}));
+    }
+
+    // Seeds above 2^63 - 1 are used whole (issue 41, class 7; CLI11 read them into a long long as
+    // 2^63 - 1): quantize's stochastic rounding from 2^63 differs from 2^63 - 1's, and gemm-error
+    // says the seed it was given.
+    void seeds_above_2p63_are_used_whole() {
+        QTemporaryDir work;
+        const auto quantize = [&](const char* seed) {
+            QProcess p;
+            p.setWorkingDirectory(work.path());
+            p.start(QStringLiteral(MPX_CLI_PATH), {"quantize", "--in", QString::fromStdString((F / "m128.csv").string()),
+                                                   "--out", QStringLiteral("q%1.csv").arg(seed), "--sr-seed", seed});
+            if (!p.waitForFinished(60000) || p.exitCode() != 0) return QByteArray("failed: ") + p.readAllStandardError();
+            QFile f(work.filePath(QStringLiteral("q%1.csv").arg(seed)));
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray("unreadable");
+        };
+        const QByteArray below = quantize("9223372036854775807"), above = quantize("9223372036854775808"),
+                         top = quantize("18446744073709551615");
+        QVERIFY2(!below.startsWith("failed") && !above.startsWith("failed") && !top.startsWith("failed"), above.constData());
+        QVERIFY(below != above);
+        QVERIFY(above != top);
+        QProcess g;
+        g.start(QStringLiteral(MPX_CLI_PATH), {"gemm-error", "--seed", "18446744073709551615", "--k", "16", "--m", "4", "--n", "4"});
+        QVERIFY(g.waitForFinished(60000));
+        QCOMPARE(g.exitCode(), 0);
+        QVERIFY(g.readAllStandardOutput().contains("seed 18446744073709551615,"));
     }
 
     // A file-size limit (SIGXFSZ ignored, so the write fails): a one-line message, no file left.

@@ -1,6 +1,10 @@
 // Configuration flags → SessionConfig, and device choice.
 #include "cli_common.hpp"
 
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+
 #include "cuda/backend_choice.hpp"
 #include "engine/base/error.hpp"
 
@@ -28,9 +32,9 @@ SessionConfig build_config(const ConfigFlags& f) {
         sets.push_back("steps=" + std::to_string(f.steps));
     }
     if (f.seed) {
-        if (*f.seed < 0) throw ConfigError("--seed", "must be at least 0 (got " + std::to_string(*f.seed) + ")");
-        sets.push_back("seed=" + std::to_string(*f.seed));
-        sets.push_back("data.seed=" + std::to_string(*f.seed));
+        const std::uint64_t seed = parse_seed(*f.seed, "--seed");
+        sets.push_back("seed=" + std::to_string(seed));
+        sets.push_back("data.seed=" + std::to_string(seed));
     }
     text(f.device, "--device", "device", "cpu");
     sets.insert(sets.end(), f.sets.begin(), f.sets.end());
@@ -42,6 +46,27 @@ NamedPath config_input(const ConfigFlags& f) {
     // load_config's own test of a name against a path: a name is a preset, shipped, not the user's.
     const bool is_file = f.config.find('/') != std::string::npos || std::filesystem::path(f.config).extension() == ".json";
     return {"the --config file", is_file ? std::filesystem::path(f.config) : std::filesystem::path()};
+}
+
+std::uint64_t parse_seed(const std::string& text, const char* flag) {
+    std::uint64_t v = 0;
+    bool ok = !text.empty();
+    for (const char ch : text) {
+        ok = ok && ch >= '0' && ch <= '9' && !__builtin_mul_overflow(v, 10u, &v) &&
+             !__builtin_add_overflow(v, static_cast<unsigned>(ch - '0'), &v);
+        if (!ok) break;
+    }
+    if (!ok)
+        throw ConfigError(flag, "'" + text + "' is not a whole number from 0 to 18446744073709551615 (2^64 - 1)");
+    return v;
+}
+
+void refuse_unused(const CLI::App& cmd, std::initializer_list<std::string_view> used, const std::string& mode) {
+    for (const CLI::Option* opt : cmd.get_options()) {
+        const std::string name = opt->get_name();
+        if (opt->count() == 0 || name == "--help" || std::find(used.begin(), used.end(), name) != used.end()) continue;
+        throw ConfigError(name, "does nothing " + mode + "; drop it");
+    }
 }
 
 BackendFactory backend_for(const std::string& device, std::string& device_name, std::string& note) {

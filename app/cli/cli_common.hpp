@@ -2,9 +2,12 @@
 // shortcut flags, and choosing the backend for a device setting.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/io/export.hpp"
@@ -20,7 +23,7 @@ struct ConfigFlags {
     std::vector<std::string> sets;
     std::optional<std::string> precision, scaler, model, dataset;
     long long steps = steps_not_given;  // a plain number: `run --resume` compares it with the saved steps
-    std::optional<long long> seed;
+    std::optional<std::string> seed;  // as typed: parse_seed reads it whole, never clamped
     std::optional<std::string> device;
 };
 // Applies the flags in a fixed order: preset, then shortcuts, then --set (the most specific wins),
@@ -43,4 +46,12 @@ void add_config_flags(CLI::App* cmd, ConfigFlags& f);
 // --threads N, every command's (engine/base/parallel.hpp's set_thread_count: 0 one per core, at
 // most k_max_thread_count); `help` where the threads do something else (a sweep's workers).
 void add_threads_flag(CLI::App* cmd, unsigned& threads, const std::string& help = {});
+
+// A seed as typed: a whole number from 0 to 2^64 - 1, the engine's seeds' range. Anything else is a
+// ConfigError naming `flag`, never clamped (CLI11 reads 2^63 into a long long as 2^63 - 1).
+std::uint64_t parse_seed(const std::string& text, const char* flag);
+// One rule for every command (issue 41, class 7): a flag either changes the result or is refused.
+// Each option given to `cmd` whose name is not in `used` is a ConfigError naming it: "FLAG: does
+// nothing <mode>; drop it".
+void refuse_unused(const CLI::App& cmd, std::initializer_list<std::string_view> used, const std::string& mode);
 }

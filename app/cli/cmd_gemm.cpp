@@ -4,6 +4,7 @@
 // hardware; every output says so where a reader could mistake it for a measurement of a GPU.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -35,15 +36,29 @@ struct ModelFlags {
     int bits = AccumulateParams{}.bits;
     int promote_every = AccumulateParams{}.promote_every;
     unsigned threads = 0;
+    const CLI::Option* bits_flag = nullptr;  // given or not: a parameter no model reads is refused
+    const CLI::Option* promote_flag = nullptr;
 };
 
 void add_model_flags(CLI::App* cmd, ModelFlags& f) {
-    cmd->add_option("--bits", f.bits,
-                    "Bits the register and the aligned products keep (1-" + std::to_string(k_max_accumulate_bits) +
-                        "; default 14, DeepSeek-V3)");
-    cmd->add_option("--promote-every", f.promote_every,
-                    "Products between promotions to FP32 under 'promote' (default 128, DeepSeek-V3's N_C)");
+    f.bits_flag = cmd->add_option("--bits", f.bits,
+                                  "Bits the register and the aligned products keep (1-" +
+                                      std::to_string(k_max_accumulate_bits) + "; default 14, DeepSeek-V3)");
+    f.promote_flag = cmd->add_option("--promote-every", f.promote_every,
+                                     "Products between promotions to FP32 under 'promote' (default 128, DeepSeek-V3's N_C)");
     add_threads_flag(cmd, f.threads);
+}
+
+// The parameters each model reads (engine/core/accumulate.hpp): bits every model but exact, the
+// promotion interval promote only. A flag given for none of the models asked for would change
+// nothing, and is refused (issue 41, class 7).
+void refuse_unread_parameters(const std::vector<AccumulateModel>& models, const ModelFlags& f) {
+    const auto any = [&](auto&& reads) { return std::any_of(models.begin(), models.end(), reads); };
+    if (f.bits_flag->count() && !any([](AccumulateModel m) { return m != AccumulateModel::exact; }))
+        throw ConfigError("--bits", "does nothing under --accumulate exact (FP32 accumulation has no narrow register); "
+                                    "give fp8-fast, promote or bits, or drop it");
+    if (f.promote_flag->count() && !any([](AccumulateModel m) { return m == AccumulateModel::promote; }))
+        throw ConfigError("--promote-every", "is read by the promote model only; give --accumulate promote, or drop it");
 }
 
 AccumulateParams params_for(AccumulateModel m, const ModelFlags& f) {
@@ -113,6 +128,7 @@ int run_gemm(const GemmOptions& o) {
     const auto models = parse_models(o.accumulate);
     if (formats.size() != 1) throw ConfigError("--format", "gemm takes one format (gemm-error compares several)");
     if (models.size() != 1) throw ConfigError("--accumulate", "gemm takes one model (gemm-error compares several)");
+    refuse_unread_parameters(models, o.model);
     const AccumulateParams p = params_for(models[0], o.model);
     check_outputs({{"--out", o.out}}, {{"--a", o.a}, {"--b", o.b}});
     const FloatMatrix a = read_matrix(o.a, "--a"), b = read_matrix(o.b, "--b");
@@ -133,7 +149,7 @@ struct GemmErrorOptions {
     ModelFlags model;
     std::string k = "256,1024,4096", format = "e4m3", accumulate = "fp8-fast,promote", csv;
     std::string m = "64", n = "64";
-    long long seed = 1;
+    std::string seed = "1";  // parse_seed: 0 to 2^64 - 1, never clamped
 };
 
 int run_gemm_error(const GemmErrorOptions& o) {
@@ -141,9 +157,11 @@ int run_gemm_error(const GemmErrorOptions& o) {
     for (const auto& k : split_list(o.k, "--k", "256,1024,4096")) ks.push_back(parse_dimension(k, "--k"));
     const int m = parse_dimension(o.m, "--m"), n = parse_dimension(o.n, "--n");
     const auto formats = parse_formats(o.format);
+    const auto models = parse_models(o.accumulate);
+    refuse_unread_parameters(models, o.model);
     std::vector<AccumulateParams> params;
-    for (AccumulateModel model : parse_models(o.accumulate)) params.push_back(params_for(model, o.model));
-    if (o.seed < 0) throw ConfigError("--seed", "must be at least 0 (got " + std::to_string(o.seed) + ")");
+    for (AccumulateModel model : models) params.push_back(params_for(model, o.model));
+    const std::uint64_t seed = parse_seed(o.seed, "--seed");
     // One point at a time holds A and B, their rounded (and transposed) copies, an FP64 reference
     // per format and the model's C.
     for (int k : ks) {
@@ -158,16 +176,16 @@ int run_gemm_error(const GemmErrorOptions& o) {
     if (!o.csv.empty()) check_outputs({{"--csv", o.csv}});
     set_thread_count(o.model.threads);
 
-    std::printf("# C = A*B, A (%d x K) and B (K x %d) uniform in [0, 1), seed %lld, rounded to the format;\n"
+    std::printf("# C = A*B, A (%d x K) and B (K x %d) uniform in [0, 1), seed %llu, rounded to the format;\n"
                 "# error against an FP64 GEMM of the same rounded operands. Accumulation MODELS (REFERENCE.md),\n"
                 "# not bit-exact hardware: %d bits, groups of %d, promote every %d products.\n",
-                m, n, o.seed, o.model.bits, AccumulateParams{}.group, o.model.promote_every);
+                m, n, static_cast<unsigned long long>(seed), o.model.bits, AccumulateParams{}.group, o.model.promote_every);
     std::printf("%-6s %-9s %6s %14s %14s %9s\n", "format", "model", "k", "max_rel_error", "mean_rel_error",
                 "seconds");
     std::string csv = "format,model,k,m,n,bits,group,promote_every,max_rel_error,mean_rel_error,seconds\n";
     for (int k : ks) {
         // The experiment's definition, shared with the app's accumulator lab (one stream per K).
-        RandomGemm point(static_cast<std::uint64_t>(o.seed), m, n, k);
+        RandomGemm point(seed, m, n, k);
         for (Format f : formats) {
             point.reference(f);  // computed here, so the seconds below time the model's GEMM only
             for (const AccumulateParams& p : params) {

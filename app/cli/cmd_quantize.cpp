@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli_common.hpp"
@@ -19,8 +20,9 @@ namespace {
 struct QuantizeOptions {
     std::string format = "nvfp4", in, out, scales, mx_rule = "rceil", metric = "mse";
     bool two_d = false, rht = false, four_over_six = false;
-    long long sr_seed = -1;
+    std::optional<std::string> sr_seed;  // parse_seed: 0 to 2^64 - 1, never clamped
     unsigned threads = 0;
+    bool mx_rule_given = false, metric_given = false;
 };
 
 int run_quantize(const QuantizeOptions& o) {
@@ -33,12 +35,18 @@ int run_quantize(const QuantizeOptions& o) {
     const auto rule = enum_parse<core::MxScaleRule>(o.mx_rule);
     if (!rule) throw ConfigError("--mx-scale-rule", "unknown rule '" + o.mx_rule + "'; choose " + enum_choices<core::MxScaleRule>());
     q.mx_rule = *rule;
+    // A flag that changes nothing is refused, not ignored (issue 41, class 7); --2d, --rht and
+    // --4over6 on MXFP4 are refused by quantize_fp4 itself.
+    if (o.mx_rule_given && q.kind != Fp4Kind::mxfp4)
+        throw ConfigError("--mx-scale-rule", "is MXFP4's scale rule; NVFP4's block scales are E4M3, not powers of two. "
+                                             "Give --format mxfp4, or drop it");
+    if (o.metric_given && !o.four_over_six)
+        throw ConfigError("--4over6-metric", "measures 4over6's choice of block scale; give --4over6 too, or drop it");
     q.four_over_six = o.four_over_six;
     const auto metric = enum_parse<Fp4Metric>(o.metric);
     if (!metric) throw ConfigError("--4over6-metric", "unknown measure '" + o.metric + "'; choose " + enum_choices<Fp4Metric>());
     q.metric = *metric;
-    if (o.sr_seed < -1) throw ConfigError("--sr-seed", "must be at least 0 (got " + std::to_string(o.sr_seed) + ")");
-    if (o.sr_seed >= 0) q.sr_seed = static_cast<std::uint64_t>(o.sr_seed);
+    if (o.sr_seed) q.sr_seed = parse_seed(*o.sr_seed, "--sr-seed");
     std::vector<NamedPath> outputs{{"--out", o.out}};
     if (!o.scales.empty()) outputs.push_back({"--scales", o.scales});
     check_outputs(outputs, {{"--in", o.in}});
@@ -77,7 +85,11 @@ void add_quantize_command(CLI::App& app) {
                                                 "in the global scale)");
     cmd->add_option("--4over6-metric", o->metric, "4over6's measure of a block's error: mse (default) or mae");
     add_threads_flag(cmd, o->threads);
-    cmd->callback([o] { report_errors("quantize", [&] { run_quantize(*o); }); });
+    cmd->callback([o, cmd] {
+        o->mx_rule_given = cmd->count("--mx-scale-rule") > 0;
+        o->metric_given = cmd->count("--4over6-metric") > 0;
+        report_errors("quantize", [&] { run_quantize(*o); });
+    });
 }
 
 }  // namespace mpx::cli

@@ -53,8 +53,11 @@ std::pair<std::size_t, std::size_t> parse_shard(const std::string& s) {
     throw ConfigError("--shard", "'" + s + "' is not I/N with 0 <= I < N (e.g. --shard 0/4 ... --shard 3/4)");
 }
 
-int run_sweep_command(const SweepOptions_& o) {
+// --quiet is accepted in every mode: it promises no progress line, which merging, explaining and a
+// trace's replays never print anyway.
+int run_sweep_command(const SweepOptions_& o, const CLI::App& cmd) {
     if (!o.merge.empty()) {
+        refuse_unused(cmd, {"--merge", "--quiet"}, "with --merge, which joins the parts as they were swept");
         if (o.merge.size() < 2) throw ConfigError("--merge", "give OUT.csv and then the part CSVs");
         std::vector<std::filesystem::path> parts(o.merge.begin() + 1, o.merge.end());
         std::vector<NamedPath> inputs;
@@ -72,6 +75,7 @@ int run_sweep_command(const SweepOptions_& o) {
         return 0;
     }
     if (o.explain) {
+        refuse_unused(cmd, {"--explain", "--csv", "--quiet"}, "with --explain, which reads the sweep's sidecar");
         if (o.csv.empty()) throw ConfigError("--explain", "name the sweep with --csv FILE (its sidecar is read)");
         if (*o.explain < 0) throw ConfigError("--explain", "a point number is at least 0");
         const SweepSpec spec = read_sweep_sidecar(o.csv);
@@ -101,6 +105,13 @@ int run_sweep_command(const SweepOptions_& o) {
         // A trace stands for one FP16 run that follows the session's scaler.
         if (o.runs || flags.precision) throw ConfigError("--trace", "a sweep over a trace has one run, the replay; drop --runs");
         if (!o.shard.empty()) throw ConfigError("--trace", "a sweep over a trace takes seconds: it is not sharded");
+        // The trace fixes the steps, the model and the data; only the scaler is replayed.
+        refuse_unused(cmd, {"--trace", "--csv", "--grid", "--config", "--set", "--scaler", "--quiet"},
+                      "in a sweep over a trace (--trace replays the recorded steps; only scaler settings apply)");
+        for (const std::string& set : o.flags.sets)
+            if (!set.starts_with("scaler."))
+                throw ConfigError("--set", "'" + set + "' does nothing in a sweep over a trace (--trace replays the "
+                                           "recorded steps; only scaler.* settings apply); drop it");
         flags.precision = "amp-fp16";
         const SessionConfig base = build_config(flags);
         std::vector<GridAxis> axes;
@@ -187,10 +198,10 @@ void add_sweep_command(CLI::App& app) {
     cmd->add_flag("--quiet", o->quiet, "No progress line on stderr");
     cmd->add_option("--trace", o->trace, "Replay each point's scaler over this recorded trace (mpx-cli trace) instead "
                                          "of training: thousands of points a second; the grid varies scaler.* only");
-    cmd->callback([o] {
+    cmd->callback([o, cmd] {
         int code = 0;
         try {
-            code = run_sweep_command(*o);
+            code = run_sweep_command(*o, *cmd);
         } catch (const ConfigError& e) {
             std::cerr << "mpx-cli sweep: " << e.what() << "\n";
             throw CLI::RuntimeError(2);

@@ -2,11 +2,13 @@
 // `mpx-cli replay TRACE` runs any scaler rule over what it recorded (engine/io/trace.hpp).
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cli_common.hpp"
 #include "commands.hpp"
 #include "matrix_io.hpp"
 #include "engine/io/export.hpp"
@@ -64,7 +66,10 @@ void run_from_log(const FromLogOptions& o) {
 }
 
 void run_replay(const ReplayOptions& o) {
-    if (!(o.max_finite > 0.0)) throw ConfigError("--max-finite", "must be a number > 0 (FP16: 65504)");
+    // inf would make every headroom infinite and no step overflow: a format's largest finite value is finite.
+    if (!(o.max_finite > 0.0) || !std::isfinite(o.max_finite))
+        throw ConfigError("--max-finite", "must be a finite number > 0, the largest finite value of the gradients' "
+                                          "format (FP16: 65504, BF16: 3.3895e38, E5M2: 57344)");
     const ScalerConfig scaler = replay_scaler(o);
     if (!o.csv.empty())
         check_outputs({{"--csv", o.csv}}, {{"the trace given to replay", o.trace},
@@ -98,8 +103,22 @@ void add_trace_command(CLI::App& app) {
                                        "(scaler.init_scale = 2^initial_scale_power or --initial-loss-scale, "
                                        "scaler.hysteresis, scaler.growth_interval = loss_scale_window, scaler.min_scale)")
         ->allow_extra_args(false);
-    cmd->callback([lo] {
-        if (!lo->log.empty() || !lo->megatron_log.empty()) return report_errors("trace", [&] { run_from_log(*lo); });
+    cmd->callback([lo, cmd] {
+        // --script prints the recorder, a log is rebuilt into a trace: two requests, one command
+        // each; a flag the chosen one does not read is refused, not dropped (issue 41, class 7).
+        if (!lo->log.empty() || !lo->megatron_log.empty())
+            return report_errors("trace", [&] {
+                refuse_unused(*cmd, {"--from-deepspeed-log", "--from-megatron-log", "--out", "--scaler", "--set"},
+                              "when a log is rebuilt into a trace (--script prints the recorder: run it alone, "
+                              "mpx-cli trace --script > mpx_trace.py)");
+                run_from_log(*lo);
+            });
+        if (lo->script)
+            report_errors("trace", [&] {
+                refuse_unused(*cmd, {"--script"},
+                              "with --script, which prints the recorder to standard output (mpx-cli trace --script > "
+                              "mpx_trace.py); --out, --scaler and --set go with --from-deepspeed-log or --from-megatron-log");
+            });
         if (!lo->script) {
             std::cerr << "mpx-cli trace: give --script (mpx-cli trace --script > mpx_trace.py), --from-deepspeed-log LOG "
                          "or --from-megatron-log LOG\n";
