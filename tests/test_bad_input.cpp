@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <csignal>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
@@ -266,6 +267,14 @@ private slots:
             fs::create_symlink(F / (name + ext), F / (name + std::string("_sym") + ext));
         }
         fs::create_hard_link(F / "mg.log", F / "mg_hard.log");
+        // Class 9: the shipped Python writers, as a user has them (an export's train.py, the recorder).
+        p.start(QStringLiteral(MPX_CLI_PATH), {"export-torch", "--steps", "2", "--precision", "fp32", "--set",
+                                               "model.sizes=2-4-2", "--out", QString::fromStdString((F / "torch").string())});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        p.start(QStringLiteral(MPX_CLI_PATH), {"trace", "--script"});
+        QVERIFY(p.waitForFinished(60000));
+        write(F / "mpx_trace.py", p.readAllStandardOutput().toStdString());
         std::string big;  // 128 x 128: quantize's values (~230 KB of hex floats) overfill a pipe
         for (int i = 0; i < 128; ++i)
             for (int j = 0; j < 128; ++j) big += std::to_string((i * 128 + j) % 97 - 48) + (j == 127 ? "\n" : ",");
@@ -948,6 +957,85 @@ private slots:
         QCOMPARE(text(scales), std::string("old scales"));
         QCOMPARE(QDir(work.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
                  (QStringList{"q.csv", "s.csv"}));
+    }
+
+    // Issue 41, class 9: a character device (/dev/null's numbers, made here in a temporary folder)
+    // given to every writer as its output. mpx-cli refuses it before any work; the shipped Python
+    // files write into it without replacing it (train.py --csv /dev/null times a run; os.replace
+    // once put a regular file at /dev/null). Afterwards it is still the same device, and nothing
+    // appeared beside it: no sidecar (DEV.json), temporary (DEV.tmp-PID) or DEV.histograms.csv.
+    void special_file_outputs_stay_devices_data() {
+        QTest::addColumn<QString>("program");  // mpx-cli, or python3
+        QTest::addColumn<QStringList>("args");  // @D: the device, @F: the fixtures
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QString>("needle");
+        const auto cli = [](const char* name, QStringList args, int code, const char* flag) {
+            QTest::newRow(name) << QStringLiteral(MPX_CLI_PATH) << args << code
+                                << QStringLiteral("%1: '@D' is not a regular file and cannot be replaced").arg(QLatin1String(flag));
+        };
+        cli("run_csv", {"run", "--quiet", "--steps", "1", "--csv", "@D"}, 1, "--csv");
+        cli("run_histograms", {"run", "--quiet", "--steps", "1", "--histograms", "@D"}, 1, "--histograms");
+        cli("run_fp8_scales", {"run", "--quiet", "--steps", "1", "--precision", "fp8-hybrid", "--fp8-scales", "@D"}, 1,
+            "--fp8-scales");
+        cli("run_save_state", {"run", "--quiet", "--steps", "1", "--save-state", "@D"}, 1, "--save-state");
+        cli("sweep_csv", {"sweep", "--quiet", "--steps", "1", "--csv", "@D", "--grid", "scaler.init_scale=1,2"}, 1, "--csv");
+        cli("sweep_trace_csv", {"sweep", "--trace", "@F/t.csv", "--csv", "@D", "--grid", "scaler.init_scale=1,2"}, 1, "--csv");
+        cli("sweep_merge", {"sweep", "--merge", "@D", "@F/part.csv"}, 1, "--merge");
+        cli("replay_csv", {"replay", "@F/t.csv", "--csv", "@D"}, 1, "--csv");
+        cli("trace_out", {"trace", "--from-deepspeed-log", "@F/ds.log", "--out", "@D"}, 1, "--out");
+        cli("quantize_out", {"quantize", "--in", "@F/m.csv", "--out", "@D"}, 1, "--out");
+        cli("quantize_scales", {"quantize", "--in", "@F/m.csv", "--out", "q.csv", "--scales", "@D"}, 1, "--scales");
+        cli("gemm_out", {"gemm", "--a", "@F/m.csv", "--b", "@F/m2.csv", "--out", "@D"}, 1, "--out");
+        cli("gemm_error_csv", {"gemm-error", "--k", "16", "--m", "4", "--n", "4", "--csv", "@D"}, 1, "--csv");
+        cli("compare_csv", {"compare", "@F/m.csv", "@F/m2.csv", "--csv", "@D"}, 2, "--csv");
+        QTest::newRow("export_torch_out") << QStringLiteral(MPX_CLI_PATH) << QStringList{"export-torch", "--out", "@D"} << 2
+                                          << QStringLiteral("--out: @D exists and is not an empty folder");
+        QTest::newRow("train.py_csv") << QStringLiteral("/usr/bin/python3") << QStringList{"@F/torch/train.py", "--csv", "@D"}
+                                      << 0 << QStringLiteral("train.py: wrote @D (2 rows)");
+        QTest::newRow("mpx_trace.py") << QStringLiteral("/usr/bin/python3")
+                                      << QStringList{"-c", "import sys; sys.path.insert(0, '@F'); import torch, mpx_trace; "
+                                                           "m = torch.nn.Linear(2, 2); r = mpx_trace.Recorder('@D', m, every=1); "
+                                                           "loss = m(torch.ones(1, 2)).sum(); loss.backward(); "
+                                                           "r.record(loss, scale=1.0); r.close(); print('recorded', file=sys.stderr)"}
+                                      << 0 << QStringLiteral("recorded");
+    }
+    void special_file_outputs_stay_devices() {
+        QFETCH(QString, program);
+        QFETCH(QStringList, args);
+        QFETCH(int, code);
+        QFETCH(QString, needle);
+        QTemporaryDir work;
+        const fs::path dir = work.path().toStdString(), dev = dir / "dev";
+        if (::mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0)
+            QSKIP("mknod needs root (CAP_MKNOD): no character device to write to");
+        if (program.endsWith(QLatin1String("python3"))) {
+            QProcess probe;
+            probe.start(program, {QStringLiteral("-c"), QStringLiteral("import torch")});
+            if (!probe.waitForFinished(60000) || probe.exitCode() != 0) QSKIP("PyTorch is not installed (Debian: python3-torch)");
+        }
+        struct stat before {};
+        QCOMPARE(::stat(dev.c_str(), &before), 0);
+        for (QString* s : {&needle}) s->replace(QStringLiteral("@D"), QString::fromStdString(dev.string()));
+        for (QString& a : args) {
+            a.replace(QStringLiteral("@D"), QString::fromStdString(dev.string()));
+            a.replace(QStringLiteral("@F"), QString::fromStdString(F.string()));
+        }
+        QProcess p;
+        p.setWorkingDirectory(work.path());
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PYTHONDONTWRITEBYTECODE"), QStringLiteral("1"));
+        p.setProcessEnvironment(env);
+        p.start(program, args);
+        QVERIFY(p.waitForFinished(120000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitCode() == code, qPrintable(QStringLiteral("exit %1: %2").arg(p.exitCode()).arg(err)));
+        QVERIFY2(err.contains(needle), qPrintable(err));
+        struct stat after {};
+        QCOMPARE(::stat(dev.c_str(), &after), 0);
+        QVERIFY2(S_ISCHR(after.st_mode) && after.st_rdev == before.st_rdev && after.st_ino == before.st_ino,
+                 "the device was replaced");
+        QCOMPARE(QDir(work.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot),
+                 QStringList{"dev"});
     }
 
     // Seeds above 2^63 - 1 are used whole (issue 41, class 7; CLI11 read them into a long long as

@@ -44,12 +44,14 @@ gradient as log2 histograms in `mpx-cli run --histograms` columns (run, step, la
 bin_log2, count; tensor grad_output, values as scaled by the loss scale, as mpx records them).
 
 Cost: one host synchronisation per step for the amaxes (all reduced on the device first); the
-histograms only every `every` steps.
+histograms only every `every` steps. A path that is not a regular file (/dev/null, a FIFO) is written
+to as it is and gets no histograms file beside it.
 """
 
 import contextlib
 import math
 import os
+import stat
 
 import torch
 
@@ -102,9 +104,13 @@ class Recorder:
         self._file.write(f"# mpx-trace {VERSION}; torch {torch.__version__}; every {every}\n")
         self._file.write("step,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,"
                          "forward_site,grad_norm,lr\n")
-        hist_path = os.path.splitext(path)[0] + ".histograms.csv"
-        self._hist = open(hist_path, "w", encoding="utf-8", newline="")
-        self._hist.write("run,step,layer,tensor,bin_log2,count\n")
+        # A trace written to a device or a FIFO (/dev/null, to time the hooks) gets no histograms
+        # beside it: "/dev/null.histograms.csv" would be a new regular file in /dev.
+        self._hist = None
+        if stat.S_ISREG(os.stat(path).st_mode):
+            hist_path = os.path.splitext(path)[0] + ".histograms.csv"
+            self._hist = open(hist_path, "w", encoding="utf-8", newline="")
+            self._hist.write("run,step,layer,tensor,bin_log2,count\n")
 
     def _forward_hook(self, name):
         def hook(module, inputs, output):
@@ -192,7 +198,7 @@ class Recorder:
                int(censored), fwd_count, fwd_site, grad_norm, repr(float(lr)) if lr != "" else ""]
         self._file.write(",".join(str(v) for v in row) + "\n")
         self._file.flush()
-        if self._grad_outputs:
+        if self._grad_outputs and self._hist is not None:
             for name, g in self._grad_outputs.items():
                 for b, c in _log2_bins(g).items():
                     self._hist.write(f"{self.run},{self.step_index},{name},grad_output,{b},{c}\n")
@@ -216,7 +222,7 @@ class Recorder:
             h.remove()
         self._handles.clear()
         for f in (self._file, self._hist):
-            if not f.closed:
+            if f is not None and not f.closed:
                 f.close()
 
     def __enter__(self):

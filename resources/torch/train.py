@@ -47,6 +47,7 @@ import contextlib
 import json
 import math
 import os
+import stat
 import sys
 
 import torch
@@ -665,14 +666,26 @@ def train(args):
 
 def write_csv(args, result):
     header, rows = result
+    text = "".join(line + "\n" for line in header) + ",".join(COLUMNS) + "\n"
+    text += "".join(",".join(number(rec[c]) for c in COLUMNS) + "\n" for rec in rows)
+    try:
+        mode = os.stat(args.csv).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        # A device or a FIFO (--csv /dev/null, to time a run) is written to, never replaced:
+        # os.replace would put a regular file where the node was (issue 41, class 9).
+        try:
+            with open(args.csv, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+        except OSError as e:
+            raise ExportError(f"{args.csv}: cannot write it ({e.strerror})") from None
+        print(f"train.py: wrote {args.csv} ({len(rows)} rows)", file=sys.stderr)
+        return
     tmp = f"{args.csv}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8", newline="") as f:
-            for line in header:
-                f.write(line + "\n")
-            f.write(",".join(COLUMNS) + "\n")
-            for rec in rows:
-                f.write(",".join(number(rec[c]) for c in COLUMNS) + "\n")
+            f.write(text)
         os.replace(tmp, args.csv)
     except OSError as e:
         with contextlib.suppress(OSError):
