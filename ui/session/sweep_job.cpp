@@ -12,6 +12,7 @@
 #include <QDateTime>
 
 #include <algorithm>
+#include <system_error>
 
 #include "engine/base/error.hpp"
 
@@ -56,8 +57,14 @@ QString SweepJob::start(const mpx::SessionConfig& base, const QStringList& grid,
     m_done = false;
     m_startMs = QDateTime::currentMSecsSinceEpoch();
     m_swept = m_trace;
+    // A start the system refuses (a process or memory limit: std::system_error) is returned as
+    // the message, not std::terminate; run_sweep's own workers say so through m_error.
+    const auto refused = [](const std::system_error& e) {
+        return tr("The system refused to start the sweep's thread (%1); close other programs and start it again.")
+            .arg(QString::fromLocal8Bit(e.what()));
+    };
     if (m_swept) {
-        m_thread = std::thread([this] {
+        auto work = [this] {
             try {
                 mpx::SweepResult r = mpx::sweep_trace(m_grid, m_base, *m_swept);
                 std::lock_guard g(m_lock);
@@ -67,11 +74,16 @@ QString SweepJob::start(const mpx::SessionConfig& base, const QStringList& grid,
                 m_error = QString::fromStdString(e.what());
             }
             m_done = true;
-        });
+        };
+        try {
+            m_thread = std::thread(std::move(work));
+        } catch (const std::system_error& e) {
+            return refused(e);
+        }
         m_timer.start();
         return {};
     }
-    m_thread = std::thread([this, threads] {
+    auto work = [this, threads] {
         mpx::SweepOptions o;
         o.threads = threads;
         o.stop = &m_stop;
@@ -87,7 +99,12 @@ QString SweepJob::start(const mpx::SessionConfig& base, const QStringList& grid,
             m_error = QString::fromStdString(e.what());
         }
         m_done = true;
-    });
+    };
+    try {
+        m_thread = std::thread(std::move(work));
+    } catch (const std::system_error& e) {
+        return refused(e);
+    }
     m_timer.start();
     return {};
 }

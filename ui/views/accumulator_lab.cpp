@@ -21,6 +21,7 @@
 #include <climits>
 #include <cmath>
 #include <exception>
+#include <system_error>
 
 #include "ui/kit/message_bar.hpp"
 #include "ui/kit/number_text.hpp"
@@ -437,8 +438,10 @@ bool AccumulatorLab::run() {
     const std::uint64_t seed = static_cast<std::uint64_t>(s.seed);
     const int size = s.size;
     const std::vector<Series> lines(m_series.begin(), m_series.end());
-    // The thread reads only its copies and writes only m_incoming and m_error, under m_lock.
-    m_thread = std::thread([this, ks, seed, size, lines] {
+    // The thread reads only its copies and writes only m_incoming and m_error, under m_lock. A
+    // start the system refuses (a process or memory limit: std::system_error) is said in the
+    // message bar, not std::terminate.
+    auto work = [this, ks, seed, size, lines] {
         try {
             for (int k : ks) {
                 RandomGemm point(seed, size, size, k);  // one operand pair and FP64 reference per K
@@ -455,7 +458,17 @@ bool AccumulatorLab::run() {
             m_error = QString::fromStdString(e.what());
         }
         m_done = true;
-    });
+    };
+    try {
+        m_thread = std::thread(std::move(work));
+    } catch (const std::system_error& e) {
+        const QString error = tr("The system refused to start the computation's thread (%1); close other programs "
+                                 "and run it again.").arg(QString::fromLocal8Bit(e.what()));
+        m_messages->showMessage(MessageBar::Kind::error, error);
+        updateControls();
+        emit runFailed(error);
+        return false;
+    }
     m_timer.start();
     redraw();
     updateControls();
