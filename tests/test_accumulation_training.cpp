@@ -209,11 +209,20 @@ private slots:
                             [&] { with({"fp8-e4m3"}, {"accumulate.wgrad=fastest"}); });
         expect_config_error("a model the plan overrides", "accumulate.fprop",
                             [&] { with({"fp8-e4m3"}, {"accumulate.plan=te", "accumulate.fprop=bits"}); });
-        expect_config_error("reaches no run", "accumulate",
+        expect_config_error("reaches no run", "accumulate.plan",
                             [&] { with({"fp32", "amp-bf16"}, {"accumulate.plan=te"}); });
+        // A parameter reaches a run only where its run's models read it (issue 41, class 8).
+        expect_config_error("bits under the exact plan", "accumulate.bits",
+                            [&] { with({"fp8-e4m3"}, {"accumulate.bits=3"}); });
+        expect_config_error("group under bits", "accumulate.group",
+                            [&] { with({"amp-bf16+acc-custom"}, {"accumulate.fprop=bits", "accumulate.group=8"}); });
+        expect_config_error("promote_every under fp8-fast", "accumulate.promote_every",
+                            [&] { with({"fp8-e4m3+acc-fast"}, {"accumulate.promote_every=32"}); });
         // ... and the same settings where they reach a run are taken.
         with({"amp-bf16+acc-custom"}, {"accumulate.wgrad=bits", "accumulate.bits=20"});
         with({"fp8-e4m3"}, {"accumulate.plan=torchao", "accumulate.promote_every=32"});
+        with({"fp8-hybrid+acc-fast"}, {"accumulate.bits=3"});
+        with({"fp8-e4m3+acc-fast"}, {"accumulate.group=8"});
     }
 
     // Exact accumulation is the default and trains bit for bit as before; a model changes the

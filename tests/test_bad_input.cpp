@@ -763,6 +763,20 @@ private slots:
             2, "--promote-every: is read by the promote model only");
         cli("gemm_error_bits_under_exact", {"gemm-error", "--accumulate", "exact", "--bits", "3"}, 2,
             "--bits: does nothing under --accumulate exact");
+        // The session's accumulate.* and fp4.* fields reach a run only where the engine, resolving
+        // it, reads them (classes 7 and 8: bits under a +acc-fast run is taken, see
+        // accumulate_bits_on_a_fast_plan_changes_the_losses); two labels of one resolved run are refused.
+        run("accumulate_bits_under_exact_plan", {"--steps", "2", "--precision", "fp8-hybrid", "--set", "accumulate.bits=3"}, 2,
+            "accumulate.bits: 3 reaches no run");
+        run("fp4_set_reaches_no_run", {"--steps", "2", "--precision", "fp32", "--set", "fp4.bf16_last=1"}, 2,
+            "fp4.bf16_last: 1 reaches no run");
+        run("fp4_mx_rule_on_nvfp4", {"--steps", "2", "--precision", "nvfp4", "--set", "fp4.mx_scale_rule=floor"}, 2,
+            "fp4.mx_scale_rule: \"floor\" reaches no run");
+        run("fp4_switch_every_label_names", {"--steps", "2", "--precision", "nvfp4+no-sr", "--set", "fp4.sr=false"}, 2,
+            "fp4.sr: false reaches no run");
+        run("nvfp4_twice_by_switch", {"--steps", "2", "--precision", "nvfp4,nvfp4+sr"}, 2, "run 'nvfp4+sr' is run 'nvfp4' again");
+        run("mxfp4_twice_by_rule", {"--steps", "2", "--precision", "mxfp4,mxfp4+rceil"}, 2,
+            "run 'mxfp4+rceil' is run 'mxfp4' again");
         // --- the app's command line: refused before any window opens, nothing written
         app("app_unknown_preset", {"--config", "nosuch"}, "nosuch");
         app("app_config_directory", {"--config", "@F/dir.json"}, "is a directory");
@@ -1062,6 +1076,35 @@ private slots:
         QVERIFY(g.waitForFinished(60000));
         QCOMPARE(g.exitCode(), 0);
         QVERIFY(g.readAllStandardOutput().contains("seed 18446744073709551615,"));
+    }
+
+    // Issue 41, class 8: accumulate.bits under a run whose plan is fp8-fast is read by that run's
+    // GEMMs, so it is taken (it was refused as "reaches no run") and changes the losses.
+    void accumulate_bits_on_a_fast_plan_changes_the_losses() {
+        QTemporaryDir work;
+        const auto losses = [&](const char* bits) {
+            QProcess p;
+            p.setWorkingDirectory(work.path());
+            const QString csv = QStringLiteral("b%1.csv").arg(bits);
+            p.start(QStringLiteral(MPX_CLI_PATH), {"run", "--quiet", "--precision", "fp8-hybrid+acc-fast", "--set",
+                                                   QStringLiteral("accumulate.bits=%1").arg(bits), "--steps", "2", "--csv", csv});
+            if (!p.waitForFinished(60000) || p.exitCode() != 0) return QStringList{"failed: " + p.readAllStandardError()};
+            QFile f(work.filePath(csv));
+            if (!f.open(QIODevice::ReadOnly)) return QStringList{"unreadable"};
+            const QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+            const int column = lines.value(0).split(QLatin1Char(',')).indexOf(QStringLiteral("loss"));
+            QStringList out;
+            for (int i = 1; i < lines.size(); ++i) out << lines[i].split(QLatin1Char(',')).value(column);
+            return out;
+        };
+        const QStringList three = losses("3"), fourteen = losses("14");
+        QVERIFY2(!three.value(0).startsWith(QStringLiteral("failed")), qPrintable(three.join(QLatin1Char(' '))));
+        QVERIFY2(!fourteen.value(0).startsWith(QStringLiteral("failed")), qPrintable(fourteen.join(QLatin1Char(' '))));
+        QCOMPARE(three.size(), 2);
+        QCOMPARE(fourteen.size(), 2);
+        QVERIFY(!three[0].isEmpty() && !fourteen[0].isEmpty());
+        QVERIFY(three[0] != fourteen[0]);  // the forward pass already reads the 3-bit register
+        QVERIFY(three[1] != fourteen[1]);
     }
 
     // A file-size limit (SIGXFSZ ignored, so the write fails): a one-line message, no file left.

@@ -49,15 +49,14 @@ void add_model_flags(CLI::App* cmd, ModelFlags& f) {
     add_threads_flag(cmd, f.threads);
 }
 
-// The parameters each model reads (engine/core/accumulate.hpp): bits every model but exact, the
-// promotion interval promote only. A flag given for none of the models asked for would change
-// nothing, and is refused (issue 41, class 7).
+// A parameter flag given for none of the models asked for would change nothing, and is refused
+// (issue 41, class 7); which model reads which parameter is engine/core/accumulate.hpp's reads_*.
 void refuse_unread_parameters(const std::vector<AccumulateModel>& models, const ModelFlags& f) {
     const auto any = [&](auto&& reads) { return std::any_of(models.begin(), models.end(), reads); };
-    if (f.bits_flag->count() && !any([](AccumulateModel m) { return m != AccumulateModel::exact; }))
+    if (f.bits_flag->count() && !any(reads_bits))
         throw ConfigError("--bits", "does nothing under --accumulate exact (FP32 accumulation has no narrow register); "
                                     "give fp8-fast, promote or bits, or drop it");
-    if (f.promote_flag->count() && !any([](AccumulateModel m) { return m == AccumulateModel::promote; }))
+    if (f.promote_flag->count() && !any(reads_promote_every))
         throw ConfigError("--promote-every", "is read by the promote model only; give --accumulate promote, or drop it");
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -41,6 +42,71 @@ void check_scaler_unused(const ScalerConfig& s, bool any_dynamic) {
                                               : "scaler_overrides={\"" + key + "\":" + value + "}") +
                                  "; to use the session's scaler, drop a run's +preset suffix (amp-fp16)");
 }
+
+// A setting reaches a run when the engine, resolving the run with it and with it at its default,
+// gives the run different arithmetic (issue 41, classes 7 and 8). Compared here as the engine reads
+// them: an accumulation model's parameters only where the model reads them (reads_bits, reads_group,
+// reads_promote_every of engine/core/accumulate.hpp), and an FP4 run's switches only where its kind
+// has them (resolve_fp4 clears NVFP4's on MXFP4; NVFP4's scales are E4M3, so it reads no MX scale
+// rule; the metric goes with 4over6).
+bool same_arithmetic(const AccumulateParams& a, const AccumulateParams& b) {
+    if (a.model != b.model) return false;
+    if (reads_bits(a.model) && a.bits != b.bits) return false;
+    if (reads_group(a.model) && a.group != b.group) return false;
+    return !reads_promote_every(a.model) || a.promote_every == b.promote_every;
+}
+bool same_arithmetic(const GemmAccumulation& a, const GemmAccumulation& b) {
+    return same_arithmetic(a.fprop, b.fprop) && same_arithmetic(a.dgrad, b.dgrad) && same_arithmetic(a.wgrad, b.wgrad);
+}
+GemmAccumulation run_gemms(const RunSpec& spec, const AccumulateConfig& c) {
+    return gemm_accumulation(run_accumulate_plan(spec, c), c, spec.mode == Mode::mxfp8);
+}
+Fp4Config fp4_as_read(Fp4Kind kind, Fp4Config c) {
+    if (kind == Fp4Kind::nvfp4) c.mx_scale_rule = Fp4Config{}.mx_scale_rule;
+    if (!c.four_over_six) c.four_over_six_metric = Fp4Config{}.four_over_six_metric;
+    return c;
+}
+
+nlohmann::json fp4_to_json(const Fp4Config& f);  // below, beside the other sections' JSON
+
+template <class Section>
+struct SectionField {
+    const char* name;
+    void (*reset)(Section&);  // the field back to its default
+};
+const SectionField<AccumulateConfig> k_accumulate_fields[] = {
+    {"plan", [](AccumulateConfig& a) { a.plan = AccumulateConfig{}.plan; }},
+    {"fprop", [](AccumulateConfig& a) { a.fprop = AccumulateConfig{}.fprop; }},
+    {"dgrad", [](AccumulateConfig& a) { a.dgrad = AccumulateConfig{}.dgrad; }},
+    {"wgrad", [](AccumulateConfig& a) { a.wgrad = AccumulateConfig{}.wgrad; }},
+    {"bits", [](AccumulateConfig& a) { a.bits = AccumulateConfig{}.bits; }},
+    {"group", [](AccumulateConfig& a) { a.group = AccumulateConfig{}.group; }},
+    {"promote_every", [](AccumulateConfig& a) { a.promote_every = AccumulateConfig{}.promote_every; }},
+};
+const SectionField<Fp4Config> k_fp4_fields[] = {
+    {"rht", [](Fp4Config& f) { f.rht = Fp4Config{}.rht; }},
+    {"sr", [](Fp4Config& f) { f.sr = Fp4Config{}.sr; }},
+    {"weights_2d", [](Fp4Config& f) { f.weights_2d = Fp4Config{}.weights_2d; }},
+    {"bf16_first", [](Fp4Config& f) { f.bf16_first = Fp4Config{}.bf16_first; }},
+    {"bf16_last", [](Fp4Config& f) { f.bf16_last = Fp4Config{}.bf16_last; }},
+    {"four_over_six", [](Fp4Config& f) { f.four_over_six = Fp4Config{}.four_over_six; }},
+    {"four_over_six_metric", [](Fp4Config& f) { f.four_over_six_metric = Fp4Config{}.four_over_six_metric; }},
+    {"mx_scale_rule", [](Fp4Config& f) { f.mx_scale_rule = Fp4Config{}.mx_scale_rule; }},
+};
+
+// The run a label resolves to, for telling two labels of one run apart: its label with the FP4
+// switches as resolved, not as written ("nvfp4+sr" is "nvfp4" while fp4.sr is on).
+std::string run_identity(const RunInfo& info) {
+    if (!is_fp4(info.spec.mode)) return info.label;
+    std::string id = info.label;
+    const std::string written = fp4_switch_suffix(info.spec.fp4);
+    const std::size_t at = id.find(written, info.spec.base_label().size());
+    if (!written.empty() && at != std::string::npos) id.erase(at, written.size());
+    const Fp4Config f = fp4_as_read(fp4_kind(info.spec.mode), info.fp4);
+    return id + "|" + std::to_string(f.rht) + std::to_string(f.sr) + std::to_string(f.weights_2d) + "," +
+           std::to_string(f.bf16_first) + "," + std::to_string(f.bf16_last) + "," + std::to_string(f.four_over_six) +
+           std::string(enum_name(f.four_over_six_metric)) + "," + std::string(enum_name(f.mx_scale_rule));
+}
 }  // namespace
 
 void validate(const SessionConfig& c) {
@@ -74,16 +140,20 @@ void validate(const SessionConfig& c) {
     validate(c.fp4);
     validate(c.accumulate);
     std::set<std::string> labels;
+    std::map<std::string, std::string> identities;  // run_identity → the label that has it
+    std::vector<RunSpec> specs;       // every run's, for the accumulate and fp4 sections' reach
     bool write_back_reaches = false;  // train.write_back reaches a run (a pure-* run naming none)
-    bool accumulate_reaches = false;  // the accumulate section reaches a run
     bool scaler_reaches = false;      // the session's scaler reaches a run (a dynamic run naming none)
     bool any_dynamic = false;         // a run has a dynamic scaler, its own or the session's
     for (const auto& r : c.runs) {  // every label resolves, its scaler (overrides applied) is valid
         const RunInfo info = resolve_run(r, c);
         if (!labels.insert(info.label).second) throw ConfigError("runs", "run '" + info.label + "' appears twice");
+        const auto [same, fresh] = identities.try_emplace(run_identity(info), info.label);
+        if (!fresh)
+            throw ConfigError("runs", "run '" + info.label + "' is run '" + same->second + "' again: the fp4 section "
+                                      "already gives it these switches; drop one, or name a switch that differs");
+        specs.push_back(info.spec);
         write_back_reaches = write_back_reaches || (writes_narrow_weights(info.spec.mode) && !info.spec.write_back);
-        accumulate_reaches = accumulate_reaches || (is_fp8(info.spec.mode) && !info.spec.accumulate) ||
-                             info.spec.accumulate == AccumulatePlan::custom;
         scaler_reaches = scaler_reaches || info.follows_session_scaler;
         any_dynamic = any_dynamic || info.scaler.kind == ScalerKind::dynamic;
         if (is_fp4(info.spec.mode) && info.fp4.bf16_first + info.fp4.bf16_last >= c.model.layers())
@@ -114,11 +184,41 @@ void validate(const SessionConfig& c) {
                                                   "pure-bf16); add one, or name it on a run (pure-bf16+sr, "
                                                   "pure-fp16+kahan)");
     if (!scaler_reaches) check_scaler_unused(c.scaler, any_dynamic);
-    if (c.accumulate != AccumulateConfig{} && !accumulate_reaches)
-        throw ConfigError("accumulate", "is set but reaches no run: it sets the GEMMs of FP8 runs whose label names "
-                                        "no accumulation (fp8-hybrid, fp8-e4m3, mxfp8) and of runs labelled "
-                                        "+acc-custom; add one, or name a plan on a run (fp8-e4m3+acc-fast, "
-                                        "amp-bf16+acc-custom)");
+    // Each accumulate.* and fp4.* field that is not its default must change some run as the engine
+    // resolves it; else it would be dropped without a word.
+    nlohmann::json acc_json, fp4_json;
+    to_json(acc_json, c.accumulate);
+    fp4_json = fp4_to_json(c.fp4);
+    for (const auto& f : k_accumulate_fields) {
+        AccumulateConfig without = c.accumulate;
+        f.reset(without);
+        if (without == c.accumulate) continue;
+        const bool reaches = std::any_of(specs.begin(), specs.end(), [&](const RunSpec& spec) {
+            return !same_arithmetic(run_gemms(spec, c.accumulate), run_gemms(spec, without));
+        });
+        if (!reaches)
+            throw ConfigError("accumulate." + std::string(f.name),
+                              acc_json.at(f.name).dump() + " reaches no run: no run's GEMMs read it (plan sets the FP8 "
+                              "runs whose label names no plan; fprop, dgrad and wgrad the runs whose plan is custom; "
+                              "bits every model but exact; group fp8-fast and promote; promote_every promote); add "
+                              "such a run (fp8-e4m3+acc-fast, amp-bf16+acc-custom), or drop it");
+    }
+    for (const auto& f : k_fp4_fields) {
+        Fp4Config without = c.fp4;
+        f.reset(without);
+        if (without == c.fp4) continue;
+        const bool reaches = std::any_of(specs.begin(), specs.end(), [&](const RunSpec& spec) {
+            if (!is_fp4(spec.mode)) return false;
+            const Fp4Kind kind = fp4_kind(spec.mode);
+            return fp4_as_read(kind, resolve_fp4(kind, c.fp4, spec.fp4)) != fp4_as_read(kind, resolve_fp4(kind, without, spec.fp4));
+        });
+        if (!reaches)
+            throw ConfigError("fp4." + std::string(f.name),
+                              fp4_json.at(f.name).dump() + " reaches no run: no FP4 run reads it (no nvfp4 or mxfp4 "
+                              "run, or each names this switch in its label; rht, sr, weights_2d and four_over_six are "
+                              "NVFP4's, mx_scale_rule MXFP4's, four_over_six_metric goes with four_over_six); add "
+                              "such a run, or drop it");
+    }
     if ((c.model.kind == ModelKind::gpt) != (c.data.kind == DatasetKind::text))
         throw ConfigError(c.model.kind == ModelKind::gpt ? "data.kind" : "model.kind",
                           c.model.kind == ModelKind::gpt

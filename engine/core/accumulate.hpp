@@ -24,6 +24,15 @@ namespace mpx {
 // groups of one (per product), no promotion; bits = 24 is FP32 accumulation rounding toward zero.
 enum class AccumulateModel : std::uint8_t { exact, fp8_fast, promote, bits };
 
+// Which parameters each model reads (accumulate_dot below): bits every model but exact, group
+// fp8_fast and promote (bits adds per product), promote_every promote only. The session's reach
+// check and the CLI's refusals ask these, so a setting a model ignores is refused, never dropped.
+MPX_HOST_DEVICE constexpr bool reads_bits(AccumulateModel m) { return m != AccumulateModel::exact; }
+MPX_HOST_DEVICE constexpr bool reads_group(AccumulateModel m) {
+    return m == AccumulateModel::fp8_fast || m == AccumulateModel::promote;
+}
+MPX_HOST_DEVICE constexpr bool reads_promote_every(AccumulateModel m) { return m == AccumulateModel::promote; }
+
 struct AccumulateParams {
     AccumulateModel model = AccumulateModel::exact;
     int bits = 14;            // B: significant bits the register and the aligned products keep
