@@ -239,6 +239,23 @@ private slots:
         edit_new("state_iteration_beyond_step.json", [](json& j) { j["runs"][1]["scaler_state"]["iteration"] = 99; });
         edit_new("state_top_unknown.json", [](json& j) { j["extra"] = 1; });
         edit_new("state_sampler_unknown.json", [](json& j) { j["sampler"]["extra"] = 1; });
+        // Class 10: inputs holding terminal control characters (erase the line, back to its start)
+        // and a Latin-1 file name; each echo of them must come back escaped.
+        const std::string esc = "\x1b[2K\rEVIL";
+        edit_new("state_label_control.json", [&](json& j) { j["runs"][0]["label"] = esc; });
+        write(F / "esc.csv", "1,2\n3," + esc + "\n");
+        write(F / "esc_key.json", "{\"st\\u001b[2Keps\": 3}");
+        write(F / "te.csv", "# mpx-trace 1; amax unknown\n"
+                            "step,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,forward_site,grad_norm,lr\n"
+                            "1," + esc + ",0,0,nan,,,0,0,,,\n");
+        write(F / "te.histograms.csv", "run,step,layer,tensor,bin_log2,count\n");
+        write(F / "mg_esc.log", " iteration 1/ 99 | loss scale: " + esc + " | number of skipped iterations: 0 |\n");
+        write(F / "run_a.csv", "run,step,loss\nfp32,0,0.5\n");
+        write(F / "run_esc_cell.csv", "run,step,loss\nfp32,0," + esc + "\n");
+        write(F / "run_esc_label.csv", "run,step,loss\n" + esc + ",0,0.5\n");
+        write(F / "t\xe9.csv", "");  // Latin-1 names
+        write(F / "n\xe9.csv", "1,x\n");
+        fs::copy_file(F / "good.json", F / "c\xe9.json");
         // Issue 41's inputs, each also reachable through a hard link and a symbolic link.
         write(F / "m.csv", "1,2\n3,4\n");
         write(F / "m2.csv", "1,0\n0,1\n");
@@ -655,7 +672,7 @@ private slots:
         run("csv_is_config_hard_link", {"--steps", "2", "--config", "@F/good.json", "--csv", "@F/good_hard.json"}, 2,
             "--csv: '@F/good_hard.json' is the --config file");
         cli("export_torch_out_is_config", {"export-torch", "--config", "@F/good.json", "--out", "@F/good.json"}, 2,
-            "--out: @F/good.json exists and is not an empty folder");
+            "--out: '@F/good.json' exists and is not an empty folder");
         // --- class 2: every --threads refused outside 0-64; a thread the system refuses (no room
         // for 64 stacks in 256 MiB) ends in one line, the started threads joined, nothing written
         cli("sweep_threads_100000", {"sweep", "--threads", "100000", "--csv", "s.csv", "--grid", "scaler.init_scale=1,2"},
@@ -777,6 +794,37 @@ private slots:
         run("nvfp4_twice_by_switch", {"--steps", "2", "--precision", "nvfp4,nvfp4+sr"}, 2, "run 'nvfp4+sr' is run 'nvfp4' again");
         run("mxfp4_twice_by_rule", {"--steps", "2", "--precision", "mxfp4,mxfp4+rceil"}, 2,
             "run 'mxfp4+rceil' is run 'mxfp4' again");
+        // --- class 10: every echoed input quoted with escapes (a cell that erases the terminal's
+        // line, a Latin-1 file name), so the one-line message stays one readable line
+        cli("gemm_cell_control_characters", {"gemm", "--a", "@F/esc.csv", "--b", "@F/m2.csv", "--out", "c.csv"}, 2,
+            "--a: @F/esc.csv:2: cell 2 '\\x1b[2K\\rEVIL' is not a number");
+        cli("quantize_cell_control_characters", {"quantize", "--in", "@F/esc.csv", "--out", "q.csv"}, 2,
+            "--in: @F/esc.csv:2: cell 2 '\\x1b[2K\\rEVIL' is not a number");
+        cli("replay_cell_control_characters", {"replay", "@F/te.csv"}, 2, "@F/te.csv:3: scale '\\x1b[2K\\rEVIL' is not a number");
+        cli("sweep_trace_cell_control_characters", {"sweep", "--trace", "@F/te.csv", "--csv", "s.csv", "--grid",
+                                                    "scaler.init_scale=1,2"},
+            2, "--trace: @F/te.csv:3: scale '\\x1b[2K\\rEVIL' is not a number");
+        cli("megatron_log_control_characters", {"trace", "--from-megatron-log", "@F/mg_esc.log", "--out", "t.csv"}, 2,
+            "--from-megatron-log: @F/mg_esc.log:1: the loss scale '\\x1b[2K");
+        cli("compare_cell_control_characters", {"compare", "@F/run_a.csv", "@F/run_esc_cell.csv", "--columns", "loss"}, 2,
+            "@F/run_esc_cell.csv:2: loss '\\x1b[2K\\rEVIL' is not a number");
+        cli("compare_run_label_control_characters", {"compare", "@F/run_a.csv", "@F/run_esc_label.csv", "--columns", "loss"}, 2,
+            "only in @F/run_esc_label.csv: '\\x1b[2K\\rEVIL'");
+        resume("resume_label_control_characters", {"@F/state_label_control.json", "--steps", "4"}, 2,
+               "saved run '\\x1b[2K\\rEVIL' does not match run");
+        run("config_key_control_characters", {"--config", "@F/esc_key.json"}, 2, "'st\\x1b[2Keps': unknown setting");
+        cli("gemm_format_control_characters", {"gemm", "--format", "\x1b[2K\rEVIL", "--a", "@F/m.csv", "--b", "@F/m2.csv",
+                                               "--out", "c.csv"},
+            2, "unknown format '\\x1b[2K\\rEVIL'");
+        shell("sweep_trace_latin1_name",
+              "exec \"$CLI\" sweep --trace \"@F/t$(printf '\\351').csv\" --csv s.csv --grid scaler.init_scale=1,2",
+              "--trace: the name '@F/t\\xe9.csv' is not UTF-8 text");
+        shell("sweep_config_latin1_name",
+              "exec \"$CLI\" sweep --config \"@F/c$(printf '\\351').json\" --csv s.csv --grid scaler.init_scale=1,2",
+              "--config: the name '@F/c\\xe9.json' is not UTF-8 text");
+        shell("gemm_latin1_name",
+              "exec \"$CLI\" gemm --a \"@F/n$(printf '\\351').csv\" --b @F/m2.csv --out c.csv",
+              "--a: '@F/n\\xe9.csv':1: cell 2 'x' is not a number");
         // --- the app's command line: refused before any window opens, nothing written
         app("app_unknown_preset", {"--config", "nosuch"}, "nosuch");
         app("app_config_directory", {"--config", "@F/dir.json"}, "is a directory");
@@ -1003,7 +1051,7 @@ private slots:
         cli("gemm_error_csv", {"gemm-error", "--k", "16", "--m", "4", "--n", "4", "--csv", "@D"}, 1, "--csv");
         cli("compare_csv", {"compare", "@F/m.csv", "@F/m2.csv", "--csv", "@D"}, 2, "--csv");
         QTest::newRow("export_torch_out") << QStringLiteral(MPX_CLI_PATH) << QStringList{"export-torch", "--out", "@D"} << 2
-                                          << QStringLiteral("--out: @D exists and is not an empty folder");
+                                          << QStringLiteral("--out: '@D' exists and is not an empty folder");
         QTest::newRow("train.py_csv") << QStringLiteral("/usr/bin/python3") << QStringList{"@F/torch/train.py", "--csv", "@D"}
                                       << 0 << QStringLiteral("train.py: wrote @D (2 rows)");
         QTest::newRow("mpx_trace.py") << QStringLiteral("/usr/bin/python3")
@@ -1105,6 +1153,38 @@ private slots:
         QVERIFY(!three[0].isEmpty() && !fourteen[0].isEmpty());
         QVERIFY(three[0] != fourteen[0]);  // the forward pass already reads the 3-bit register
         QVERIFY(three[1] != fourteen[1]);
+    }
+
+    // Issue 41, class 10: export-torch --out . in an empty folder (the help allows an empty one)
+    // fills that folder and keeps it, the shell's working folder; no temporary is left.
+    void export_torch_into_the_working_folder() {
+        QTemporaryDir work;
+        const fs::path w = work.path().toStdString();
+        fs::create_directory(w / "here");
+        fs::create_directory(w / "sub");
+        struct stat before{};
+        QCOMPARE(::stat((w / "here").c_str(), &before), 0);
+        const auto export_to = [&](const char* folder, const fs::path& cwd) {
+            QProcess p;
+            p.setWorkingDirectory(QString::fromStdString(cwd.string()));
+            p.start(QStringLiteral(MPX_CLI_PATH), {"export-torch", "--steps", "2", "--precision", "fp32", "--set",
+                                                   "model.sizes=2-4-2", "--out", folder});
+            if (!p.waitForFinished(60000)) return QByteArray("hung");
+            return p.exitCode() == 0 ? QByteArray() : p.readAllStandardError();
+        };
+        QCOMPARE(export_to(".", w / "here"), QByteArray());
+        QCOMPARE(export_to("sub/", w), QByteArray());
+        struct stat after{};
+        QCOMPARE(::stat((w / "here").c_str(), &after), 0);
+        QCOMPARE(after.st_ino, before.st_ino);  // the same folder, filled
+        for (const char* dir : {"here", "sub"}) {
+            QVERIFY(fs::is_regular_file(w / dir / "train.py"));
+            QVERIFY(fs::is_regular_file(w / dir / "session.json"));
+            QVERIFY(fs::is_directory(w / dir / "data"));
+            QCOMPARE(std::distance(fs::directory_iterator(w / dir), fs::directory_iterator()), 3);  // no temporary
+        }
+        QCOMPARE(std::distance(fs::directory_iterator(w), fs::directory_iterator()), 2);
+        QVERIFY(export_to(".", w / "here").contains("--out: '.' exists and is not an empty folder"));
     }
 
     // A file-size limit (SIGXFSZ ignored, so the write fails): a one-line message, no file left.

@@ -7,6 +7,7 @@
 
 #include "cuda/backend_choice.hpp"
 #include "engine/base/error.hpp"
+#include "engine/base/quote.hpp"
 
 namespace mpx::cli {
 
@@ -57,7 +58,7 @@ std::uint64_t parse_seed(const std::string& text, const char* flag) {
         if (!ok) break;
     }
     if (!ok)
-        throw ConfigError(flag, "'" + text + "' is not a whole number from 0 to 18446744073709551615 (2^64 - 1)");
+        throw ConfigError(flag, quoted_text(text) + " is not a whole number from 0 to 18446744073709551615 (2^64 - 1)");
     return v;
 }
 

@@ -17,6 +17,7 @@
 #include "engine/base/error.hpp"
 #include "engine/base/fields.hpp"
 #include "engine/base/parallel.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/base/text.hpp"
 #include "engine/config/device_choice.hpp"
 
@@ -82,10 +83,10 @@ std::vector<std::string> checked_runs(const BenchOptions& o) {
         throw ConfigError("--batch", e);
     std::vector<std::string> runs;
     if (!o.precision.empty() && o.precision.back() == ',')  // getline drops a trailing empty entry
-        throw ConfigError("--precision", "has an empty entry in '" + o.precision + "'; e.g. --precision fp32,amp-fp16");
+        throw ConfigError("--precision", "has an empty entry in " + quoted_text(o.precision) + "; e.g. --precision fp32,amp-fp16");
     std::stringstream ss(o.precision);
     for (std::string p; std::getline(ss, p, ',');) {
-        if (p.empty()) throw ConfigError("--precision", "has an empty entry in '" + o.precision + "'; e.g. --precision fp32,amp-fp16");
+        if (p.empty()) throw ConfigError("--precision", "has an empty entry in " + quoted_text(o.precision) + "; e.g. --precision fp32,amp-fp16");
         runs.push_back(p);
     }
     if (runs.empty()) throw ConfigError("--precision", "must name at least one run, e.g. --precision fp32,amp-fp16");

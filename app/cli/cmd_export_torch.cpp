@@ -23,10 +23,11 @@ void run_export_torch(const ExportTorchOptions& o) {
     if (o.out.empty()) throw ConfigError("--out", "name the folder to write, e.g. --out torch-run");
     const SessionConfig cfg = build_config(o.flags);
     const auto files = export_torch(cfg, o.out);
-    std::cout << "mpx-cli: wrote " << o.out << "/ (train.py, session.json and " << files.size() - 2
+    const std::string folder = o.out.ends_with('/') ? o.out : o.out + "/";
+    std::cout << "mpx-cli: wrote " << folder << " (train.py, session.json and " << files.size() - 2
               << " data files) for " << cfg.runs.size() << " run" << (cfg.runs.size() == 1 ? "" : "s") << "\n"
               << "Train it in PyTorch and compare with mpx's own run:\n"
-              << "  python3 " << o.out << "/train.py --csv torch.csv        (--emulate where PyTorch cannot run a format on the CPU)\n"
+              << "  python3 " << folder << "train.py --csv torch.csv        (--emulate where PyTorch cannot run a format on the CPU)\n"
               << "  mpx-cli run <the same flags> --csv mpx.csv\n"
               << "  mpx-cli compare mpx.csv torch.csv\n";
 }

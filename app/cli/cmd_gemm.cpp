@@ -21,6 +21,7 @@
 #include "engine/base/input_file.hpp"
 #include "engine/base/memory_budget.hpp"
 #include "engine/base/parallel.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/base/text.hpp"
 #include "engine/io/export.hpp"
 #include "engine/precision/accumulation.hpp"
@@ -76,7 +77,7 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
     for (;;) {
         const std::size_t comma = text.find(',', start);
         const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (item.empty()) throw ConfigError(flag, "has an empty entry in '" + text + "', e.g. " + flag + " " + example);
+        if (item.empty()) throw ConfigError(flag, "has an empty entry in " + quoted_text(text) + ", e.g. " + flag + " " + example);
         out.push_back(item);
         if (comma == std::string::npos) return out;
         start = comma + 1;
@@ -89,7 +90,7 @@ std::vector<Format> parse_formats(const std::string& text) {
         const auto f = parse_format(name);
         if (!f)
             throw ConfigError("--format",
-                              "unknown format '" + name + "'; choose fp32, tf32, fp16, bf16, e4m3 or e5m2");
+                              "unknown format " + quoted_text(name) + "; choose fp32, tf32, fp16, bf16, e4m3 or e5m2");
         out.push_back(*f);
     }
     return out;
@@ -111,7 +112,7 @@ int parse_dimension(const std::string& text, const std::string& flag) {
         used = 0;
     }
     if (used != text.size() || v < 1 || v > k_max_dimension)
-        throw ConfigError(flag, "'" + text + "' is not a whole number from 1 to " + std::to_string(k_max_dimension));
+        throw ConfigError(flag, quoted_text(text) + " is not a whole number from 1 to " + std::to_string(k_max_dimension));
     return static_cast<int>(v);
 }
 
@@ -136,7 +137,7 @@ int run_gemm(const GemmOptions& o) {
     try {
         c = gemm_under_model(a, b, formats[0], p);
     } catch (const ConfigError& e) {  // the shapes: the parameters passed validate() above
-        throw ConfigError("--b", "'" + o.a + "' times '" + o.b + "': " + e.message());
+        throw ConfigError("--b", quoted_text(o.a) + " times " + quoted_text(o.b) + ": " + e.message());
     }
     write_file_atomic(o.out, matrix_text(c.values.data(), c.rows, c.cols));
     return 0;

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "matrix_io.hpp"
 #include "engine/base/parallel.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/io/export.hpp"
 #include "engine/precision/fp4_quant.hpp"
 
@@ -28,12 +29,12 @@ struct QuantizeOptions {
 int run_quantize(const QuantizeOptions& o) {
     Fp4Options q;
     const auto kind = enum_parse<Fp4Kind>(o.format);
-    if (!kind) throw ConfigError("--format", "unknown format '" + o.format + "'; choose " + enum_choices<Fp4Kind>());
+    if (!kind) throw ConfigError("--format", "unknown format " + quoted_text(o.format) + "; choose " + enum_choices<Fp4Kind>());
     q.kind = *kind;
     q.two_d = o.two_d;
     q.rht = o.rht;
     const auto rule = enum_parse<core::MxScaleRule>(o.mx_rule);
-    if (!rule) throw ConfigError("--mx-scale-rule", "unknown rule '" + o.mx_rule + "'; choose " + enum_choices<core::MxScaleRule>());
+    if (!rule) throw ConfigError("--mx-scale-rule", "unknown rule " + quoted_text(o.mx_rule) + "; choose " + enum_choices<core::MxScaleRule>());
     q.mx_rule = *rule;
     // A flag that changes nothing is refused, not ignored (issue 41, class 7); --2d, --rht and
     // --4over6 on MXFP4 are refused by quantize_fp4 itself.
@@ -44,7 +45,7 @@ int run_quantize(const QuantizeOptions& o) {
         throw ConfigError("--4over6-metric", "measures 4over6's choice of block scale; give --4over6 too, or drop it");
     q.four_over_six = o.four_over_six;
     const auto metric = enum_parse<Fp4Metric>(o.metric);
-    if (!metric) throw ConfigError("--4over6-metric", "unknown measure '" + o.metric + "'; choose " + enum_choices<Fp4Metric>());
+    if (!metric) throw ConfigError("--4over6-metric", "unknown measure " + quoted_text(o.metric) + "; choose " + enum_choices<Fp4Metric>());
     q.metric = *metric;
     if (o.sr_seed) q.sr_seed = parse_seed(*o.sr_seed, "--sr-seed");
     std::vector<NamedPath> outputs{{"--out", o.out}};

@@ -14,6 +14,8 @@
 #include "commands.hpp"
 #include "matrix_io.hpp"
 #include "engine/base/error.hpp"
+#include "engine/base/quote.hpp"
+#include "engine/base/text.hpp"
 #include "engine/io/export.hpp"
 #include "engine/sweep/sweep.hpp"
 #include "engine/sweep/trace_sweep.hpp"
@@ -50,7 +52,7 @@ std::pair<std::size_t, std::size_t> parse_shard(const std::string& s) {
         }
     } catch (const std::exception&) {
     }
-    throw ConfigError("--shard", "'" + s + "' is not I/N with 0 <= I < N (e.g. --shard 0/4 ... --shard 3/4)");
+    throw ConfigError("--shard", quoted_text(s) + " is not I/N with 0 <= I < N (e.g. --shard 0/4 ... --shard 3/4)");
 }
 
 // --quiet is accepted in every mode: it promises no progress line, which merging, explaining and a
@@ -93,6 +95,12 @@ int run_sweep_command(const SweepOptions_& o, const CLI::App& cmd) {
         return 0;
     }
     if (o.csv.empty()) throw ConfigError("--csv", "name the output file (a sidecar .json is written beside it)");
+    // The sidecar records the trace's and the configuration's names (--explain repeats them), and
+    // JSON carries only UTF-8: a Latin-1 name is refused before any work, not at the end.
+    for (const auto& [flag, name] : {std::pair<const char*, const std::string*>{"--trace", &o.trace}, {"--config", &o.flags.config}})
+        if (!valid_utf8(*name))
+            throw ConfigError(flag, "the name " + quoted_text(*name) + " is not UTF-8 text, and the sweep's sidecar (JSON) "
+                                    "records it; rename the file, or link it under a UTF-8 name");
     std::vector<NamedPath> inputs{config_input(o.flags)};
     if (!o.trace.empty()) {
         inputs.push_back({"the trace given to --trace", o.trace});
@@ -110,7 +118,7 @@ int run_sweep_command(const SweepOptions_& o, const CLI::App& cmd) {
                       "in a sweep over a trace (--trace replays the recorded steps; only scaler settings apply)");
         for (const std::string& set : o.flags.sets)
             if (!set.starts_with("scaler."))
-                throw ConfigError("--set", "'" + set + "' does nothing in a sweep over a trace (--trace replays the "
+                throw ConfigError("--set", quoted_text(set) + " does nothing in a sweep over a trace (--trace replays the "
                                            "recorded steps; only scaler.* settings apply); drop it");
         flags.precision = "amp-fp16";
         const SessionConfig base = build_config(flags);
@@ -122,7 +130,7 @@ int run_sweep_command(const SweepOptions_& o, const CLI::App& cmd) {
         nlohmann::json sidecar = sweep_sidecar(grid, base, flags.config, 0, 1);
         sidecar["trace"] = o.trace;
         write_sweep(o.csv, grid, result, sidecar);
-        std::cerr << "mpx-cli sweep: " << result.points.size() << " replays of " << trace.name << " ("
+        std::cerr << "mpx-cli sweep: " << result.points.size() << " replays of " << plain_or_quoted(trace.name) << " ("
                   << trace.steps.size() << " steps) in " << result.wall_s << " s; wrote " << o.csv << " and "
                   << sidecar_path(o.csv).string() << "\n";
         return 0;

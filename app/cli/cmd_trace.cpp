@@ -11,6 +11,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "matrix_io.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/io/export.hpp"
 #include "engine/base/input_file.hpp"
 #include "engine/io/trace.hpp"
@@ -30,7 +31,7 @@ ScalerConfig scaler_from(const std::string& preset, const std::vector<std::strin
     for (const std::string& s : sets) {
         const auto eq = s.find('=');
         if (eq == std::string::npos || !s.starts_with("scaler."))
-            throw ConfigError("--set", "'" + s + "': give scaler.KEY=VALUE, e.g. scaler.growth_interval=100");
+            throw ConfigError("--set", quoted_text(s) + ": give scaler.KEY=VALUE, e.g. scaler.growth_interval=100");
         const std::string key = s.substr(7, eq - 7), value = s.substr(eq + 1);
         nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
         j[key] = v.is_discarded() ? nlohmann::json(value) : v;
@@ -77,7 +78,7 @@ void run_replay(const ReplayOptions& o) {
     const Trace trace = read_trace(o.trace);
     const ReplayResult r = replay_trace(trace, scaler, o.max_finite);
     if (!o.csv.empty()) write_file_atomic(o.csv, replay_csv(trace, r));
-    std::cout << "replay of " << trace.name << " (" << trace.steps.size() << " steps) with the " << scaler.preset
+    std::cout << "replay of " << plain_or_quoted(trace.name) << " (" << trace.steps.size() << " steps) with the " << scaler.preset
               << " rule\n"
               << "  steps whose overflow decision matches the recording: " << r.identical << " of " << r.steps.size()
               << " (a replay is exact per step on the recorded weights; skips change later weights)\n"

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "engine/base/input_file.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/base/text.hpp"
 #include "engine/precision/format_probe.hpp"
 
@@ -38,7 +39,7 @@ FloatMatrix parse_matrix(const std::string& text, const std::string& path, const
             if (blank_from == 0) blank_from = line_no;
             continue;
         }
-        const std::string where = path + ":" + std::to_string(line_no);
+        const std::string where = plain_or_quoted(path) + ":" + std::to_string(line_no);
         if (blank_from != 0)
             throw ConfigError(flag, where + ": line " + std::to_string(blank_from) +
                                         " is empty; a matrix has no blank rows between its rows");
@@ -50,8 +51,8 @@ FloatMatrix parse_matrix(const std::string& text, const std::string& path, const
             const std::string_view cell = trimmed(line.substr(start, len));
             const auto v = parse_typed_value(cell);
             if (!v)
-                throw ConfigError(flag, where + ": cell " + std::to_string(cells + 1) + " '" + std::string(cell) +
-                                            "' is not a number; give decimal or hex floats (0.5, 0x1p-3), nan or inf");
+                throw ConfigError(flag, where + ": cell " + std::to_string(cells + 1) + " " + quoted_text(cell) +
+                                            " is not a number; give decimal or hex floats (0.5, 0x1p-3), nan or inf");
             m.values.push_back(v->as_float);
             ++cells;
             if (comma == std::string_view::npos) break;
@@ -64,8 +65,8 @@ FloatMatrix parse_matrix(const std::string& text, const std::string& path, const
         ++m.rows;
     }
     if (m.rows == 0)
-        throw ConfigError(flag, "the matrix '" + path +
-                                    "' is empty; give one row of comma-separated numbers per line");
+        throw ConfigError(flag, "the matrix " + quoted_text(path) +
+                                    " is empty; give one row of comma-separated numbers per line");
     return m;
 }
 

@@ -12,6 +12,7 @@
 #include "engine/base/error.hpp"
 #include "engine/base/fields.hpp"
 #include "engine/base/json_util.hpp"
+#include "engine/base/quote.hpp"
 
 namespace mpx {
 
@@ -99,7 +100,7 @@ template <class S>
 void read_field(std::span<const Field<S>> fields, S& s, const std::string& key, const nlohmann::json& v,
                 const std::string& section) {
     const Field<S>* f = find_field(fields, key);
-    if (!f) throw ConfigError(section + "." + key, "unknown setting; known: " + field_names(fields));
+    if (!f) throw ConfigError(section + "." + plain_or_quoted(key), "unknown setting; known: " + field_names(fields));
     f->read(*f, s, v, section + "." + key);
 }
 

@@ -8,11 +8,12 @@
 #include <unistd.h>
 
 #include "engine/base/error.hpp"
+#include "engine/base/quote.hpp"
 
 namespace mpx {
 
 std::string read_input_file(const std::filesystem::path& path, const std::string& what, std::size_t max_bytes) {
-    const std::string named = what + " '" + path.string() + "'";
+    const std::string named = what + " " + quoted_text(path.string());
     if (path.empty()) throw IoError(what + ": no file name was given");
     // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever. It is cleared
     // before reading, and only regular files get that far.

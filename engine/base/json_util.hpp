@@ -12,6 +12,7 @@
 
 #include "engine/base/enum_names.hpp"
 #include "engine/base/error.hpp"
+#include "engine/base/quote.hpp"
 
 namespace mpx {
 
@@ -96,7 +97,7 @@ public:
         std::string known;
         for (auto it = m_j.begin(); it != m_j.end(); ++it) {
             if (!m_seen.count(it.key()))
-                throw ConfigError(field(it.key()), "unknown setting");
+                throw ConfigError(field(plain_or_quoted(it.key())), "unknown setting");  // a key as typed, escaped
         }
     }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/base/error.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/base/text.hpp"
 #include "engine/run/run.hpp"
 #include "engine/run/session.hpp"
@@ -145,7 +146,7 @@ void load_run_state(Run& run, const nlohmann::json& j) {
         if (!keys.count(it.key())) throw ConfigError(it.key(), "unknown key in a run's saved state");
     const std::string label = run_text(j, "label");
     if (label != run.m_info.label)
-        throw ConfigError("label", "saved run '" + label + "' does not match run '" + run.m_info.label + "'");
+        throw ConfigError("label", "saved run " + quoted_text(label) + " does not match run " + quoted_text(run.m_info.label));
     constexpr long long most = std::numeric_limits<long long>::max();
     run.m_applied_steps = run_whole(run_key(j, "applied_steps"), "applied_steps", 0, most);
     run.m_backend->set_applied_steps(run.m_applied_steps);
@@ -172,7 +173,7 @@ void load_run_state(Run& run, const nlohmann::json& j) {
     const auto params = params_from_json(run_key(j, "params"), "params");
     named("params", [&] { run.m_model->import_state(params); });
     if (j.contains("compensation") != run.m_model->has_compensation())
-        throw ConfigError("compensation", "the saved state's Kahan compensation does not match run '" + run.m_info.label + "'");
+        throw ConfigError("compensation", "the saved state's Kahan compensation does not match run " + quoted_text(run.m_info.label));
     if (j.contains("compensation_max") != j.contains("compensation"))
         throw ConfigError("compensation_max", j.contains("compensation")
                                                   ? "is missing; a Kahan run saves it beside its compensation"
@@ -185,12 +186,12 @@ void load_run_state(Run& run, const nlohmann::json& j) {
             run_whole(j.at("compensation_max"), "compensation_max", 0, 0x7fffffff));
     }
     if (j.contains("fp8_amax") != (run.m_fp8_tensors > 0))
-        throw ConfigError("fp8_amax", "the saved state's FP8 scaling does not match run '" + run.m_info.label + "'");
+        throw ConfigError("fp8_amax", "the saved state's FP8 scaling does not match run " + quoted_text(run.m_info.label));
     if (run.m_fp8_tensors) {
         const auto fp8 = params_from_json(j.at("fp8_amax"), "fp8_amax");
         if (fp8.size() != static_cast<std::size_t>(run.m_fp8_tensors))
-            throw ConfigError("fp8_amax", "the saved state has " + std::to_string(fp8.size()) + " FP8 tensors, run '" +
-                                              run.m_info.label + "' has " + std::to_string(run.m_fp8_tensors));
+            throw ConfigError("fp8_amax", "the saved state has " + std::to_string(fp8.size()) + " FP8 tensors, run " +
+                                              quoted_text(run.m_info.label) + " has " + std::to_string(run.m_fp8_tensors));
         std::vector<core::AmaxHistoryState> states;
         std::vector<float> hist;
         run.m_backend->read_amax_histories(states, hist);  // the settings; the values come from the file

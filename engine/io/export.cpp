@@ -19,6 +19,7 @@
 
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/base/text.hpp"
 #include "engine/compute/site_names.hpp"
 
@@ -248,9 +249,9 @@ void check_output_path(const std::filesystem::path& path, const std::string& wha
     std::error_code ec;
     const auto st = std::filesystem::status(path, ec);
     if (std::filesystem::is_directory(st))
-        throw IoError(what + ": '" + path.string() + "' is a directory; give a file name");
+        throw IoError(what + ": " + quoted_text(path.string()) + " is a directory; give a file name");
     if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-        throw IoError(what + ": '" + path.string() + "' is not a regular file and cannot be replaced");
+        throw IoError(what + ": " + quoted_text(path.string()) + " is not a regular file and cannot be replaced");
 #ifdef __linux__
     if (std::filesystem::exists(st)) {  // an immutable or append-only file cannot be renamed over
         const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -258,16 +259,16 @@ void check_output_path(const std::filesystem::path& path, const std::string& wha
         const bool read = fd >= 0 && ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;  // not every file system keeps flags
         if (fd >= 0) ::close(fd);
         if (read && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)))
-            throw IoError(what + ": '" + path.string() + "' is " +
+            throw IoError(what + ": " + quoted_text(path.string()) + " is " +
                           ((flags & FS_IMMUTABLE_FL) ? "immutable (chattr +i)" : "append-only (chattr +a)") +
                           " and cannot be replaced");
     }
 #endif
     const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
     if (!std::filesystem::is_directory(dir, ec))
-        throw IoError(what + ": the directory of '" + path.string() + "' does not exist");
+        throw IoError(what + ": the directory of " + quoted_text(path.string()) + " does not exist");
     if (::access(dir.c_str(), W_OK) != 0)
-        throw IoError(what + ": cannot write into the directory of '" + path.string() + "': " + reason(errno));
+        throw IoError(what + ": cannot write into the directory of " + quoted_text(path.string()) + ": " + reason(errno));
 }
 
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
@@ -289,11 +290,11 @@ void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<Name
         const NamedPath& o = outputs[i];
         for (std::size_t k = 0; k < i; ++k)
             if (same_file(outputs[k].path, o.path))
-                throw ConfigError(o.what, "'" + o.path.string() + "' is also " + outputs[k].what +
+                throw ConfigError(o.what, quoted_text(o.path.string()) + " is also " + outputs[k].what +
                                               "; give each output its own file");
         for (const NamedPath& in : inputs)
             if (in.may_be_replaced_by != o.what && same_file(in.path, o.path))
-                throw ConfigError(o.what, "'" + o.path.string() + "' is " + in.what + "; write to another file");
+                throw ConfigError(o.what, quoted_text(o.path.string()) + " is " + in.what + "; write to another file");
     }
 }
 
@@ -303,7 +304,7 @@ AtomicFile::AtomicFile(std::filesystem::path path) : m_path(std::move(path)), m_
     if (!m_file) {
         const int err = errno;
         unregister_temporary(m_slot);
-        throw IoError("cannot write '" + m_path.string() + "': " + reason(err));
+        throw IoError("cannot write " + quoted_text(m_path.string()) + ": " + reason(err));
     }
 }
 
@@ -330,7 +331,7 @@ void AtomicFile::write(std::string_view text) {
 
 void AtomicFile::finish() {
     if (m_finished) return;
-    if (!m_file) throw IoError("export of '" + m_path.string() + "' was already finished");
+    if (!m_file) throw IoError("export of " + quoted_text(m_path.string()) + " was already finished");
     bool ok = !m_failed;
     int err = m_errno;
     if (ok && (std::fflush(m_file) != 0 || ::fsync(::fileno(m_file)) != 0)) ok = false, err = errno;
@@ -339,13 +340,13 @@ void AtomicFile::finish() {
     if (!ok) {
         discard();  // the error code is kept above: a cleanup call must not overwrite it
         m_gone = true;
-        throw IoError("cannot write '" + m_path.string() + "': " + reason(err));
+        throw IoError("cannot write " + quoted_text(m_path.string()) + ": " + reason(err));
     }
     m_finished = true;
 }
 
 void AtomicFile::publish() {
-    if (m_published || m_gone) throw IoError("export of '" + m_path.string() + "' was already finished");
+    if (m_published || m_gone) throw IoError("export of " + quoted_text(m_path.string()) + " was already finished");
     finish();
     std::error_code ec;
     std::filesystem::rename(m_tmp, m_path, ec);
@@ -353,7 +354,7 @@ void AtomicFile::publish() {
         const std::string why = ec.message();  // before the cleanup, which has its own error code
         discard();
         m_gone = true;
-        throw IoError("cannot replace '" + m_path.string() + "': " + why);
+        throw IoError("cannot replace " + quoted_text(m_path.string()) + ": " + why);
     }
     m_published = true;
     unregister_temporary(m_slot);
@@ -378,16 +379,16 @@ void CsvWriter::write(const StepRecord& r, const RunInfo& run) {
 }
 
 void CsvWriter::commit() {
-    if (!m_file) throw IoError("export of '" + m_path.string() + "' was already finished");
+    if (!m_file) throw IoError("export of " + quoted_text(m_path.string()) + " was already finished");
     const auto file = std::move(m_file);
     file->publish();
 }
 
 void CsvWriter::commit(const std::filesystem::path& sidecar, const std::string& sidecar_text) {
-    if (!m_file) throw IoError("export of '" + m_path.string() + "' was already finished");
+    if (!m_file) throw IoError("export of " + quoted_text(m_path.string()) + " was already finished");
     const auto file = std::move(m_file);
     if (same_file(sidecar, m_path))
-        throw IoError("the sidecar '" + sidecar.string() + "' would replace the CSV itself; give the CSV another name");
+        throw IoError("the sidecar " + quoted_text(sidecar.string()) + " would replace the CSV itself; give the CSV another name");
     AtomicFile side(sidecar);
     side.write(sidecar_text);
     publish_together(*file, side);
@@ -417,7 +418,7 @@ void publish_together(AtomicFile& first, AtomicFile& second) {
             ec.clear();  // a file system without hard links: a copy keeps the old file instead
             std::filesystem::copy_file(target, kept, ec);
         }
-        if (ec) throw IoError("cannot replace '" + target.string() + "': " + ec.message());
+        if (ec) throw IoError("cannot replace " + quoted_text(target.string()) + ": " + ec.message());
         kept_slot = register_temporary(kept);
     }
     const auto drop_kept = [&] {

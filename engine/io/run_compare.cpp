@@ -9,6 +9,7 @@
 
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/base/text.hpp"
 #include "engine/io/export.hpp"
 
@@ -25,21 +26,21 @@ constexpr double k_inf = std::numeric_limits<double>::infinity();
 
 // The same about a whole file: "B.csv is empty; ...".
 [[noreturn]] void bad_file(const std::string& name, const std::string& message) {
-    throw ConfigError("", name + " " + message);
+    throw ConfigError("", plain_or_quoted(name) + " " + message);
 }
 
-std::string at(const std::string& name, int line) { return name + ":" + std::to_string(line); }
+std::string at(const std::string& name, int line) { return plain_or_quoted(name) + ":" + std::to_string(line); }
 
 // A cell as a message quotes it: at most 40 characters, "empty" for an empty one.
 std::string shown(std::string_view s) {
     if (s.empty()) return "empty";
-    if (s.size() > 40) return "'" + std::string(s.substr(0, 37)) + "...'";
-    return "'" + std::string(s) + "'";
+    if (s.size() > 40) return quoted_text(std::string(s.substr(0, 37)) + "...");
+    return quoted_text(s);
 }
 // A cell as a note on a difference shows it: "nan vs 1", "empty vs 0.5".
 std::string as_written(std::string_view s) {
     if (s.empty()) return "empty";
-    return s.size() > 40 ? std::string(s.substr(0, 37)) + "..." : std::string(s);
+    return plain_or_quoted(s.size() > 40 ? std::string(s.substr(0, 37)) + "..." : std::string(s));
 }
 
 // A decimal number, nan, inf or -inf (any case), read whole in the C locale; nullopt otherwise.
@@ -174,7 +175,7 @@ std::string tolerance_text(double v) {
 
 std::string join(const std::vector<std::string>& v) {
     std::string out;
-    for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+    for (const auto& s : v) out += (out.empty() ? "" : ", ") + plain_or_quoted(s);
     return out;
 }
 
@@ -216,7 +217,7 @@ RunTable RunTable::parse(std::string_view text, const std::string& name) {
         std::string col = names.substr(ends[c], ends[c + 1] - ends[c]);
         if (col.empty()) bad(at(name, header_line), "header column " + std::to_string(c + 1) + " has no name");
         if (std::find(t.m_columns.begin(), t.m_columns.end(), col) != t.m_columns.end())
-            bad(at(name, header_line), "the header names '" + col + "' twice");
+            bad(at(name, header_line), "the header names " + quoted_text(col) + " twice");
         t.m_columns.push_back(std::move(col));
     }
     const int run_col = t.column("run"), step_col = t.column("step");
@@ -242,7 +243,7 @@ RunTable RunTable::parse(std::string_view text, const std::string& name) {
         if (fresh) t.m_runs.push_back(run);
         const auto [prev, added] = it->second.emplace(*step, row);
         if (!added)
-            bad(at(name, row_line), "run '" + run + "' step " + std::to_string(*step) + " appears twice (first on line " +
+            bad(at(name, row_line), "run " + quoted_text(run) + " step " + std::to_string(*step) + " appears twice (first on line " +
                                         std::to_string(t.m_lines[prev->second]) + "); a run CSV has one row per run and step");
     }
     if (t.m_lines.empty()) bad_file(name, "has a header but no rows");
@@ -300,14 +301,14 @@ std::string default_columns_text() {
 std::pair<std::string, double> parse_tolerance(std::string_view text) {
     const auto eq = text.find('=');
     if (eq == std::string_view::npos)
-        throw ConfigError("--tol", "'" + std::string(text) + "' is not COLUMN=X; e.g. --tol loss=1e-4");
+        throw ConfigError("--tol", quoted_text(text) + " is not COLUMN=X; e.g. --tol loss=1e-4");
     std::string column(text.substr(0, eq));
     const std::string_view value = text.substr(eq + 1);
     const auto rule = column_rule(column);
     if (!rule) {
         if (column == "run" || column == "step")
-            throw ConfigError("--tol", "'" + column + "' is how rows are lined up, not a compared column");
-        throw ConfigError("--tol", "'" + column + "' is not a column of a run CSV; give one of " +
+            throw ConfigError("--tol", quoted_text(column) + " is how rows are lined up, not a compared column");
+        throw ConfigError("--tol", quoted_text(column) + " is not a column of a run CSV; give one of " +
                                        [] {
                                            std::string s;
                                            for (const char* c : k_csv_columns)
@@ -330,12 +331,12 @@ std::pair<std::string, double> parse_tolerance(std::string_view text) {
 std::pair<std::string, double> parse_absolute_tolerance(std::string_view text) {
     const auto eq = text.find('=');
     if (eq == std::string_view::npos)
-        throw ConfigError("--atol", "'" + std::string(text) + "' is not COLUMN=X; e.g. --atol loss=0.004");
+        throw ConfigError("--atol", quoted_text(text) + " is not COLUMN=X; e.g. --atol loss=0.004");
     const std::string column(text.substr(0, eq));
     const std::string_view value = text.substr(eq + 1);
     const auto rule = column_rule(column);
     if (!rule || rule->kind != CompareKind::relative)
-        throw ConfigError("--atol", "'" + column + "' is not a number column compared within a tolerance "
+        throw ConfigError("--atol", quoted_text(column) + " is not a number column compared within a tolerance "
                                     "(loss, grad_norm, lr, eval_loss, eval_accuracy, ...)");
     const auto x = read_number(value);
     if (!x || !std::isfinite(*x) || *x < 0.0)
@@ -350,7 +351,7 @@ std::vector<std::string> parse_column_list(std::string_view text) {
         const std::size_t comma = std::min(text.find(',', start), text.size());
         const std::string column(text.substr(start, comma - start));
         if (!column_rule(column))
-            throw ConfigError("--columns", "'" + column + "' is not a compared column of a run CSV");
+            throw ConfigError("--columns", quoted_text(column) + " is not a compared column of a run CSV");
         out.push_back(column);
         start = comma + 1;
     }
@@ -362,9 +363,9 @@ std::pair<long long, long long> parse_step_range(std::string_view text) {
     const auto first = read_integer(text.substr(0, dash == std::string_view::npos ? text.size() : dash));
     const auto last = dash == std::string_view::npos ? std::nullopt : read_integer(text.substr(dash + 1));
     if (!first || !last)
-        throw ConfigError("--steps", "'" + std::string(text) + "' is not FIRST-LAST; e.g. --steps 0-99 (inclusive)");
+        throw ConfigError("--steps", quoted_text(text) + " is not FIRST-LAST; e.g. --steps 0-99 (inclusive)");
     if (*first < 0 || *first > *last)
-        throw ConfigError("--steps", "'" + std::string(text) + "': FIRST must be at least 0 and at most LAST");
+        throw ConfigError("--steps", quoted_text(text) + ": FIRST must be at least 0 and at most LAST");
     return {*first, *last};
 }
 
@@ -375,7 +376,7 @@ std::vector<std::string> parse_run_list(std::string_view text) {
         const auto comma = text.find(',', from);
         std::string run(text.substr(from, comma == std::string_view::npos ? std::string_view::npos : comma - from));
         if (run.empty())
-            throw ConfigError("--runs", "'" + std::string(text) + "' has an empty run label; give labels separated by "
+            throw ConfigError("--runs", quoted_text(text) + " has an empty run label; give labels separated by "
                                                                   "commas, e.g. --runs fp32,amp-bf16");
         if (std::find(runs.begin(), runs.end(), run) == runs.end()) runs.push_back(std::move(run));
         if (comma == std::string_view::npos) return runs;
@@ -485,7 +486,7 @@ CompareReport compare_runs(const RunTable& a, const RunTable& b, const CompareOp
     std::vector<ColumnJob> jobs;
     for (const auto& [column, optional] : wanted) {
         auto rule = column_rule(column);
-        if (!rule) throw ConfigError("--tol", "'" + column + "' is not a compared column of a run CSV");
+        if (!rule) throw ConfigError("--tol", quoted_text(column) + " is not a compared column of a run CSV");
         for (const auto& [c, tol] : options.tolerances)
             if (c == column) rule->tolerance = tol;
         double absolute = 0.0;
@@ -495,13 +496,13 @@ CompareReport compare_runs(const RunTable& a, const RunTable& b, const CompareOp
         if (ca >= 0 && cb >= 0) {
             jobs.push_back({column, *rule, ca, cb, absolute});
         } else if (optional) {
-            report.not_compared.push_back(column + (ca >= 0   ? " (only in " + a.name() + ")"
-                                                    : cb >= 0 ? " (only in " + b.name() + ")"
+            report.not_compared.push_back(column + (ca >= 0   ? " (only in " + plain_or_quoted(a.name()) + ")"
+                                                    : cb >= 0 ? " (only in " + plain_or_quoted(b.name()) + ")"
                                                               : " (in neither file)"));
         } else {
             const RunTable& lacking = ca < 0 ? a : b;
-            bad_file(lacking.name(), "has no '" + column + "' column, which is compared" +
-                                    (ca < 0 && cb < 0 ? " (nor has " + b.name() + ")" : "") +
+            bad_file(lacking.name(), "has no " + quoted_text(column) + " column, which is compared" +
+                                    (ca < 0 && cb < 0 ? " (nor has " + plain_or_quoted(b.name()) + ")" : "") +
                                     "; add it to the header (mpx-cli run --csv writes every column)");
         }
     }
@@ -512,7 +513,7 @@ CompareReport compare_runs(const RunTable& a, const RunTable& b, const CompareOp
         for (const std::string& run : options.runs)
             for (const RunTable* t : {&a, &b})
                 if (t->steps_of(run).empty())
-                    throw ConfigError("--runs", "run '" + run + "' is not in " + t->name() + " (its runs: " +
+                    throw ConfigError("--runs", "run " + quoted_text(run) + " is not in " + plain_or_quoted(t->name()) + " (its runs: " +
                                                     join(t->runs()) + ")");
         runs = options.runs;
     } else {
@@ -523,8 +524,8 @@ CompareReport compare_runs(const RunTable& a, const RunTable& b, const CompareOp
             if (a.steps_of(r).empty()) only_b.push_back(r);
         if (!only_a.empty() || !only_b.empty()) {
             std::string m = "the files hold different runs:";
-            if (!only_a.empty()) m += " only in " + a.name() + ": " + join(only_a) + (only_b.empty() ? "" : ";");
-            if (!only_b.empty()) m += " only in " + b.name() + ": " + join(only_b);
+            if (!only_a.empty()) m += " only in " + plain_or_quoted(a.name()) + ": " + join(only_a) + (only_b.empty() ? "" : ";");
+            if (!only_b.empty()) m += " only in " + plain_or_quoted(b.name()) + ": " + join(only_b);
             throw ConfigError("", m + " (--runs picks the ones to compare)");
         }
         runs = a.runs();
@@ -545,16 +546,16 @@ CompareReport compare_runs(const RunTable& a, const RunTable& b, const CompareOp
                 const RunTable& has = in_a ? a : b;
                 const RunTable& lacks = in_a ? b : a;
                 const auto& it = in_a ? ia : ib;
-                throw ConfigError("", "run '" + run + "': step " + std::to_string(it->first) + " is in " + has.name() +
+                throw ConfigError("", "run " + quoted_text(run) + ": step " + std::to_string(it->first) + " is in " + plain_or_quoted(has.name()) +
                                           " (line " + std::to_string(has.line(it->second)) + ") but not in " +
-                                          lacks.name() + "; both files need the same steps (--steps FIRST-LAST "
+                                          plain_or_quoted(lacks.name()) + "; both files need the same steps (--steps FIRST-LAST "
                                           "limits the comparison)");
             }
             rows.push_back({ia->first, {ia->second, ib->second}});
             ++ia, ++ib;
         }
         if (rows.empty())
-            throw ConfigError("--steps", "run '" + run + "' has no step in " + std::to_string(first) + "-" +
+            throw ConfigError("--steps", "run " + quoted_text(run) + " has no step in " + std::to_string(first) + "-" +
                                              std::to_string(last) + " (its steps: " + std::to_string(sa.begin()->first) +
                                              "-" + std::to_string(sa.rbegin()->first) + ")");
         RunResult rr;
@@ -590,7 +591,7 @@ std::string summary_line(const CompareReport& report) {
 }
 
 std::string report_text(const CompareReport& report) {
-    std::string out = "compare " + report.name_a + " with " + report.name_b + "\n";
+    std::string out = "compare " + plain_or_quoted(report.name_a) + " with " + plain_or_quoted(report.name_b) + "\n";
     static constexpr std::size_t w[] = {16, 10, 11, 13, 22, 13, 7};
     const auto row = [&](const std::vector<std::string>& cells) {
         std::string line = "  ";
@@ -601,7 +602,7 @@ std::string report_text(const CompareReport& report) {
     };
     const auto number = [](double v) { return std::isnan(v) ? std::string("—") : short_number(v, 1); };
     for (const RunResult& r : report.runs) {
-        out += "\nrun " + r.run + ": " + plural(r.steps, "step", "steps") + " (" + std::to_string(r.first_step) + "-" +
+        out += "\nrun " + plain_or_quoted(r.run) + ": " + plural(r.steps, "step", "steps") + " (" + std::to_string(r.first_step) + "-" +
                std::to_string(r.last_step) + ")\n";
         out += row({"column", "max |Δ|", "max rel Δ", "first apart", "tolerance", "identical", "result"});
         for (const ColumnResult& c : r.columns) {

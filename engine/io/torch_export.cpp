@@ -6,6 +6,7 @@
 
 #include "engine/base/error.hpp"
 #include "engine/base/memory_budget.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/config/backend_names.hpp"
 #include "engine/config/run_plan.hpp"
 #include "engine/core/op_math.hpp"
@@ -113,8 +114,12 @@ std::string torch_export_refusal(const SessionConfig& cfg, const std::string& la
 
 std::vector<std::string> export_torch(const SessionConfig& cfg, const std::filesystem::path& out_as_given) {
     if (out_as_given.empty()) throw ConfigError("--out", "name the folder to write");
-    // "dir/" names the folder "dir".
-    const std::filesystem::path out = out_as_given.has_filename() ? out_as_given : out_as_given.parent_path();
+    // Where it lands, "." and ".." resolved ("dir/" names the folder "dir"); messages show the name as given.
+    const std::string named = quoted_text(out_as_given.string());
+    std::filesystem::path out = std::filesystem::absolute(out_as_given).lexically_normal();
+    if (!out.has_filename()) out = out.parent_path();
+    if (!out.has_filename() || out == out.root_path())
+        throw ConfigError("--out", named + " is the root folder; name a new folder");
     validate(cfg);
     for (const std::string& label : cfg.runs)
         if (const std::string why = torch_export_refusal(cfg, label); !why.empty())
@@ -123,12 +128,12 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
         throw ConfigError("live_changes", "a session with settings changed while it trained is not exported; "
                                           "export its configuration without them");
     std::error_code ec;
-    if (std::filesystem::exists(out, ec) &&
-        (!std::filesystem::is_directory(out, ec) || !std::filesystem::is_empty(out, ec)))
-        throw ConfigError("--out", out.string() + " exists and is not an empty folder; name a new folder");
-    const auto parent = out.has_parent_path() ? out.parent_path() : std::filesystem::path(".");
+    const bool existing = std::filesystem::exists(out, ec);
+    if (existing && (!std::filesystem::is_directory(out, ec) || !std::filesystem::is_empty(out, ec)))
+        throw ConfigError("--out", named + " exists and is not an empty folder; name a new folder");
+    const auto parent = out.parent_path();
     if (!std::filesystem::is_directory(parent, ec))
-        throw ConfigError("--out", "the folder " + parent.string() + " does not exist");
+        throw ConfigError("--out", "the folder of " + named + " does not exist");
 
     const long long steps = cfg.steps;
     const int accum = cfg.train.accumulation, batch = cfg.train.batch, L = cfg.model.layers();
@@ -137,8 +142,12 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
     const Dataset data = make_dataset(cfg.data);
     const InitialWeights init = init_weights(cfg.model, cfg.seed);
 
+    // A new folder is written beside it and renamed into place whole. An empty folder that exists is
+    // kept and filled (it may be the shell's working folder, `--out .`: a rename over it would leave
+    // the user in a deleted folder), from a temporary inside it, on its own file system.
     Folder f;
-    f.dir = parent / (out.filename().string() + ".tmp-" + std::to_string(::getpid()));
+    f.dir = existing ? out / (".export.tmp-" + std::to_string(::getpid()))
+                     : parent / (out.filename().string() + ".tmp-" + std::to_string(::getpid()));
     std::filesystem::remove_all(f.dir, ec);
     const TemporaryFolderGuard on_signal(f.dir);  // a SIGTERM mid-export leaves no OUT.tmp-<pid>/
     struct Cleanup {
@@ -254,10 +263,24 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
                                                          std::filesystem::perms::others_exec,
                                  std::filesystem::perm_options::add, ec);
 
-    if (std::filesystem::exists(out, ec)) std::filesystem::remove(out, ec);  // an empty folder
-    std::filesystem::rename(f.dir, out, ec);
-    if (ec) throw IoError("cannot move the export into " + out.string() + ": " + ec.message());
-    cleanup.done = true;
+    if (!existing) {
+        std::filesystem::rename(f.dir, out, ec);
+        if (ec) throw IoError("cannot move the export into " + named + ": " + ec.message());
+        cleanup.done = true;
+        return f.files;
+    }
+    // Renames within one folder: a failure moves back what had moved, so the folder is left empty.
+    std::vector<std::filesystem::path> entries, moved;
+    for (const auto& e : std::filesystem::directory_iterator(f.dir)) entries.push_back(e.path().filename());
+    for (const auto& e : entries) {
+        std::filesystem::rename(f.dir / e, out / e, ec);
+        if (ec) {
+            const std::string why = ec.message();
+            for (const auto& m : moved) std::filesystem::rename(out / m, f.dir / m, ec);
+            throw IoError("cannot move the export into " + named + ": " + why);
+        }
+        moved.push_back(e);
+    }
     return f.files;
 }
 

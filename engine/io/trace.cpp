@@ -9,6 +9,7 @@
 
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/base/memory_budget.hpp"
 #include "engine/base/text.hpp"
 
@@ -21,7 +22,7 @@ enum Col { c_step, c_scale, c_found_inf, c_skipped, c_loss, c_amax, c_amax_site,
            c_grad_norm, c_lr, c_count };
 
 [[noreturn]] void bad(const std::string& name, int line, const std::string& what) {
-    throw ConfigError("", name + ":" + std::to_string(line) + ": " + what);  // the file and line name it
+    throw ConfigError("", plain_or_quoted(name) + ":" + std::to_string(line) + ": " + what);  // the file and line name it
 }
 
 std::optional<double> number(std::string_view s) {
@@ -109,12 +110,12 @@ Trace parse_trace(std::string_view text, const std::string& name) {
                 bad(name, line, std::string(k_columns[c]) + " is empty");
             }
             const auto v = number(s);
-            if (!v) bad(name, line, std::string(k_columns[c]) + " '" + std::string(s) + "' is not a number");
+            if (!v) bad(name, line, std::string(k_columns[c]) + " " + quoted_text(s) + " is not a number");
             return v;
         };
         const auto flag = [&](int c) {
             const std::string_view s = f[static_cast<std::size_t>(at[c])];
-            if (s != "0" && s != "1") bad(name, line, std::string(k_columns[c]) + " must be 0 or 1, got '" + std::string(s) + "'");
+            if (s != "0" && s != "1") bad(name, line, std::string(k_columns[c]) + " must be 0 or 1, got " + quoted_text(s));
             return s == "1";
         };
         TraceStep s;
@@ -193,10 +194,10 @@ void parse_trace_histograms(Trace& trace, std::string_view text, const std::stri
         if (f.size() != 6) bad(name, line_no, std::to_string(f.size()) + " fields where the header has 6");
         const auto step = number(f[1]);
         if (!step || *step != std::floor(*step) || std::fabs(*step) > 9e15 || !step_at.count(static_cast<long long>(*step)))
-            bad(name, line_no, "step '" + std::string(f[1]) + "' is not a step of " + trace.name);
+            bad(name, line_no, "step " + quoted_text(f[1]) + " is not a step of " + plain_or_quoted(trace.name));
         const auto count = number(f[5]);
         if (!count || !(*count >= 0.0) || *count != std::floor(*count) || *count > 1e18)
-            bad(name, line_no, "count '" + std::string(f[5]) + "' is not a whole number >= 0");
+            bad(name, line_no, "count " + quoted_text(f[5]) + " is not a whole number >= 0");
         if (f[3] != "grad_output") continue;
         const long long s = static_cast<long long>(*step);
         TraceHistogram& h = by_step[s];
@@ -219,15 +220,15 @@ void parse_trace_histograms(Trace& trace, std::string_view text, const std::stri
         else {
             const auto b = number(f[4]);
             if (!b || *b != std::floor(*b) || *b < core::k_bin_min || *b > core::k_bin_max)
-                bad(name, line_no, "bin_log2 '" + std::string(f[4]) + "' is not a whole number from -64 to 63, zero, inf or nan");
+                bad(name, line_no, "bin_log2 " + quoted_text(f[4]) + " is not a whole number from -64 to 63, zero, inf or nan");
             slot = static_cast<int>(*b) - core::k_bin_min;
         }
         const auto c = static_cast<unsigned long long>(*count);
         // Every sum of the file's counts (a step's, a module's, all steps') fits in 64 bits when
         // their total does: checked once here, so no reader's sum can wrap into a share above 1.
         if (__builtin_add_overflow(total, c, &total))
-            bad(name, line_no, "the counts add up past 2^64 - 1 (18446744073709551615) with count '" + std::string(f[5]) +
-                                   "'; a count is the number of one module's gradient values in a bin");
+            bad(name, line_no, "the counts add up past 2^64 - 1 (18446744073709551615) with count " + quoted_text(f[5]) +
+                                   "; a count is the number of one module's gradient values in a bin");
         if (slot == core::k_slot_zero) h.zeros += c;
         else if (slot == core::k_slot_inf || slot == core::k_slot_nan) h.nonfinite += c;
         else h.bins[slot] += c;
@@ -373,7 +374,7 @@ Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, c
             std::string_view rest = line.substr(at + key.size());
             rest = rest.substr(0, rest.find_first_of(", \r"));
             const auto v = number(rest);
-            if (!v || !(*v > 0.0)) bad(name, line_no, "the attempted loss scale '" + std::string(rest) + "' is not a number > 0");
+            if (!v || !(*v > 0.0)) bad(name, line_no, "the attempted loss scale " + quoted_text(rest) + " is not a number > 0");
             overflows.emplace_back(line_no, *v);
             continue;
         }
@@ -474,7 +475,7 @@ Trace trace_from_megatron_log(std::string_view text, const std::string& name, co
         rest = rest.substr(0, rest.find_first_of(" |\r"));
         const auto scale = number(rest);
         if (!scale || !(*scale > 0.0) || !std::isfinite(*scale))
-            bad(name, line_no, "the loss scale '" + std::string(rest) + "' is not a number > 0");
+            bad(name, line_no, "the loss scale " + quoted_text(rest) + " is not a number > 0");
         if (iteration <= last_iteration)
             bad(name, line_no, "iteration " + std::to_string(iteration) + " follows iteration " +
                                    std::to_string(last_iteration) + ": a trace needs the lines in training order");
