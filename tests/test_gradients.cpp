@@ -355,6 +355,30 @@ private slots:
         for (const auto& [name, e] : c.excess) QVERIFY2(e <= 0.0, qPrintable(name + ": " + c.where));
     }
 
+    // The engine's own tanh (GELU, tanh, the soft-cap): within 2 ulp of the exact value on every
+    // 997th float of every binade, both signs; odd; ±inf → ±1, NaN → NaN.
+    void engine_tanh_is_within_two_ulp() {
+        const auto ulps = [](float a, float b) {
+            if (a == b) return 0LL;
+            if (std::signbit(a) != std::signbit(b)) return 1LL << 40;
+            return std::llabs(static_cast<long long>(std::bit_cast<std::int32_t>(a)) - std::bit_cast<std::int32_t>(b));
+        };
+        long long worst = 0;
+        float at = 0.0f;
+        for (std::uint32_t b = 0; b < 0x7f800000u; b += 997)
+            for (const float x : {std::bit_cast<float>(b), -std::bit_cast<float>(b)}) {
+                const long long d = ulps(core::tanh_f32(x), static_cast<float>(std::tanh(static_cast<double>(x))));
+                if (d > worst) worst = d, at = x;
+            }
+        QVERIFY2(worst <= 2, qPrintable(QStringLiteral("%1 ulp at %2").arg(worst).arg(at, 0, 'g', 9)));
+        QVERIFY(worst >= 1);  // not the library's function under another name
+        QCOMPARE(core::tanh_f32(std::numeric_limits<float>::infinity()), 1.0f);
+        QCOMPARE(core::tanh_f32(-std::numeric_limits<float>::infinity()), -1.0f);
+        QVERIFY(std::isnan(core::tanh_f32(std::numeric_limits<float>::quiet_NaN())));
+        QVERIFY(std::signbit(core::tanh_f32(-0.0f)));
+        QCOMPARE(core::tanh_f32(0.3f), -core::tanh_f32(-0.3f));
+    }
+
     // Every op computes in FP32 and rounds only when it stores: an FP16/BF16 destination holds exactly
     // round_to(format, the FP32 destination's value), and RoundStats counts what that rounding did.
     void low_precision_result_is_rounded_fp32_result_data() {

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "engine/core/host_device.hpp"
+#include "engine/core/op_math.hpp"
 
 namespace mpx {
 
@@ -70,7 +71,7 @@ MPX_HOST_DEVICE inline void causal_softmax_backward_row(const float* p, const fl
 // x / c, t = tanh(u), y = t · c; backward from the stored t: du = dy·c, dt→du = du·(1 − t²), dx =
 // that / c.
 MPX_HOST_DEVICE inline float softcap_divide(float x, float c) { return x / c; }
-MPX_HOST_DEVICE inline float softcap_tanh(float u) { return tanhf(u); }
+MPX_HOST_DEVICE inline float softcap_tanh(float u) { return tanh_f32(u); }
 MPX_HOST_DEVICE inline float softcap_multiply(float t, float c) { return t * c; }
 MPX_HOST_DEVICE inline float tanh_backward(float g, float t) { return g * (1.0f - t * t); }
 
