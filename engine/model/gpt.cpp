@@ -129,18 +129,29 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
         k.gelu = be.alloc(prec(fc).activation, N, 4 * C, A);
         k.mp = be.alloc(prec(mp).activation, N, C, A);
         k.out = be.alloc(m_resid, N, C, A);
-        k.d_gelu = be.alloc(prec(fc).activation, N, 4 * C, W);
-        k.d_fc = be.alloc(prec(fc).activation, N, 4 * C, W);
-        // A LayerNorm's output gradient comes from the Linear's backward GEMM, in its output format.
-        k.d_ln2 = be.alloc(prec(fc).activation, N, C, W);
-        k.d_mid_branch = be.alloc(m_resid, N, C, W);
-        k.d_mid = be.alloc(m_resid, N, C, W);
-        k.d_atty = be.alloc(prec(proj).activation, N, C, W);
-        k.d_qkv = be.alloc(prec(qkv).activation, N, 3 * C, W);
-        k.d_ln1 = be.alloc(prec(qkv).activation, N, C, W);
-        k.d_in_branch = be.alloc(m_resid, N, C, W);
-        k.d_in = be.alloc(m_resid, N, C, W);
+        const std::vector<Format> formats{prec(fc).activation, prec(proj).activation, prec(qkv).activation};
+        for (const auto& shared : m_grads)
+            if (shared->formats == formats) k.g = shared.get();
+        if (!k.g) {
+            auto set = std::make_unique<Grads>();
+            Grads* d = set.get();
+            d->formats = formats;
+            d->d_gelu = be.alloc(prec(fc).activation, N, 4 * C, W);
+            d->d_fc = be.alloc(prec(fc).activation, N, 4 * C, W);
+            // A LayerNorm's output gradient comes from the Linear's backward GEMM, in its output format.
+            d->d_ln2 = be.alloc(prec(fc).activation, N, C, W);
+            d->d_mid_branch = be.alloc(m_resid, N, C, W);
+            d->d_mid = be.alloc(m_resid, N, C, W);
+            d->d_atty = be.alloc(prec(proj).activation, N, C, W);
+            d->d_qkv = be.alloc(prec(qkv).activation, N, 3 * C, W);
+            d->d_ln1 = be.alloc(prec(qkv).activation, N, C, W);
+            d->d_in_branch = be.alloc(m_resid, N, C, W);
+            k.g = d;
+            m_grads.push_back(std::move(set));
+        }
     }
+    m_d_in[0] = be.alloc(m_resid, N, C, W);
+    if (g.n_layer > 1) m_d_in[1] = be.alloc(m_resid, N, C, W);
     m_lnf_g = param(head, norm);
     m_lnf_b = param(head, norm);
     m_head = g.tie_embeddings ? m_wte : param(head, prec(head));
@@ -265,25 +276,27 @@ void Gpt::backward(const Tensor& dlogits, std::uint64_t, Accumulate acc) {
         Block& k = m_blocks[static_cast<std::size_t>(b)];
         const int qkv = gpt_layer(GptSite::qkv, b), att = gpt_layer(GptSite::attn, b), proj = gpt_layer(GptSite::attn_proj, b),
                   fc = gpt_layer(GptSite::mlp_fc, b), mp = gpt_layer(GptSite::mlp_proj, b);
-        linear_back(mp, *dout, k.gelu, *k.mp_w, k.mp_b, acc, &k.d_gelu);
+        Grads& d = *k.g;
+        Tensor& d_in = m_d_in[b % 2];  // dout is the other one (or ln_f's)
+        linear_back(mp, *dout, k.gelu, *k.mp_w, k.mp_b, acc, &d.d_gelu);
         at(fc, TensorKind::grad_activation);
-        m_be.activation_backward(Activation::gelu, k.fc, k.d_gelu, k.d_fc);
-        linear_back(fc, k.d_fc, k.ln2, *k.fc_w, k.fc_b, acc, &k.d_ln2);
+        m_be.activation_backward(Activation::gelu, k.fc, d.d_gelu, d.d_fc);
+        linear_back(fc, d.d_fc, k.ln2, *k.fc_w, k.fc_b, acc, &d.d_ln2);
         at(fc, TensorKind::grad_activation);
-        m_be.layernorm_backward(k.mid, k.ln2_g->working, k.ln2_mean, k.ln2_rstd, k.d_ln2, k.d_mid_branch, k.ln2_g->grad,
+        m_be.layernorm_backward(k.mid, k.ln2_g->working, k.ln2_mean, k.ln2_rstd, d.d_ln2, d.d_mid_branch, k.ln2_g->grad,
                                 k.ln2_b->grad, acc);
         at(proj, TensorKind::grad_output);  // the residual: the block's gradient and the MLP's add
-        m_be.add(*dout, k.d_mid_branch, k.d_mid);
-        linear_back(proj, k.d_mid, k.atty, *k.proj_w, k.proj_b, acc, &k.d_atty);
+        m_be.add(*dout, d.d_mid_branch, d.d_mid);
+        linear_back(proj, d.d_mid, k.atty, *k.proj_w, k.proj_b, acc, &d.d_atty);
         at(att, TensorKind::grad_output);
-        m_be.attention_backward(k.qkv, k.probs, k.d_atty, shape, attention_options(b), k.d_qkv);
-        linear_back(qkv, k.d_qkv, k.ln1, *k.qkv_w, k.qkv_b, acc, &k.d_ln1);
+        m_be.attention_backward(k.qkv, k.probs, d.d_atty, shape, attention_options(b), d.d_qkv);
+        linear_back(qkv, d.d_qkv, k.ln1, *k.qkv_w, k.qkv_b, acc, &d.d_ln1);
         at(qkv, TensorKind::grad_activation);
-        m_be.layernorm_backward(block_input(b), k.ln1_g->working, k.ln1_mean, k.ln1_rstd, k.d_ln1, k.d_in_branch,
+        m_be.layernorm_backward(block_input(b), k.ln1_g->working, k.ln1_mean, k.ln1_rstd, d.d_ln1, d.d_in_branch,
                                 k.ln1_g->grad, k.ln1_b->grad, acc);
         at(qkv, TensorKind::grad_output);
-        m_be.add(k.d_mid, k.d_in_branch, k.d_in);
-        dout = &k.d_in;
+        m_be.add(d.d_mid, d.d_in_branch, d_in);
+        dout = &d_in;
     }
     at(0, TensorKind::grad_weight);
     m_be.embedding_backward(m_tokens, g.block_size, *dout, m_wte->grad, g.tie_embeddings ? Accumulate::add : acc,

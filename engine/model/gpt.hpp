@@ -8,6 +8,7 @@
 // is allocated once, so a step allocates nothing and the memory totals are the real footprint.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,7 @@ public:
     const Tensor& probs(int block) const { return m_blocks[static_cast<std::size_t>(block)].probs; }
 
 private:
+    struct Grads;
     struct Block {
         Param *ln1_g = nullptr, *ln1_b = nullptr, *qkv_w = nullptr, *qkv_b = nullptr, *proj_w = nullptr,
               *proj_b = nullptr, *ln2_g = nullptr, *ln2_b = nullptr, *fc_w = nullptr, *fc_b = nullptr,
@@ -73,11 +75,16 @@ private:
         Tensor ln2, ln2_mean, ln2_rstd;  // (N, C), (N, 1) ×2
         Tensor fc, gelu;                 // (N, 4C)
         Tensor mp, out;                  // (N, C) MLP projection; residual after the block
-        // backward
+        Grads* g = nullptr;              // backward's buffers, shared by blocks of the same formats
+    };
+    // A block's backward buffers: used only while its backward runs, so blocks whose formats agree
+    // share one set (as a framework frees them block by block).
+    struct Grads {
         Tensor d_gelu, d_fc;             // (N, 4C)
         Tensor d_ln2, d_mid_branch, d_mid;  // (N, C)
         Tensor d_atty, d_qkv;            // (N, C), (N, 3C)
-        Tensor d_ln1, d_in_branch, d_in; // (N, C): d_in is the gradient at the block's input
+        Tensor d_ln1, d_in_branch;       // (N, C)
+        std::vector<Format> formats;     // what it was allocated for
     };
     const LayerPrecision& prec(int layer) const { return m_prec[static_cast<std::size_t>(layer)]; }
     void at(int layer, TensorKind kind);
@@ -95,6 +102,8 @@ private:
     std::vector<Param> m_params;
     Param *m_wte = nullptr, *m_wpe = nullptr, *m_lnf_g = nullptr, *m_lnf_b = nullptr, *m_head = nullptr;
     std::vector<Block> m_blocks;
+    std::vector<std::unique_ptr<Grads>> m_grads;
+    Tensor m_d_in[2];                     // (N, C): the gradient at a block's input, blocks alternating
     std::vector<int> m_tokens;            // (B·T) the batch's token ids
     Tensor m_x0;                          // (N, C) embeddings
     Tensor m_lnf, m_lnf_mean, m_lnf_rstd; // (N, C), (N, 1) ×2
