@@ -48,17 +48,21 @@ const std::uint32_t k_seed = [] {
 }();
 
 // Memory. A fixed warm-up comes first: every preset once (its session, data set, histories and
-// views), every window size once, up to 3000 × 2000 (about 50 to 110 MiB over the start). After
-// it, the random actions may move the resident size only by what the app's bounded histories allow
+// views), every window size once, up to 3000 × 2000 (about 50 to 110 MiB over the start; the largest
+// preset session's step counts). After it, the random actions may move the resident size only by
+// what the app's bounded histories allow
 // (records decimated, histogram and FP8 histories capped) and the allocator's slack, whatever their
 // number. Under AddressSanitizer freed blocks wait in its quarantine (256 MiB by default) before
 // they are reused, and count as resident.
+// The total allows 128 MiB more since the GPT presets came: gpt-nanogpt-cpu's two runs hold 99 MB of
+// tensors (their mem_total) and the CPU backends' scratch beside them; the app with that preset
+// peaks at 202 MiB resident where the default preset peaks at 58 MiB.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr long k_rss_growth_limit_kib = (64 + 256) * 1024;
-constexpr long k_rss_total_limit_kib = (256 + 512) * 1024;
+constexpr long k_rss_total_limit_kib = (384 + 512) * 1024;
 #else
 constexpr long k_rss_growth_limit_kib = 64 * 1024;
-constexpr long k_rss_total_limit_kib = 256 * 1024;
+constexpr long k_rss_total_limit_kib = 384 * 1024;
 #endif
 
 // The names in `dir` that look like something an export writes (CSV, sidecar, PNG, temporary file).
@@ -138,9 +142,16 @@ private slots:
         for (const QString& o : outside) before.push_back(exportLike(o));
         const long rssStart = rssKiB();
         const int sizes[][2] = {{1, 1}, {200, 150}, {800, 600}, {1400, 900}, {3000, 2000}};
+        // The largest any preset's session took after its first step, loaded twice in a row: a new
+        // configuration is built before the old session goes (a bad one keeps the old), so for a
+        // moment both are resident.
+        long rssPreset = rssStart;
         for (const QString& p : presets.mid(0, static_cast<qsizetype>(mpx::preset_names().size()))) {
-            w.loadConfigFile(p);
-            w.stepOnce();
+            for (int twice = 0; twice < 2; ++twice) {
+                w.loadConfigFile(p);
+                w.stepOnce();
+                rssPreset = std::max(rssPreset, rssKiB());
+            }
             for (const auto& sz : sizes) {
                 w.resize(sz[0], sz[1]);
                 QCoreApplication::processEvents();
@@ -148,7 +159,10 @@ private slots:
         }
         w.applyConfig(c, QStringLiteral("stress"));
         QCoreApplication::processEvents();
-        const long rss0 = rssKiB();  // after the warm-up
+        // After the warm-up: the resident size, or the largest a preset's session took during it,
+        // which the random actions bring back whenever they load that preset (the GPT's two runs of
+        // gpt-nanogpt-cpu hold about 100 MiB of activations; the allocator returns them between).
+        const long rss0 = std::max(rssKiB(), rssPreset);
         long rssMax = rss0;
         int counts[10] = {};
         for (int i = 0; i < k_actions; ++i) {

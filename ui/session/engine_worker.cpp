@@ -1,6 +1,10 @@
 // EngineWorker: slices of lockstep steps, commands in between, errors caught at this boundary.
 #include "ui/session/engine_worker.hpp"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <QMetaObject>
 #include <chrono>
 #include <iterator>
@@ -136,6 +140,15 @@ QStringList EngineWorker::noteLiveEffects() {
     return lines;
 }
 
+// A session's tensors are large blocks (the GPT's runs hold about 100 MB); once freed, glibc keeps
+// blocks it took from its heaps rather than from mmap (its mmap threshold grows as blocks are freed),
+// so the app would keep the old session's size resident beside the next one. Hands them back.
+void EngineWorker::releaseFreedMemory() {
+#if defined(__GLIBC__)
+    ::malloc_trim(0);
+#endif
+}
+
 void EngineWorker::configure(const mpx::SessionConfig& cfg) {
     m_running = false;
     guard(QStringLiteral("Cannot start this configuration: "), [&] {
@@ -143,6 +156,7 @@ void EngineWorker::configure(const mpx::SessionConfig& cfg) {
         mpx::BackendFactory factory = backendFor(cfg.device, device, note);
         auto session = std::make_unique<mpx::Session>(cfg, std::move(factory));
         m_session = std::move(session);  // only now: a bad configuration keeps the old session
+        releaseFreedMemory();
         m_device = device;
         publishSession(device, note);
         emitState();
@@ -155,6 +169,7 @@ void EngineWorker::reset() {
     m_running = false;
     guard(QStringLiteral("Reset failed: "), [&] {
         m_session->reset();
+        releaseFreedMemory();
         const SessionInfoPtr old = m_buffer->drain().session;  // pending records of the old run go
         publishSession(m_device, old ? old->deviceNote : QString());
         emitState();

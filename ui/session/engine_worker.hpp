@@ -47,6 +47,7 @@ signals:
     void exportFailed(const QString& message);
 
 private:
+    static void releaseFreedMemory();  // freed session memory back to the system (glibc)
     void runSlice();
     void stepInto(std::vector<mpx::StepRecord>& out);  // one lockstep step; throws engine errors
     void flush(std::vector<mpx::StepRecord>& out);
