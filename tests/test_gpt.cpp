@@ -11,6 +11,7 @@
 #include "engine/base/error.hpp"
 #include "engine/base/parallel.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/export.hpp"
 #include "engine/compute/site_names.hpp"
 #include "engine/model/gpt.hpp"
 #include "session_test_support.hpp"
@@ -143,6 +144,8 @@ private slots:
             if (where == AttentionScale::after) {
                 QCOMPARE(int(r.first_nonfinite), site_index(gpt_layer(GptSite::attn, 0), TensorKind::output));
                 QCOMPARE(QString::fromStdString(site_name(r.first_nonfinite, c.model)), QStringLiteral("block0.attn.output"));
+                // The CSV's first_nonfinite column names it the same way.
+                QVERIFY(csv_row(r, run.info()).find(",block0.attn.output,") != std::string::npos);
                 QVERIFY(r.skipped);
                 QVERIFY(r.overflow_count > 0);
             } else {

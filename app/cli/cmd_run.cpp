@@ -291,7 +291,7 @@ int run_run(const RunOptions& o) {
     for (std::size_t i = 0; i < infos.size(); ++i)
         if (const Summary& s = sum[i]; s.first_nonfinite_step >= 0)
             std::printf("%s: first inf/NaN on step %lld at %s\n", infos[i].label.c_str(), s.first_nonfinite_step,
-                        first_nonfinite_text(s.first_nonfinite, s.first_nonfinite_magnitude).c_str());
+                        first_nonfinite_text(s.first_nonfinite, s.first_nonfinite_magnitude, cfg.model).c_str());
     if (o.check_claims) {
         if (cfg.claims.empty())
             std::printf("claims: this configuration declares none\n");

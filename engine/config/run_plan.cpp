@@ -68,7 +68,9 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
 }
 
 RunInfo resolve_run(std::string_view label, const SessionConfig& c) {
-    return resolve_run(label, c.scaler, c.scaler_overrides, c.train.write_back, c.accumulate, c.fp4);
+    RunInfo info = resolve_run(label, c.scaler, c.scaler_overrides, c.train.write_back, c.accumulate, c.fp4);
+    info.model = c.model;
+    return info;
 }
 
 }  // namespace mpx

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "engine/config/accumulate_config.hpp"
+#include "engine/config/model_config.hpp"
 #include "engine/precision/policy.hpp"
 #include "engine/scaler/scaler.hpp"
 
@@ -26,6 +27,9 @@ struct RunInfo {
     GemmAccumulation accumulation;
     // FP4 runs: the session's fp4 section with the label's switches over it (resolve_fp4).
     Fp4Config fp4;
+    // The session's model (the SessionConfig overload sets it): what the run's sites are called
+    // (site_name: "fc2.grad_input", "block0.attn.output").
+    ModelConfig model;
 };
 
 // `label` as in SessionConfig::runs; `session_scaler` is the scaler of runs that name none. Throws

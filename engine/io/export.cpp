@@ -136,7 +136,7 @@ std::string csv_row(const StepRecord& r, const RunInfo& run) {
     add(format_number(r.wall_time_s));
     add(r.eval_loss ? format_number(*r.eval_loss) : "");  // a cell without a value is empty
     add(r.eval_accuracy ? format_number(*r.eval_accuracy) : "");
-    add(r.first_nonfinite < 0 ? std::string() : site_name(r.first_nonfinite));
+    add(r.first_nonfinite < 0 ? std::string() : site_name(r.first_nonfinite, run.model));
     add(r.fp8_saturated_frac ? format_number(*r.fp8_saturated_frac) : "");  // empty: not an FP8 run
     add(r.fp8_underflow_frac ? format_number(*r.fp8_underflow_frac) : "");
     add(format_number(r.small_update_frac));

@@ -9,7 +9,7 @@ int layerCount(const SessionInfo& s) {
 
 QString layerName(const SessionInfo& s, int layer) {
     if (layer >= 0 && layer < s.layerNames.size()) return s.layerNames[layer];
-    return QStringLiteral("fc%1").arg(layer + 1);
+    return QString::fromStdString(mpx::layer_name(s.config.model, layer));
 }
 
 }  // namespace mpx::gui

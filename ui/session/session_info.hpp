@@ -44,7 +44,7 @@ struct SessionInfo {
     QStringList layerNames;
 };
 
-// The session's layers: its layerNames, or the model's fc1..fcN.
+// The session's layers: its layerNames, or the model's (mpx::layer_name: fc1..fcN, the GPT's embed, block0.attn.qkv, ...).
 int layerCount(const SessionInfo& s);
 QString layerName(const SessionInfo& s, int layer);
 using SessionInfoPtr = std::shared_ptr<const SessionInfo>;
