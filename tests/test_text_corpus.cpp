@@ -2,6 +2,7 @@
 // symbols, 3.26 and 2.52 nats), ids and vocabulary give back the bytes, and every bad file is refused
 // with one line (field data.text_file) that names it and the reason.
 #include "engine/base/error.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/model/text_corpus.hpp"
 
 #include <QTemporaryDir>
@@ -267,10 +268,10 @@ private slots:
     }
 
     void names_are_quoted_with_control_characters_escaped() {
-        QCOMPARE(quoted_name("a b.txt"), std::string("'a b.txt'"));
-        QCOMPARE(quoted_name("a\nb\t\x1B'\\.txt"), std::string("'a\\nb\\t\\x1b\\'\\\\.txt'"));
-        QCOMPARE(quoted_name("caf\xC3\xA9"), std::string("'caf\xC3\xA9'"));  // UTF-8 stays readable
-        QCOMPARE(quoted_name("caf\xE9"), std::string("'caf\\xe9'"));         // Latin-1 bytes do not
+        QCOMPARE(quoted_text("a b.txt"), std::string("'a b.txt'"));
+        QCOMPARE(quoted_text("a\nb\t\x1B'\\.txt"), std::string("'a\\nb\\t\\x1b\\'\\\\.txt'"));
+        QCOMPARE(quoted_text("caf\xC3\xA9"), std::string("'caf\xC3\xA9'"));  // UTF-8 stays readable
+        QCOMPARE(quoted_text("caf\xE9"), std::string("'caf\\xe9'"));         // Latin-1 bytes do not
         QTemporaryDir dir;
         const std::string path = dir.filePath("two\nlines").toStdString();
         const ConfigError e = refusal([&] { (void)load_text_file(path); });

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "engine/base/error.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/base/input_file.hpp"
 #include "engine/base/text.hpp"
 
@@ -81,7 +82,7 @@ bool is_binary_control(unsigned char c) { return (c < 0x20 && c != '\t' && c != 
 std::string read_text_bytes(const std::string& path, const std::string& missing) {
     namespace fs = std::filesystem;
     if (path.empty()) refuse("no file name was given" + std::string(k_give));
-    const std::string named = quoted_name(path);
+    const std::string named = quoted_text(path);
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
     if (st.type() == fs::file_type::not_found) refuse(named + " does not exist" + missing);
@@ -102,33 +103,8 @@ std::string read_text_bytes(const std::string& path, const std::string& missing)
 
 }  // namespace
 
-std::string quoted_name(std::string_view name) {
-    static constexpr char hex[] = "0123456789abcdef";
-    const bool utf8 = valid_utf8(name);
-    std::string out = "'";
-    for (const char ch : name) {
-        const auto c = static_cast<unsigned char>(ch);
-        switch (c) {
-            case '\n': out += "\\n"; continue;
-            case '\t': out += "\\t"; continue;
-            case '\r': out += "\\r"; continue;
-            case '\'': out += "\\'"; continue;
-            case '\\': out += "\\\\"; continue;
-            default: break;
-        }
-        if (c < 0x20 || c == 0x7F || (c >= 0x80 && !utf8)) {
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 0xF];
-        } else {
-            out += ch;
-        }
-    }
-    return out + "'";
-}
-
 TextCorpus parse_text(std::string_view bytes, const std::string& source, std::size_t min_characters) {
-    const std::string named = quoted_name(source);
+    const std::string named = quoted_text(source);
     const std::size_t begin = bytes.starts_with("\xEF\xBB\xBF") ? 3 : 0;
     if (bytes.size() == begin) refuse(named + " is empty" + k_give);
 

@@ -63,8 +63,4 @@ TextCorpus parse_text(std::string_view bytes, const std::string& source,
 double unigram_entropy(const TextCorpus& c);
 double bigram_entropy(const TextCorpus& c);
 
-// `name` in single quotes as messages echo it: control characters, quotes and backslashes escaped,
-// and every byte of 0x80 and above as \xHH when the name is not valid UTF-8.
-std::string quoted_name(std::string_view name);
-
 }  // namespace mpx

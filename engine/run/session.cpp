@@ -7,26 +7,13 @@
 #include <new>
 #include <set>
 #include <stdexcept>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "engine/base/error.hpp"
+#include "engine/base/memory_budget.hpp"
 #include "engine/base/parallel.hpp"
 
 namespace mpx {
 
-namespace {
-// The memory this process may use: physical memory, or less under an address-space limit.
-std::uint64_t usable_memory() {
-    std::uint64_t bytes = std::numeric_limits<std::uint64_t>::max();
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0) bytes = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
-    struct rlimit lim {};
-    if (::getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
-        bytes = std::min<std::uint64_t>(bytes, lim.rlim_cur);
-    return bytes;
-}
-}  // namespace
 
 // Refused before the examples are generated (which takes long for a large set), not by a
 // bad_alloc half a minute later: both splits, features and targets, as FP32.
