@@ -155,6 +155,39 @@ private slots:
         }
     }
 
+    // The documented setting: gpt-nanogpt-cpu with model.init_scale = 256 (initial weights 256×
+    // nanoGPT's). Its first step's scores pass 65504 under AMP-FP16 with the scale after q·kᵀ — the
+    // record's first non-finite site is a block's attn.output, the loss NaN and the step skipped —
+    // and the forward pass stays finite with the scale before q·kᵀ or split, on the same weights;
+    // FP32 sees no inf. (mpx-cli shows AMP-BF16 sees none either.)
+    void init_scale_256_makes_fp16_scores_overflow_after_only() {
+        SessionConfig base = load_config("gpt-nanogpt-cpu");
+        base.model.gpt.init_scale = 256.0f;
+        base.runs = {"fp32", "amp-fp16"};
+        base.steps = 1;
+        base.eval_every = 0;
+        for (AttentionScale where : {AttentionScale::after, AttentionScale::before, AttentionScale::split}) {
+            SessionConfig c = base;
+            c.model.attention.scale = where;
+            Session s(c);
+            const auto r = train(s, 1).at(0);
+            QCOMPARE(int(r[0].first_nonfinite), -1);
+            if (where == AttentionScale::after) {
+                const QString site = QString::fromStdString(site_name(r[1].first_nonfinite, c.model));
+                QVERIFY2(site.startsWith("block") && site.endsWith(".attn.output"), qPrintable(site));
+                QVERIFY(r[1].skipped);
+                QVERIFY(r[1].first_nonfinite_magnitude && *r[1].first_nonfinite_magnitude > 65520.0);
+                QVERIFY(std::isnan(r[1].loss));
+            } else {
+                // The forward pass stays finite; the backward pass at the scaler's first scale,
+                // 65536, may overflow (the scaler's business: it skips and backs off).
+                QVERIFY(std::isfinite(r[1].loss));
+                if (r[1].first_nonfinite >= 0)
+                    QVERIFY(pass_of(static_cast<TensorKind>(r[1].first_nonfinite % k_tensor_kinds)) != Pass::forward);
+            }
+        }
+    }
+
     void same_bits_on_one_two_and_three_threads() {
         std::vector<std::vector<StepRecord>> first;
         for (unsigned t : {1u, 2u, 3u}) {

@@ -26,7 +26,9 @@ void validate_gpt(const ModelConfig& m) {
     if (g.n_embd % g.n_head != 0)
         throw ConfigError("model.n_embd", std::to_string(g.n_embd) + " is not divisible by model.n_head = " +
                                               std::to_string(g.n_head) + "; each head takes n_embd / n_head channels");
-    if (m.dropout != 0.0f)
+    if (!(m.gpt.init_scale > 0.0f) || !std::isfinite(m.gpt.init_scale) || m.gpt.init_scale > 1e6f)
+        throw ConfigError("model.init_scale", "must be a positive factor up to 1e6 (1: nanoGPT's initial weights)");
+        if (m.dropout != 0.0f)
         throw ConfigError("model.dropout", "the GPT trains without dropout for now (nanoGPT's CPU recipe uses 0); "
                                            "set model.dropout = 0");
     if (m.recompute) throw ConfigError("model.recompute", "is an MLP setting; the GPT keeps its activations");
@@ -37,7 +39,7 @@ void validate_gpt(const ModelConfig& m) {
 void refuse_gpt_settings_on_mlp(const ModelConfig& m) {
     const ModelConfig defaults;
     if (!(m.gpt == defaults.gpt))
-        throw ConfigError("model.n_layer", "GPT settings (n_layer, n_head, n_embd, block_size, tie_embeddings) reach no "
+        throw ConfigError("model.n_layer", "GPT settings (n_layer, n_head, n_embd, block_size, tie_embeddings, init_scale) reach no "
                                            "run of an MLP; set model.kind = gpt");
     if (!(m.attention == defaults.attention))
         throw ConfigError("attention", "is set but the model is an MLP, which has no attention; set model.kind = gpt");

@@ -47,6 +47,10 @@ struct GptConfig {
     int n_layer = 4, n_head = 4, n_embd = 128, block_size = 64;
     bool tie_embeddings = true;
     int vocab = 0;
+    // Multiplies the standard deviation of every random initial weight (nanoGPT's 0.02 and
+    // 0.02/√(2·n_layer)): a teaching knob. q·kᵀ grows with its square, so 256 makes the scores of
+    // gpt-nanogpt-cpu's first step pass 65504 (docs/gpt.md) while LayerNorm keeps the rest in range.
+    float init_scale = 1.0f;
     bool operator==(const GptConfig&) const = default;
 };
 // The GPT's attention and autocast switches (session sections "attention" and "autocast").

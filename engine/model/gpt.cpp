@@ -61,7 +61,7 @@ InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed) {
         if (ends("ln_1.weight") || ends("ln_2.weight") || ends("ln_f.weight")) t.setOnes();
         else if (ends(".bias")) t.setZero();
         else {
-            const double sd = ends("c_proj.weight") ? residual_sd : 0.02;
+            const double sd = (ends("c_proj.weight") ? residual_sd : 0.02) * g.init_scale;
             Rng rng = Rng::derive(seed, 2000 + static_cast<std::uint64_t>(i));
             for (Eigen::Index k = 0; k < t.size(); ++k) t.data()[k] = static_cast<float>(sd * rng.normal());
         }

@@ -21,7 +21,8 @@ namespace mpx {
 // bias each), ln_f, and lm_head.weight when untied.
 std::vector<std::string> gpt_param_names(const GptConfig& g);
 // Their initial values (nanoGPT's _init_weights): N(0, 0.02) for embeddings and Linear weights,
-// N(0, 0.02/√(2·n_layer)) for the two residual projections, zero biases, LayerNorm γ = 1, β = 0.
+// N(0, 0.02/√(2·n_layer)) for the two residual projections (both standard deviations times
+// model.init_scale), zero biases, LayerNorm γ = 1, β = 0.
 InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed);
 
 class Gpt final : public Model {
