@@ -159,10 +159,10 @@ private slots:
         set_thread_count(static_cast<unsigned>(threads));
         SessionConfig c = load_config(preset.toStdString());
         c.device = "cpu";
-        // The GPT's buffers are all shaped by its first step, and its steps cost 100× an MLP's: a
-        // few suffice (its histograms, every 50 steps, fall outside them).
+        // The GPT's buffers are all shaped by its first step, and its steps cost 100–1,000× an MLP's
+        // (about 4 s under ASan): a few suffice (its histograms, every 10 or 50 steps, fall outside).
         const bool gpt = c.model.kind == ModelKind::gpt;
-        const long long k_warm = gpt ? 3 : 40, k_counted = gpt ? 12 : 100;
+        const long long k_warm = gpt ? 2 : 40, k_counted = gpt ? 3 : 100;
         c.steps = k_warm + k_counted;
         // Every step's batches first: gathering them is the session's work, not the run's step.
         Session s(c);
