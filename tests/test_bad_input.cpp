@@ -813,6 +813,10 @@ private slots:
         resume("resume_label_control_characters", {"@F/state_label_control.json", "--steps", "4"}, 2,
                "saved run '\\x1b[2K\\rEVIL' does not match run");
         run("config_key_control_characters", {"--config", "@F/esc_key.json"}, 2, "'st\\x1b[2Keps': unknown setting");
+        run("set_key_control_characters", {"--set", "st\x1b[2K\rEVIL=1", "--steps", "2"}, 2,
+            "'st\\x1b[2K\\rEVIL': unknown setting (in --set 'st\\x1b[2K\\rEVIL=1')");
+        run("precision_label_control_characters", {"--precision", "amp-fp16\x1b[2K\rEVIL", "--steps", "2"}, 2,
+            "run 'amp-fp16\\x1b[2K\\rEVIL'");
         cli("gemm_format_control_characters", {"gemm", "--format", "\x1b[2K\rEVIL", "--a", "@F/m.csv", "--b", "@F/m2.csv",
                                                "--out", "c.csv"},
             2, "unknown format '\\x1b[2K\\rEVIL'");

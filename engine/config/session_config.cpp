@@ -10,6 +10,7 @@
 #include "engine/base/error.hpp"
 #include "engine/base/input_file.hpp"
 #include "engine/base/json_util.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/base/text.hpp"
 #include "engine/config/device_choice.hpp"
 #include "engine/config/run_plan.hpp"
@@ -567,13 +568,13 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
         };
         std::string walked, walked_now;
         if (!find(known, walked) && !find(j, walked_now)) {
-            std::string message = "unknown setting (in --set " + assignment + ")";
+            std::string message = "unknown setting (in --set " + plain_or_quoted(assignment) + ")";
             if (parts.size() == 2 && parts[0] == "scaler_overrides") {
                 nlohmann::json o = j["scaler_overrides"].is_object() ? j["scaler_overrides"] : nlohmann::json::object();
                 o[parts[1]] = value;
                 message += "; scaler_overrides is one object: write scaler_overrides=" + o.dump();
             }
-            throw ConfigError(walked, message);
+            throw ConfigError(plain_or_quoted(walked), message);  // the user's key: never echoed raw
         }
         if (key == "scaler.preset") {
             j["scaler"] = nlohmann::json{{"preset", value}};  // a new preset brings all its values

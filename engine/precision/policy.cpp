@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/base/error.hpp"
+#include "engine/base/quote.hpp"
 #include "engine/precision/fp8_scaling.hpp"
 
 namespace mpx {
@@ -105,7 +106,7 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
             const auto next = rest.find('+');
             const std::string_view part = rest.substr(0, next);
             if (part.empty())
-                throw ConfigError(field, "run '" + std::string(label) + "' has an empty part after '+'");
+                throw ConfigError(field, "run " + quoted_text(label) + " has an empty part after '+'");
             std::optional<WriteBack> wb;
             for (const auto& n : write_back_suffixes)
                 if (n.name == part) wb = n.value;
@@ -115,20 +116,20 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
             } else if (part.starts_with(k_accumulate_suffix)) {
                 const auto plan = enum_parse<AccumulatePlan>(part.substr(k_accumulate_suffix.size()));
                 if (!plan)
-                    throw ConfigError(field, "run '" + std::string(label) + "': unknown accumulation '" +
+                    throw ConfigError(field, "run " + quoted_text(label) + ": unknown accumulation '" +
                                                  std::string(part) +
                                                  "'; choose acc-exact, acc-fast, acc-promote, acc-te, acc-torchao "
                                                  "or acc-custom (the accumulate section's models)");
                 if (spec.accumulate)
-                    throw ConfigError(field, "run '" + std::string(label) + "' names two accumulations");
+                    throw ConfigError(field, "run " + quoted_text(label) + " names two accumulations");
                 spec.accumulate = plan;
             } else if (wb) {
                 if (spec.write_back)
-                    throw ConfigError(field, "run '" + std::string(label) + "' names two write-back modes");
+                    throw ConfigError(field, "run " + quoted_text(label) + " names two write-back modes");
                 spec.write_back = wb;
             } else {
                 if (spec.scaler_preset)
-                    throw ConfigError(field, "run '" + std::string(label) + "' names two scalers ('" +
+                    throw ConfigError(field, "run " + quoted_text(label) + " names two scalers ('" +
                                                  *spec.scaler_preset + "' and '" + std::string(part) + "')");
                 spec.scaler_preset = std::string(part);
             }
@@ -140,10 +141,10 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
         // An FP8 label names its scaling recipe where AMP labels name their scaler.
         const auto r = enum_parse<Fp8Recipe>(*spec.scaler_preset);
         if (r && *m == Mode::mxfp8)
-            throw ConfigError(field, "run '" + std::string(label) +
-                                         "': mxfp8 scales blocks by powers of two; it takes no delayed or current recipe");
+            throw ConfigError(field, "run " + quoted_text(label) +
+                                         ": mxfp8 scales blocks by powers of two; it takes no delayed or current recipe");
         if (r && *r == Fp8Recipe::block)
-            throw ConfigError(field, "run '" + std::string(label) + "': block scaling is the mxfp8 run; write mxfp8");
+            throw ConfigError(field, "run " + quoted_text(label) + ": block scaling is the mxfp8 run; write mxfp8");
         if (r) {
             spec.fp8_recipe = *r;
             spec.scaler_preset.reset();
@@ -162,26 +163,26 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
         const auto dash = base.rfind('-');
         const auto mode = dash == std::string_view::npos ? std::nullopt : enum_parse<Mode>(base.substr(0, dash));
         if (!mode || !uses_low_precision(*mode))
-            throw ConfigError(field, "unknown run '" + std::string(label) + "'; choose from " + known);
+            throw ConfigError(field, "unknown run " + quoted_text(label) + "; choose from " + known);
         spec.mode = *mode;
         const auto fmt = parse_format(base.substr(dash + 1));
         if (!fmt || (*fmt != Format::fp16 && *fmt != Format::bf16))
-            throw ConfigError(field, "run '" + std::string(label) +
-                                         "': the low format must be fp16 or bf16 (FP8 training is "
+            throw ConfigError(field, "run " + quoted_text(label) +
+                                         ": the low format must be fp16 or bf16 (FP8 training is "
                                          "not available yet)");
         spec.low = *fmt;
     }
     if (spec.accumulate && is_fp4(spec.mode))
-        throw ConfigError(field, "run '" + std::string(label) + "': FP4 GEMMs add their products in FP32 (as "
+        throw ConfigError(field, "run " + quoted_text(label) + ": FP4 GEMMs add their products in FP32 (as "
                                      "Blackwell's tensor cores do); accumulation models are for FP8 and FP16/BF16 GEMMs");
     if (spec.accumulate && !takes_accumulation(spec.mode))
-        throw ConfigError(field, "run '" + std::string(label) + "': accumulation models are for GEMMs in FP8 "
+        throw ConfigError(field, "run " + quoted_text(label) + ": accumulation models are for GEMMs in FP8 "
                                      "(and, as a what-if, FP16/BF16); " + spec.base_label() +
                                      " multiplies in FP32 or TF32. Use e.g. fp8-e4m3+acc-fast or amp-bf16+acc-fast");
     if (is_fp4(spec.mode) && spec.scaler_preset && *spec.scaler_preset == "sr")
         spec.scaler_preset.reset();  // unreachable: "sr" is an FP4 switch there
     if (spec.write_back && *spec.write_back != WriteBack::nearest && !writes_narrow_weights(spec.mode))
-        throw ConfigError(field, "run '" + std::string(label) + "': stochastic rounding and Kahan updates cure "
+        throw ConfigError(field, "run " + quoted_text(label) + ": stochastic rounding and Kahan updates cure "
                                      "updates lost by weights stored in FP16/BF16 with no FP32 master; " +
                                      spec.base_label() + " updates FP32 weights. Use pure-fp16 or pure-bf16, "
                                      "e.g. pure-bf16+sr or pure-fp16+kahan");
