@@ -13,9 +13,12 @@
 #include "engine/io/export.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/model/dataset.hpp"
+#include "engine/core/attention.hpp"
+#include "engine/model/gpt.hpp"
 #include "engine/model/model.hpp"
 #include "engine/precision/format.hpp"
 #include "engine/run/run.hpp"
+#include "engine/run/session.hpp"
 
 namespace mpx {
 namespace {
@@ -81,7 +84,7 @@ void check_export_size(const SessionConfig& cfg) {
     const std::uint64_t draws = saturating_mul(saturating_mul(static_cast<std::uint64_t>(cfg.steps),
                                                               static_cast<std::uint64_t>(cfg.train.accumulation)),
                                                static_cast<std::uint64_t>(cfg.train.batch));
-    std::uint64_t per_draw = sizeof(std::int32_t);  // the batch index
+    std::uint64_t per_draw = sizeof(std::int32_t);  // the batch index (the GPT: a window's start)
     if (cfg.model.dropout > 0.0f)
         for (std::size_t l = 1; l + 1 < cfg.model.sizes.size(); ++l) per_draw += static_cast<std::uint64_t>(cfg.model.sizes[l]);
     const std::uint64_t bytes = saturating_mul(draws, per_draw) + saturating_mul(static_cast<std::uint64_t>(cfg.steps), sizeof(float));
@@ -92,6 +95,50 @@ void check_export_size(const SessionConfig& cfg) {
         throw ConfigError("steps", what + " is more than the " + byte_size(k_max_torch_export_bytes) +
                                        " an export may write; " + fix);
     check_memory(saturating_mul(bytes, 2), "steps", what, fix);
+}
+
+// The GPT's part of session.json and its data: the text's token ids, the held-out windows, the
+// initial weights by nanoGPT's parameter names, each parameter's site layer, and per run the
+// formats of the stream between ops (gpt.hpp), so the script repeats none of mpx's rules.
+void write_gpt(const SessionConfig& cfg, const TextCorpus& text, const InitialWeights& init, nlohmann::json& s, Folder& f) {
+    const GptConfig& g = cfg.model.gpt;
+    const core::AttentionFactors fac = core::attention_factors(cfg.model.attention.scale, g.n_embd / g.n_head);
+    const std::vector<std::string> names = gpt_param_names(g);
+    const std::vector<int> layers = gpt_param_layers(g);
+    nlohmann::json params = nlohmann::json::array();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const RowMatrix& t = init.tensors[i];
+        params.push_back({{"name", names[i]}, {"layer", layers[i]}, {"norm", is_gpt_norm_param(names[i])}});
+        // nn.Module's shapes: biases and LayerNorm's γ, β are vectors.
+        const bool vector = t.rows() == 1 && names[i].find("wpe") == std::string::npos;
+        f.write("data/init/" + names[i] + ".npy",
+                vector ? npy_floats({static_cast<long long>(t.size())}, std::span<const float>(t.data(), static_cast<std::size_t>(t.size())))
+                       : npy_of(t));
+    }
+    s["model"] = {{"kind", "gpt"},
+                  {"n_layer", g.n_layer},
+                  {"n_head", g.n_head},
+                  {"n_embd", g.n_embd},
+                  {"block_size", g.block_size},
+                  {"vocab_size", g.vocab},
+                  {"tie_embeddings", g.tie_embeddings},
+                  {"layernorm_eps", core::k_layernorm_eps},
+                  {"autocast_policy", to_string(cfg.model.autocast)},
+                  {"attention",
+                   {{"scale", to_string(cfg.model.attention.scale)},
+                    {"q_factor", fac.q},
+                    {"k_factor", fac.k},
+                    {"scores_factor", fac.scores},
+                    {"softmax", to_string(cfg.model.attention.softmax)},
+                    {"softcap", cfg.model.attention.softcap}}},
+                  {"params", std::move(params)}};
+    s["text"] = {{"source", text.source}, {"characters", text.characters()}, {"train_size", text.train_size},
+                 {"vocab", text.vocab}};
+    std::vector<std::int32_t> ids(text.ids.begin(), text.ids.end());
+    f.write("data/tokens.npy", npy_ints({static_cast<long long>(ids.size())}, ids));
+    const std::vector<std::size_t> eval = eval_window_starts(text, g.block_size, cfg.train.batch, cfg.data.n_test);
+    const std::vector<std::int32_t> starts(eval.begin(), eval.end());
+    f.write("data/eval_starts.npy", npy_ints({static_cast<long long>(starts.size())}, starts));
 }
 
 }  // namespace
@@ -139,8 +186,20 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
     const int accum = cfg.train.accumulation, batch = cfg.train.batch, L = cfg.model.layers();
     check_export_size(cfg);
 
-    const Dataset data = make_dataset(cfg.data);
-    const InitialWeights init = init_weights(cfg.model, cfg.seed);
+    const bool gpt = cfg.model.kind == ModelKind::gpt;
+    SessionConfig with_vocab = cfg;  // the GPT's vocabulary is the text's
+    std::shared_ptr<const TextCorpus> text;
+    Dataset data;
+    if (gpt) {
+        text = read_session_text(with_vocab);
+        data.text = text;
+        data.features = cfg.model.gpt.block_size;
+        data.outputs = with_vocab.model.gpt.vocab;
+        data.loss = LossKind::cross_entropy;
+    } else {
+        data = make_dataset(cfg.data);
+    }
+    const InitialWeights init = init_weights(with_vocab.model, cfg.seed);
 
     // A new folder is written beside it and renamed into place whole. An empty folder that exists is
     // kept and filled (it may be the shell's working folder, `--out .`: a rename over it would leave
@@ -171,7 +230,7 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
     s["loss"] = data.loss == LossKind::cross_entropy ? "cross_entropy" : "mse";
     s["features"] = data.features;
     s["outputs"] = data.outputs;
-    s["model"] = {{"sizes", cfg.model.sizes},
+    if (!gpt) s["model"] = {{"sizes", cfg.model.sizes},
                   {"activation", to_string(cfg.model.activation)},
                   {"layernorm", cfg.model.layernorm},
                   {"layernorm_eps", core::k_layernorm_eps},
@@ -197,7 +256,7 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
     nlohmann::json runs = nlohmann::json::array();
     for (const std::string& label : cfg.runs) {
         const RunInfo info = resolve_run(label, cfg);
-        const std::vector<LayerPrecision> prec = run_precisions(info, cfg, init);
+        const std::vector<LayerPrecision> prec = run_precisions(info, with_vocab, init);
         nlohmann::json r;
         r["label"] = info.label;
         r["precision"] = info.spec.precision();
@@ -205,6 +264,14 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
         r["layers"] = nlohmann::json::array();
         for (const LayerPrecision& p : prec) r["layers"].push_back(layer_json(p));
         r["autocast"] = autocast_of(prec);
+        if (gpt) {  // the formats of the stream between the GPT's ops, per site layer
+            nlohmann::json norm = nlohmann::json::array(), probs = nlohmann::json::array();
+            for (const LayerPrecision& p : prec) {
+                norm.push_back(to_string(gpt_norm_format(cfg.model, p)));
+                probs.push_back(to_string(gpt_probs_format(cfg.model, p)));
+            }
+            r["gpt_formats"] = {{"residual", to_string(prec.front().weight)}, {"norm", std::move(norm)}, {"probs", std::move(probs)}};
+        }
         nlohmann::json sc;
         to_json(sc, info.scaler);
         r["scaler"] = sc;
@@ -221,22 +288,25 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
     s["config"] = to_json(cfg);
 
     // The data, the initial weights, every step's batches and masks.
-    f.write("data/x_train.npy", npy_of(data.x_train));
-    f.write("data/x_test.npy", npy_of(data.x_test));
-    if (data.loss == LossKind::cross_entropy) {
-        f.write("data/y_train.npy", npy_labels(data.y_train));
-        f.write("data/y_test.npy", npy_labels(data.y_test));
-    } else {
-        f.write("data/t_train.npy", npy_of(data.t_train));
-        f.write("data/t_test.npy", npy_of(data.t_test));
+    if (gpt) write_gpt(with_vocab, *text, init, s, f);
+    else f.write("data/x_train.npy", npy_of(data.x_train));
+    if (!gpt) {
+        f.write("data/x_test.npy", npy_of(data.x_test));
+        if (data.loss == LossKind::cross_entropy) {
+            f.write("data/y_train.npy", npy_labels(data.y_train));
+            f.write("data/y_test.npy", npy_labels(data.y_test));
+        } else {
+            f.write("data/t_train.npy", npy_of(data.t_train));
+            f.write("data/t_test.npy", npy_of(data.t_test));
+        }
     }
-    for (int i = 0; i < L; ++i) {
+    for (int i = 0; i < L && !gpt; ++i) {
         const std::string name = "data/init_fc" + std::to_string(i + 1);
         f.write(name + "_weight.npy", npy_of(init.w[static_cast<std::size_t>(i)]));
         const RowMatrix& b = init.b[static_cast<std::size_t>(i)];
         f.write(name + "_bias.npy", npy_floats({static_cast<long long>(b.size())}, std::span<const float>(b.data(), static_cast<std::size_t>(b.size()))));
     }
-    BatchSampler sampler(static_cast<std::size_t>(data.x_train.rows()), static_cast<std::size_t>(batch), cfg.seed);
+    BatchSampler sampler(sampler_examples(data, cfg.model.gpt.block_size), static_cast<std::size_t>(batch), cfg.seed);
     std::vector<std::int32_t> order;
     order.reserve(static_cast<std::size_t>(steps * accum * batch));
     for (long long k = 0; k < steps * accum; ++k)

@@ -306,6 +306,10 @@ void BatchSampler::restore(const State& s) {
 
 // ---- gathering ----
 
+std::size_t sampler_examples(const Dataset& d, int block_size) {
+    return d.text ? d.text->train_size - static_cast<std::size_t>(block_size) : static_cast<std::size_t>(d.x_train.rows());
+}
+
 void gather_rows(const RowMatrix& src, std::span<const int> idx, RowMatrix& dst) {
     const auto rows = static_cast<Eigen::Index>(idx.size());
     if (dst.rows() != rows || dst.cols() != src.cols()) dst.resize(rows, src.cols());

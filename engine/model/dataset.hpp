@@ -68,6 +68,10 @@ private:
     std::vector<int> m_perm;  // (n) this epoch's order
 };
 
+// What the session's BatchSampler draws from: the training rows, or (a text) the training windows'
+// starts, every start with a next character for each of the window's block_size inputs.
+std::size_t sampler_examples(const Dataset& d, int block_size);
+
 // dst(i, :) = src(idx[i], :). Resizes dst only when its shape differs, so a reused buffer never
 // allocates. Throws std::out_of_range for an index outside src. dst: (idx.size(), src.cols())
 void gather_rows(const RowMatrix& src, std::span<const int> idx, RowMatrix& dst);

@@ -2,6 +2,7 @@
 #include "engine/model/gpt.hpp"
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "engine/base/error.hpp"
@@ -41,6 +42,25 @@ std::vector<std::string> gpt_param_names(const GptConfig& g) {
     n.push_back("transformer.ln_f.bias");
     if (!g.tie_embeddings) n.push_back("lm_head.weight");
     return n;
+}
+
+std::vector<int> gpt_param_layers(const GptConfig& g) {
+    std::vector<int> layers{0, 0};  // wte, wpe: the embedding
+    for (int b = 0; b < g.n_layer; ++b) {
+        const int qkv = gpt_layer(GptSite::qkv, b), proj = gpt_layer(GptSite::attn_proj, b), fc = gpt_layer(GptSite::mlp_fc, b),
+                  mp = gpt_layer(GptSite::mlp_proj, b);
+        for (const int l : {qkv, qkv, qkv, qkv, proj, proj, fc, fc, fc, fc, mp, mp}) layers.push_back(l);
+    }
+    const int head = gpt_lm_head_layer(g);
+    layers.push_back(head);
+    layers.push_back(head);
+    if (!g.tie_embeddings) layers.push_back(head);
+    return layers;
+}
+
+bool is_gpt_norm_param(const std::string& name) {
+    return name.find("ln_1.") != std::string::npos || name.find("ln_2.") != std::string::npos ||
+           name.find("ln_f.") != std::string::npos;
 }
 
 InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed) {
@@ -87,7 +107,9 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
     m_params.reserve(shapes.size());
     std::size_t next = 0;
     const LayerPrecision norm{};  // LayerNorm's affine parameters stay FP32 in every mode (as the MLP's)
+    const std::vector<int> param_layers = gpt_param_layers(g);
     const auto param = [&](int layer, const LayerPrecision& lp) {
+        if (param_layers[next] != layer) throw std::logic_error("Gpt: parameters out of gpt_param_layers' order");
         m_params.push_back(make_param(be, init.tensors[next++], lp, opt));
         m_params.back().layer = layer;
         return &m_params.back();
@@ -168,21 +190,21 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
     for (std::size_t i = 0; i < m_params.size(); ++i) m_params[i].index = static_cast<int>(i);
 }
 
-Format Gpt::norm_format(int linear_layer) const {
-    const LayerPrecision& p = prec(linear_layer);
+Format gpt_norm_format(const ModelConfig& m, const LayerPrecision& p) {
     if (p.weight != Format::fp32) return p.activation;  // a model cast to FP16/BF16: every op in it
-    if (m_cfg.autocast == AutocastPolicy::cpu_1_13 && low(p.compute)) return p.compute;
+    if (m.autocast == AutocastPolicy::cpu_1_13 && low(p.compute)) return p.compute;
     return Format::fp32;  // CUDA autocast: layer_norm gives FP32
 }
 
-Format Gpt::probs_format(int attn_layer) const {
-    const LayerPrecision& p = prec(attn_layer);
+Format gpt_probs_format(const ModelConfig& m, const LayerPrecision& p) {
     if (!low(p.compute)) return Format::fp32;
-    if (p.weight != Format::fp32 || m_cfg.attention.softmax == SoftmaxFormat::storage ||
-        m_cfg.autocast == AutocastPolicy::cpu_1_13)
+    if (p.weight != Format::fp32 || m.attention.softmax == SoftmaxFormat::storage || m.autocast == AutocastPolicy::cpu_1_13)
         return p.activation;
     return Format::fp32;  // CUDA autocast: softmax gives FP32
 }
+
+Format Gpt::norm_format(int linear_layer) const { return gpt_norm_format(m_cfg, prec(linear_layer)); }
+Format Gpt::probs_format(int attn_layer) const { return gpt_probs_format(m_cfg, prec(attn_layer)); }
 
 void Gpt::set_input(const RowMatrix& x) {
     const int T = m_cfg.gpt.block_size;

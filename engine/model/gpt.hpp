@@ -24,6 +24,17 @@ std::vector<std::string> gpt_param_names(const GptConfig& g);
 // N(0, 0.02/√(2·n_layer)) for the two residual projections (both standard deviations times
 // model.init_scale), zero biases, LayerNorm γ = 1, β = 0.
 InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed);
+// The site layer each of gpt_param_names' parameters belongs to (its precision's layer; a
+// LayerNorm's γ and β belong to the Linear layer it feeds, and stay FP32 in every mode).
+std::vector<int> gpt_param_layers(const GptConfig& g);
+bool is_gpt_norm_param(const std::string& name);
+
+// The formats of the stream between ops (docs/gpt.md), from a run's precision at a site layer:
+// a LayerNorm's output before the Linear layer `p` belongs to, and the attention's probabilities
+// at an attention layer `p`. The residual stream and embeddings are stored as the embedding's
+// weights are (layer 0's weight format).
+Format gpt_norm_format(const ModelConfig& m, const LayerPrecision& p);
+Format gpt_probs_format(const ModelConfig& m, const LayerPrecision& p);
 
 class Gpt final : public Model {
 public:

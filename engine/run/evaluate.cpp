@@ -20,7 +20,7 @@ Evaluation Run::evaluate(std::span<const EvalChunk> split, LossKind loss) {
     // The roundings of an evaluation belong to no training step: the record is cleared per chunk
     // and at the end, and the forward pass and loss ops count nowhere.
     double loss_sum = 0.0;  // Σ chunk mean × chunk rows
-    long long correct = 0, rows = 0;
+    long long correct = 0, rows = 0, labelled = 0;  // labelled: the GPT's labels are its windows' positions
     for (const EvalChunk& chunk : split) {
         model.set_input(chunk.data.x);
         const Tensor* logits = &model.forward(0, false, Pass::uncounted);  // (batch, outputs)
@@ -49,7 +49,9 @@ Evaluation Run::evaluate(std::span<const EvalChunk> split, LossKind loss) {
         be.set_uncounted();
         if (loss == LossKind::cross_entropy) {
             be.softmax_cross_entropy(*logits, chunk.data.labels, 1.0f, *grad);
-            correct += std::llround(be.accuracy(*logits, chunk.data.labels) * n);
+            const auto cells = static_cast<long long>(chunk.data.labels.size());
+            correct += std::llround(be.accuracy(*logits, chunk.data.labels) * static_cast<double>(cells));
+            labelled += cells;
         } else {
             const RowMatrix& t = chunk.data.targets;
             be.upload({t.data(), static_cast<std::size_t>(t.size())}, *target);
@@ -60,7 +62,7 @@ Evaluation Run::evaluate(std::span<const EvalChunk> split, LossKind loss) {
     }
     be.begin_step();
     ev.loss = loss_sum / static_cast<double>(rows) * m_train.loss_weight;
-    if (loss == LossKind::cross_entropy) ev.accuracy = static_cast<double>(correct) / static_cast<double>(rows);
+    if (loss == LossKind::cross_entropy) ev.accuracy = static_cast<double>(correct) / static_cast<double>(labelled);
     return ev;
 }
 

@@ -49,43 +49,49 @@ Session::Session(SessionConfig cfg, BackendFactory factory)
     build();
 }
 
-// The GPT's text: its symbols fix the model's vocabulary; each split must hold a window of
-// block_size + 1 characters (inputs and their next characters).
-void Session::read_text() {
-    const int T = m_cfg.model.gpt.block_size;
-    auto text = std::make_shared<TextCorpus>(m_cfg.data.text_file.empty() ? load_fortunes()
-                                                                          : load_text_file(m_cfg.data.text_file));
+std::shared_ptr<const TextCorpus> read_session_text(SessionConfig& cfg) {
+    const int T = cfg.model.gpt.block_size;
+    auto text = std::make_shared<TextCorpus>(cfg.data.text_file.empty() ? load_fortunes() : load_text_file(cfg.data.text_file));
     const std::size_t held_out = text->characters() - text->train_size;
-    if (text->train_size < static_cast<std::size_t>(T) + 1 + static_cast<std::size_t>(m_cfg.train.batch) ||
+    if (text->train_size < static_cast<std::size_t>(T) + 1 + static_cast<std::size_t>(cfg.train.batch) ||
         held_out < static_cast<std::size_t>(T) + 1)
         throw ConfigError("model.block_size", std::to_string(T) + " is larger than the text allows: " + text->source +
                                                   " holds " + std::to_string(text->characters()) + " characters, " +
                                                   std::to_string(held_out) + " of them held out; lower model.block_size");
-    m_cfg.model.gpt.vocab = static_cast<int>(text->vocab.size());
+    cfg.model.gpt.vocab = static_cast<int>(text->vocab.size());
+    return text;
+}
+
+std::vector<std::size_t> eval_window_starts(const TextCorpus& text, int block_size, int batch, int n_test) {
+    const std::size_t T = static_cast<std::size_t>(block_size), B = static_cast<std::size_t>(batch);
+    const std::size_t first = text.train_size, span = text.characters() - first - T - 1;
+    const std::size_t fit = span / T + 1;
+    const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(std::max(0, n_test)), fit) / B * B;
+    std::vector<std::size_t> starts;
+    for (std::size_t w = 0; w < count; ++w) starts.push_back(first + (count > 1 ? w * span / (count - 1) : 0));
+    return starts;
+}
+
+void Session::read_text() {
+    const int T = m_cfg.model.gpt.block_size;
     m_data = Dataset{};
     m_data.config = m_cfg.data;
+    m_data.text = read_session_text(m_cfg);
     m_data.features = T;
     m_data.outputs = m_cfg.model.gpt.vocab;
     m_data.loss = LossKind::cross_entropy;
-    m_data.text = std::move(text);
 }
 
 void Session::gather_eval_split() {
     if (m_data.text) {
-        // data.n_test windows spread evenly over the held-out 10 %, in whole batches (an evaluation
-        // averages every position of every window it reads).
         const int T = m_cfg.model.gpt.block_size, batch = m_cfg.train.batch;
-        const std::size_t first = m_data.text->train_size, span = m_data.text->characters() - first - static_cast<std::size_t>(T) - 1;
-        const std::size_t fit = span / static_cast<std::size_t>(T) + 1;
-        const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(m_cfg.data.n_test), fit) /
-                                  static_cast<std::size_t>(batch) * static_cast<std::size_t>(batch);
+        const std::vector<std::size_t> all = eval_window_starts(*m_data.text, T, batch, m_cfg.data.n_test);
         m_eval.clear();
-        for (std::size_t k = 0; k < count; k += static_cast<std::size_t>(batch)) {
+        for (std::size_t k = 0; k < all.size(); k += static_cast<std::size_t>(batch)) {
             EvalChunk c;
             c.rows = batch;
-            std::vector<std::size_t> starts;
-            for (std::size_t w = k; w < k + static_cast<std::size_t>(batch); ++w)
-                starts.push_back(first + (count > 1 ? w * span / (count - 1) : 0));
+            const std::vector<std::size_t> starts(all.begin() + static_cast<std::ptrdiff_t>(k),
+                                                  all.begin() + static_cast<std::ptrdiff_t>(k) + batch);
             gather_windows(*m_data.text, starts, T, c.data.x, c.data.labels);
             m_eval.push_back(std::move(c));
         }
@@ -118,10 +124,7 @@ void Session::build() {
 
 void Session::build_runs() {
     m_init = init_weights(m_cfg.model, m_cfg.seed);
-    // A text's examples are its training windows: every start with a next character for each input.
-    const std::size_t examples = m_data.text ? m_data.text->train_size - static_cast<std::size_t>(m_cfg.model.gpt.block_size)
-                                             : static_cast<std::size_t>(m_data.x_train.rows());
-    m_sampler = std::make_unique<BatchSampler>(examples,
+    m_sampler = std::make_unique<BatchSampler>(sampler_examples(m_data, m_cfg.model.gpt.block_size),
                                                static_cast<std::size_t>(m_cfg.train.batch),
                                                m_cfg.seed);
     m_runs.clear();

@@ -29,6 +29,14 @@ namespace mpx {
 // use; checked before the examples are generated.
 void check_dataset_fits(const DatasetConfig& d);
 
+// The GPT's text (data.kind = text): Debian's fortunes or data.text_file, checked against
+// model.block_size (each split must hold a window of block_size + 1 characters: inputs and their
+// next characters); its symbols fix the model's vocabulary, written into cfg.model.gpt.vocab.
+std::shared_ptr<const TextCorpus> read_session_text(SessionConfig& cfg);
+// The held-out windows an evaluation reads: data.n_test window starts spread evenly over the
+// held-out 10 %, in whole batches (an evaluation averages every position of every window).
+std::vector<std::size_t> eval_window_starts(const TextCorpus& text, int block_size, int batch, int n_test);
+
 // A live change as it landed, for the event log and the CLI: one per run whose scaler a run_scalers
 // change set, one for a session-scaler or training change (runs: every run it reached).
 struct LiveEffect {

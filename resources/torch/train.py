@@ -51,6 +51,7 @@ import stat
 import sys
 
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -165,7 +166,8 @@ class EmulatedLinear(torch.autograd.Function):
         xc, wc = ROUND[c](x), ROUND[c](w)
         ctx.save_for_backward(xc, wc)
         ctx.layer = layer
-        return F.linear(xc, wc, ROUND[c](b) if c in DTYPES else b)
+        ctx.has_bias = b is not None
+        return F.linear(xc, wc, ROUND[c](b) if b is not None and c in DTYPES else b)
 
     @staticmethod
     def backward(ctx, dy):
@@ -175,8 +177,29 @@ class EmulatedLinear(torch.autograd.Function):
         dyc = ROUND[c](dy)
         dx = ROUND[written](dyc @ wc)
         dw = ROUND[through](dyc.t() @ xc)
-        db = ROUND[through](dy.sum(0))
+        db = ROUND[through](dy.sum(0)) if ctx.has_bias else None
         return dx, dw, db, None
+
+
+class EmulatedMatmul(torch.autograd.Function):
+    """a @ b as a batched product with operands in `compute` computes it (attention's q·kᵀ and
+    probabilities · v): products in FP32, operands and the incoming gradient rounded to the compute
+    format, the operands' gradients written in it (FP32 where the compute format is FP32/TF32)."""
+
+    @staticmethod
+    def forward(ctx, a, b, compute):
+        ac, bc = ROUND[compute](a), ROUND[compute](b)
+        ctx.save_for_backward(ac, bc)
+        ctx.compute = compute
+        return ac @ bc
+
+    @staticmethod
+    def backward(ctx, g):
+        ac, bc = ctx.saved_tensors
+        c = ctx.compute
+        written = c if c in DTYPES else "fp32"
+        gc = ROUND[c](g)
+        return ROUND[written](gc @ bc.transpose(-2, -1)), ROUND[written](ac.transpose(-2, -1) @ gc), None
 
 
 # ---- the loss scaler -------------------------------------------------------------------------------
@@ -293,6 +316,163 @@ def activation(name, z):
     return z
 
 
+class Formats:
+    """Where a GPT run's values meet its formats, read from session.json: per site layer the run's
+    formats (`layers`) and the formats of the stream between ops (`gpt_formats`: the residual
+    stream, a LayerNorm's output, attention's probabilities). Natively, PyTorch's own dtypes do
+    the rounding: autocast casts each Linear's and batched product's operands (a layer mpx keeps in
+    FP32 runs with autocast off), and LayerNorm, softmax and GELU run in FP32 with autocast off,
+    their results cast to the format named (CUDA's autocast puts layer_norm and softmax in FP32;
+    PyTorch 1.13's CPU autocast leaves them in BF16, which session.json's cpu-1.13 policy names).
+    Emulated, every value is rounded where that format stores it (Store) and each product computes
+    in FP32 from operands rounded to the compute format."""
+
+    def __init__(self, spec, device, emulated):
+        self.layers, self.stream = spec["layers"], spec["gpt_formats"]
+        self.device, self.emulated = device, emulated
+        self.autocast = spec["autocast"]
+
+    def store(self, t, fmt):
+        if self.emulated:
+            return Store.apply(t.float(), fmt, fmt)
+        return t.to(DTYPES.get(fmt, torch.float32))
+
+    def fp32(self):
+        """A region computed in FP32 (LayerNorm, softmax, GELU): autocast off."""
+        if self.emulated or not self.autocast:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device, enabled=False)
+
+    def kept_fp32(self, layer):
+        return self.autocast and self.layers[layer]["compute"] in ("fp32", "tf32")
+
+    def linear(self, x, w, b, layer):
+        lay = self.layers[layer]
+        if self.emulated:
+            return Store.apply(EmulatedLinear.apply(x, w, b, lay), lay["activation"], lay["activation"])
+        if self.kept_fp32(layer):
+            with torch.autocast(device_type=self.device, enabled=False):
+                return F.linear(x.float(), w, b)
+        return F.linear(x if self.autocast else x.to(w.dtype), w, b)
+
+    def matmul(self, a, b, layer):
+        lay = self.layers[layer]
+        if self.emulated:
+            return Store.apply(EmulatedMatmul.apply(a, b, lay["compute"]), lay["activation"], lay["activation"])
+        if self.kept_fp32(layer):
+            with torch.autocast(device_type=self.device, enabled=False):
+                return a.float() @ b.float()
+        return a @ b
+
+
+class CausalSelfAttention(nn.Module):
+    """One packed QKV Linear, the scores q·kᵀ with 1/√d where session.json's attention.scale puts
+    it, the causal mask, softmax, probabilities · v, and the output projection: attention written
+    out as math (PyTorch 1.13 has no scaled_dot_product_attention)."""
+
+    def __init__(self, m, block):
+        super().__init__()
+        c = m["n_embd"]
+        self.c_attn = nn.Linear(c, 3 * c)
+        self.c_proj = nn.Linear(c, c)
+        self.n_head, self.n_embd, self.att = m["n_head"], c, m["attention"]
+        self.site_qkv, self.site_att, self.site_proj = 1 + 5 * block, 2 + 5 * block, 3 + 5 * block
+        t = m["block_size"]
+        self.register_buffer("mask", torch.tril(torch.ones(t, t, dtype=torch.bool)), persistent=False)
+
+    def forward(self, x, f, batch):
+        n, c = x.shape
+        t, h = n // batch, self.n_head
+        out = f.layers[self.site_att]["activation"]
+        qkv = f.linear(x, self.c_attn.weight, self.c_attn.bias, self.site_qkv)
+        q, k, v = (z.view(batch, t, h, c // h).transpose(1, 2) for z in qkv.split(c, dim=1))
+        if self.att["q_factor"] != 1.0:  # scale before (q/√d) or split (d^-1/4 on q and on k)
+            q = f.store(q * self.att["q_factor"], out)
+        if self.att["k_factor"] != 1.0:
+            k = f.store(k * self.att["k_factor"], out)
+        att = f.matmul(q, k.transpose(-2, -1), self.site_att)  # the scores: where FP16 passes 65504
+        if self.att["scores_factor"] != 1.0:  # scale after (llm.c's order)
+            att = f.store(att * self.att["scores_factor"], out)
+        cap = self.att["softcap"]
+        if cap > 0:  # Gemma's soft-cap c·tanh(x/c), three ops
+            att = f.store(att / cap, out)
+            att = f.store(torch.tanh(att), out)
+            att = f.store(att * cap, out)
+        att = att.masked_fill(~self.mask[:t, :t], float("-inf"))
+        with f.fp32():
+            att = f.store(F.softmax(att.float(), dim=-1), f.stream["probs"][self.site_att])
+        y = f.matmul(att, v, self.site_att)
+        y = y.transpose(1, 2).contiguous().view(n, c)
+        return f.linear(y, self.c_proj.weight, self.c_proj.bias, self.site_proj)
+
+
+class MLP(nn.Module):
+    def __init__(self, m, block):
+        super().__init__()
+        c = m["n_embd"]
+        self.c_fc = nn.Linear(c, 4 * c)
+        self.c_proj = nn.Linear(4 * c, c)
+        self.site_fc, self.site_proj = 4 + 5 * block, 5 + 5 * block
+
+    def forward(self, x, f):
+        x = f.linear(x, self.c_fc.weight, self.c_fc.bias, self.site_fc)
+        with f.fp32():  # GELU (tanh form) in FP32, stored once in the layer's format
+            x = f.store(F.gelu(x.float(), approximate="tanh"), f.layers[self.site_fc]["activation"])
+        return f.linear(x, self.c_proj.weight, self.c_proj.bias, self.site_proj)
+
+
+def layer_norm(x, ln, eps, f, fmt):
+    """LayerNorm's statistics and result in FP32, stored in `fmt`."""
+    with f.fp32():
+        return f.store(F.layer_norm(x.float(), (x.shape[-1],), ln.weight, ln.bias, eps), fmt)
+
+
+class Block(nn.Module):
+    def __init__(self, m, block):
+        super().__init__()
+        c = m["n_embd"]
+        self.ln_1 = nn.LayerNorm(c, eps=m["layernorm_eps"])
+        self.attn = CausalSelfAttention(m, block)
+        self.ln_2 = nn.LayerNorm(c, eps=m["layernorm_eps"])
+        self.mlp = MLP(m, block)
+
+    def forward(self, x, f, batch):
+        eps, resid = self.ln_1.eps, f.stream["residual"]
+        x = f.store(x + self.attn(layer_norm(x, self.ln_1, eps, f, f.stream["norm"][self.attn.site_qkv]), f, batch), resid)
+        return f.store(x + self.mlp(layer_norm(x, self.ln_2, eps, f, f.stream["norm"][self.mlp.site_fc]), f), resid)
+
+
+class GPT(nn.Module):
+    """nanoGPT's shape, pre-LN, as session.json's model describes it; its parameters in nanoGPT's
+    names and order (load_state_dict takes the exported initial weights). forward(idx, f) takes a
+    (batch, block_size) tensor of token ids and a run's Formats; it returns the logits, one row per
+    position, (batch · block_size, vocab_size)."""
+
+    def __init__(self, m):
+        super().__init__()
+        c = m["n_embd"]
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(m["vocab_size"], c),
+            wpe=nn.Embedding(m["block_size"], c),
+            h=nn.ModuleList([Block(m, b) for b in range(m["n_layer"])]),
+            ln_f=nn.LayerNorm(c, eps=m["layernorm_eps"]),
+        ))
+        self.lm_head = nn.Linear(c, m["vocab_size"], bias=False)
+        if m["tie_embeddings"]:
+            self.lm_head.weight = self.transformer.wte.weight  # nanoGPT's weight tying
+        self.site_head = 5 * m["n_layer"] + 1
+
+    def forward(self, idx, f):
+        batch, t = idx.shape
+        tr = self.transformer
+        pos = torch.arange(t, device=idx.device)
+        x = f.store(tr.wte(idx) + tr.wpe(pos), f.stream["residual"]).view(batch * t, -1)
+        for block in tr.h:
+            x = block(x, f, batch)
+        x = layer_norm(x, tr.ln_f, tr.ln_f.eps, f, f.stream["norm"][self.site_head])
+        return f.linear(x, self.lm_head.weight, None, self.site_head)
+
+
 def can_run(device, dtype):
     """Whether this PyTorch multiplies `dtype` matrices on the device, and autocasts to it there."""
     try:
@@ -326,7 +506,10 @@ class Run:
         self.has_master = any(l["master"] for l in self.layers)
         # Parameters in the model's order: fc1.weight, fc1.bias, (LayerNorm gamma, beta), fc2.weight, ...
         self.params, self.fmt, self.initial = [], [], []
-        n = len(self.model["sizes"]) - 1
+        self.net = None
+        if self.model.get("kind") == "gpt":
+            self.init_gpt(init)
+        n = 0 if self.net else len(self.model["sizes"]) - 1
         for i in range(n):
             lay = self.layers[i]
             for t in (init[f"fc{i + 1}_weight"], init[f"fc{i + 1}_bias"]):
@@ -363,6 +546,29 @@ class Run:
         self.schedule_steps = 0
         self.stopped = None
 
+    def init_gpt(self, init):
+        """The GPT as an nn.Module, its parameters loaded from the exported initial weights (each
+        rounded to its format when emulated), in nanoGPT's order (session.json's model.params)."""
+        self.net = GPT(self.model).to(self.device)
+        self.formats = Formats(self.spec, self.device, self.emulated)
+        named = dict(self.net.named_parameters())
+        listed = [p["name"] for p in self.model["params"]]
+        if list(named) != listed:
+            raise ExportError(f"{HERE}/session.json: its model.params are not this script's GPT's; export again")
+        state = {}
+        for p in self.model["params"]:
+            lay = self.layers[p["layer"]]
+            if p["norm"]:  # LayerNorm's gamma and beta stay FP32 in every mode
+                lay = dict(lay, weight="fp32", grad="fp32", grad_through="fp32", unscaled="fp32", state="fp32")
+            t = init[p["name"]].to(self.device)
+            self.initial.append(t.clone())
+            state[p["name"]] = ROUND[lay["weight"]](t) if self.emulated else t
+            self.params.append(named[p["name"]])
+            self.fmt.append(lay)
+        if self.model["tie_embeddings"]:
+            state["lm_head.weight"] = state["transformer.wte.weight"]
+        self.net.load_state_dict(state)
+
     def add_param(self, t, fmt, layer, dtype=None):
         t = t.to(self.device).clone()  # every run starts from its own copy of the initial values
         self.initial.append(t.float().clone())
@@ -376,6 +582,8 @@ class Run:
     def native_problem(self):
         """Why this PyTorch cannot run the run natively on the device, or None."""
         formats = {l[k] for l in self.layers for k in ("compute", "weight")}
+        if self.model.get("kind") == "gpt" and {l["weight"] for l in self.layers} != {"fp32"}:
+            return "this script trains a GPT whose weights are stored in FP16/BF16 in emulation only"
         if "tf32" in formats and self.device != "cuda":
             return "TF32 is a CUDA tensor-core format"
         for name, dtype in DTYPES.items():
@@ -388,6 +596,11 @@ class Run:
 
     # The forward pass, in the run's precision. `keep` holds the step's dropout masks (None: no dropout).
     def forward(self, x, keep):
+        if self.net is not None:
+            autocast = self.spec["autocast"]
+            with (torch.autocast(device_type=self.device, dtype=DTYPES[autocast]) if autocast and not self.emulated
+                  else contextlib.nullcontext()):
+                return self.net(x, self.formats)
         return self.forward_emulated(x, keep) if self.emulated else self.forward_native(x, keep)
 
     def layer_params(self, i):
@@ -525,14 +738,17 @@ class Run:
     @torch.no_grad()
     def evaluate(self, x, target, batch, loss_kind):
         """Held-out loss (mean over examples, as mpx: chunk means x rows) and accuracy; no dropout."""
-        loss_sum, correct, rows = 0.0, 0, x.shape[0]
+        loss_sum, correct, labelled, rows = 0.0, 0, 0, x.shape[0]
         for first in range(0, rows, batch):
             xs, ts = x[first:first + batch], target[first:first + batch]
+            if self.net is not None:  # the GPT: a label per position of each window
+                ts = ts.reshape(-1)
             logits = self.forward(xs, None)
             loss_sum += self.loss(logits, ts, loss_kind).item() * xs.shape[0]
             if loss_kind == "cross_entropy":
                 correct += int((logits.float().argmax(dim=1) == ts).sum())
-        accuracy = correct / rows if loss_kind == "cross_entropy" else None
+                labelled += ts.shape[0]
+        accuracy = correct / labelled if loss_kind == "cross_entropy" else None
         return loss_sum / rows * self.train_cfg["loss_weight"], accuracy
 
 
@@ -579,6 +795,8 @@ def train(args):
     steps = session["steps"] if args.steps is None else min(args.steps, session["steps"])
     t = session["train"]
     batch, accum = t["batch"], t["accumulation"]
+    if session["model"].get("kind") == "gpt":
+        return train_gpt(args, session, steps)
     sizes = session["model"]["sizes"]
     n = len(sizes) - 1
     regression = session["loss"] == "mse"
@@ -610,6 +828,25 @@ def train(args):
             name = f"data/dropout_fc{i + 1}.npy"
             masks.append(expect_shape(name, load_npy(name), (session["steps"], accum, batch, sizes[i + 1])))
 
+    runs, notes = make_runs(args, session, init, lrs)
+    x_train, x_test = x_train.to(dev), x_test.to(dev)
+    y_train, y_test = y_train.to(dev), y_test.to(dev)
+
+    def micro_batches(step):
+        micro = []
+        for k in range(accum):
+            idx = batches[step, k].to(dev)
+            keep = [masks[i][step, k].to(dev).float() * keep_scale for i in range(n - 1)] if dropout else None
+            micro.append((x_train[idx], y_train[idx], keep))
+        return micro
+
+    return train_loop(args, session, steps, runs, notes, micro_batches, x_test, y_test)
+
+
+def make_runs(args, session, init, lrs):
+    """The runs --runs asks for (all by default), each with its model, optimizer and scaler, and a
+    line per run saying how it is trained."""
+    dev = args.device
     specs = session["runs"]
     if args.runs:
         wanted = [r.strip() for r in args.runs.split(",") if r.strip()]
@@ -638,17 +875,16 @@ def train(args):
         else:
             sc = f"scaler: {r.spec['scaler']['kind']} (scale {r.scale():g})"
         notes.append(f"# {r.label}: {how}; {sc}")
+    return runs, notes
 
-    x_train, x_test = x_train.to(dev), x_test.to(dev)
-    y_train, y_test = y_train.to(dev), y_test.to(dev)
+
+def train_loop(args, session, steps, runs, notes, micro_batches, x_test, y_test):
+    """Every run steps in lockstep on the same micro-batches; the held-out set every eval_every steps."""
+    dev, batch = args.device, session["train"]["batch"]
     rows = []
     eval_every = session["eval_every"]
     for step in range(steps):
-        micro = []
-        for k in range(accum):
-            idx = batches[step, k].to(dev)
-            keep = [masks[i][step, k].to(dev).float() * keep_scale for i in range(n - 1)] if dropout else None
-            micro.append((x_train[idx], y_train[idx], keep))
+        micro = micro_batches(step)
         evaluate = eval_every >= 1 and x_test.shape[0] > 0 and (step % eval_every == 0 or step + 1 == session["steps"])
         for r in runs:
             if args.device == "cuda":
@@ -662,6 +898,47 @@ def train(args):
     header = [f"# train.py from mpx export-torch ({session['program']}, preset {session['preset']}); "
               f"torch {torch.__version__}, device {dev}"] + notes
     return header, rows
+
+
+def train_gpt(args, session, steps):
+    """The GPT: windows of the text's token ids (data/tokens.npy), inputs and their next characters,
+    at the training starts of data/batches.npy and the held-out starts of data/eval_starts.npy."""
+    dev, m, t = args.device, session["model"], session["train"]
+    batch, accum, block = t["batch"], t["accumulation"], m["block_size"]
+    tokens = load_npy("data/tokens.npy").long()
+    text = session["text"]
+    expect_shape("data/tokens.npy", tokens, (text["characters"],))
+    if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= m["vocab_size"]):
+        raise ExportError(f"{HERE}/data/tokens.npy: a token outside the vocabulary; export again")
+    init = {}
+    for p in m["params"]:
+        name = f"data/init/{p['name']}.npy"
+        init[p["name"]] = load_npy(name)
+    batches = expect_shape("data/batches.npy", load_npy("data/batches.npy"), (session["steps"], accum, batch)).long()
+    eval_starts = load_npy("data/eval_starts.npy").long()
+    last_train = text["train_size"] - block - 1
+    if batches.numel() and (int(batches.min()) < 0 or int(batches.max()) > last_train):
+        raise ExportError(f"{HERE}/data/batches.npy: a window outside the training text; export again")
+    if eval_starts.numel() and (int(eval_starts.min()) < text["train_size"] or
+                                int(eval_starts.max()) + block >= text["characters"]):
+        raise ExportError(f"{HERE}/data/eval_starts.npy: a window outside the held-out text; export again")
+    lrs = expect_shape("data/lr.npy", load_npy("data/lr.npy"), (session["steps"],)).tolist()
+    offsets = torch.arange(block)
+
+    def windows(starts):
+        at = starts.reshape(-1, 1) + offsets
+        return tokens[at].to(dev), tokens[at + 1].to(dev)
+
+    def micro_batches(step):
+        micro = []
+        for k in range(accum):
+            x, y = windows(batches[step, k])
+            micro.append((x, y.reshape(-1), None))
+        return micro
+
+    runs, notes = make_runs(args, session, init, lrs)
+    x_test, y_test = windows(eval_starts)
+    return train_loop(args, session, steps, runs, notes, micro_batches, x_test, y_test)
 
 
 def write_csv(args, result):
