@@ -6,22 +6,31 @@ Three lines in a training loop (PyTorch >= 1.13, nothing else):
     recorder = mpx_trace.Recorder("trace.csv", model)  # once, after building the model
 
     scaler.scale(loss).backward()
-    recorder.record(loss, scaler=scaler, optimizer=optimizer)   # after backward, before scaler.step
+    recorder.record(loss, scaler=scaler, optimizer=optimizer)   # after backward, before clipping and scaler.step
     scaler.step(optimizer); scaler.update()
+
+Where `record` goes: after the step's last backward and before anything that changes the gradients
+(clip_grad_norm_, scaler.step). With clipping, either before `scaler.unscale_(optimizer)` or right after
+it: the recorder reads GradScaler's per-optimizer stage (pass `optimizer=`) and does not divide
+gradients that unscale_ already divided. After clip_grad_norm_ the amax would be the clipped one, and
+after scaler.step the step is spent: `record` refuses a stepped optimizer with one line.
 
 Evaluation or any other forward/backward pass between two steps goes inside `with recorder.paused():`
 (its values would count towards the next step otherwise).
 
-Without a GradScaler, pass the scale the loss was multiplied by: recorder.record(loss, scale=S,
-optimizer=optimizer, skipped=...).
+Without a GradScaler, pass the scale the loss was multiplied by, with the gradients still multiplied
+by it: recorder.record(loss, scale=S, optimizer=optimizer, skipped=...).
 
 A step that overflows hides its amax (censored). Pass `reprobe=lambda: loss_fn(model(x), y)` (the
 step's own forward on the same batch, under the same autocast) and the recorder runs it again at
 half the scale, then a quarter, ... until the gradients are finite, records that amax (exact: the
 scales are powers of two apart) and marks the step uncensored; the step's own gradients are put
 back untouched, so the optimizer step and GradScaler see what they would have. It costs a forward
-and backward per halving, on overflow steps only. With dropout or other randomness in the forward,
-the probe sees another draw unless the closure restores the RNG state. Close it at the end (recorder.close(), or use it as a context
+and backward per halving, on overflow steps only. An overflow step whose forward held inf/NaN with a
+finite loss is probed too: a halving that clears it shows the scale overflowed, not the forward's inf
+(which a ReLU may have removed); if none does in max_halvings passes, the forward's inf reached the
+gradients. With dropout or other randomness in the forward, the probe sees another draw unless the
+closure restores the RNG state. Close it at the end (recorder.close(), or use it as a context
 manager); rows are flushed every step, so a crashed run keeps what it recorded.
 
 What one row holds, per optimizer step (trace.csv):
@@ -36,8 +45,15 @@ What one row holds, per optimizer step (trace.csv):
                          only (amax then holds that bound); 0 on an overflow step re-probed below
                          its scale (reprobe=), whose amax is then exact
   forward_nonfinite      inf/NaN values in the forward pass's module outputs (they appear at every
-  forward_site           scale: no loss scale avoids them), and the first module that produced one
+  forward_site           scale: no loss scale avoids them), and the first module that produced one;
+                         whether they reached the gradients is the loss's and found_inf's to say (an
+                         inf that a ReLU turns to 0 leaves both finite, and the step is not skipped)
   grad_norm, lr          the unscaled gradient norm (empty when not finite), the first group's LR
+
+Output gradients are read by a hook on the autograd node of each leaf module's output (registered in
+a forward hook), not by full backward hooks: those wrap outputs in a view that an in-place op after
+the module (ReLU(inplace=True), as torchvision's ResNet and VGG have) is refused on. The node is
+taken when the module runs, so an in-place op after it does not move the hook.
 
 Every `every` steps, trace.histograms.csv gets each module's output
 gradient as log2 histograms in `mpx-cli run --histograms` columns (run, step, layer, tensor,
@@ -57,6 +73,22 @@ import torch
 
 VERSION = 1
 BINS = range(-64, 64)
+
+
+def _stage(scaler, optimizer):
+    """GradScaler's stage for `optimizer` ("READY", "UNSCALED" or "STEPPED", torch.cuda.amp's and
+    torch.amp's OptState names), read from its per-optimizer state; "READY" for a scaler without one."""
+    states = getattr(scaler, "_per_optimizer_states", None)
+    if states is None:
+        return "READY"
+    if optimizer is not None:
+        state = states.get(id(optimizer))  # .get: the defaultdict must not gain an entry here
+        return getattr(state["stage"], "name", "READY") if state else "READY"
+    stages = {getattr(s["stage"], "name", "READY") for s in states.values()}
+    if stages - {"READY"}:
+        raise ValueError("mpx_trace: the GradScaler has unscaled or stepped an optimizer; pass optimizer= "
+                         "to record(), so the recorder knows whether its gradients are still scaled")
+    return "READY"
 
 
 def _log2_bins(t):
@@ -98,7 +130,6 @@ class Recorder:
                 continue  # leaves only: a container's output is its last leaf's
             self.names.append(name)
             self._handles.append(module.register_forward_hook(self._forward_hook(name)))
-            self._handles.append(module.register_full_backward_hook(self._backward_hook(name)))
         self.params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
         self._file = open(path, "w", encoding="utf-8", newline="")
         self._file.write(f"# mpx-trace {VERSION}; torch {torch.__version__}; every {every}\n")
@@ -114,13 +145,17 @@ class Recorder:
 
     def _forward_hook(self, name):
         def hook(module, inputs, output):
-            if not self._paused and torch.is_tensor(output) and output.is_floating_point():
-                self._fwd_nonfinite.append((name, (~torch.isfinite(output.detach())).sum()))
+            if self._paused or not torch.is_tensor(output) or not output.is_floating_point():
+                return
+            self._fwd_nonfinite.append((name, (~torch.isfinite(output.detach())).sum()))
+            if output.grad_fn is not None:
+                # The gradient of this output is the node's grad_outputs[output_nr] once the node runs.
+                output.grad_fn.register_hook(self._gradient_hook(name, output.output_nr))
         return hook
 
-    def _backward_hook(self, name):
-        def hook(module, grad_input, grad_output):
-            g = grad_output[0] if grad_output else None
+    def _gradient_hook(self, name, output_nr):
+        def hook(grad_inputs, grad_outputs):
+            g = grad_outputs[output_nr] if output_nr < len(grad_outputs) else None
             if g is None or self._paused:
                 return
             g = g.detach()
@@ -132,11 +167,14 @@ class Recorder:
     def _histogram_step(self):
         return self.every > 0 and self.step_index % self.every == 0 and not self._probing
 
-    def _measure(self):
+    def _measure(self, param_factor=1.0):
         """The step's gradients so far: (sites with their amax as stored, found_inf, forward inf/NaN
-        count, first forward site), with one transfer for every reduction."""
+        count, first forward site), with one transfer for every reduction. `param_factor` brings the
+        parameters' gradients back to the scaled values the backward stored (the scale, where GradScaler
+        has unscaled them already; the module outputs' were read during the backward, still scaled)."""
         grads = [(n, p.grad.detach()) for n, p in self.params if p.grad is not None]
-        sites = [(n, torch.nan_to_num(g.float().abs(), nan=0.0, posinf=0.0).max()) for n, g in grads] + self._grad_amax
+        sites = [(n, torch.nan_to_num(g.float().abs(), nan=0.0, posinf=0.0).max() * param_factor) for n, g in grads]
+        sites += self._grad_amax
         nonfinite = [(~torch.isfinite(g)).sum() for _, g in grads]
         pending = [v for _, v in sites] + nonfinite + [c for _, c in self._fwd_nonfinite]
         values = torch.stack([v.float().cpu() for v in pending]).tolist() if pending else []
@@ -162,9 +200,7 @@ class Recorder:
                 for _, p in self.params:
                     p.grad = None
                 (closure() * probe).backward()
-                _, (amax, site), found_inf, fwd_count, _ = self._measure()
-                if fwd_count:
-                    return None  # a forward overflow: no scale shows the amax
+                _, (amax, site), found_inf, _, _ = self._measure()
                 if not found_inf:
                     return amax / probe, site
             return None
@@ -175,22 +211,32 @@ class Recorder:
             self._probing = False
 
     def record(self, loss, scaler=None, scale=None, optimizer=None, skipped=None, reprobe=None, max_halvings=40):
-        """One optimizer step, after backward and before the optimizer step (gradients still scaled).
+        """One optimizer step, after backward and before clipping and the optimizer step (before or
+        right after scaler.unscale_(optimizer)).
         `reprobe`: the step's forward as a closure returning the unscaled loss (see the module's text)."""
+        unscaled = False
         if scaler is not None:
             scale = float(scaler.get_scale())
+            stage = _stage(scaler, optimizer)
+            if stage == "STEPPED":
+                raise ValueError("mpx_trace: record() goes before scaler.step(optimizer); this optimizer has "
+                                 "stepped, and its gradients are no longer the step's")
+            unscaled = stage == "UNSCALED"  # scaler.unscale_(optimizer) ran: the .grads are divided already
         if scale is None or not scale > 0:
             raise ValueError("mpx_trace: give the GradScaler or the scale the loss was multiplied by")
-        grads, (amax, site), found_inf, fwd_count, fwd_site = self._measure()
+        grads, (amax, site), found_inf, fwd_count, fwd_site = self._measure(scale if unscaled else 1.0)
         amax /= scale
         censored = found_inf
-        if found_inf and not fwd_count and reprobe is not None:
+        # A forward inf/NaN with a finite loss may have stopped short of the gradients (a ReLU turns
+        # -inf to 0): the probe says whether a lower scale clears them.
+        if found_inf and reprobe is not None and (not fwd_count or math.isfinite(float(loss))):
             probed = self._reprobe(reprobe, scale, max_halvings)
             if probed is not None:
                 (amax, site), censored = probed, False
         grad_norm = ""
         if not found_inf and grads:
-            grad_norm = repr(math.sqrt(sum(float(g.double().pow(2).sum()) for _, g in grads)) / scale)
+            norm = math.sqrt(sum(float(g.double().pow(2).sum()) for _, g in grads))
+            grad_norm = repr(norm if unscaled else norm / scale)
         lr = optimizer.param_groups[0]["lr"] if optimizer is not None else ""
         if skipped is None:
             skipped = found_inf  # GradScaler's rule: a step with inf/NaN gradients is skipped
