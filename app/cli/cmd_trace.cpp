@@ -94,7 +94,8 @@ void add_trace_command(CLI::App& app) {
     auto lo = std::make_shared<FromLogOptions>();
     cmd->add_flag("--script", lo->script, "Print the recorder (save it as mpx_trace.py beside your training script)");
     cmd->add_option("--from-deepspeed-log", lo->log, "Rebuild a trace from a DeepSpeed log with steps_per_print = 1 "
-                                                   "(overflow decisions and scales; no amaxes)");
+                                                   "(and \"log_level\": \"info\" from DeepSpeed 0.17.6; overflow "
+                                                   "decisions and scales; no amaxes)");
     cmd->add_option("--from-megatron-log", lo->megatron_log, "Rebuild a trace from a Megatron-LM log (--log-interval 1, "
                                                             "or intervals skipped whole or not at all)");
     cmd->add_option("--out", lo->out, "With a log: the trace to write");

@@ -2,6 +2,7 @@
 #include "engine/io/trace.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -63,7 +64,26 @@ std::vector<std::string_view> fields(std::string_view line) {
     }
 }
 
+// "3, 7, 60-119": the steps as ranges, at most `max_ranges` of them, then how many more.
+std::string step_ranges(const std::vector<long long>& steps, std::size_t max_ranges = 4) {
+    std::string out;
+    std::size_t ranges = 0, i = 0;
+    for (; i < steps.size() && ranges < max_ranges; ++ranges) {
+        std::size_t j = i;
+        while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) ++j;
+        if (!out.empty()) out += ", ";
+        out += std::to_string(steps[i]) + (j > i ? "-" + std::to_string(steps[j]) : "");
+        i = j + 1;
+    }
+    if (i < steps.size()) out += " and " + std::to_string(steps.size() - i) + " more";
+    return out;
+}
+
 }  // namespace
+
+bool forward_overflow_poisoned(const TraceStep& s) {
+    return s.forward_nonfinite > 0 && (!std::isfinite(s.loss) || (s.found_inf && s.censored));
+}
 
 Trace parse_trace(std::string_view text, const std::string& name) {
     Trace t;
@@ -265,7 +285,7 @@ ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double
         ReplayStep s;
         s.step = rec.step;
         s.scale = ls.scale();
-        s.forward_overflow = rec.forward_nonfinite > 0;
+        s.forward_overflow = forward_overflow_poisoned(rec);
         // A censored step overflowed at the recorded scale, so at any scale at least as large; below
         // it, only its lower bound is known.
         const bool over_recorded = rec.censored && s.scale >= rec.scale;
@@ -294,26 +314,43 @@ ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double
         r.steps.push_back(s);
     }
     r.final_scale = ls.scale();
-    // The verdict: a forward overflow first (no scale helps), then a rule that stopped, then the counts.
+    // The verdict: a forward overflow that reached the loss or gradients first (no scale helps),
+    // then a rule that stopped, then the counts; forward inf/NaN that stopped short is said after them.
     const long long n = static_cast<long long>(r.steps.size());
-    const auto first_forward = std::find_if(trace.steps.begin(), trace.steps.end(),
-                                            [](const TraceStep& s) { return s.forward_nonfinite > 0; });
-    if (first_forward != trace.steps.end()) {
-        const long long count = std::count_if(trace.steps.begin(), trace.steps.end(),
-                                              [](const TraceStep& s) { return s.forward_nonfinite > 0; });
-        r.verdict = "forward overflow at `" + first_forward->forward_site + "` from step " +
-                    std::to_string(first_forward->step) + " (" + std::to_string(count) + " of " +
-                    std::to_string(trace.steps.size()) +
-                    " steps): no loss scale avoids it; run this layer in FP32 or train in BF16";
+    std::vector<long long> poisoned, undecided, harmless;  // undecided: among poisoned, a finite loss
+    const TraceStep* first_poisoned = nullptr;
+    const TraceStep* first_harmless = nullptr;
+    for (const TraceStep& s : trace.steps) {
+        if (s.forward_nonfinite == 0) continue;
+        const bool p = forward_overflow_poisoned(s);
+        (p ? poisoned : harmless).push_back(s.step);
+        if (p && std::isfinite(s.loss)) undecided.push_back(s.step);
+        const TraceStep*& first = p ? first_poisoned : first_harmless;
+        if (!first) first = &s;
+    }
+    std::string harmless_note;
+    if (first_harmless)
+        harmless_note = "; inf/NaN in the forward pass at `" + first_harmless->forward_site + "` on " +
+                        std::to_string(harmless.size()) + " step(s) (" + step_ranges(harmless) +
+                        ") never reached the loss or gradients (finite there): those steps are replayed by their amax";
+    if (first_poisoned) {
+        r.verdict = "forward overflow at `" + first_poisoned->forward_site + "` from step " +
+                    std::to_string(first_poisoned->step) + " (" + std::to_string(poisoned.size()) + " of " +
+                    std::to_string(trace.steps.size()) + " steps poisoned the loss or gradients: " + step_ranges(poisoned);
+        if (!undecided.empty())
+            r.verdict += "; of them " + std::to_string(undecided.size()) + " with a finite loss (" + step_ranges(undecided) +
+                         ") may have overflowed by the scale instead: record with reprobe= to tell";
+        r.verdict += "): no loss scale avoids it; run this layer in FP32 or train in BF16";
         if (r.stopped_at) r.verdict += "; the rule stops training at step " + std::to_string(*r.stopped_at) +
                                        " (an overflow with the scale at its minimum)";
         else if (!r.steps.empty())
             r.verdict += "; the scale falls to " + format_number(r.steps.back().scale) + " by the last step";
+        r.verdict += harmless_note;
         return r;
     }
     if (r.stopped_at) {
         r.verdict = "the scale reached its minimum and an overflow at step " + std::to_string(*r.stopped_at) +
-                    " stops training (the rule raises there)";
+                    " stops training (the rule raises there)" + harmless_note;
         return r;
     }
     std::string v = std::to_string(r.skipped) + " of " + std::to_string(n) + " steps skipped (recorded: " +
@@ -334,7 +371,7 @@ ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double
         v += std::string("; about ") + buf + " % of the output gradients flush to zero (mean over the " +
              std::to_string(underflows.size()) + " steps with histograms)";
     }
-    r.verdict = v;
+    r.verdict = v + harmless_note;
     return r;
 }
 
@@ -354,11 +391,15 @@ Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, c
     Trace t;
     t.name = name;
     t.amax_known = false;
-    // (line, attempted scale) of the overflow lines since the last progress line.
-    std::vector<std::pair<int, double>> overflows;
-    std::vector<int> overflow_lines;  // per trace step, the line of its overflow (0: none)
-    long long last_skipped = -1, last_step = -1;
-    int line_no = 0;
+    struct Overflow {
+        int line = 0;
+        double attempted = 0.0;
+        bool truncated = false;  // logged as int(scale) (DynamicLossScaler): 0 for a scale below 1
+    };
+    std::vector<Overflow> overflows;             // since the last progress line
+    std::vector<Overflow> step_overflow;         // per trace step (line 0: none)
+    long long last_skipped = -1, last_step = -1;  // DeepSpeed's count: step=N after N steps
+    int line_no = 0, startup_line = 0;
     const StepBudget budget;
     for (std::size_t start = 0; start < text.size();) {
         std::size_t end = text.find('\n', start);
@@ -366,7 +407,17 @@ Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, c
         const std::string_view line = text.substr(start, end - start);
         start = end + 1;
         ++line_no;
-        if (line.find("OVERFLOW!") != std::string_view::npos) {
+        // The overflow lines, one per overflow, before the step's progress line: ZeRO's
+        // DynamicLossScaler.update_scale ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss
+        // scale: 65536, reducing to 32768" or "..., but hysteresis is 2. Reducing hysteresis to 1";
+        // int(scale)), and the FP16 optimizers without ZeRO ("[deepspeed] fp16 dynamic loss scale
+        // overflow! Skipping step. Attempted loss scale: 65536.0, reducing to 32768.0"; "Overflow
+        // detected. Skipping step. Attempted loss scale: ..."), deepspeed/runtime/fp16/.
+        const bool overflow_line = line.find("Skipping step") != std::string_view::npos &&
+                                   (line.find("OVERFLOW!") != std::string_view::npos ||
+                                    line.find("overflow! Skipping step") != std::string_view::npos ||
+                                    line.find("Overflow detected. Skipping step") != std::string_view::npos);
+        if (overflow_line) {
             const std::string_view key = "Attempted loss scale: ";
             const auto at = line.find(key);
             if (at == std::string_view::npos)
@@ -374,12 +425,19 @@ Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, c
             std::string_view rest = line.substr(at + key.size());
             rest = rest.substr(0, rest.find_first_of(", \r"));
             const auto v = number(rest);
-            if (!v || !(*v > 0.0)) bad(name, line_no, "the attempted loss scale " + quoted_text(rest) + " is not a number > 0");
-            overflows.emplace_back(line_no, *v);
+            const bool truncated = rest.find_first_not_of("0123456789") == std::string_view::npos;
+            if (!v || !std::isfinite(*v) || !(*v > 0.0 || (truncated && *v == 0.0)))
+                bad(name, line_no, "the attempted loss scale " + quoted_text(rest) + " is not a number > 0");
+            overflows.push_back({line_no, *v, truncated});
             continue;
         }
-        const auto sp = line.find("step=");
-        const auto sk = line.find("skipped=");
+        // The engine's progress line, "[Rank 0] step=N, skipped=K, lr=[...], mom=[...]"
+        // (DeepSpeedEngine._report_progress, at info level): "step=" as a word, so the throughput
+        // line's "global_step=" is not one.
+        std::size_t sp = line.find("step=");
+        while (sp != std::string_view::npos && sp > 0 && (std::isalnum(static_cast<unsigned char>(line[sp - 1])) || line[sp - 1] == '_'))
+            sp = line.find("step=", sp + 1);
+        const auto sk = sp == std::string_view::npos ? sp : line.find("skipped=", sp);
         if (sp == std::string_view::npos || sk == std::string_view::npos) continue;
         const auto whole = [&](std::size_t at, std::string_view what) {
             std::string_view digits = line.substr(at);
@@ -390,6 +448,23 @@ Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, c
             return static_cast<long long>(*v);
         };
         const long long step = whole(sp + 5, "step="), skipped = whole(sk + 8, "skipped=");
+        // The engine reports progress once when it is built (_report_progress(0) after configuring the
+        // optimizer, since DeepSpeed 0.3.0): "step=0, skipped=0" is the start, not a training step.
+        if (step == 0) {
+            if (last_step >= 0 || startup_line)
+                bad(name, line_no, (startup_line ? "a second start-up line step=0 (the first is line " + std::to_string(startup_line) + ")"
+                                                 : "a start-up line step=0 after step=" + std::to_string(last_step)) +
+                                       ": the log holds more than one run (a restart?); give the log of one run");
+            if (skipped != 0 || !overflows.empty())
+                bad(name, line_no, "the start-up line step=0 with skipped=" + std::to_string(skipped) + " after " +
+                                       std::to_string(overflows.size()) + " OVERFLOW line(s): DeepSpeed starts at skipped=0");
+            startup_line = line_no;
+            continue;
+        }
+        if (last_step < 0 && step != 1)
+            bad(name, line_no, "the log's first step is step=" + std::to_string(step) +
+                                   ": a trace is rebuilt from a run's first step (step=1); a resumed run's scaler "
+                                   "state is in its checkpoint, not in the log");
         if (last_step >= 0 && step != last_step + 1)
             bad(name, line_no, "step " + std::to_string(step) + " follows step " + std::to_string(last_step) +
                                    ": a trace needs every step's progress line (DeepSpeed's steps_per_print = 1)");
@@ -400,35 +475,37 @@ Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, c
                                    " OVERFLOW line(s) before it: each step skips at most once, after one OVERFLOW line");
         budget.check(t.steps.size() + 1, name, line_no);
         TraceStep s;
-        s.step = step;
+        s.step = step - 1;  // 0-based, as mpx counts steps: DeepSpeed's step=N is the N-th
         s.found_inf = s.skipped = s.censored = rose == 1;
-        s.scale = rose == 1 ? overflows.front().second : 0.0;  // rebuilt below for clean steps
         s.loss = std::nan("");
         t.steps.push_back(s);
-        overflow_lines.push_back(rose == 1 ? overflows.front().first : 0);
+        step_overflow.push_back(rose == 1 ? overflows.front() : Overflow{});
         overflows.clear();
         last_step = step;
         last_skipped = skipped;
     }
     if (t.steps.empty())
-        bad(name, line_no, "no progress lines ('step=N, skipped=K, ...'): set steps_per_print to 1 in the DeepSpeed config");
+        bad(name, line_no, "no progress lines ('step=N, skipped=K, ...'): set steps_per_print to 1 in the DeepSpeed config, "
+                           "and \"log_level\": \"info\" from DeepSpeed 0.17.6 (its logger shows only warnings by default)");
     // The clean steps' scales, from the run's rule; each logged attempted scale must agree.
     LossScaler ls(scaler);
     for (std::size_t i = 0; i < t.steps.size(); ++i) {
         TraceStep& s = t.steps[i];
-        if (s.found_inf && ls.scale() != s.scale)
-            bad(name, overflow_lines[i], "the log attempted loss scale " + format_number(s.scale) + " at step " +
-                                             std::to_string(s.step) + " where the " + scaler.preset +
-                                             " rule with these settings has " + format_number(ls.scale()) +
-                                             ": give the run's own settings (--set scaler.init_scale=..., "
-                                             "scaler.hysteresis=..., scaler.growth_interval=...)");
+        const Overflow& o = step_overflow[i];
+        const double logged_as = o.truncated ? std::trunc(ls.scale()) : ls.scale();
+        if (s.found_inf && logged_as != o.attempted)
+            bad(name, o.line, "the log attempted loss scale " + format_number(o.attempted) + " at step=" +
+                                  std::to_string(s.step + 1) + " where the " + scaler.preset + " rule with these settings has " +
+                                  format_number(ls.scale()) +
+                                  ": give the run's own settings (--set scaler.init_scale=..., "
+                                  "scaler.hysteresis=..., scaler.growth_interval=...)");
         s.scale = ls.scale();
         try {
             (void)ls.update(s.found_inf);
         } catch (const ScalerAtMinimumError&) {
             if (i + 1 != t.steps.size())
-                bad(name, overflow_lines[i], "the rule stops training at step " + std::to_string(s.step) +
-                                                 " (scale at its minimum), yet the log goes on");
+                bad(name, o.line, "the rule stops training at step=" + std::to_string(s.step + 1) +
+                                      " (scale at its minimum), yet the log goes on");
         }
     }
     return t;

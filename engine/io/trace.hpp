@@ -5,7 +5,9 @@
 // and "the step overflows at S iff amax · S > max finite" holds exactly for the recorded weights; a
 // skipped step changes later weights, so a replay is exact per step and approximate over a run. A
 // forward overflow happens at every scale. A step that overflowed while recording hides its amax
-// (censored): only a lower bound is known.
+// (censored): only a lower bound is known. A forward overflow overflows every scale only where it
+// reached the loss or the gradients (forward_overflow_poisoned); one that a later op removed (a ReLU
+// turns -inf to 0) leaves the step to its amax like any other.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,13 @@ struct TraceStep {
     std::string forward_site;      // the first module whose output held inf/NaN
     std::optional<double> grad_norm, lr;
 };
+
+// Whether a step's forward inf/NaN reached its loss or gradients, so that it overflows at every scale:
+// the loss is not finite, or the gradients were not and the step is censored (the recorder's reprobe
+// found no lower scale that clears them, or none was tried: the trace cannot tell a scale's overflow
+// from the forward's, and takes the forward's). With a finite loss and finite gradients at the
+// recorded scale (found_inf 0), or gradients a lower scale cleared (censored 0), the inf stopped short.
+bool forward_overflow_poisoned(const TraceStep& s);
 
 // The module output gradients of one recorded step, all sites together, as log2 histograms of the
 // values stored at the recorded scale (bin b: 2^b <= |x| < 2^(b+1), b from -64 to 63).
@@ -93,14 +102,18 @@ void parse_trace_histograms(Trace& trace, std::string_view text, const std::stri
 // A trace as text, in the recorder's format (a log-derived trace says "amax unknown").
 std::string trace_csv(const Trace& trace);
 
-// A DeepSpeed training log (steps_per_print = 1) as a trace: each step's progress line
-// ("step=N, skipped=K, ...") says whether it was skipped, and every overflow, whether it backed off
-// or only spent hysteresis, has its own "[deepspeed] OVERFLOW! ... Attempted loss scale: S" line
-// before it. Every FP16 overflow skips its step in DeepSpeed, so found_inf is exact. The scale of
-// clean steps is not logged: it is rebuilt by running `scaler` (the run's own settings: the
-// deepspeed preset with its init_scale, hysteresis, window) over those decisions, and every logged
-// attempted scale must equal the rebuilt one (else ConfigError naming the line and both values: the
-// settings are not the run's). ConfigError naming name:line for a log that cannot be read so.
+// A DeepSpeed training log (steps_per_print = 1; "log_level": "info" from DeepSpeed 0.17.6) as a
+// trace: each step's progress line ("step=N, skipped=K, ...") says whether it was skipped, and every
+// overflow, whether it backed off or only spent hysteresis, has its own "... OVERFLOW! ... Attempted
+// loss scale: S" line before it (or the FP16 optimizer's "... overflow! Skipping step. Attempted loss
+// scale: S" without ZeRO). The engine's start-up report, "step=0, skipped=0" when it is built, is not
+// a step; DeepSpeed's step=N is the trace's step N - 1. Every FP16 overflow skips its step in
+// DeepSpeed, so found_inf is exact. The scale of clean steps is not logged: it is rebuilt by running
+// `scaler` (the run's own settings: the deepspeed preset with its init_scale, hysteresis, window) over
+// those decisions, and every logged attempted scale must equal the rebuilt one as DeepSpeed prints it
+// (ZeRO's int(scale), 0 below 1; else ConfigError naming the line and both values: the settings are
+// not the run's). ConfigError naming name:line for a log that cannot be read so: a second start-up
+// line, a first step other than step=1 (a resumed run), a step missing.
 Trace trace_from_deepspeed_log(std::string_view text, const std::string& name, const ScalerConfig& scaler);
 
 // A Megatron-LM training log as a trace: each "iteration N/M | ... | loss scale: S | ... | number of
@@ -121,7 +134,7 @@ struct ReplayStep {
     bool found_inf = false, skipped = false;
     ScaleEvent event = ScaleEvent::none;
     std::optional<double> headroom_log2;  // log2(max finite / (amax · scale)); none for a zero amax
-    bool forward_overflow = false;        // inf/NaN in the forward pass: at every scale
+    bool forward_overflow = false;        // forward inf/NaN that reached the loss or gradients: at every scale
     // Censored and replayed below the recorded scale: the prediction used the amax's lower bound.
     bool uncertain = false;
     // On steps with histograms: the share of the recorded non-zero output gradients that this scale
