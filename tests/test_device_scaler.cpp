@@ -248,7 +248,7 @@ private slots:
         QFETCH(int, kind);
         auto be = make_cpu_backend();
         std::vector<core::BiasCorrection> table;
-        for (long long t = 1; t <= 5; ++t) table.push_back(bias_correction(0.9f, 0.999f, t));
+        for (long long t = 1; t <= 5; ++t) table.push_back(bias_correction(0.9, 0.999, t));
         be->set_bias_corrections(table);
         be->set_lr_schedule(std::vector<float>{0.02f, 0.01f});
         be->set_schedule_steps(1);  // StepCount::backend: lr 0.01
@@ -314,7 +314,7 @@ private slots:
         auto be = make_cpu_backend();
         const std::vector<float> lrs = {0.1f, 0.05f, 0.025f};
         be->set_lr_schedule(lrs);
-        be->set_bias_corrections(std::vector<core::BiasCorrection>{bias_correction(0.9f, 0.999f, 1)});
+        be->set_bias_corrections(std::vector<core::BiasCorrection>{bias_correction(0.9, 0.999, 1)});
         be->set_applied_steps(0);
         const std::vector<float> w0 = {0.5f, -0.25f, 1e-3f, 2.0f}, g0 = {0.1f, -0.2f, 0.3f, 1e-4f};
         Tensor g = be->alloc(Format::fp32, 1, 4, MemCategory::grads);

@@ -177,7 +177,7 @@ Report unscale_and_optimizer(Backend& ref, Backend& dut, const Policy& p) {
        // steps) and the host's tables (bias corrections, learning rates).
         const std::vector<float> lrs = {1e-3f, 5e-4f, 2.5e-4f};
         std::vector<core::BiasCorrection> table;
-        for (long long t = 1; t <= 4; ++t) table.push_back(bias_correction(0.9f, 0.999f, t));
+        for (long long t = 1; t <= 4; ++t) table.push_back(bias_correction(0.9, 0.999, t));
         const auto w0 = normal(n, 34, 0.5);
         Twin wk = rig.make(Format::fp32, rows, cols, w0);
         Twin s1 = rig.zeros(Format::fp32, rows, cols), s2 = rig.zeros(Format::fp32, rows, cols);

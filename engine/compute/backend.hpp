@@ -42,10 +42,12 @@ struct AttentionOptions {
 
 struct OptimizerStep {
     OptimizerKind kind = OptimizerKind::adam;
-    float lr = 1e-3f;
-    float momentum = 0.9f;       // SGD
-    float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
-    float weight_decay = 0.0f;   // SGD/Adam: L2 added to the gradient; AdamW: decoupled
+    // The hyperparameters as torch.optim holds them, Python doubles (optimizer_consts derives and
+    // rounds the kernels' FP32 scalars from them); lr is the schedule's FP32 value.
+    double lr = 1e-3;
+    double momentum = 0.9;       // SGD
+    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+    double weight_decay = 0.0;   // SGD/Adam: L2 added to the gradient; AdamW: decoupled
     long long t = 1;             // Adam step number (bias correction), counts applied steps only
     // backend: t is the backend's applied steps + 1 and lr its schedule table at its schedule count
     StepCount count = StepCount::given;
@@ -55,8 +57,9 @@ struct OptimizerStep {
     WriteBack write_back = WriteBack::nearest;
     std::uint64_t round_seed = 0;
 };
-// Adam's bias corrections for step t (std::pow in float: one value on both backends).
-core::BiasCorrection bias_correction(float beta1, float beta2, long long t);
+// Adam's bias corrections for step t, in double as torch.optim's `1 - beta1 ** step` (std::pow on
+// the host: one value on both backends).
+core::BiasCorrection bias_correction(double beta1, double beta2, long long t);
 // The per-step scalars of the element arithmetic (core::optimizer_element), computed once on the
 // host; Adam's from bias_correction(β1, β2, s.t).
 core::OptConsts optimizer_consts(const OptimizerStep& s);

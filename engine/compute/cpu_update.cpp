@@ -91,8 +91,8 @@ void cured_block(const core::OptConsts& k, WriteBack mode, std::uint64_t key, co
     auto* cbits = comp ? static_cast<std::uint16_t*>(comp->data()) + at : nullptr;
     const core::TallyEdges edges = core::tally_edges(f);
     core::OptConsts kd = k;
-    if constexpr (K == OptimizerKind::adamw) kd.weight_decay = 0.0f;  // the decay is applied apart
-    const float keep = 1.0f - k.lr * k.weight_decay;
+    if constexpr (K == OptimizerKind::adamw) kd.decay = 1.0f;  // the decay is applied apart
+    const float keep = k.decay;
     for (std::size_t i = 0; i < m; ++i) {
         float theta = before[i];
         bool moved = false;

@@ -34,20 +34,23 @@ const char* to_string(TensorKind k) {
 core::OptConsts optimizer_consts(const OptimizerStep& s) {
     core::OptConsts k;
     k.kind = s.kind;
-    k.lr = s.lr;
-    k.momentum = s.momentum;
-    k.beta1 = s.beta1;
-    k.beta2 = s.beta2;
-    k.eps = s.eps;
-    k.weight_decay = s.weight_decay;
+    k.momentum = static_cast<float>(s.momentum);
+    k.beta1 = static_cast<float>(s.beta1);
+    k.beta2 = static_cast<float>(s.beta2);
+    k.eps = static_cast<float>(s.eps);
+    k.weight_decay = static_cast<float>(s.weight_decay);
+    k.one_minus_beta1 = static_cast<float>(1.0 - s.beta1);
+    k.one_minus_beta2 = static_cast<float>(1.0 - s.beta2);
+    k.weight_decay_exact = s.weight_decay;
+    core::set_learning_rate(k, static_cast<float>(s.lr));
     if (s.kind != OptimizerKind::sgd) core::apply_bias_correction(k, bias_correction(s.beta1, s.beta2, s.t));
     return k;
 }
 
-core::BiasCorrection bias_correction(float beta1, float beta2, long long t) {
-    const float bc1 = 1.0f - std::pow(beta1, static_cast<float>(t));
-    const float bc2 = 1.0f - std::pow(beta2, static_cast<float>(t));
-    return {bc1, std::sqrt(bc2)};
+core::BiasCorrection bias_correction(double beta1, double beta2, long long t) {
+    const double bc1 = 1.0 - std::pow(beta1, static_cast<double>(t));
+    const double bc2 = 1.0 - std::pow(beta2, static_cast<double>(t));
+    return {bc1, static_cast<float>(std::sqrt(bc2))};
 }
 
 Tensor::~Tensor() {

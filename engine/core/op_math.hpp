@@ -288,22 +288,38 @@ MPX_HOST_DEVICE inline bool clip_factor(double sum_squares, double max_norm, flo
     return coef < 1.0;
 }
 
-// Scalars derived once per step on the host (std::pow: the bias corrections have one value on
-// both backends).
+// The per-step scalars of the element arithmetic, as PyTorch's CPU kernels receive them
+// (REFERENCE.md, "PyTorch's Adam arithmetic"): torch.optim holds lr, the betas, eps and the weight
+// decay as Python doubles, derives 1 − β, the bias corrections, the step size and AdamW's
+// 1 − lr·wd in double, and each kernel casts its scalar to FP32 (the opmath type) once. So every
+// float here is one rounding of a double expression, formed on the host (optimizer_consts) or,
+// where it depends on the backend's counts, by take_backend_counts from the host's tables.
 struct OptConsts {
     OptimizerKind kind = OptimizerKind::adam;
-    float lr = 0.0f, momentum = 0.0f, beta1 = 0.0f, beta2 = 0.0f, eps = 0.0f, weight_decay = 0.0f;
-    float step_size = 0.0f;  // Adam: lr / (1 − β1^t)
-    float bc2_sqrt = 0.0f;   // Adam: √(1 − β2^t)
+    float lr = 0.0f, momentum = 0.0f, beta1 = 0.0f, beta2 = 0.0f, eps = 0.0f, weight_decay = 0.0f;  // fl(x)
+    float one_minus_beta1 = 0.0f, one_minus_beta2 = 0.0f;  // fl(1 − β) of the doubles: alpha, value
+    double weight_decay_exact = 0.0;  // the double AdamW's 1 − lr·wd is formed from
+    float decay = 1.0f;      // AdamW: fl(1 − lr·wd), lr the FP32 schedule value as a double
+    float step_size = 0.0f;  // Adam: fl(lr / (1 − β1^t))
+    float bc2_sqrt = 0.0f;   // Adam: fl(√(1 − β2^t))
 };
 
-// Adam's bias corrections for one step number t: 1 − β1^t and √(1 − β2^t), computed on the host
-// (bias_correction in backend.hpp, std::pow) and applied where the optimizer runs.
+// Adam's bias corrections for one step number t, as torch.optim forms them in double:
+// 1 − β1^t (kept in double: the step size lr / bc1 is divided in double) and √(1 − β2^t) (used
+// only as the FP32 divisor: stored rounded). Computed on the host (bias_correction in backend.hpp,
+// std::pow in double as Python's `**`), applied where the optimizer runs.
 struct BiasCorrection {
-    float bc1 = 1.0f, bc2_sqrt = 1.0f;
+    double bc1 = 1.0;
+    float bc2_sqrt = 1.0f;
 };
+// The scalars that depend on the learning rate (its FP32 schedule value): AdamW's decay factor and
+// (Adam) the step size of the bias correction b.
+MPX_HOST_DEVICE inline void set_learning_rate(OptConsts& k, float lr) {
+    k.lr = lr;
+    k.decay = static_cast<float>(1.0 - static_cast<double>(lr) * k.weight_decay_exact);
+}
 MPX_HOST_DEVICE inline void apply_bias_correction(OptConsts& k, BiasCorrection b) {
-    k.step_size = k.lr / b.bc1;
+    k.step_size = static_cast<float>(static_cast<double>(k.lr) / b.bc1);
     k.bc2_sqrt = b.bc2_sqrt;
 }
 
@@ -322,7 +338,7 @@ MPX_HOST_DEVICE inline bool take_backend_counts(OptConsts& k, const StepTables& 
     if (schedule < 0 || schedule >= t.lrs_size) return false;
     const bool adam = k.kind != OptimizerKind::sgd;
     if (adam && (applied < 0 || applied >= t.bias_size)) return false;
-    k.lr = t.lrs[schedule];
+    set_learning_rate(k, t.lrs[schedule]);
     if (adam) apply_bias_correction(k, t.bias[applied]);
     return true;
 }
@@ -332,6 +348,21 @@ MPX_HOST_DEVICE inline bool take_backend_counts(OptConsts& k, const StepTables& 
 // sets `update` to that change as computed in FP32 before it is added to w (AdamW: the decay's
 // change plus the step's), which the update-to-ulp histogram compares with w's ulp.
 // K is s.kind as a template argument (CPU loops vectorise over it).
+//
+// Adam and AdamW are torch.optim's `_single_tensor_adam(w)` (torch 1.13; `_multi_tensor_adam` runs
+// the same kernels per tensor), op by op, each op one FP32 rounding except where PyTorch's CPU
+// kernel fuses (its AVX2 build: `add_(x, alpha)` is vec::fmadd, and GCC contracts addcmul's
+// `self + value·t1·t2` to fma(value·t1, t2, self), the scalar tail included; measured against
+// torch on 10^5 elements, every bit). fmaf is one IEEE rounding on both backends, so this file's
+// no-contraction rule still gives the CPU and the GPU the same bits.
+//   AdamW  p.mul_(1 − lr·wd)                   w = w · decay
+//   Adam   g = g.add(p, alpha=wd)  (wd ≠ 0)     g = fma(w, wd, g)
+//          m.mul_(β1).add_(g, alpha=1 − β1)     m = fma(g, 1 − β1, m · β1)
+//          v.mul_(β2).addcmul_(g, g, 1 − β2)    v = fma((1 − β2) · g, g, v · β2)
+//          denom = (v.sqrt() / √bc2).add_(eps)  d = √v / √bc2 + eps
+//          p.addcdiv_(m, denom, −step_size)     w = w + ((−step_size) · m) / d
+// SGD (dampening 0, no Nesterov) keeps mpx's expressions: g + wd·w, momentum·buf + g, w − lr·buf,
+// each product rounded apart.
 template <OptimizerKind K>
 MPX_HOST_DEVICE bool optimizer_element(const OptConsts& s, float grad, float& w, float& m1, float& m2,
                               float& update) {
@@ -347,20 +378,20 @@ MPX_HOST_DEVICE bool optimizer_element(const OptConsts& s, float grad, float& w,
     bool decayed = false;
     float decay = 0.0f;
     if constexpr (K == OptimizerKind::adamw) {
-        decayed = w != 0.0f && s.lr * s.weight_decay != 0.0f;
+        decayed = w != 0.0f && s.decay != 1.0f;
         const float before = w;
-        w *= 1.0f - s.lr * s.weight_decay;
+        w *= s.decay;
         decay = w - before;
     } else {
-        g += s.weight_decay * w;
+        if (s.weight_decay != 0.0f) g = fmaf(w, s.weight_decay, g);
     }
-    m1 = s.beta1 * m1 + (1.0f - s.beta1) * g;
-    m2 = s.beta2 * m2 + (1.0f - s.beta2) * g * g;
+    m1 = fmaf(g, s.one_minus_beta1, m1 * s.beta1);
+    m2 = fmaf(s.one_minus_beta2 * g, g, m2 * s.beta2);
     const float denom = sqrtf(m2) / s.bc2_sqrt + s.eps;
-    const float delta = s.step_size * (m1 / denom);
-    w -= delta;
-    update = decay - delta;
-    return decayed || delta != 0.0f;
+    const float step = (-s.step_size * m1) / denom;
+    w += step;
+    update = decay + step;
+    return decayed || step != 0.0f;
 }
 template <OptimizerKind K>
 MPX_HOST_DEVICE bool optimizer_element(const OptConsts& s, float grad, float& w, float& m1, float& m2) {

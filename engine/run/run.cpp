@@ -171,7 +171,7 @@ void Run::cover_schedule(long long n) {
 // uses (bit-equal), for the backend to index by its own applied-step count. The table grows (to at
 // least twice its size) when a session is extended past it; a step's t is at most its index + 1.
 void Run::cover_adam_steps(long long t) {
-    const float b1 = static_cast<float>(m_train.beta1), b2 = static_cast<float>(m_train.beta2);
+    const double b1 = m_train.beta1, b2 = m_train.beta2;
     const bool same_betas = b1 == m_bias_betas[0] && b2 == m_bias_betas[1];
     if (same_betas && t <= static_cast<long long>(m_bias.size())) return;
     if (!same_betas) m_bias.clear();
@@ -314,11 +314,11 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     OptimizerStep os;
     os.kind = m_train.optimizer;
     os.lr = static_cast<float>(rec.lr);
-    os.momentum = static_cast<float>(m_train.momentum);
-    os.beta1 = static_cast<float>(m_train.beta1);
-    os.beta2 = static_cast<float>(m_train.beta2);
-    os.eps = static_cast<float>(m_train.eps);
-    os.weight_decay = static_cast<float>(m_train.weight_decay);
+    os.momentum = m_train.momentum;
+    os.beta1 = m_train.beta1;
+    os.beta2 = m_train.beta2;
+    os.eps = m_train.eps;
+    os.weight_decay = m_train.weight_decay;
     // Adam's t is the backend's own count of applied steps + 1 (this step's, if it is applied),
     // its bias corrections from the table: a skipped step leaves the count where it was.
     // The learning rate is the backend's schedule table at its own schedule count, which a skipped

@@ -115,7 +115,7 @@ private:
     long long m_applied_steps = 0;   // optimizer steps taken (Adam's t): the backend's, mirrored
     std::uint32_t m_compensation_max = 0;  // Kahan runs: the last applied step's largest |c|, FP32 bits
     std::vector<core::BiasCorrection> m_bias;  // Adam's bias corrections for t = 1..size, on the backend
-    float m_bias_betas[2] = {0.0f, 0.0f};    // the betas m_bias was computed with
+    double m_bias_betas[2] = {0.0, 0.0};    // the betas m_bias was computed with
     long long m_schedule_steps = 0;  // schedule steps taken: the backend's, mirrored
     std::vector<float> m_lrs;        // the learning rate by schedule steps, on the backend
     std::optional<std::pair<long long, TrainConfig>> m_lrs_for;  // the session steps and settings of m_lrs
