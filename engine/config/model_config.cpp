@@ -28,7 +28,7 @@ void validate_gpt(const ModelConfig& m) {
                                               std::to_string(g.n_head) + "; each head takes n_embd / n_head channels");
     if (!(m.gpt.init_scale > 0.0f) || !std::isfinite(m.gpt.init_scale) || m.gpt.init_scale > 1e6f)
         throw ConfigError("model.init_scale", "must be a positive factor up to 1e6 (1: nanoGPT's initial weights)");
-        if (m.dropout != 0.0f)
+    if (m.dropout != 0.0f)
         throw ConfigError("model.dropout", "the GPT trains without dropout for now (nanoGPT's CPU recipe uses 0); "
                                            "set model.dropout = 0");
     if (m.recompute) throw ConfigError("model.recompute", "is an MLP setting; the GPT keeps its activations");

@@ -12,6 +12,7 @@
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QStackedWidget>
 #include <QVBoxLayout>
 #include <climits>
 #include <cmath>
@@ -117,7 +118,89 @@ QWidget* SetupPanel::buildRuns() {
 
 QWidget* SetupPanel::buildModel() {
     auto* box = new QGroupBox(tr("Model"));
+    auto* v = new QVBoxLayout(box);
+    auto* kindRow = form(new QWidget);
+    kindRow->setContentsMargins(0, 0, 0, 0);
+    m_modelKind = new QComboBox;
+    m_modelKind->addItem(tr("MLP on a toy data set"), QStringLiteral("mlp"));
+    m_modelKind->addItem(tr("GPT on text (character-level)"), QStringLiteral("gpt"));
+    m_modelKind->setToolTip(tr("The MLP learns a 2-D toy data set; the GPT (nanoGPT's shape) learns to write text, "
+                               "with attention, softmax and LayerNorm where transformers' mixed-precision "
+                               "failures live."));
+    kindRow->addRow(tr("Kind"), m_modelKind);
+    v->addWidget(kindRow->parentWidget());
+    m_modelPages = new QStackedWidget;
+    m_modelPages->addWidget(buildMlpFields());
+    m_modelPages->addWidget(buildGptFields());
+    v->addWidget(m_modelPages);
+    connect(m_modelKind, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_filling) return;
+        showModelKind();
+        changed();
+    });
+    return box;
+}
+
+QWidget* SetupPanel::buildGptFields() {
+    auto* box = new QWidget;
     auto* f = form(box);
+    f->setContentsMargins(0, 0, 0, 0);
+    const auto spin = [&](QSpinBox*& s, int lo, int hi, const QString& label, const QString& tip) {
+        s = new QSpinBox;
+        s->setRange(lo, hi);
+        s->setToolTip(tip);
+        f->addRow(label, s);
+        connect(s, &QSpinBox::valueChanged, this, &SetupPanel::changed);
+    };
+    const auto combo = [&](QComboBox*& c, const QStringList& items, const QString& label, const QString& tip) {
+        c = new QComboBox;
+        c->addItems(items);
+        c->setToolTip(tip);
+        f->addRow(label, c);
+        connect(c, &QComboBox::currentTextChanged, this, &SetupPanel::changed);
+    };
+    spin(m_nLayer, 1, mpx::k_max_gpt_layers, tr("Blocks"),
+         tr("Transformer blocks (nanoGPT's n_layer): each is LayerNorm → attention → residual, then "
+            "LayerNorm → MLP → residual."));
+    spin(m_nHead, 1, 64, tr("Heads"), tr("Attention heads (n_head); the width must divide by it."));
+    spin(m_nEmbd, 1, 2048, tr("Width"), tr("Embedding width (n_embd): the channels of the residual stream."));
+    spin(m_blockSize, 2, 1024, tr("Context"),
+         tr("Characters the model sees at once (block_size): each head's scores are context × context."));
+    m_tie = new QCheckBox(tr("LM head tied to the token embedding"));
+    m_tie->setToolTip(tr("The LM head reuses the token embedding's weights, as nanoGPT does."));
+    f->addRow(m_tie);
+    connect(m_tie, &QCheckBox::toggled, this, &SetupPanel::changed);
+    m_initScale = new QDoubleSpinBox;
+    m_initScale->setRange(0.001, 10000);
+    m_initScale->setDecimals(3);
+    m_initScale->setToolTip(tr("Multiplies the spread of every random initial weight; q·kᵀ grows with its square "
+                               "(256 makes gpt-nanogpt-cpu's scores pass FP16's 65504)."));
+    f->addRow(tr("Init scale"), m_initScale);
+    connect(m_initScale, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
+    combo(m_attnScale, gui::attentionScaleNames(), tr("1/√d applied"),
+          tr("after q·kᵀ (llm.c: FP16 scores can pass 65504 first), before it on q, or split as d^-¼ on q "
+             "and k (PyTorch's math attention); HF transformers#24638."));
+    combo(m_softmax, gui::softmaxFormatNames(), tr("Softmax in"),
+          tr("fp32: as CUDA autocast runs it; storage: in the run's FP16/BF16 (transformers#17306)."));
+    m_softcap = new QDoubleSpinBox;
+    m_softcap->setRange(0, 10000);
+    m_softcap->setDecimals(1);
+    m_softcap->setSpecialValueText(tr("off"));
+    m_softcap->setToolTip(tr("Gemma 2's soft-cap c·tanh(x/c) on the scores; off at 0."));
+    f->addRow(tr("Score soft-cap"), m_softcap);
+    connect(m_softcap, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
+    combo(m_autocast, gui::autocastPolicyNames(), tr("Autocast lists"),
+          tr("cuda: CUDA autocast's (softmax and LayerNorm in FP32); cpu-1.13: PyTorch 1.13's CPU autocast, "
+             "softmax and LayerNorm in BF16 (pytorch#92164)."));
+    m_gptError = errorLabel();
+    f->addRow(m_gptError);
+    return box;
+}
+
+QWidget* SetupPanel::buildMlpFields() {
+    auto* box = new QWidget;
+    auto* f = form(box);
+    f->setContentsMargins(0, 0, 0, 0);
     m_sizes = new QLineEdit;
     m_sizes->setToolTip(tr("Layer sizes from input to output, e.g. 2-64-64-2 (the first must match the "
                            "data set's features, the last its classes)."));
@@ -153,8 +236,10 @@ QWidget* SetupPanel::buildModel() {
 QWidget* SetupPanel::buildData() {
     auto* box = new QGroupBox(tr("Data set"));
     auto* f = form(box);
+    m_dataForm = f;
     m_dataKind = new QComboBox;
-    m_dataKind->addItems(gui::datasetNames());
+    for (const QString& k : gui::datasetNames())  // the text is the GPT's (its own rows below)
+        if (gui::datasetFrom(k) != mpx::DatasetKind::text) m_dataKind->addItem(k);
     m_dataKind->setToolTip(tr("A toy data set generated from the seed (nothing is downloaded)."));
     f->addRow(tr("Kind"), m_dataKind);
     m_classes = new QSpinBox;
@@ -174,6 +259,17 @@ QWidget* SetupPanel::buildData() {
     m_inputScale->setToolTip(tr("Multiplies the inputs: large values push activations towards FP16's "
                                 "limit (65504), small ones towards underflow."));
     f->addRow(tr("Input scale"), m_inputScale);
+    m_textFile = new QLineEdit;
+    m_textFile->setPlaceholderText(tr("Debian's fortunes"));
+    m_textFile->setToolTip(tr("A UTF-8 text file to learn (nanoGPT's tiny Shakespeare, for one); empty: the "
+                              "fortunes package's quotations (633,055 characters). 90 % trains, 10 % is held out."));
+    f->addRow(tr("Text file"), m_textFile);
+    m_nTest = new QSpinBox;
+    m_nTest->setRange(1, gui::maxSamples());
+    m_nTest->setToolTip(tr("Windows of the held-out text each evaluation reads, spread over it in whole batches."));
+    f->addRow(tr("Held-out windows"), m_nTest);
+    connect(m_textFile, &QLineEdit::textEdited, this, &SetupPanel::changed);
+    connect(m_nTest, &QSpinBox::valueChanged, this, &SetupPanel::changed);
     connect(m_dataKind, &QComboBox::currentTextChanged, this, &SetupPanel::dataKindChanged);
     connect(m_classes, &QSpinBox::valueChanged, this, [this](int n) {
         if (m_filling || !m_classes->isEnabled()) return;
@@ -235,6 +331,17 @@ QWidget* SetupPanel::buildTraining() {
     return box;
 }
 
+bool SetupPanel::gpt() const { return m_modelKind->currentData().toString() == QLatin1String("gpt"); }
+
+void SetupPanel::showModelKind() {
+    const bool g = gpt();
+    m_modelPages->setCurrentIndex(g ? 1 : 0);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_dataKind, m_classes, m_nTrain, m_noise, m_inputScale})
+        m_dataForm->setRowVisible(w, !g);
+    m_dataForm->setRowVisible(m_textFile, g);
+    m_dataForm->setRowVisible(m_nTest, g);
+}
+
 void SetupPanel::dataKindChanged() {
     if (m_filling) return;
     showClasses();
@@ -271,9 +378,14 @@ void SetupPanel::showClasses() {
 void SetupPanel::changed() {
     if (m_filling) return;
     QString error;
-    const bool ok = gui::parseModelSizes(m_sizes->text(), &error).has_value();
+    const bool ok = gpt() || gui::parseModelSizes(m_sizes->text(), &error).has_value();
     m_sizesError->setText(error);
     m_sizesError->setVisible(!ok);
+    const QString gptError = gpt() ? gui::checkGptShape(m_nLayer->value(), m_nHead->value(), m_nEmbd->value(),
+                                                        m_blockSize->value())
+                                   : QString();
+    m_gptError->setText(gptError);
+    m_gptError->setVisible(!gptError.isEmpty());
     emit edited();
 }
 
@@ -290,13 +402,28 @@ void SetupPanel::setConfig(const mpx::SessionConfig& c) {
     m_filling = true;
     for (QCheckBox* b : m_runBoxes) b->setChecked(false);
     for (const auto& r : c.runs) setRunChecked(QString::fromStdString(r), true);
+    m_modelKind->setCurrentIndex(c.model.kind == mpx::ModelKind::gpt ? 1 : 0);
+    m_nLayer->setValue(c.model.gpt.n_layer);
+    m_nHead->setValue(c.model.gpt.n_head);
+    m_nEmbd->setValue(c.model.gpt.n_embd);
+    m_blockSize->setValue(c.model.gpt.block_size);
+    m_tie->setChecked(c.model.gpt.tie_embeddings);
+    m_initScale->setValue(c.model.gpt.init_scale);
+    m_attnScale->setCurrentText(gui::toText(c.model.attention.scale));
+    m_softmax->setCurrentText(gui::toText(c.model.attention.softmax));
+    m_softcap->setValue(c.model.attention.softcap);
+    m_autocast->setCurrentText(gui::toText(c.model.autocast));
+    m_textFile->setText(QString::fromStdString(c.data.text_file));
+    m_nTest->setValue(c.data.n_test);
+    m_gptError->hide();
+    showModelKind();
     m_sizes->setText(gui::modelSizesText(c.model.sizes));
     m_activation->setCurrentText(gui::toText(c.model.activation));
     m_dropout->setValue(c.model.dropout);
     m_layernorm->setChecked(c.model.layernorm);
     m_recompute->setChecked(c.model.recompute);
     m_keepOutput->setChecked(c.model.keep_output_fp32);
-    m_dataKind->setCurrentText(gui::toText(c.data.kind));
+    if (c.data.kind != mpx::DatasetKind::text) m_dataKind->setCurrentText(gui::toText(c.data.kind));
     m_classSetting = c.data.classes;
     showClasses();
     m_nTrain->setValue(c.data.n_train);
@@ -324,12 +451,36 @@ QStringList SetupPanel::runs() const {
 void SetupPanel::applyTo(mpx::SessionConfig& c) const {
     c.runs.clear();
     for (const QString& r : runs()) c.runs.push_back(r.toStdString());
+    c.model.kind = gpt() ? mpx::ModelKind::gpt : mpx::ModelKind::mlp;
+    if (gpt()) {
+        c.model.gpt.n_layer = m_nLayer->value();
+        c.model.gpt.n_head = m_nHead->value();
+        c.model.gpt.n_embd = m_nEmbd->value();
+        c.model.gpt.block_size = m_blockSize->value();
+        c.model.gpt.tie_embeddings = m_tie->isChecked();
+        if (std::abs(c.model.gpt.init_scale - m_initScale->value()) > 0.5e-3)
+            c.model.gpt.init_scale = static_cast<float>(m_initScale->value());
+        c.model.attention.scale = gui::attentionScaleFrom(m_attnScale->currentText());
+        c.model.attention.softmax = gui::softmaxFormatFrom(m_softmax->currentText());
+        if (std::abs(c.model.attention.softcap - m_softcap->value()) > 0.05)
+            c.model.attention.softcap = static_cast<float>(m_softcap->value());
+        c.model.autocast = gui::autocastPolicyFrom(m_autocast->currentText());
+        c.data.kind = mpx::DatasetKind::text;
+        c.data.text_file = m_textFile->text().trimmed().toStdString();
+        c.data.n_test = m_nTest->value();
+    } else {
+        // An MLP session keeps no attention or autocast settings (they are refused on an MLP).
+        c.model.attention = mpx::AttentionConfig{};
+        c.model.autocast = mpx::AutocastPolicy::cuda;
+        c.data.text_file.clear();
+    }
     if (auto sizes = gui::parseModelSizes(m_sizes->text())) c.model.sizes = *sizes;
     c.model.activation = gui::activationFrom(m_activation->currentText());
-    c.model.layernorm = m_layernorm->isChecked();
-    c.model.recompute = m_recompute->isChecked();
     c.model.keep_output_fp32 = m_keepOutput->isChecked();
-    c.data.kind = gui::datasetFrom(m_dataKind->currentText());
+    // The MLP's LayerNorm, recomputation and dropout are refused on the GPT: its page has none.
+    c.model.layernorm = !gpt() && m_layernorm->isChecked();
+    c.model.recompute = !gpt() && m_recompute->isChecked();
+    if (!gpt()) c.data.kind = gui::datasetFrom(m_dataKind->currentText());
     c.data.classes = m_classSetting;  // the box shows the fixed count of other kinds; the setting stays
     c.data.n_train = m_nTrain->value();
     // Spin boxes round to their decimals: a value they cannot show stays unless the user changed it.
@@ -338,7 +489,8 @@ void SetupPanel::applyTo(mpx::SessionConfig& c) const {
     };
     if (edited(c.data.noise, m_noise)) c.data.noise = m_noise->value();
     if (edited(c.data.input_scale, m_inputScale)) c.data.input_scale = m_inputScale->value();
-    if (edited(c.model.dropout, m_dropout)) c.model.dropout = static_cast<float>(m_dropout->value());
+    if (gpt()) c.model.dropout = 0.0f;
+    else if (edited(c.model.dropout, m_dropout)) c.model.dropout = static_cast<float>(m_dropout->value());
     c.train.optimizer = gui::optimizerFrom(m_optimizer->currentText());
     c.train.batch = m_batch->value();
     c.train.accumulation = m_accumulation->value();

@@ -10,10 +10,12 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
 class QGridLayout;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
+class QStackedWidget;
 
 namespace mpx::ui {
 
@@ -35,6 +37,11 @@ signals:
 private:
     QWidget* buildRuns();
     QWidget* buildModel();
+    QWidget* buildMlpFields();
+    QWidget* buildGptFields();
+    // The model kind picks the fields shown: the MLP's, or the GPT's with the text it reads.
+    void showModelKind();
+    bool gpt() const;
     QWidget* buildData();
     QWidget* buildTraining();
     QCheckBox* addRunBox(const QString& label);
@@ -57,6 +64,16 @@ private:
     QComboBox* m_activation = nullptr;
     QCheckBox *m_layernorm = nullptr, *m_recompute = nullptr, *m_keepOutput = nullptr;
     QDoubleSpinBox* m_dropout = nullptr;
+    QComboBox* m_modelKind = nullptr;
+    QStackedWidget* m_modelPages = nullptr;
+    QSpinBox *m_nLayer = nullptr, *m_nHead = nullptr, *m_nEmbd = nullptr, *m_blockSize = nullptr;
+    QCheckBox* m_tie = nullptr;
+    QDoubleSpinBox *m_initScale = nullptr, *m_softcap = nullptr;
+    QComboBox *m_attnScale = nullptr, *m_softmax = nullptr, *m_autocast = nullptr;
+    QLabel* m_gptError = nullptr;
+    QFormLayout* m_dataForm = nullptr;
+    QLineEdit* m_textFile = nullptr;
+    QSpinBox* m_nTest = nullptr;
     QComboBox* m_dataKind = nullptr;
     QSpinBox *m_classes = nullptr, *m_nTrain = nullptr;
     QDoubleSpinBox *m_noise = nullptr, *m_inputScale = nullptr;

@@ -309,6 +309,29 @@ QString toText(mpx::DatasetKind v) { return q(mpx::to_string(v)); }
 QString toText(mpx::OptimizerKind v) { return q(mpx::to_string(v)); }
 QString toText(mpx::Schedule v) { return q(mpx::to_string(v)); }
 QString toText(mpx::ScalerKind v) { return q(mpx::to_string(v)); }
+QStringList attentionScaleNames() { return namesOf<mpx::AttentionScale>(); }
+QStringList softmaxFormatNames() { return namesOf<mpx::SoftmaxFormat>(); }
+QStringList autocastPolicyNames() { return namesOf<mpx::AutocastPolicy>(); }
+QString toText(mpx::AttentionScale v) { return q(mpx::to_string(v)); }
+QString toText(mpx::SoftmaxFormat v) { return q(mpx::to_string(v)); }
+QString toText(mpx::AutocastPolicy v) { return q(mpx::to_string(v)); }
+mpx::AttentionScale attentionScaleFrom(const QString& s) { return fromText(s, mpx::AttentionScale::after); }
+mpx::SoftmaxFormat softmaxFormatFrom(const QString& s) { return fromText(s, mpx::SoftmaxFormat::fp32); }
+mpx::AutocastPolicy autocastPolicyFrom(const QString& s) { return fromText(s, mpx::AutocastPolicy::cuda); }
+QString checkGptShape(int n_layer, int n_head, int n_embd, int block_size) {
+    mpx::ModelConfig m;
+    m.kind = mpx::ModelKind::gpt;
+    m.gpt.n_layer = n_layer;
+    m.gpt.n_head = n_head;
+    m.gpt.n_embd = n_embd;
+    m.gpt.block_size = block_size;
+    try {
+        mpx::validate(m);
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
 mpx::Activation activationFrom(const QString& s) { return fromText(s, mpx::Activation::relu); }
 mpx::DatasetKind datasetFrom(const QString& s) { return fromText(s, mpx::DatasetKind::spirals); }
 mpx::OptimizerKind optimizerFrom(const QString& s) { return fromText(s, mpx::OptimizerKind::adam); }

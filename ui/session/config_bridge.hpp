@@ -95,11 +95,22 @@ QStringList optimizerNames();
 QStringList scheduleNames();
 QStringList scalerKindNames();
 QStringList deviceNames();  // "cpu", "auto", "cuda"
+QStringList attentionScaleNames();
+QStringList softmaxFormatNames();
+QStringList autocastPolicyNames();
 QString toText(mpx::Activation v);
 QString toText(mpx::DatasetKind v);
 QString toText(mpx::OptimizerKind v);
 QString toText(mpx::Schedule v);
 QString toText(mpx::ScalerKind v);
+QString toText(mpx::AttentionScale v);
+QString toText(mpx::SoftmaxFormat v);
+QString toText(mpx::AutocastPolicy v);
+mpx::AttentionScale attentionScaleFrom(const QString& s);
+mpx::SoftmaxFormat softmaxFormatFrom(const QString& s);
+mpx::AutocastPolicy autocastPolicyFrom(const QString& s);
+// The engine's line for a GPT shape it refuses (n_embd not divisible by n_head, …), or "".
+QString checkGptShape(int n_layer, int n_head, int n_embd, int block_size);
 mpx::Activation activationFrom(const QString& s);
 mpx::DatasetKind datasetFrom(const QString& s);
 mpx::OptimizerKind optimizerFrom(const QString& s);
