@@ -118,6 +118,24 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::exception, gui::traceSession(trace, bad, 2));
     }
 
+    // Issue 43: a forward inf that stopped short of the loss and gradients (step 1: loss and
+    // gradients finite) keeps its frontier, 65504 / 0.5, and its headroom; one that reached the loss
+    // (step 2: inf) has none, and the verdict's note stands at it.
+    void forwardInfThatStopsShortKeepsItsFrontier() {
+        auto trace = std::make_shared<const Trace>(parse_trace(
+            "# mpx-trace 1; test\n"
+            "step,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,forward_site,grad_norm,lr\n"
+            "0,1024.0,0,0,1.0,0.25,fc2,0,0,,1,0.01\n"
+            "1,1024.0,0,0,1.0,0.5,fc2,0,3,fc1,1,0.01\n"
+            "2,1024.0,1,1,inf,0.5,fc2,1,3,fc1,,0.01\n",
+            "s.csv"));
+        const gui::TraceSession t = gui::traceSession(trace, staticAt(1024), 1);
+        QCOMPARE(t.records[3 * 1 + gui::k_trace_frontier].loss_scale, 65504.0 / 0.5);
+        QVERIFY(t.records[3 * 1 + gui::k_trace_recorded].headroom_log2.has_value());
+        QVERIFY(std::isnan(t.records[3 * 2 + gui::k_trace_frontier].loss_scale));
+        QCOMPARE(t.notes.at(0).step, 2LL);
+    }
+
     // The recorded histograms become each run's snapshots, one layer per module: the recording's as
     // read, the replay's moved by log2(replayed / recorded scale), with the Where view's counts.
     void histogramsForRangeAndWhere() {

@@ -42,7 +42,7 @@ mpx::StepRecord emptyRecord(int run, long long step) {
 }
 
 std::optional<double> headroom(const mpx::TraceStep& s, double scale) {
-    if (s.amax > 0.0 && !s.censored && s.forward_nonfinite == 0) return std::log2(k_fp16_max / (s.amax * scale));
+    if (s.amax > 0.0 && !s.censored && !mpx::forward_overflow_poisoned(s)) return std::log2(k_fp16_max / (s.amax * scale));
     return std::nullopt;
 }
 
@@ -191,7 +191,7 @@ TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::Sc
 
         if (tr_.amax_known) {
             mpx::StepRecord f = emptyRecord(k_trace_frontier, s.step);
-            if (s.amax > 0.0 && !s.censored && s.forward_nonfinite == 0) f.loss_scale = k_fp16_max / s.amax;
+            if (s.amax > 0.0 && !s.censored && !mpx::forward_overflow_poisoned(s)) f.loss_scale = k_fp16_max / s.amax;
             t.records.push_back(f);
         }
     }
@@ -202,7 +202,7 @@ TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::Sc
     Note verdict;
     verdict.step = tr_.steps.empty() ? 0 : tr_.steps.front().step;
     for (const mpx::TraceStep& s : tr_.steps)
-        if (s.forward_nonfinite > 0) {
+        if (mpx::forward_overflow_poisoned(s)) {  // where the verdict's forward overflow begins
             verdict.step = s.step;
             break;
         }
