@@ -433,6 +433,10 @@ private slots:
         set("set_dropout_two", "model.dropout=2", "model.dropout");
         set("set_activation", "model.activation=swish", "model.activation");
         set("set_layernorm_text", "model.layernorm=maybe", "model.layernorm");
+        // The GPT's switches (docs/gpt.md): a bad value, and the switch on an MLP, which it reaches no run of.
+        set("set_norm_stats_on_mlp", "norm.stats=storage", "norm.stats: is set but the MLP's LayerNorm keeps FP32 statistics");
+        run("set_norm_stats_unknown", {"--config", "gpt-classroom", "--steps", "2", "--set", "norm.stats=bf16"}, 2,
+            "norm.stats: must be one of");
         set("set_n_train_zero", "data.n_train=0", "data.n_train");
         set("set_n_train_huge", "data.n_train=2000000", "data.n_train");
         set("set_n_test_negative", "data.n_test=-1", "data.n_test");

@@ -95,6 +95,19 @@ private slots:
         QCOMPARE(back.data, c.data);
     }
 
+    // The GPT's switches reach the JSON by --set and come back.
+    void gpt_switches_round_trip() {
+        SessionConfig c;
+        c.model.kind = ModelKind::gpt;
+        c.data.kind = DatasetKind::text;
+        apply_overrides(c, {"norm.stats=storage"});
+        QCOMPARE(c.model.norm_stats, NormStats::storage);
+        const json j = to_json(c);
+        QCOMPARE(j.at("norm").at("stats"), json("storage"));
+        QCOMPARE(to_json(session_config_from_json(j)), j);
+        QCOMPARE(to_json(session_config_from_json(json::parse(j.dump()))), j);
+    }
+
     void set_overrides_nested_keys() {
         SessionConfig c;
         apply_override(c, "scaler.growth_interval=50");
@@ -139,6 +152,7 @@ private slots:
         QTest::newRow("unknown_top_level_path") << "nothing.at.all=1" << "nothing";
         QTest::newRow("not_key_value") << "train.lr" << "--set";
         QTest::newRow("dropout_one") << "model.dropout=1" << "model.dropout";
+        QTest::newRow("norm_stats_on_mlp") << "norm.stats=storage" << "norm.stats";
     }
     void bad_override_names_field_and_changes_nothing() {
         QFETCH(QString, assignment);

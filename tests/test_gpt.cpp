@@ -188,12 +188,67 @@ private slots:
         }
     }
 
+    // norm.stats = storage (pytorch#92164): LayerNorm's statistics in a BF16 accumulator. A row of
+    // 512 ones (stored in BF16): FP32 statistics give mean 1, variance 0 and outputs of 0 (β); in
+    // BF16 the mean's sum stalls at 256 (256 + 1 is a tie, to even), so the mean is 0.5, each
+    // deviation 0.5, the sum of their squares (0.25 each) stalls at 64, the variance is 0.125, rstd
+    // 1/bf16(√0.125) = 2.828125, and every output is 0.5 · 2.828125 = 1.4140625 instead of 0. A row
+    // of 128 ones sums to 128 exactly: mean 1, outputs 0, as in FP32. The three statistics of each
+    // row are tallied at the op's site.
+    void norm_stats_storage_stalls_bf16_sums_at_256() {
+        auto be = make_cpu_backend();
+        for (const int D : {512, 128}) {
+            Tensor x = be->alloc(Format::bf16, 1, D, MemCategory::workspace);
+            be->upload(std::vector<float>(static_cast<std::size_t>(D), 1.0f), x);
+            Tensor g = be->alloc(Format::fp32, 1, D, MemCategory::workspace), b = be->alloc(Format::fp32, 1, D, MemCategory::workspace);
+            be->fill(g, 1.0f);
+            be->fill(b, 0.0f);
+            Tensor y = be->alloc(Format::fp32, 1, D, MemCategory::workspace), mean = be->alloc(Format::fp32, 1, 1, MemCategory::workspace),
+                   rstd = be->alloc(Format::fp32, 1, 1, MemCategory::workspace);
+            std::vector<float> out(static_cast<std::size_t>(D)), mu(1), rs(1);
+            for (const Format stats : {Format::fp32, Format::bf16}) {
+                const core::Counts c = counted(*be, [&] { be->layernorm_forward_stats_in(stats, x, g, b, y, mean, rstd); });
+                be->download(y, out);
+                be->download(mean, mu);
+                be->download(rstd, rs);
+                const bool stalls = stats == Format::bf16 && D == 512;
+                QCOMPARE(mu[0], stalls ? 0.5f : 1.0f);
+                if (stalls) QCOMPARE(rs[0], 2.828125f);
+                for (const float v : out) QCOMPARE(v, stalls ? 1.4140625f : 0.0f);
+                // BF16: three statistics tallied, then the D outputs; FP32 tallies the outputs only.
+                QCOMPARE(c.nonzero, static_cast<unsigned long long>(stalls ? 3 + D : stats == Format::bf16 ? 2 : 0));
+            }
+        }
+    }
+
+    // In a run: norm.stats = storage changes AMP-BF16's first loss (its LayerNorms now sum in BF16)
+    // and leaves FP32 bit for bit as it was (the statistics' format there is FP32).
+    void norm_stats_storage_changes_bf16_runs_only() {
+        SessionConfig c = small_gpt({"fp32", "amp-bf16", "half-bf16"}, 2);
+        Session plain(c);
+        const auto a = train(plain, 2);
+        c.model.norm_stats = NormStats::storage;
+        Session storage(c);
+        const auto b = train(storage, 2);
+        QVERIFY(differs(a[0][0], b[0][0]).isEmpty() && differs(a[1][0], b[1][0]).isEmpty());
+        for (std::size_t r : {1u, 2u}) {
+            QVERIFY2(a[0][r].loss != b[0][r].loss, qPrintable(QString::number(a[0][r].loss, 'g', 9)));
+            QVERIFY(std::abs(a[0][r].loss - b[0][r].loss) < 0.05);
+        }
+    }
+
     void same_bits_on_one_two_and_three_threads() {
         std::vector<std::vector<StepRecord>> first;
         for (unsigned t : {1u, 2u, 3u}) {
             set_thread_count(t);
             Session s(small_gpt({"fp32", "amp-fp16", "amp-bf16", "pure-bf16"}, 6));
-            const auto recs = train(s, 6);
+            auto recs = train(s, 6);
+            // The switches too: LayerNorm statistics in the storage format.
+            SessionConfig switched = small_gpt({"amp-bf16", "half-fp16"}, 6);
+            switched.model.norm_stats = NormStats::storage;
+            Session w(switched);
+            const auto more = train(w, 6);
+            for (std::size_t k = 0; k < recs.size(); ++k) recs[k].insert(recs[k].end(), more[k].begin(), more[k].end());
             if (first.empty()) {
                 first = recs;
                 continue;
@@ -242,6 +297,7 @@ private slots:
         QTest::newRow("softcap_negative") << "attention.softcap=-1" << "attention.softcap";
         QTest::newRow("scale_unknown") << "attention.scale=\"middle\"" << "attention.scale";
         QTest::newRow("autocast_unknown") << "autocast=\"tpu\"" << "autocast";
+        QTest::newRow("norm_stats_unknown") << "norm.stats=\"bf16\"" << "norm.stats";
         QTest::newRow("points_for_gpt") << "data.kind=\"spirals\"" << "data.kind";
         QTest::newRow("fp8_run") << "runs=[\"fp8-hybrid\"]" << "runs";
         QTest::newRow("nvfp4_run") << "runs=[\"nvfp4\"]" << "runs";
@@ -272,6 +328,15 @@ private slots:
                 QFAIL(set);
             } catch (const ConfigError&) {
             }
+        }
+        // norm.stats names itself on an MLP (the MLP's LayerNorm keeps FP32 statistics).
+        try {
+            SessionConfig d = c;
+            apply_override(d, "norm.stats=storage");
+            QFAIL("norm.stats on an MLP accepted");
+        } catch (const ConfigError& e) {
+            QCOMPARE(QString::fromStdString(e.field()), QStringLiteral("norm.stats"));
+            QVERIFY(!QString::fromUtf8(e.what()).contains('\n'));
         }
         try {
             apply_override(c, "data.kind=\"text\"");

@@ -210,6 +210,11 @@ public:
     // out = a + b, added in FP32 and rounded into out's format (the residual stream: autocast adds in
     // the wider input's format, which out is given).
     virtual void add(const Tensor& a, const Tensor& b, Tensor& out);
+    // layernorm_forward with LayerNorm's statistics computed in `stats` (norm.stats = storage:
+    // core::layernorm_row_stats_in, every op of the statistics rounded into `stats`; each row's mean,
+    // variance and rstd tallied at the current site, before the output). FP32 is layernorm_forward.
+    virtual void layernorm_forward_stats_in(Format stats, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                            Tensor& y, Tensor& mean, Tensor& rstd);
     // Causal self-attention over qkv (B·T, 3C) (q, k, v side by side, head h at columns h·C/H..):
     // q, k (times the factors of o.factors, rounded) and v cast to o.compute (counted under
     // operand); scores = q·kᵀ (B·H·T, T) rounded to o.compute (counted under output: where they

@@ -69,6 +69,26 @@ void CpuBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const T
     store(out.data(), y);
 }
 
+void CpuBackend::layernorm_forward_stats_in(Format stats, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                            Tensor& y, Tensor& mean, Tensor& rstd) {
+    if (stats == Format::fp32) return layernorm_forward(x, gamma, beta, y, mean, rstd);
+    CMap xv = view(x, m_a);
+    CMap g = view(gamma, m_b);
+    CMap bt = view(beta, m_d);
+    const int B = x.rows(), D = x.cols();
+    Map out = m_c.shape(B, D);
+    auto* mu = static_cast<float*>(mean.data());
+    auto* rs = static_cast<float*>(rstd.data());
+    core::Counts c;
+    for (int r = 0; r < B; ++r) {  // one thread, row order, as layernorm_forward
+        core::layernorm_row_stats_in(stats, [&](int k) { return xv(r, k); }, D, mu[r], rs[r], c);
+        for (int k = 0; k < D; ++k)
+            out(r, k) = core::layernorm_value(xv(r, k), mu[r], rs[r], g(0, k), bt(0, k));
+    }
+    counts() += c;
+    store(out.data(), y);
+}
+
 void CpuBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
                         const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
                         Tensor& dbeta, Accumulate acc) {

@@ -315,6 +315,8 @@ public:
     void layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
                             const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
                             Tensor& dbeta, Accumulate acc) override;
+    void layernorm_forward_stats_in(Format stats, const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                    Tensor& mean, Tensor& rstd) override;
 
     void dropout(Tensor& h, float p, std::uint64_t seed) override;
 

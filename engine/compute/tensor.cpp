@@ -117,6 +117,11 @@ void Backend::embedding_backward(std::span<const int>, int, const Tensor&, Tenso
     no_gpt_ops(name());
 }
 void Backend::add(const Tensor&, const Tensor&, Tensor&) { no_gpt_ops(name()); }
+void Backend::layernorm_forward_stats_in(Format stats, const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
+                                         Tensor& mean, Tensor& rstd) {
+    if (stats != Format::fp32) no_gpt_ops(name());
+    layernorm_forward(x, gamma, beta, y, mean, rstd);
+}
 void Backend::attention_forward(const Tensor&, const AttentionShape&, const AttentionOptions&, Tensor&, Tensor&, Tensor&) {
     no_gpt_ops(name());
 }

@@ -46,6 +46,9 @@ void refuse_gpt_settings_on_mlp(const ModelConfig& m) {
     if (m.autocast != defaults.autocast)
         throw ConfigError("autocast", "is set but the MLP's ops follow one policy; it changes the GPT's softmax and "
                                       "LayerNorm (model.kind = gpt)");
+    if (m.norm_stats != defaults.norm_stats)
+        throw ConfigError("norm.stats", "is set but the MLP's LayerNorm keeps FP32 statistics; the switch is the GPT's "
+                                        "(model.kind = gpt)");
 }
 }  // namespace
 

@@ -40,6 +40,15 @@ constexpr EnumName<SoftmaxFormat> softmax_format_names[] = {{SoftmaxFormat::fp32
 constexpr std::span<const EnumName<SoftmaxFormat>> names_of(SoftmaxFormat) { return softmax_format_names; }
 inline std::string_view to_string(SoftmaxFormat k) { return enum_name(k); }
 
+// Where LayerNorm's statistics (the mean's and the variance's sums, the mean, the variance and
+// 1/√(var + ε)) are computed (session section "norm"): fp32, as every framework's kernel does; or
+// storage, every one of those ops rounded into the layer's low format, as a kernel that accumulates in
+// BF16 does (pytorch#92164: ones(5120) in BF16 sums to 256). Only the GPT's LayerNorms.
+enum class NormStats : std::uint8_t { fp32, storage };
+constexpr EnumName<NormStats> norm_stats_names[] = {{NormStats::fp32, "fp32"}, {NormStats::storage, "storage"}};
+constexpr std::span<const EnumName<NormStats>> names_of(NormStats) { return norm_stats_names; }
+inline std::string_view to_string(NormStats k) { return enum_name(k); }
+
 // nanoGPT's shape (REFERENCE.md, "The smallest GPT that learns visibly"): pre-LN blocks, GELU MLP
 // ×4, biases, LayerNorm eps 1e-5. vocab is the text's symbol count, set by the session when it
 // reads the text (not a setting).
@@ -73,6 +82,7 @@ struct ModelConfig {
     GptConfig gpt;
     AttentionConfig attention;
     AutocastPolicy autocast = AutocastPolicy::cuda;
+    NormStats norm_stats = NormStats::fp32;  // the GPT's LayerNorm statistics (session "norm.stats")
     // The layers of the step record's sites: the MLP's linear layers, or the GPT's site layers
     // (gpt_layer_count).
     int layers() const;

@@ -301,6 +301,7 @@ nlohmann::json to_json(const SessionConfig& c) {
                           {"softmax", std::string(to_string(c.model.attention.softmax))},
                           {"softcap", c.model.attention.softcap}};
         j["autocast"] = std::string(to_string(c.model.autocast));
+        j["norm"] = {{"stats", std::string(to_string(c.model.norm_stats))}};
     } else {
         j["model"] = {{"sizes", model_sizes_text(c.model.sizes)},
                       {"activation", std::string(to_string(c.model.activation))},
@@ -409,6 +410,11 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
         a.get_enum("softmax", c.model.attention.softmax);
         a.get("softcap", c.model.attention.softcap);
         a.finish();
+    }
+    if (r.has("norm")) {
+        JsonReader n(r.at("norm"), "norm");
+        n.get_enum("stats", c.model.norm_stats);
+        n.finish();
     }
     if (r.has("autocast")) {
         const auto& v = r.at("autocast");
@@ -534,6 +540,9 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
     if (!known.contains("fp8")) known["fp8"] = fp8_to_json(c.fp8);  // to_json leaves it out without FP8 runs
     if (!known.contains("fp4")) known["fp4"] = fp4_to_json(c.fp4);  // and this one without FP4 runs
     if (!known.contains("accumulate")) known["accumulate"] = c.accumulate;  // and this one at its defaults
+    // and the GPT's norm section on an MLP, so --set model.kind=gpt --set norm.stats=storage works
+    // in either order (validation refuses it on a run that stays an MLP, naming norm.stats)
+    if (!known.contains("norm")) known["norm"] = {{"stats", std::string(to_string(NormStats::fp32))}};
     nlohmann::json j = known;
     for (const auto& assignment : assignments) {
         // Checked first: JSON carries only UTF-8, and every message below quotes the assignment.

@@ -155,6 +155,37 @@ MPX_HOST_DEVICE void layernorm_row_stats(X x, int D, float& mean, float& rstd) {
     rstd = 1.0f / sqrtf(var + k_layernorm_eps);
     mean = m;
 }
+// The same statistics with every op rounded into s (norm.stats = storage: a kernel whose accumulator
+// is the storage format; pytorch#92164): each partial sum of the mean, the mean (sum / D), each
+// deviation x − mean, its square, each partial sum of the variance, the variance (sum / D), var + ε,
+// its square root and 1/that, each computed in FP32 from the rounded operands and rounded into s,
+// in that order. x is read as stored (an FP32 residual is not cast first: the accumulator is what
+// rounds). A BF16 sum of ones stalls at 256 (256 + 1 is a tie, to even), so a row's mean stops
+// growing there; an FP16 square past 65504 makes the variance inf and rstd 0. With s = FP32 the
+// values are layernorm_row_stats' bit for bit.
+// The three values a kernel keeps (mean, variance, rstd) are tallied into c (their value before
+// the last rounding as `in`): a partial sum that overflowed shows as a non-finite mean or variance.
+template <class X>
+MPX_HOST_DEVICE void layernorm_row_stats_in(Format s, X x, int D, float& mean, float& rstd, Counts& c) {
+    const TallyEdges e = tally_edges(s);
+    float m = 0.0f;
+    for (int k = 0; k < D; ++k) m = round_value(s, m + x(k));
+    const float m_in = m / static_cast<float>(D);
+    m = round_value(s, m_in);
+    tally(e, m_in, m, c);
+    float v = 0.0f;
+    for (int k = 0; k < D; ++k) {
+        const float d = round_value(s, x(k) - m);
+        v = round_value(s, v + round_value(s, d * d));
+    }
+    const float v_in = v / static_cast<float>(D);
+    v = round_value(s, v_in);
+    tally(e, v_in, v, c);
+    const float r_in = 1.0f / round_value(s, sqrtf(round_value(s, v + k_layernorm_eps)));
+    rstd = round_value(s, r_in);
+    tally(e, r_in, rstd, c);
+    mean = m;
+}
 MPX_HOST_DEVICE inline float layernorm_value(float x, float mean, float rstd, float g, float b) {
     return (x - mean) * rstd * g + b;
 }

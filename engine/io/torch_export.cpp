@@ -131,6 +131,7 @@ void write_gpt(const SessionConfig& cfg, const TextCorpus& text, const InitialWe
                     {"scores_factor", fac.scores},
                     {"softmax", to_string(cfg.model.attention.softmax)},
                     {"softcap", cfg.model.attention.softcap}}},
+                  {"norm", {{"stats", to_string(cfg.model.norm_stats)}}},
                   {"params", std::move(params)}};
     s["text"] = {{"source", text.source}, {"characters", text.characters()}, {"train_size", text.train_size},
                  {"vocab", text.vocab}};
@@ -265,12 +266,14 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
         for (const LayerPrecision& p : prec) r["layers"].push_back(layer_json(p));
         r["autocast"] = autocast_of(prec);
         if (gpt) {  // the formats of the stream between the GPT's ops, per site layer
-            nlohmann::json norm = nlohmann::json::array(), probs = nlohmann::json::array();
+            nlohmann::json norm = nlohmann::json::array(), stats = nlohmann::json::array(), probs = nlohmann::json::array();
             for (const LayerPrecision& p : prec) {
                 norm.push_back(to_string(gpt_norm_format(cfg.model, p)));
+                stats.push_back(to_string(gpt_norm_stats_format(cfg.model, p)));
                 probs.push_back(to_string(gpt_probs_format(cfg.model, p)));
             }
-            r["gpt_formats"] = {{"residual", to_string(prec.front().weight)}, {"norm", std::move(norm)}, {"probs", std::move(probs)}};
+            r["gpt_formats"] = {{"residual", to_string(prec.front().weight)}, {"norm", std::move(norm)},
+                                {"norm_stats", std::move(stats)}, {"probs", std::move(probs)}};
         }
         nlohmann::json sc;
         to_json(sc, info.scaler);

@@ -203,6 +203,10 @@ Format gpt_probs_format(const ModelConfig& m, const LayerPrecision& p) {
     return Format::fp32;  // CUDA autocast: softmax gives FP32
 }
 
+Format gpt_norm_stats_format(const ModelConfig& m, const LayerPrecision& p) {
+    return m.norm_stats == NormStats::storage && low(p.compute) ? p.compute : Format::fp32;
+}
+
 Format Gpt::norm_format(int linear_layer) const { return gpt_norm_format(m_cfg, prec(linear_layer)); }
 Format Gpt::probs_format(int attn_layer) const { return gpt_probs_format(m_cfg, prec(attn_layer)); }
 
@@ -260,7 +264,8 @@ const Tensor& Gpt::forward(std::uint64_t, bool, Pass pass) {
                   fc = gpt_layer(GptSite::mlp_fc, b), mp = gpt_layer(GptSite::mlp_proj, b);
         const Tensor& x = block_input(b);
         at(qkv, TensorKind::normalized);
-        m_be.layernorm_forward(x, k.ln1_g->working, k.ln1_b->working, k.ln1, k.ln1_mean, k.ln1_rstd);
+        m_be.layernorm_forward_stats_in(norm_stats_format(qkv), x, k.ln1_g->working, k.ln1_b->working, k.ln1, k.ln1_mean,
+                                       k.ln1_rstd);
         linear(qkv, k.ln1, *k.qkv_w, k.qkv_b, k.qkv);
         at(att, TensorKind::output);
         m_be.attention_forward(k.qkv, shape, attention_options(b), k.scores, k.probs, k.atty);
@@ -268,7 +273,8 @@ const Tensor& Gpt::forward(std::uint64_t, bool, Pass pass) {
         at(proj, TensorKind::activation);
         m_be.add(x, k.proj, k.mid);
         at(fc, TensorKind::normalized);
-        m_be.layernorm_forward(k.mid, k.ln2_g->working, k.ln2_b->working, k.ln2, k.ln2_mean, k.ln2_rstd);
+        m_be.layernorm_forward_stats_in(norm_stats_format(fc), k.mid, k.ln2_g->working, k.ln2_b->working, k.ln2, k.ln2_mean,
+                                       k.ln2_rstd);
         linear(fc, k.ln2, *k.fc_w, k.fc_b, k.fc);
         at(fc, TensorKind::activation);
         m_be.activation_forward(Activation::gelu, k.fc, k.gelu);
@@ -278,7 +284,8 @@ const Tensor& Gpt::forward(std::uint64_t, bool, Pass pass) {
     }
     const int head = gpt_lm_head_layer(g);
     at(head, TensorKind::normalized);
-    m_be.layernorm_forward(block_input(g.n_layer), m_lnf_g->working, m_lnf_b->working, m_lnf, m_lnf_mean, m_lnf_rstd);
+    m_be.layernorm_forward_stats_in(norm_stats_format(head), block_input(g.n_layer), m_lnf_g->working, m_lnf_b->working, m_lnf,
+                                   m_lnf_mean, m_lnf_rstd);
     linear(head, m_lnf, *m_head, nullptr, m_logits);
     return m_logits;
 }

@@ -35,6 +35,10 @@ bool is_gpt_norm_param(const std::string& name);
 // weights are (layer 0's weight format).
 Format gpt_norm_format(const ModelConfig& m, const LayerPrecision& p);
 Format gpt_probs_format(const ModelConfig& m, const LayerPrecision& p);
+// The format LayerNorm's statistics are computed in before the Linear layer of p: FP32, or under
+// norm.stats = storage the layer's low format (its compute format where that is FP16 or BF16; a
+// layer kept in FP32 or TF32 keeps FP32 statistics).
+Format gpt_norm_stats_format(const ModelConfig& m, const LayerPrecision& p);
 
 class Gpt final : public Model {
 public:
@@ -67,6 +71,7 @@ public:
     Format residual_format() const { return m_resid; }
     Format norm_format(int linear_layer) const;
     Format probs_format(int attn_layer) const;
+    Format norm_stats_format(int linear_layer) const { return gpt_norm_stats_format(m_cfg, prec(linear_layer)); }
     // The attention buffers of block b as the last forward pass left them (the views' attention map):
     // scores and probabilities (B·H·T, T).
     const Tensor& scores(int block) const { return m_blocks[static_cast<std::size_t>(block)].scores; }

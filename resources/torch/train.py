@@ -421,9 +421,50 @@ class MLP(nn.Module):
         return f.linear(x, self.c_proj.weight, self.c_proj.bias, self.site_proj)
 
 
-def layer_norm(x, ln, eps, f, fmt):
-    """LayerNorm's statistics and result in FP32, stored in `fmt`."""
+class StorageStatsLayerNorm(torch.autograd.Function):
+    """LayerNorm whose statistics are computed in `fmt` (session.json's norm.stats = storage: a kernel
+    that accumulates in BF16, pytorch#92164, where ones(5120) sums to 256): the row's running sum, one
+    column at a time, each addition rounded to fmt; the mean (sum / D); each deviation x - mean and its
+    square; the variance's running sum; the variance; var + eps, its square root and 1/that, each
+    rounded. The output (x - mean) * rstd * weight + bias is FP32. The backward is PyTorch's own
+    LayerNorm backward from those saved statistics (aten.native_layer_norm_backward), as such a
+    kernel's backward reads what its forward saved."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps, fmt):
+        r = ROUND[fmt]
+        x = x.float()
+        d = x.shape[-1]
+        s = torch.zeros_like(x[:, 0])
+        for c in range(d):
+            s = r(s + x[:, c])
+        width = torch.full_like(s, float(d))  # a true division (a scalar divisor may multiply by 1/D)
+        mean = r(s / width)
+        dev = r(x - mean[:, None])
+        sq = r(dev * dev)
+        v = torch.zeros_like(s)
+        for c in range(d):
+            v = r(v + sq[:, c])
+        var = r(v / width)
+        rstd = r(torch.ones_like(var) / r(torch.sqrt(r(var + eps))))
+        mean, rstd = mean[:, None], rstd[:, None]
+        ctx.save_for_backward(x, weight, bias, mean, rstd)
+        return (x - mean) * rstd * weight + bias
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight, bias, mean, rstd = ctx.saved_tensors
+        dx, dw, db = torch.ops.aten.native_layer_norm_backward(g.float().contiguous(), x, [x.shape[-1]], mean, rstd,
+                                                               weight, bias, [True, True, True])
+        return dx, dw, db, None, None
+
+
+def layer_norm(x, ln, eps, f, fmt, stats="fp32"):
+    """LayerNorm's statistics and result in FP32 (the statistics in `stats` under norm.stats =
+    storage), stored in `fmt`."""
     with f.fp32():
+        if stats != "fp32":
+            return f.store(StorageStatsLayerNorm.apply(x, ln.weight, ln.bias, eps, stats), fmt)
         return f.store(F.layer_norm(x.float(), (x.shape[-1],), ln.weight, ln.bias, eps), fmt)
 
 
@@ -438,8 +479,9 @@ class Block(nn.Module):
 
     def forward(self, x, f, batch):
         eps, resid = self.ln_1.eps, f.stream["residual"]
-        x = f.store(x + self.attn(layer_norm(x, self.ln_1, eps, f, f.stream["norm"][self.attn.site_qkv]), f, batch), resid)
-        return f.store(x + self.mlp(layer_norm(x, self.ln_2, eps, f, f.stream["norm"][self.mlp.site_fc]), f), resid)
+        norm, stats, qkv, fc = f.stream["norm"], f.stream["norm_stats"], self.attn.site_qkv, self.mlp.site_fc
+        x = f.store(x + self.attn(layer_norm(x, self.ln_1, eps, f, norm[qkv], stats[qkv]), f, batch), resid)
+        return f.store(x + self.mlp(layer_norm(x, self.ln_2, eps, f, norm[fc], stats[fc]), f), resid)
 
 
 class GPT(nn.Module):
@@ -469,7 +511,7 @@ class GPT(nn.Module):
         x = f.store(tr.wte(idx) + tr.wpe(pos), f.stream["residual"]).view(batch * t, -1)
         for block in tr.h:
             x = block(x, f, batch)
-        x = layer_norm(x, tr.ln_f, tr.ln_f.eps, f, f.stream["norm"][self.site_head])
+        x = layer_norm(x, tr.ln_f, tr.ln_f.eps, f, f.stream["norm"][self.site_head], f.stream["norm_stats"][self.site_head])
         return f.linear(x, self.lm_head.weight, None, self.site_head)
 
 
