@@ -8,20 +8,24 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.hpp"
 #include "engine/base/error.hpp"
 #include "engine/io/export.hpp"
 #include "engine/io/run_compare.hpp"
+#include "engine/io/run_expect.hpp"
 
 namespace mpx::cli {
 namespace {
 
 struct CompareCliOptions {
-    std::string a, b, steps, runs, csv, columns;
+    std::string a, b, steps, runs, csv, columns, sidecar_a, sidecar_b;
     std::vector<std::string> tolerances, absolute;
+    bool expect = false;
 };
 
 // 0: agree; 1: differ. Throws for everything else.
@@ -34,6 +38,21 @@ int run_compare(const CompareCliOptions& o) {
     if (!o.runs.empty()) opts.runs = parse_run_list(o.runs);
     if (!o.csv.empty())
         check_outputs({{"--csv", o.csv}}, {{"A, one of the files compared", o.a}, {"B, one of the files compared", o.b}});
+    if (!o.expect)
+        for (const auto& [flag, value] : {std::pair{"--sidecar-a", &o.sidecar_a}, std::pair{"--sidecar-b", &o.sidecar_b}})
+            if (!value->empty()) throw ConfigError(flag, "only with --expect, which reads the sidecars");
+    if (o.expect) {
+        const auto given = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::filesystem::path>(s); };
+        // The sidecars first: a missing one is named before two long CSVs are read.
+        const RunSidecar sa = read_run_sidecar(find_run_sidecar(o.a, given(o.sidecar_a), "--sidecar-a"));
+        const RunSidecar sb = read_run_sidecar(find_run_sidecar(o.b, given(o.sidecar_b), "--sidecar-b"));
+        const RunTable a = read_run_csv(o.a);
+        const RunTable b = read_run_csv(o.b);
+        const ExpectReport report = compare_expected(a, b, sa, sb, opts);
+        if (!o.csv.empty()) write_file_atomic(o.csv, report_csv(report.compare));
+        std::cout << expect_report_text(report) << std::flush;
+        return report.agree() ? 0 : 1;
+    }
     const RunTable a = read_run_csv(o.a);
     const RunTable b = read_run_csv(o.b);
     const CompareReport report = compare_runs(a, b, opts);
@@ -52,7 +71,12 @@ void add_compare_command(CLI::App& app) {
         "skipped). Compared (plus any column --tol names): " + default_columns_text() + ". A rel column agrees on "
         "a step when both cells are empty, both nan, equal, or |a-b| <= tol*max(|a|,|b|). An exact or text "
         "column (the scaler's) must match per step; its tolerance is the share of steps allowed to differ "
-        "(default 0). Both files must hold the same runs and steps. Exit 0: agree; 1: differ; 2: bad input.");
+        "(default 0). Both files must hold the same runs and steps. --expect instead expects one training twice "
+        "(mpx-cli run --csv and the exported train.py): it reads both sidecars, names the settings that differ "
+        "first, compares the runs and steps both files hold, and judges each run by its format: FP32 by the "
+        "defaults; BF16, FP16, TF32 by rel 1e-6 on steps 0-2, then the loss within BF16's spacing at the "
+        "initial loss; the scaler's columns identical on every step; a run that parts is explained (its first "
+        "step and column, and whether the scaler's decisions still agree). Exit 0: agree; 1: differ; 2: bad input.");
     auto o = std::make_shared<CompareCliOptions>();
     cmd->add_option("A", o->a, "The first run CSV (e.g. mpx-cli run --csv A.csv)")->required();
     cmd->add_option("B", o->b, "The second run CSV, with mpx's column names")->required();
@@ -69,6 +93,15 @@ void add_compare_command(CLI::App& app) {
                                              "loss_scale,found_inf,skipped");
     cmd->add_option("--steps", o->steps, "FIRST-LAST: compare only these steps (inclusive), e.g. 0-99");
     cmd->add_option("--runs", o->runs, "a,b: compare only these runs (each must be in both files)");
+    cmd->add_flag("--expect", o->expect,
+                  "Expect one training twice and judge it by docs/pytorch.md's per-format rule (see above); "
+                  "not with --tol or --atol");
+    cmd->add_option("--sidecar-a", o->sidecar_a,
+                    "With --expect: A's settings (default: A.json beside A.csv, as run --csv writes it, else "
+                    "session.json beside A); a file, or export-torch's folder");
+    cmd->add_option("--sidecar-b", o->sidecar_b,
+                    "With --expect: B's settings, e.g. torch-run/session.json or torch-run (default: B.json beside "
+                    "B, else session.json beside B: train.py writes no sidecar of its own)");
     cmd->add_option("--csv", o->csv, "Also write the per-run, per-column table to this CSV (atomically)");
     cmd->callback([o] {
         int code = 0;

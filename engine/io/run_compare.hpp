@@ -1,7 +1,7 @@
 // Two run CSVs (mpx's `run --csv` export, or a framework's script that writes the same column names)
 // lined up by (run, step) and compared column by column, as `mpx-cli compare` reports it.
-// Rule: nothing is re-aligned or interpolated — a run or step present on one side only, a missing
-// column, a malformed row or a non-number in a compared numeric cell is bad input (ConfigError
+// Rule: nothing is re-aligned or interpolated — a run or step present on one side only (unless
+// Lineup::common asks for the common ones, each left out counted), a missing column, a malformed row or a non-number in a compared numeric cell is bad input (ConfigError
 // naming file and line), never a difference; NaN, inf and empty cells are data and compare as values.
 #pragma once
 
@@ -17,45 +17,9 @@
 #include <vector>
 
 #include "engine/base/enum_names.hpp"
+#include "engine/io/run_table.hpp"
 
 namespace mpx {
-
-// A run CSV as read: RFC 4180 (quoted fields, "" inside quotes, LF or CRLF), a header row naming
-// the columns, one row per (run, step). Lines starting with '#' and blank lines before the header
-// are skipped (a script may say there which scaler it mirrored); a UTF-8 byte-order mark is dropped.
-class RunTable {
-public:
-    // `name` is how messages call the file ("A.csv"). Throws ConfigError naming name:line.
-    static RunTable parse(std::string_view text, const std::string& name);
-    const std::string& name() const { return m_name; }
-    const std::vector<std::string>& columns() const { return m_columns; }
-    int column(std::string_view name) const;  // its index, or -1 when the header lacks it
-    // Run labels in the order the file first mentions them.
-    const std::vector<std::string>& runs() const { return m_runs; }
-    // The rows of a run by step (empty map for a label the file does not hold).
-    const std::map<long long, std::size_t>& steps_of(const std::string& run) const;
-    std::size_t row_count() const { return m_lines.size(); }
-    std::string_view cell(std::size_t row, int column) const;
-    int line(std::size_t row) const { return m_lines[row]; }  // where the row starts, from 1
-
-private:
-    std::string m_name;
-    std::vector<std::string> m_columns;
-    std::vector<std::string> m_runs;
-    std::map<std::string, std::map<long long, std::size_t>> m_index;
-    // Every cell's text, unquoted, back to back: cell (r, c) is [m_offsets[i], m_offsets[i + 1])
-    // with i = r · columns + c. 32-bit offsets: a file is at most k_max_run_csv_bytes.
-    std::string m_cells;
-    std::vector<std::uint32_t> m_offsets;
-    std::vector<int> m_lines;  // (rows)
-};
-
-// A long run's CSV is tens of MiB; the cap keeps the offsets 32-bit and the memory bounded.
-inline constexpr std::size_t k_max_run_csv_bytes = 1u << 30;
-
-// Reads `path` (engine/base/input_file.hpp: IoError when it cannot be read) and parses it; the
-// file's name as given is what messages call it.
-RunTable read_run_csv(const std::filesystem::path& path);
 
 // How a column is judged. relative: numbers within a relative tolerance per step; exact: numbers
 // equal per step; text: cells equal as text per step. For exact and text the tolerance is the
@@ -64,6 +28,33 @@ enum class CompareKind { relative, exact, text };
 constexpr EnumName<CompareKind> compare_kind_names[] = {
     {CompareKind::relative, "relative"}, {CompareKind::exact, "exact"}, {CompareKind::text, "text"}};
 constexpr std::span<const EnumName<CompareKind>> names_of(CompareKind) { return compare_kind_names; }
+
+// The kind and default tolerance of a column of mpx's run CSV; nullopt for a name that is not one
+// of its columns or is a key (run, step).
+struct ColumnRule {
+    CompareKind kind;
+    double tolerance;
+};
+std::optional<ColumnRule> column_rule(std::string_view column);
+
+// How the two files' runs and steps are lined up. same: a run or step on one side only is bad input
+// (plain compare: nothing is dropped silently); common: the runs and steps both hold are compared and
+// the rest counted as not compared (compare --expect: an export recording every 10th step, a script
+// asked for fewer runs or steps).
+enum class Lineup { same, common };
+
+// A column's rule over one run's steps, where it is not the column's default (compare --expect's
+// per-format rule, engine/io/run_expect.hpp). Steps up to `strict_last` (inclusive) are judged by
+// `strict_tolerance` (relative) alone; later ones by rule.tolerance plus `absolute`; steps after
+// `judged_last` are compared and shown but not judged.
+struct ColumnPlan {
+    std::string column;
+    ColumnRule rule;
+    double absolute = 0.0;
+    std::optional<long long> strict_last;
+    double strict_tolerance = 0.0;
+    std::optional<long long> judged_last;
+};
 
 struct CompareOptions {
     // --tol COLUMN=X, in the order given (a later one for the same column wins).
@@ -75,6 +66,10 @@ struct CompareOptions {
     std::vector<std::string> columns;
     std::optional<std::pair<long long, long long>> steps;  // FIRST-LAST, inclusive
     std::vector<std::string> runs;                         // empty: every run (the files must hold the same)
+    Lineup lineup = Lineup::same;
+    // Per run label, rules that replace the defaults (and --tol's) of their columns for that run; a
+    // column not compared is left alone.
+    std::map<std::string, std::vector<ColumnPlan>> run_rules;
 };
 
 // "COLUMN=X" as --tol takes it; ConfigError("--tol", ...) for an unknown or uncomparable column, or
@@ -89,13 +84,6 @@ std::pair<long long, long long> parse_step_range(std::string_view text);
 // "a,b" as --runs takes it. ConfigError("--runs", ...) for an empty label.
 std::vector<std::string> parse_run_list(std::string_view text);
 
-// The kind and default tolerance of a column of mpx's run CSV; nullopt for a name that is not one
-// of its columns or is a key (run, step).
-struct ColumnRule {
-    CompareKind kind;
-    double tolerance;
-};
-std::optional<ColumnRule> column_rule(std::string_view column);
 
 // The columns compared unless --tol names more; `optional` ones only where both files have them
 // (a script may not evaluate, compute the norm, or name the scaler's event).
@@ -113,6 +101,8 @@ struct ColumnResult {
     CompareKind kind = CompareKind::relative;
     double tolerance = 0.0;
     double absolute = 0.0;    // relative columns: the absolute tolerance added (--atol)
+    std::optional<long long> strict_last, judged_last;  // ColumnPlan's, where one applied
+    double strict_tolerance = 0.0;
     long long steps = 0;      // steps compared
     long long differing = 0;  // relative: beyond the tolerance; exact/text: not equal
     // Over the steps where both cells are numbers (nan when there were none, or a text column);
@@ -126,13 +116,14 @@ struct ColumnResult {
 struct RunResult {
     std::string run;
     long long steps = 0, first_step = 0, last_step = 0;
+    long long only_a = 0, only_b = 0;  // Lineup::common: steps on one side only, not compared
     std::vector<ColumnResult> columns;
 };
 
 struct CompareReport {
     std::string name_a, name_b;
     std::vector<RunResult> runs;
-    std::vector<std::string> not_compared;  // "eval_loss (only in A.csv)"
+    std::vector<std::string> not_compared;  // "eval_loss (only in A.csv)", "run fp16 (only in B.csv)"
     bool agree() const;
 };
 
@@ -143,7 +134,13 @@ CompareReport compare_runs(const RunTable& a, const RunTable& b, const CompareOp
 // The report as mpx-cli compare prints it: a fixed-width table per run, the columns not compared,
 // then one line "agree: ..." or "differ: ...".
 std::string report_text(const CompareReport& report);
+// "agree: ..." or "differ: " with, per run that parts, the column that parts first (its step and
+// note) and the names of the others: one short line however many columns part.
 std::string summary_line(const CompareReport& report);
+// One run's block of report_text: its steps and the table of its columns.
+std::string run_block_text(const RunResult& run);
+// The column of a run that parts first (the earliest step; the first in order among equals), or null.
+const ColumnResult* first_parting(const RunResult& run);
 // One row per run and column: run,column,kind,tolerance,steps,differing,max_abs,max_rel,first_apart,note,ok.
 std::string report_csv(const CompareReport& report);
 
