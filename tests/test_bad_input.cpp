@@ -437,6 +437,8 @@ private slots:
         set("set_norm_stats_on_mlp", "norm.stats=storage", "norm.stats: is set but the MLP's LayerNorm keeps FP32 statistics");
         run("set_norm_stats_unknown", {"--config", "gpt-classroom", "--steps", "2", "--set", "norm.stats=bf16"}, 2,
             "norm.stats: must be one of");
+        set("set_z_loss_on_mlp", "train.z_loss=0.0001", "train.z_loss: is the GPT's");
+        run("set_z_loss_negative", {"--config", "gpt-classroom", "--steps", "2", "--set", "train.z_loss=-1"}, 2, "train.z_loss");
         set("set_n_train_zero", "data.n_train=0", "data.n_train");
         set("set_n_train_huge", "data.n_train=2000000", "data.n_train");
         set("set_n_test_negative", "data.n_test=-1", "data.n_test");

@@ -100,8 +100,9 @@ private slots:
         SessionConfig c;
         c.model.kind = ModelKind::gpt;
         c.data.kind = DatasetKind::text;
-        apply_overrides(c, {"norm.stats=storage"});
+        apply_overrides(c, {"norm.stats=storage", "train.z_loss=0.0001"});
         QCOMPARE(c.model.norm_stats, NormStats::storage);
+        QCOMPARE(c.train.z_loss, 1e-4);
         const json j = to_json(c);
         QCOMPARE(j.at("norm").at("stats"), json("storage"));
         QCOMPARE(to_json(session_config_from_json(j)), j);
@@ -153,6 +154,7 @@ private slots:
         QTest::newRow("not_key_value") << "train.lr" << "--set";
         QTest::newRow("dropout_one") << "model.dropout=1" << "model.dropout";
         QTest::newRow("norm_stats_on_mlp") << "norm.stats=storage" << "norm.stats";
+        QTest::newRow("z_loss_on_mlp") << "train.z_loss=0.0001" << "train.z_loss";
     }
     void bad_override_names_field_and_changes_nothing() {
         QFETCH(QString, assignment);

@@ -237,15 +237,34 @@ private slots:
         }
     }
 
+    // train.z_loss = λ (PaLM): the training loss is the cross-entropy plus λ·mean (log Z)². At the
+    // first step (weights of the same seed) the loss grows by λ·(log Z)², log Z ≈ ln 99 for
+    // near-zero logits: 1e-3 · 4.595² ≈ 0.0211; the held-out loss stays the cross-entropy alone
+    // (an evaluation before any update: the same number with and without). An FP32 run.
+    void z_loss_adds_lambda_log_z_squared() {
+        SessionConfig c = small_gpt({"fp32"}, 1);
+        c.eval_every = 1;
+        Session plain(c);
+        const auto a = train(plain, 1);
+        c.train.z_loss = 1e-3;
+        Session z(c);
+        const auto b = train(z, 1);
+        const double added = b[0][0].loss - a[0][0].loss, want = 1e-3 * std::log(99.0) * std::log(99.0);
+        QVERIFY2(std::abs(added - want) < 0.01 * want, qPrintable(QString::number(added, 'g', 9)));
+        QVERIFY(a[0][0].eval_loss && b[0][0].eval_loss);
+        QVERIFY(std::abs(*a[0][0].eval_loss - *b[0][0].eval_loss) < 1e-3);  // one step apart, no z term
+    }
+
     void same_bits_on_one_two_and_three_threads() {
         std::vector<std::vector<StepRecord>> first;
         for (unsigned t : {1u, 2u, 3u}) {
             set_thread_count(t);
             Session s(small_gpt({"fp32", "amp-fp16", "amp-bf16", "pure-bf16"}, 6));
             auto recs = train(s, 6);
-            // The switches too: LayerNorm statistics in the storage format.
+            // The switches too: LayerNorm statistics in the storage format, the z-loss.
             SessionConfig switched = small_gpt({"amp-bf16", "half-fp16"}, 6);
             switched.model.norm_stats = NormStats::storage;
+            switched.train.z_loss = 1e-4;
             Session w(switched);
             const auto more = train(w, 6);
             for (std::size_t k = 0; k < recs.size(); ++k) recs[k].insert(recs[k].end(), more[k].begin(), more[k].end());
@@ -298,6 +317,7 @@ private slots:
         QTest::newRow("scale_unknown") << "attention.scale=\"middle\"" << "attention.scale";
         QTest::newRow("autocast_unknown") << "autocast=\"tpu\"" << "autocast";
         QTest::newRow("norm_stats_unknown") << "norm.stats=\"bf16\"" << "norm.stats";
+        QTest::newRow("z_loss_negative") << "train.z_loss=-0.001" << "train.z_loss";
         QTest::newRow("points_for_gpt") << "data.kind=\"spirals\"" << "data.kind";
         QTest::newRow("fp8_run") << "runs=[\"fp8-hybrid\"]" << "runs";
         QTest::newRow("nvfp4_run") << "runs=[\"nvfp4\"]" << "runs";
@@ -329,15 +349,17 @@ private slots:
             } catch (const ConfigError&) {
             }
         }
-        // norm.stats names itself on an MLP (the MLP's LayerNorm keeps FP32 statistics).
-        try {
-            SessionConfig d = c;
-            apply_override(d, "norm.stats=storage");
-            QFAIL("norm.stats on an MLP accepted");
-        } catch (const ConfigError& e) {
-            QCOMPARE(QString::fromStdString(e.field()), QStringLiteral("norm.stats"));
-            QVERIFY(!QString::fromUtf8(e.what()).contains('\n'));
-        }
+        // norm.stats and train.z_loss name themselves on an MLP (its LayerNorm keeps FP32
+        // statistics; its losses have no z-loss).
+        for (const char* set : {"norm.stats=storage", "train.z_loss=0.0001"})
+            try {
+                SessionConfig d = c;
+                apply_override(d, set);
+                QFAIL(set);
+            } catch (const ConfigError& e) {
+                QVERIFY(QString::fromLatin1(set).startsWith(QString::fromStdString(e.field()) + '='));
+                QVERIFY(!QString::fromUtf8(e.what()).contains('\n'));
+            }
         try {
             apply_override(c, "data.kind=\"text\"");
             QFAIL("text on an MLP accepted");

@@ -168,6 +168,20 @@ Case grad_loss(Backend& be, bool cross_entropy) {
     return c;
 }
 
+// Cross-entropy plus the z-loss λ·mean (log Z)² (train.z_loss) on logits of about ±6 (log Z ≈ 6, so
+// the z-loss's gradient 2λ·log Z·p is a tenth of the cross-entropy's at λ = 0.01).
+Case grad_z_loss(Backend& be) {
+    const int B = 4, C = 5;
+    Tensor logits = make(be, Format::fp32, B, C, random_values(13, B * C, -6, 6));
+    const std::vector<int> labels{0, 4, 1, 2};
+    Tensor d = ws(be, B, C);
+    auto loss = [&] { return loss_of(be, [&] { be.softmax_cross_entropy_z(logits, labels, 0.01f, 1.0f, d); }); };
+    loss();
+    Case c;
+    c.add(logits, get(be, d), loss, "logits");
+    return c;
+}
+
 Case grad_mlp(Backend& be, Activation a, bool layernorm) {
     ModelConfig m;
     m.sizes = {3, 5, 4, 3};
@@ -247,7 +261,7 @@ Case grad_embedding(Backend& be) {
 // A whole GPT (2 blocks, 2 heads, width 8, context 4, 7 symbols, batch 2) in FP32: every parameter
 // against the mean cross-entropy of the next tokens. Weights drawn 10× nanoGPT's 0.02, LayerNorm's
 // γ and β random, so no gradient is negligibly small.
-Case grad_gpt(Backend& be, AttentionScale where, float softcap, bool tied) {
+Case grad_gpt(Backend& be, AttentionScale where, float softcap, bool tied, float z_loss = 0.0f) {
     ModelConfig m;
     m.kind = ModelKind::gpt;
     m.gpt = GptConfig{2, 2, 8, 4, tied, 7};
@@ -270,7 +284,7 @@ Case grad_gpt(Backend& be, AttentionScale where, float softcap, bool tied) {
     auto loss = [&] {
         return loss_of(be, [&] {
             const Tensor& logits = model->forward(0, true);
-            be.softmax_cross_entropy(logits, labels, 1.0f, model->dlogits());
+            be.softmax_cross_entropy_z(logits, labels, z_loss, 1.0f, model->dlogits());
         });
     };
     loss();
@@ -325,7 +339,7 @@ private slots:
                               "mlp_3_5_4_3_gelu_layernorm", "mlp_3_5_4_3_tanh_layernorm",
                               "mlp_3_5_4_3_gelu_plain", "attention_after", "attention_before", "attention_split",
                               "attention_softcap_2", "embedding_and_add", "gpt_tied_after", "gpt_untied_split",
-                              "gpt_softcap_3_before"})
+                              "gpt_softcap_3_before", "cross_entropy_z_loss", "gpt_tied_z_loss_0.01"})
             QTest::newRow(k) << QString::fromLatin1(k);
     }
     void backward_matches_finite_difference() {
@@ -349,10 +363,51 @@ private slots:
         else if (kind == "gpt_tied_after") c = grad_gpt(*be, AttentionScale::after, 0.0f, true);
         else if (kind == "gpt_untied_split") c = grad_gpt(*be, AttentionScale::split, 0.0f, false);
         else if (kind == "gpt_softcap_3_before") c = grad_gpt(*be, AttentionScale::before, 3.0f, true);
+        else if (kind == "cross_entropy_z_loss") c = grad_z_loss(*be);
+        else if (kind == "gpt_tied_z_loss_0.01") c = grad_gpt(*be, AttentionScale::after, 0.0f, true, 0.01f);
         else c = grad_mlp(*be, Activation::gelu, false);
         QVERIFY(!c.excess.empty());
         qInfo("%s: worst |analytic - fd| = %.3g", qPrintable(kind), c.worst_abs);
         for (const auto& [name, e] : c.excess) QVERIFY2(e <= 0.0, qPrintable(name + ": " + c.where));
+    }
+
+    // The z-loss against an independent double computation: log Z_r = log Σ_c exp(x_rc) in double;
+    // loss = mean_r (log Z_r − x_r,label) + λ·mean_r (log Z_r)²; ∂/∂x_rc = (p_rc − [c = label] +
+    // 2λ·log Z_r·p_rc) / B. The engine's FP32 loss within 1e-6 relative, each gradient within 1e-6 of
+    // the largest; λ·mean (log Z)² is what z_loss adds to the plain cross-entropy (within 1e-6).
+    void z_loss_matches_double_computation() {
+        auto be = make_cpu_backend();
+        const int B = 6, C = 7;
+        const double lambda = 1e-2;
+        const std::vector<float> x = random_values(21, B * C, -8, 8);
+        const std::vector<int> labels{0, 6, 3, 2, 5, 1};
+        Tensor logits = make(*be, Format::fp32, B, C, x);
+        Tensor d = ws(*be, B, C);
+        const double with = loss_of(*be, [&] { be->softmax_cross_entropy_z(logits, labels, static_cast<float>(lambda), 1.0f, d); });
+        const std::vector<float> g = get(*be, d);
+        const double plain = loss_of(*be, [&] { be->softmax_cross_entropy(logits, labels, 1.0f, d); });
+        double ce = 0.0, z = 0.0, gmax = 0.0, worst = 0.0;
+        std::vector<double> ref(x.size());
+        for (int r = 0; r < B; ++r) {
+            double m = -1e300, s = 0.0;
+            for (int c = 0; c < C; ++c) m = std::max(m, static_cast<double>(x[r * C + c]));
+            for (int c = 0; c < C; ++c) s += std::exp(x[r * C + c] - m);
+            const double lse = m + std::log(s);
+            ce += lse - x[r * C + labels[r]];
+            z += lse * lse;
+            for (int c = 0; c < C; ++c) {
+                const double p = std::exp(x[r * C + c] - lse);
+                ref[r * C + c] = (p - (c == labels[r] ? 1.0 : 0.0) + 2.0 * lambda * lse * p) / B;
+                gmax = std::max(gmax, std::abs(ref[r * C + c]));
+            }
+        }
+        const double want = ce / B + lambda * z / B;
+        for (std::size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::abs(g[i] - ref[i]));
+        qInfo("z-loss: loss %.9g (double %.9g), z part %.6g; worst gradient error %.3g of %.3g", with, want, lambda * z / B, worst, gmax);
+        QVERIFY2(std::abs(with - want) <= 1e-6 * want, qPrintable(QString::number(with - want)));
+        QVERIFY(std::abs((with - plain) - lambda * z / B) <= 1e-6 * want);
+        QVERIFY(lambda * z / B > 0.1);  // the z-loss is a visible part of this loss
+        QVERIFY2(worst <= 1e-6 * gmax, qPrintable(QString::number(worst)));
     }
 
     // The engine's own tanh (GELU, tanh, the soft-cap): within 2 ulp of the exact value on every

@@ -306,6 +306,36 @@ private slots:
         QVERIFY2(c.exit_code == 1, qPrintable(said(c)));
     }
 
+    // train.z_loss carried to PyTorch as its users write it (loss + z_loss ·
+    // torch.logsumexp(logits, -1).pow(2).mean(), PaLM's 1e-4): FP32 within 1e-5 over 30 steps,
+    // AMP-BF16 emulated within 1e-6 on steps 0-1. The control: mpx's FP32 without the z-loss fails
+    // the FP32 check against the same PyTorch rows (the z-loss adds about 2e-3 to a loss of 4.6).
+    void gpt_z_loss_agrees() {
+        const QStringList recipe{QStringLiteral("--config"), QStringLiteral("gpt-classroom"), QStringLiteral("--set"), QStringLiteral("train.lr=0.001"),
+                                 QStringLiteral("--set"), QStringLiteral("train.warmup_steps=100"), QStringLiteral("--set"),
+                                 QStringLiteral("train.min_lr=0.0001"), QStringLiteral("--precision"), QStringLiteral("fp32,amp-bf16"),
+                                 QStringLiteral("--steps"), QStringLiteral("30")};
+        QVERIFY(train_both(QStringLiteral("gptz"), recipe + QStringList{QStringLiteral("--set"), QStringLiteral("train.z_loss=0.0001")},
+                           {QStringLiteral("--runs"), QStringLiteral("fp32")}));
+        const QStringList fp32_check{QStringLiteral("--runs"), QStringLiteral("fp32")};
+        Proc c = compare(QStringLiteral("gptz"), fp32_check);
+        QVERIFY2(c.exit_code == 0, qPrintable(said(c)));
+        QVERIFY2(c.out.contains(QStringLiteral("agree: every column within tolerance (1 run, 30 steps)")), qPrintable(c.out));
+        const Proc e = run(k_python, {path(QStringLiteral("gptz/train.py")), QStringLiteral("--csv"), path(QStringLiteral("gptz-bf16-torch.csv")),
+                                      QStringLiteral("--emulate"), QStringLiteral("all"), QStringLiteral("--runs"), QStringLiteral("amp-bf16"),
+                                      QStringLiteral("--steps"), QStringLiteral("2")});
+        QVERIFY2(e.exit_code == 0, qPrintable(said(e)));
+        c = cli({QStringLiteral("compare"), path(QStringLiteral("gptz-mpx.csv")), path(QStringLiteral("gptz-bf16-torch.csv")), QStringLiteral("--runs"),
+                 QStringLiteral("amp-bf16"), QStringLiteral("--steps"), QStringLiteral("0-1"), QStringLiteral("--columns"), QStringLiteral("loss"),
+                 QStringLiteral("--tol"), QStringLiteral("loss=1e-6")});
+        QVERIFY2(c.exit_code == 0, qPrintable(said(c)));
+        const Proc plain = cli(QStringList{QStringLiteral("run")} + recipe + QStringList{QStringLiteral("--csv"), path(QStringLiteral("gptz-plain.csv")),
+                                                                                         QStringLiteral("--quiet")});
+        QVERIFY2(plain.exit_code == 0, qPrintable(said(plain)));
+        c = cli(QStringList{QStringLiteral("compare"), path(QStringLiteral("gptz-plain.csv")), path(QStringLiteral("gptz-torch.csv"))} + fp32_check);
+        QVERIFY2(c.exit_code == 1, qPrintable(said(c)));
+    }
+
     // compare --expect on the flows above as docs/pytorch.md documents them, with no option but the
     // export's folder: each agrees by the per-format rule (FP32 by summation order; BF16/FP16 within
     // rel 1e-5 on steps 0-2, then BF16's spacing at the initial loss; the scaler identical), the GPT's

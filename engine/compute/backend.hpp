@@ -239,6 +239,12 @@ public:
     // ∂loss/∂logits, rounded into dlogits' format. Labels outside 0..C−1 are a ConfigError.
     virtual void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels,
                                        ScaleBy scale, Tensor& dlogits) = 0;
+    // The same plus PaLM's z-loss z_loss·mean over rows of (log Z)² (train.z_loss,
+    // core::softmax_xent_z_row): the record's loss is the sum of both means, dlogits both gradients
+    // summed in FP32 before the one rounding. z_loss = 0 is softmax_cross_entropy itself; a backend
+    // without it refuses another value with a ConfigError naming train.z_loss.
+    virtual void softmax_cross_entropy_z(const Tensor& logits, std::span<const int> labels, float z_loss, ScaleBy scale,
+                                         Tensor& dlogits);
     // Mean over all elements of (pred − target)², target in FP32.
     virtual void mse(const Tensor& pred, const Tensor& target, ScaleBy scale, Tensor& dpred) = 0;
     // Classification accuracy of logits against labels (evaluation only: waits for the result).

@@ -147,6 +147,26 @@ void CpuBackend::softmax_cross_entropy(const Tensor& logits, std::span<const int
     store(d.data(), dlogits);
 }
 
+void CpuBackend::softmax_cross_entropy_z(const Tensor& logits, std::span<const int> labels, float z_loss, ScaleBy by,
+                                         Tensor& dlogits) {
+    if (z_loss == 0.0f) return softmax_cross_entropy(logits, labels, by, dlogits);
+    const float scale = by.resolve(m_scaler.scale);
+    const int B = logits.rows(), C = logits.cols();
+    check_labels(labels, B, C);
+    CMap lv = view(logits, m_a);
+    Map d = m_c.shape(B, C);
+    double total = 0.0;
+    const float inv_b = 1.0f / static_cast<float>(B);
+    for (int r = 0; r < B; ++r) {
+        const float row = core::softmax_xent_z_row(
+            [&](int c) { return lv(r, c); }, C, labels[r], z_loss, inv_b, scale,
+            [&](int c, float v) { d(r, c) = v; });
+        total += static_cast<double>(row);
+    }
+    stats().loss_sum += core::mean_loss(total, B);
+    store(d.data(), dlogits);
+}
+
 void CpuBackend::mse(const Tensor& pred, const Tensor& target, ScaleBy by, Tensor& dpred) {
     const float scale = by.resolve(m_scaler.scale);
     CMap pv = view(pred, m_a);

@@ -334,6 +334,9 @@ public:
     void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, ScaleBy by,
                                Tensor& dlogits) override;
 
+    void softmax_cross_entropy_z(const Tensor& logits, std::span<const int> labels, float z_loss, ScaleBy by,
+                                 Tensor& dlogits) override;
+
     void mse(const Tensor& pred, const Tensor& target, ScaleBy by, Tensor& dpred) override;
 
     double accuracy(const Tensor& logits, std::span<const int> labels) override;

@@ -117,6 +117,12 @@ void Backend::embedding_backward(std::span<const int>, int, const Tensor&, Tenso
     no_gpt_ops(name());
 }
 void Backend::add(const Tensor&, const Tensor&, Tensor&) { no_gpt_ops(name()); }
+void Backend::softmax_cross_entropy_z(const Tensor& logits, std::span<const int> labels, float z_loss, ScaleBy scale,
+                                      Tensor& dlogits) {
+    if (z_loss != 0.0f)
+        throw ConfigError("train.z_loss", name() + " has no z-loss yet; train on the CPU backend (device = cpu)");
+    softmax_cross_entropy(logits, labels, scale, dlogits);
+}
 void Backend::layernorm_forward_stats_in(Format stats, const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,
                                          Tensor& mean, Tensor& rstd) {
     if (stats != Format::fp32) no_gpt_ops(name());

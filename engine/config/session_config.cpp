@@ -225,6 +225,9 @@ void validate(const SessionConfig& c) {
                           c.model.kind == ModelKind::gpt
                               ? "the GPT reads characters: set data.kind = text (Debian's fortunes, or data.text_file)"
                               : "a text trains the GPT: set model.kind = gpt (the MLP reads points, digits or a sine)");
+    if (c.model.kind != ModelKind::gpt && c.train.z_loss != 0.0)
+        throw ConfigError("train.z_loss", "is the GPT's (the log Z of its LM head's softmax); the MLP's losses have no "
+                                          "z-loss: set train.z_loss = 0, or model.kind = gpt");
     if (c.model.kind == ModelKind::gpt) {
         if (c.device == "cuda")
             throw ConfigError("device", "the GPT trains on the CPU backend only until the CUDA backend has been measured "

@@ -57,6 +57,10 @@ std::span<const Field<TrainConfig>> train_fields() {
                                     .apply = live,
                                     .help = "Whether a skipped step advances the learning-rate schedule "
                                             "(DeepSpeed's does not)."}),
+        field<&T::z_loss>({.name = "z_loss", .label = "z-loss (GPT)", .min = 0, .max = 1,
+                           .help = "PaLM's z-loss: adds this weight times the mean over positions of (log Z)², Z "
+                                   "the softmax's normaliser of the logits, to the GPT's training loss (PaLM uses "
+                                   "1e-4); the held-out loss stays the cross-entropy. 0 turns it off."}),
         field<&T::write_back>({.name = "write_back", .label = "Write-back (pure runs)",
                                .help = "How runs with FP16/BF16 weights and no FP32 master (pure-fp16, "
                                        "pure-bf16) store each update: nearest (round to nearest even), "

@@ -43,6 +43,9 @@ struct TrainConfig {
     // How runs with FP16/BF16 weights and no FP32 master (pure-*) write their updates back; a run
     // label's suffix (+sr, +kahan, +nearest) overrides it for that run (engine/core/write_back.hpp).
     WriteBack write_back = WriteBack::nearest;
+    // PaLM's z-loss weight λ: λ·mean over positions of (log Z)² added to the GPT's cross-entropy
+    // (core::softmax_xent_z_row); 0 = off. The held-out loss stays the cross-entropy alone.
+    double z_loss = 0.0;
     bool operator==(const TrainConfig&) const = default;
 };
 // Every setting, with its range, help text and whether a change applies live (Session::set_train).

@@ -258,6 +258,31 @@ MPX_HOST_DEVICE float softmax_xent_row(L logit, int C, int label, float inv_b, f
     return loss;
 }
 
+// Softmax cross-entropy plus PaLM's z-loss λ·(log Z)² on one row (train.z_loss; Chowdhery et al.
+// 2022, §5; Wortsman et al. arXiv 2309.14322), Z = Σ exp(logit), log Z = lse: returns the row's
+// loss (lse − logit[label]) + λ·lse·lse and puts ((p_c − [c = label]) + 2λ·lse·p_c)·inv_b·scale,
+// each in FP32 in that order (the two losses' gradients summed before the one rounding into the
+// logits' gradient, as autograd sums them on PyTorch's FP32 logits). λ = 0 is softmax_xent_row.
+template <class L, class Put>
+MPX_HOST_DEVICE float softmax_xent_z_row(L logit, int C, int label, float z_loss, float inv_b, float scale, Put put) {
+    float mx = logit(0);
+    for (int c = 1; c < C; ++c) {
+        const float v = logit(c);
+        mx = mx < v ? v : mx;
+    }
+    float sum = 0.0f;
+    for (int c = 0; c < C; ++c) sum += expf(logit(c) - mx);
+    const float lse = mx + logf(sum);
+    const float loss = (lse - logit(label)) + z_loss * lse * lse;
+    const float z = 2.0f * z_loss * lse;
+    for (int c = 0; c < C; ++c) {
+        const float prob = expf(logit(c) - lse);
+        const float grad = ((prob - (c == label ? 1.0f : 0.0f)) + z * prob) * inv_b;
+        put(c, grad * scale);
+    }
+    return loss;
+}
+
 // MSE, element i: the squared error (summed in double by the caller, in order) and the gradient.
 MPX_HOST_DEVICE inline float mse_grad(float pred, float target, float n, float scale, float& squared) {
     const float d = pred - target;

@@ -248,7 +248,8 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
                   {"beta2", t.beta2},
                   {"eps", t.eps},
                   {"weight_decay", t.weight_decay},
-                  {"advance_on_skip", t.advance_on_skip}};
+                  {"advance_on_skip", t.advance_on_skip},
+                  {"z_loss", t.z_loss}};
     // The learning rate after k schedule steps, as the optimizer is given it (FP32), for k < steps.
     std::vector<float> lrs;
     for (long long k = 0; k < steps; ++k) lrs.push_back(static_cast<float>(lr_at(t, k, steps)));

@@ -289,7 +289,7 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
         const int last = model_layers - 1;  // the loss's gradient arrives at the output layer
         if (loss == LossKind::cross_entropy) {
             be.set_site(last, TensorKind::grad_output);
-            be.softmax_cross_entropy(logits, b.labels, loss_factor, model.dlogits());
+            be.softmax_cross_entropy_z(logits, b.labels, static_cast<float>(m_train.z_loss), loss_factor, model.dlogits());
         } else {
             be.set_uncounted();
             be.upload({b.targets.data(), static_cast<std::size_t>(b.targets.size())}, model.target());

@@ -695,9 +695,11 @@ class Run:
                 if keep is not None:
                     h = (h.float() * keep[i]).to(h.dtype)
 
-    def loss(self, logits, target, kind):
+    def loss(self, logits, target, kind, z_loss=0.0):
         logits = logits.float()  # the loss in FP32 (softmax too), in every mode
         if kind == "cross_entropy":
+            if z_loss:  # PaLM's z-loss on the log-normaliser (session.json's train.z_loss)
+                return F.cross_entropy(logits, target) + z_loss * torch.logsumexp(logits, -1).pow(2).mean()
             return F.cross_entropy(logits, target)
         return F.mse_loss(logits, target)
 
@@ -715,7 +717,7 @@ class Run:
         loss_sum = 0.0
         for x, target, keep in micro:
             logits = self.forward(x, keep)
-            loss = self.loss(logits, target, loss_kind)
+            loss = self.loss(logits, target, loss_kind, t.get("z_loss", 0.0))
             loss_sum += loss.item()
             if self.grad_scaler:
                 self.grad_scaler.scale(loss * factor).backward()
