@@ -1,5 +1,7 @@
 // `mpx-cli compare A.csv B.csv`: two run CSVs (mpx's export and, say, a PyTorch script's) lined up
-// by (run, step), each compared column judged against its tolerance (engine/io/run_compare.hpp).
+// by (run, step), each compared column judged against its tolerance (engine/io/run_compare.hpp), or
+// with --expect as one training twice, by the sidecars' settings and each format's rule
+// (engine/io/run_expect.hpp).
 // Rule: exit 1 means only "they differ"; every error — a bad file, a bad option, a report that
 // cannot be written — is exit 2, so a script can tell a difference from a broken comparison.
 #include <CLI/CLI.hpp>

@@ -260,7 +260,8 @@ Rows line_up(const RunTable& a, const RunTable& b, const std::string& run, long 
             throw ConfigError("", "run " + quoted_text(run) + ": step " + std::to_string(it->first) + " is in " +
                                       plain_or_quoted(has.name()) + " (line " + std::to_string(has.line(it->second)) +
                                       ") but not in " + plain_or_quoted(lacks.name()) +
-                                      "; both files need the same steps (--steps FIRST-LAST limits the comparison)");
+                                      "; both files need the same steps (--steps FIRST-LAST limits the comparison; --expect compares "
+                                      "the steps both hold)");
         }
         rows.push_back({ia->first, {ia->second, ib->second}});
         ++ia, ++ib;
