@@ -416,18 +416,18 @@ namespace {
 
 std::string tolerance_cell(const ColumnResult& c) {
     if (c.kind != CompareKind::relative)
-        return "share " + tolerance_text(c.tolerance) + (c.judged_last ? " ≤" + std::to_string(*c.judged_last) : "");
+        return "share " + tolerance_text(c.tolerance) + (c.judged_last ? " (steps ≤" + std::to_string(*c.judged_last) + ")" : "");
     std::string s = c.absolute > 0.0 ? "abs " + tolerance_text(c.absolute) + (c.tolerance > 0.0 ? "+rel " + tolerance_text(c.tolerance) : "")
                                      : "rel " + tolerance_text(c.tolerance);
-    if (c.strict_last) s = "rel " + tolerance_text(c.strict_tolerance) + " ≤" + std::to_string(*c.strict_last) + ", " + s;
-    if (c.judged_last) s += " ≤" + std::to_string(*c.judged_last);
+    if (c.strict_last) s = "rel " + tolerance_text(c.strict_tolerance) + " (steps ≤" + std::to_string(*c.strict_last) + "), " + s;
+    if (c.judged_last) s += " (steps ≤" + std::to_string(*c.judged_last) + ")";
     return s;
 }
 
 }  // namespace
 
 std::string run_block_text(const RunResult& r) {
-    static constexpr std::size_t w[] = {16, 10, 11, 13, 30, 11, 7};
+    static constexpr std::size_t w[] = {16, 10, 11, 13, 36, 11, 7};
     const auto row = [&](const std::vector<std::string>& cells) {
         std::string line = "  ";
         for (std::size_t i = 0; i < cells.size(); ++i) {
