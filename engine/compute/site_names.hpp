@@ -19,4 +19,14 @@ std::string site_name(int index, const ModelConfig& m);
 std::string first_nonfinite_text(int site, std::optional<double> magnitude);
 std::string first_nonfinite_text(int site, std::optional<double> magnitude, const ModelConfig& m);
 
+// As a student reads them, for the app's rows and messages: the MLP's layers keep their names
+// ("fc2"); the GPT's say what each is ("block 2 · attention", "LM head"), and its sites what
+// each holds ("block 2 · attention scores", "block 2 · softmax", "residual after block 2",
+// "LM head logits"). The identifiers above stay what files, settings and the CSV use.
+std::string layer_label(const ModelConfig& m, int layer);
+std::string site_label(int index, const ModelConfig& m);
+// "block 0 · attention scores (block0.attn.output), where 83456 overflowed"; the MLP's as
+// first_nonfinite_text; empty for -1.
+std::string first_nonfinite_label(int site, std::optional<double> magnitude, const ModelConfig& m);
+
 }  // namespace mpx

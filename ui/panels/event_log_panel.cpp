@@ -46,7 +46,10 @@ QString EventLogModel::detail(const gui::LogRow& r, Detail d) const {
     // only where its first inf/NaN was stored. The tooltip's line says it all.
     const QString where = r.firstNonfinite < 0
         ? tr("inf/NaN in the gradients")
-        : tr("inf/NaN first at %1").arg(gui::firstNonfiniteText(r.firstNonfinite, r.firstNonfiniteMagnitude));
+        : m_store->session()
+            ? tr("inf/NaN first at %1").arg(gui::firstNonfiniteText(r.firstNonfinite, r.firstNonfiniteMagnitude,
+                                                                      m_store->session()->config.model))
+            : tr("inf/NaN first at %1").arg(gui::firstNonfiniteText(r.firstNonfinite, r.firstNonfiniteMagnitude));
     const bool full = d == Detail::full;
     switch (r.kind) {
         case LogKind::grow: return tr("enough clean steps in a row: scale grew");

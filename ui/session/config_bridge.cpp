@@ -360,6 +360,9 @@ QString siteName(int site) { return site < 0 ? QString() : q(mpx::site_name(site
 QString firstNonfiniteText(int site, std::optional<double> magnitude) {
     return q(mpx::first_nonfinite_text(site, magnitude));
 }
+QString firstNonfiniteText(int site, std::optional<double> magnitude, const mpx::ModelConfig& model) {
+    return q(mpx::first_nonfinite_label(site, magnitude, model));
+}
 
 QString memoryCategoryName(int category) {
     return q(mpx::to_string(static_cast<mpx::MemCategory>(category)));

@@ -125,6 +125,8 @@ QString memoryCategoryName(int category);  // "weights", "master", ...
 QString siteName(int site);
 // "fc3.output, where 83456 overflowed" (mpx::first_nonfinite_text); empty for -1.
 QString firstNonfiniteText(int site, std::optional<double> magnitude);
+// The same as a student reads it: the GPT's "block 0 · attention scores (block0.attn.output), …".
+QString firstNonfiniteText(int site, std::optional<double> magnitude, const mpx::ModelConfig& model);
 
 // The backend for a device setting ("cpu", "cuda", "auto") and its name; throws DeviceError when
 // "cuda" cannot be used. `note` says why the CPU was chosen where a GPU was asked for or exists.

@@ -1,6 +1,8 @@
 // The session's layer names.
 #include "ui/session/session_info.hpp"
 
+#include "engine/compute/site_names.hpp"
+
 namespace mpx::gui {
 
 int layerCount(const SessionInfo& s) {
@@ -9,7 +11,7 @@ int layerCount(const SessionInfo& s) {
 
 QString layerName(const SessionInfo& s, int layer) {
     if (layer >= 0 && layer < s.layerNames.size()) return s.layerNames[layer];
-    return QString::fromStdString(mpx::layer_name(s.config.model, layer));
+    return QString::fromStdString(mpx::layer_label(s.config.model, layer));
 }
 
 }  // namespace mpx::gui

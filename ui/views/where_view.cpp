@@ -205,6 +205,10 @@ QString WhereView::subtitle() const {
     const int L = layers();
     const QString rows = session && !session->layerNames.isEmpty()
                              ? tr("One row per recorded module, in the order the trace first names them")
+                         : session && session->config.model.kind == mpx::ModelKind::gpt
+                             ? tr("One row per layer of the GPT, from the embeddings to the LM head; each block's five "
+                                  "(q, k, v; attention: scores and softmax; attention out and its residual; MLP up "
+                                  "with GELU; MLP down and the residual after the block)")
                              : tr("One row per layer (fc1 reads the data, fc%1 gives the output)").arg(L);
     if (castColumns())
         return tr("%1, one column per step: the %2 casts' own counts, the rows of the %2 scaling tab (the histograms "
@@ -277,7 +281,7 @@ QString WhereView::message() const {
 QRect WhereView::heatRectIn(const QRect& area) const {
     const QFontMetrics fm(m_canvas->font());
     const int line = fm.lineSpacing();
-    const int left = fm.horizontalAdvance(QStringLiteral("fc99 ")) + 12, right = 110;
+    const int left = labelWidth(area), right = 110;
     // Title, the subtitle wrapped to the width; under the map: step labels, "step", the ring's
     // legend, the colour's, and for cast columns the saturating steps per tensor.
     const int sub = fm.boundingRect(QRect(0, 0, std::max(100, area.width() - 16), 10 * line), Qt::TextWordWrap, subtitle()).height();
@@ -394,8 +398,9 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     p.setPen(text);
     for (int l = 0; l < L; ++l) {
         const double y0 = r.top() + r.height() * static_cast<double>(l) / L, h = r.height() / static_cast<double>(L);
-        const QString t = gui::layerName(*m_store->session(), l);
-        p.drawText(QRectF(area.left(), y0, r.left() - area.left() - 6, h), Qt::AlignRight | Qt::AlignVCenter, t);
+        const double room = r.left() - area.left() - 12;  // clear of the skip rings on the first column
+        const QString t = p.fontMetrics().elidedText(gui::layerName(*m_store->session(), l), Qt::ElideLeft, static_cast<int>(room));
+        p.drawText(QRectF(area.left(), y0, room, h), Qt::AlignRight | Qt::AlignVCenter, t);
         if (l > 0) {
             p.setPen(QPen(QColor(255, 255, 255), 1));
             p.drawLine(QPointF(r.left(), y0), QPointF(r.right(), y0));
@@ -459,9 +464,17 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
 }
 
 int WhereView::notesWidth(const QRect& area) const {
+    return std::max(100, area.width() - labelWidth(area) - 24);
+}
+
+int WhereView::labelWidth(const QRect& area) const {
+    // The widest row label ("fc12", "block 3 · attention out"), at most a third of the view; a
+    // longer one is elided where it is drawn.
     const QFontMetrics fm(m_canvas->font());
-    const int left = fm.horizontalAdvance(QStringLiteral("fc99 ")) + 12;  // heatRectIn's
-    return std::max(100, area.width() - left - 24);
+    int widest = fm.horizontalAdvance(QStringLiteral("fc99"));
+    if (const auto session = m_store->session())
+        for (int l = 0; l < layers(); ++l) widest = std::max(widest, fm.horizontalAdvance(gui::layerName(*session, l)));
+    return std::min(widest, area.width() / 3) + fm.horizontalAdvance(QLatin1Char(' ')) + 18;
 }
 
 QStringList WhereView::notes() const {
@@ -503,7 +516,7 @@ QString WhereView::tooltipAt(QPoint pos) const {
         for (const Skip& k : skips())
             if (k.layer == layer && columnAt(skipPos(k).x()) == col)
                 t += tr("<br><span style='color:#c0392b'>Step %1 was skipped: its first inf/NaN was stored at %2.</span>")
-                         .arg(k.step).arg(gui::firstNonfiniteText(k.site, k.magnitude));
+                         .arg(k.step).arg(gui::firstNonfiniteText(k.site, k.magnitude, m_store->session()->config.model));
         t += tr("<br><i>Click to see this layer's values in the Range view (at the collected step nearest %1).</i>").arg(step);
         return t;
     }
@@ -527,7 +540,7 @@ QString WhereView::tooltipAt(QPoint pos) const {
     for (const Skip& k : skips())
         if (k.layer == layer && columnAt(skipPos(k).x()) == col)
             t += tr("<br><span style='color:#c0392b'>Step %1 was skipped: its first inf/NaN was stored at %2.</span>")
-                     .arg(k.step).arg(gui::firstNonfiniteText(k.site, k.magnitude));
+                     .arg(k.step).arg(gui::firstNonfiniteText(k.site, k.magnitude, m_store->session()->config.model));
     t += tr("<br><i>Click to see this layer's values in the Range view.</i>");
     return t;
 }

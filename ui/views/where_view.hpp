@@ -89,6 +89,7 @@ private:
     // width they wrap to.
     QStringList notes() const;
     int notesWidth(const QRect& area) const;
+    int labelWidth(const QRect& area) const;  // the row labels' column
 
     gui::RecordStore* m_store;
     Canvas* m_canvas = nullptr;
