@@ -42,7 +42,8 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
                                    QStringLiteral("FILE"));
     p.addOptions({help, config, set, start, after, shot, explorer, classroom, view, trace});
     CommandLineResult r;
-    r.help = p.helpText();
+    // Parsed before QApplication exists, Qt names the program "<executable_name>": it is mpx.
+    r.help = p.helpText().replace(QStringLiteral("<executable_name>"), QStringLiteral("mpx"));
     if (!p.parse(arguments)) {
         r.error = p.errorText();
         return r;

@@ -175,6 +175,14 @@ private slots:
         open->trigger();
         QVERIFY(lab->isVisible());
         QCOMPARE(w.findChildren<AccumulatorLab*>().size(), 1);  // the same window again
+        // Esc and Ctrl+W close it, as they close a dialog.
+        QVERIFY(QTest::qWaitForWindowActive(lab));
+        QTest::keyClick(lab, Qt::Key_Escape);
+        QVERIFY(!lab->isVisible());
+        open->trigger();
+        QVERIFY(QTest::qWaitForWindowActive(lab));
+        QTest::keyClick(lab, Qt::Key_W, Qt::ControlModifier);
+        QVERIFY(!lab->isVisible());
         w.engine()->pause();
     }
 };

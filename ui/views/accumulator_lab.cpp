@@ -12,6 +12,7 @@
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QShortcut>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableWidget>
@@ -165,6 +166,13 @@ private:
 
 AccumulatorLab::AccumulatorLab(QWidget* parent) : QWidget(parent) {
     setWindowTitle(tr("Accumulator lab"));
+    // A window of its own: Esc and Ctrl+W close it, as they close a dialog.
+    // (QKeySequence::Close is Ctrl+F4 under some platform themes: Ctrl+W is named too.)
+    for (const QKeySequence& k : {QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_W)}) {
+        auto* s = new QShortcut(k, this);
+        s->setContext(Qt::WindowShortcut);
+        connect(s, &QShortcut::activated, this, &QWidget::close);
+    }
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(10, 8, 10, 8);
     outer->setSpacing(6);
