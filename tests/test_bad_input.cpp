@@ -438,6 +438,8 @@ private slots:
         run("set_norm_stats_unknown", {"--config", "gpt-classroom", "--steps", "2", "--set", "norm.stats=bf16"}, 2,
             "norm.stats: must be one of");
         set("set_z_loss_on_mlp", "train.z_loss=0.0001", "train.z_loss: is the GPT's");
+        run("set_qk_norm_text", {"--config", "gpt-classroom", "--steps", "2", "--set", "attention.qk_norm=maybe"}, 2,
+            "attention.qk_norm");
         run("set_z_loss_negative", {"--config", "gpt-classroom", "--steps", "2", "--set", "train.z_loss=-1"}, 2, "train.z_loss");
         set("set_n_train_zero", "data.n_train=0", "data.n_train");
         set("set_n_train_huge", "data.n_train=2000000", "data.n_train");

@@ -100,7 +100,8 @@ private slots:
         SessionConfig c;
         c.model.kind = ModelKind::gpt;
         c.data.kind = DatasetKind::text;
-        apply_overrides(c, {"norm.stats=storage", "train.z_loss=0.0001"});
+        apply_overrides(c, {"norm.stats=storage", "train.z_loss=0.0001", "attention.qk_norm=true"});
+        QVERIFY(c.model.attention.qk_norm);
         QCOMPARE(c.model.norm_stats, NormStats::storage);
         QCOMPARE(c.train.z_loss, 1e-4);
         const json j = to_json(c);

@@ -49,11 +49,12 @@ struct Probe {
     core::Counts scores;  // the attention layer's output site: the scores as stored
     double loss = 0.0;
 };
-Probe probe_scores(const std::string& label, AttentionScale where, float alpha) {
+Probe probe_scores(const std::string& label, AttentionScale where, float alpha, bool qk_norm = false) {
     ModelConfig m;
     m.kind = ModelKind::gpt;
     m.gpt = GptConfig{1, 1, 16, 8, true, 11};
     m.attention.scale = where;
+    m.attention.qk_norm = qk_norm;
     InitialWeights init = init_gpt_weights(m, 3);
     RowMatrix& qkv = init.tensors[4];  // transformer.h.0.attn.c_attn.weight (3C, C): q rows, k rows, v rows
     qkv.topRows(32) *= alpha;
@@ -93,6 +94,11 @@ private slots:
         QVERIFY(!is_linear_layer(m, 0));
         QVERIFY(is_linear_layer(m, 16));
         QCOMPARE(gpt_param_names(m.gpt).size(), std::size_t{2 + 12 * 3 + 2});
+        const auto qkn = gpt_param_names(m.gpt, true);  // QK-norm's γ after each attn.c_proj
+        QCOMPARE(qkn.size(), std::size_t{2 + 14 * 3 + 2});
+        QCOMPARE(qkn[2 + 6], std::string("transformer.h.0.attn.q_norm.weight"));
+        QCOMPARE(qkn[2 + 7], std::string("transformer.h.0.attn.k_norm.weight"));
+        QCOMPARE(gpt_param_layers(m.gpt, true)[2 + 6], gpt_layer(GptSite::attn, 0));
     }
 
     // Scores of about 1e5 (the q and k weights scaled until the FP32 scores' largest |value| is
@@ -121,6 +127,23 @@ private slots:
             const double kept = core::float_of(static_cast<std::uint32_t>(p.scores.stored_max));
             QVERIFY2(kept > 2e4 && kept < 3e4, qPrintable(QString::number(kept)));
         }
+    }
+
+    // QK-norm on the same weights (scores of 1e5 without it): each head's q and k normalised to
+    // unit variance over their 16 channels (γ = 1) bound every score by 16 in magnitude, so
+    // AMP-FP16 with the scale after q·kᵀ stores no inf and the loss is finite; the attention's
+    // normalized site counts the norms' outputs (2 × 16 positions × 16 channels).
+    void qk_norm_keeps_fp16_scores_finite() {
+        const Probe unit = probe_scores("fp32", AttentionScale::after, 1.0f);
+        const float raw_max = core::float_of(static_cast<std::uint32_t>(unit.scores.stored_max));
+        const auto alpha = static_cast<float>(std::sqrt(1e5 / raw_max));
+        QVERIFY(probe_scores("amp-fp16", AttentionScale::after, alpha).scores.overflow > 0);
+        const Probe p = probe_scores("amp-fp16", AttentionScale::after, alpha, true);
+        QCOMPARE(p.scores.overflow, 0ULL);
+        QCOMPARE(p.scores.nonfinite, 0ULL);
+        QVERIFY(std::isfinite(p.loss));
+        const double kept = core::float_of(static_cast<std::uint32_t>(p.scores.stored_max));
+        QVERIFY2(kept > 1.0 && kept <= 16.0, qPrintable(QString::number(kept)));
     }
 
     // In a training step: the q and k weights of an AMP-FP16 run (a saved state, edited) scaled 600×
@@ -261,10 +284,11 @@ private slots:
             set_thread_count(t);
             Session s(small_gpt({"fp32", "amp-fp16", "amp-bf16", "pure-bf16"}, 6));
             auto recs = train(s, 6);
-            // The switches too: LayerNorm statistics in the storage format, the z-loss.
+            // The switches too: LayerNorm statistics in the storage format, the z-loss, QK-norm.
             SessionConfig switched = small_gpt({"amp-bf16", "half-fp16"}, 6);
             switched.model.norm_stats = NormStats::storage;
             switched.train.z_loss = 1e-4;
+            switched.model.attention.qk_norm = true;
             Session w(switched);
             const auto more = train(w, 6);
             for (std::size_t k = 0; k < recs.size(); ++k) recs[k].insert(recs[k].end(), more[k].begin(), more[k].end());
@@ -318,6 +342,7 @@ private slots:
         QTest::newRow("autocast_unknown") << "autocast=\"tpu\"" << "autocast";
         QTest::newRow("norm_stats_unknown") << "norm.stats=\"bf16\"" << "norm.stats";
         QTest::newRow("z_loss_negative") << "train.z_loss=-0.001" << "train.z_loss";
+        QTest::newRow("qk_norm_text") << "attention.qk_norm=\"yes\"" << "attention.qk_norm";
         QTest::newRow("points_for_gpt") << "data.kind=\"spirals\"" << "data.kind";
         QTest::newRow("fp8_run") << "runs=[\"fp8-hybrid\"]" << "runs";
         QTest::newRow("nvfp4_run") << "runs=[\"nvfp4\"]" << "runs";

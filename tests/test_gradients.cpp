@@ -261,12 +261,13 @@ Case grad_embedding(Backend& be) {
 // A whole GPT (2 blocks, 2 heads, width 8, context 4, 7 symbols, batch 2) in FP32: every parameter
 // against the mean cross-entropy of the next tokens. Weights drawn 10× nanoGPT's 0.02, LayerNorm's
 // γ and β random, so no gradient is negligibly small.
-Case grad_gpt(Backend& be, AttentionScale where, float softcap, bool tied, float z_loss = 0.0f) {
+Case grad_gpt(Backend& be, AttentionScale where, float softcap, bool tied, float z_loss = 0.0f, bool qk_norm = false) {
     ModelConfig m;
     m.kind = ModelKind::gpt;
     m.gpt = GptConfig{2, 2, 8, 4, tied, 7};
     m.attention.scale = where;
     m.attention.softcap = softcap;
+    m.attention.qk_norm = qk_norm;
     const int B = 2;
     InitialWeights init = init_weights(m, 5);
     for (RowMatrix& t : init.tensors) t *= 10.0f;
@@ -291,7 +292,7 @@ Case grad_gpt(Backend& be, AttentionScale where, float softcap, bool tied, float
     model->backward(model->dlogits(), 0, Accumulate::overwrite);
     std::vector<std::vector<float>> grads;
     for (Param& p : model->params()) grads.push_back(get(be, p.grad));
-    const auto pnames = gpt_param_names(m.gpt);
+    const auto pnames = gpt_param_names(m.gpt, m.attention.qk_norm);
     Case c;
     for (std::size_t k = 0; k < model->params().size(); ++k)
         c.add(model->params()[k].working, grads[k], loss, QString::fromStdString(pnames[k]));
@@ -339,7 +340,8 @@ private slots:
                               "mlp_3_5_4_3_gelu_layernorm", "mlp_3_5_4_3_tanh_layernorm",
                               "mlp_3_5_4_3_gelu_plain", "attention_after", "attention_before", "attention_split",
                               "attention_softcap_2", "embedding_and_add", "gpt_tied_after", "gpt_untied_split",
-                              "gpt_softcap_3_before", "cross_entropy_z_loss", "gpt_tied_z_loss_0.01"})
+                              "gpt_softcap_3_before", "cross_entropy_z_loss", "gpt_tied_z_loss_0.01", "gpt_qk_norm_after",
+                              "gpt_qk_norm_split_untied"})
             QTest::newRow(k) << QString::fromLatin1(k);
     }
     void backward_matches_finite_difference() {
@@ -365,6 +367,8 @@ private slots:
         else if (kind == "gpt_softcap_3_before") c = grad_gpt(*be, AttentionScale::before, 3.0f, true);
         else if (kind == "cross_entropy_z_loss") c = grad_z_loss(*be);
         else if (kind == "gpt_tied_z_loss_0.01") c = grad_gpt(*be, AttentionScale::after, 0.0f, true, 0.01f);
+        else if (kind == "gpt_qk_norm_after") c = grad_gpt(*be, AttentionScale::after, 0.0f, true, 0.0f, true);
+        else if (kind == "gpt_qk_norm_split_untied") c = grad_gpt(*be, AttentionScale::split, 0.0f, false, 0.0f, true);
         else c = grad_mlp(*be, Activation::gelu, false);
         QVERIFY(!c.excess.empty());
         qInfo("%s: worst |analytic - fd| = %.3g", qPrintable(kind), c.worst_abs);

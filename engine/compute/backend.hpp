@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ struct AttentionOptions {
     Format output = Format::fp32;   // their results and the element-wise ops on them are stored in this
     core::AttentionFactors factors;
     float softcap = 0.0f;
+    // The format q and k are stored in before the factors multiply them (the factors' products are
+    // rounded into it): unset, `output` (q and k as the QKV Linear stored them); under QK-norm the
+    // norm's output format (FP32 under CUDA autocast: layer_norm gives FP32).
+    std::optional<Format> qk;
 };
 
 struct OptimizerStep {
@@ -210,6 +215,12 @@ public:
     // out = a + b, added in FP32 and rounded into out's format (the residual stream: autocast adds in
     // the wider input's format, which out is given).
     virtual void add(const Tensor& a, const Tensor& b, Tensor& out);
+    // dst (N·H, w/H) as flat rows = src (N, ·)[:, col0 : col0 + w], w = dst.size() / N: the columns of
+    // one of q, k, v, a row per (position, head) (QK-norm's LayerNorm rows); set_columns puts them
+    // back, dst[:, col0 : col0 + w] = src. Values are converted into the destination's format
+    // (uncounted: the norm's output was counted when stored).
+    virtual void copy_columns(const Tensor& src, int col0, Tensor& dst);
+    virtual void set_columns(const Tensor& src, int col0, Tensor& dst);
     // layernorm_forward with LayerNorm's statistics computed in `stats` (norm.stats = storage:
     // core::layernorm_row_stats_in, every op of the statistics rounded into `stats`; each row's mean,
     // variance and rstd tallied at the current site, before the output). FP32 is layernorm_forward.

@@ -79,6 +79,35 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
     store(o, out);
 }
 
+void CpuBackend::copy_columns(const Tensor& src, int col0, Tensor& dst) {
+    const int N = src.rows();
+    const std::size_t w = dst.size() / static_cast<std::size_t>(N);
+    if (w * static_cast<std::size_t>(N) != dst.size() || col0 < 0 || col0 + static_cast<long long>(w) > src.cols())
+        throw ConfigError("", "copy_columns: shapes do not match");
+    CMap s = view(src, m_a);
+    float* o = m_c.shape(dst.rows(), dst.cols()).data();
+    pieces(static_cast<std::size_t>(N), [&](std::size_t b, std::size_t e) {
+        for (std::size_t n = b; n < e; ++n)
+            for (std::size_t c = 0; c < w; ++c) o[n * w + c] = s(static_cast<Eigen::Index>(n), col0 + static_cast<Eigen::Index>(c));
+    });
+    encode_pieces(dst.format(), o, dst.size(), dst.data());
+}
+
+void CpuBackend::set_columns(const Tensor& src, int col0, Tensor& dst) {
+    const int N = dst.rows();
+    const std::size_t w = src.size() / static_cast<std::size_t>(N);
+    if (w * static_cast<std::size_t>(N) != src.size() || col0 < 0 || col0 + static_cast<long long>(w) > dst.cols())
+        throw ConfigError("", "set_columns: shapes do not match");
+    const float* s = view(src, m_a).data();
+    Map d = m_c.shape(dst.rows(), dst.cols());
+    decode_pieces(dst.format(), dst.data(), d.data(), dst.size());
+    pieces(static_cast<std::size_t>(N), [&](std::size_t b, std::size_t e) {
+        for (std::size_t n = b; n < e; ++n)
+            for (std::size_t c = 0; c < w; ++c) d(static_cast<Eigen::Index>(n), col0 + static_cast<Eigen::Index>(c)) = s[n * w + c];
+    });
+    encode_pieces(dst.format(), d.data(), dst.size(), dst.data());
+}
+
 void CpuBackend::attention_operands(const Tensor& qkv, const AttentionShape& s, const AttentionOptions& o,
                                     core::Counts* to) {
     const int N = s.batch * s.T, C = s.embd;
@@ -100,13 +129,14 @@ void CpuBackend::attention_operands(const Tensor& qkv, const AttentionShape& s, 
     // where q is stored in the compute format, as autocast stores the qkv Linear's output). A cast
     // that changes nothing is not counted, as a Linear's operand cast is not.
     const bool cast = qkv.format() != o.compute;
+    const Format qk = o.qk.value_or(o.output);
     if (o.factors.q != 1.0f) {
         multiply(q, size, o.factors.q);
-        round_stage(o.output, q, size, to);
+        round_stage(qk, q, size, to);
     }
     if (o.factors.k != 1.0f) {
         multiply(k, size, o.factors.k);
-        round_stage(o.output, k, size, to);
+        round_stage(qk, k, size, to);
     }
     if (cast) {
         round_stage(o.compute, q, size, to);
@@ -287,11 +317,11 @@ void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, cons
     round_stage(o.output, dk, nc, nullptr);
     if (o.factors.q != 1.0f) {
         multiply(dq, nc, o.factors.q);
-        round_stage(o.output, dq, nc, nullptr);
+        round_stage(o.qk.value_or(o.output), dq, nc, nullptr);
     }
     if (o.factors.k != 1.0f) {
         multiply(dk, nc, o.factors.k);
-        round_stage(o.output, dk, nc, nullptr);
+        round_stage(o.qk.value_or(o.output), dk, nc, nullptr);
     }
     float* out = m_out.shape(N, 3 * C).data();
     pieces(static_cast<std::size_t>(N), [&](std::size_t b, std::size_t e) {

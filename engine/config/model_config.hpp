@@ -67,6 +67,12 @@ struct AttentionConfig {
     AttentionScale scale = AttentionScale::after;  // llm.c's order
     SoftmaxFormat softmax = SoftmaxFormat::fp32;
     float softcap = 0.0f;                           // Gemma's c·tanh(x/c) on the scores; 0 = off
+    // QK-norm (ViT-22B, Dehghani et al. 2023): a LayerNorm over each head's q and over each head's k
+    // (head_size channels), after the QKV Linear and before 1/√d and q·kᵀ, with a learnable γ of
+    // head_size channels shared by the heads (attn.q_norm.weight, attn.k_norm.weight) and no β, as
+    // ViT-22B's norms have none (a β on k would be a parameter softmax cannot see: its gradient is
+    // rounding noise, which Adam's first step turns into a full step); statistics in FP32, eps 1e-5.
+    bool qk_norm = false;
     bool operator==(const AttentionConfig&) const = default;
 };
 inline constexpr int k_max_gpt_layers = 12;  // 5 sites' layers a block + 2 fit k_max_layers

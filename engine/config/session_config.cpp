@@ -302,7 +302,8 @@ nlohmann::json to_json(const SessionConfig& c) {
                       {"dropout", c.model.dropout}, {"keep_output_fp32", c.model.keep_output_fp32}};
         j["attention"] = {{"scale", std::string(to_string(c.model.attention.scale))},
                           {"softmax", std::string(to_string(c.model.attention.softmax))},
-                          {"softcap", c.model.attention.softcap}};
+                          {"softcap", c.model.attention.softcap},
+                          {"qk_norm", c.model.attention.qk_norm}};
         j["autocast"] = std::string(to_string(c.model.autocast));
         j["norm"] = {{"stats", std::string(to_string(c.model.norm_stats))}};
     } else {
@@ -412,6 +413,7 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
         a.get_enum("scale", c.model.attention.scale);
         a.get_enum("softmax", c.model.attention.softmax);
         a.get("softcap", c.model.attention.softcap);
+        a.get("qk_norm", c.model.attention.qk_norm);
         a.finish();
     }
     if (r.has("norm")) {

@@ -103,8 +103,8 @@ void check_export_size(const SessionConfig& cfg) {
 void write_gpt(const SessionConfig& cfg, const TextCorpus& text, const InitialWeights& init, nlohmann::json& s, Folder& f) {
     const GptConfig& g = cfg.model.gpt;
     const core::AttentionFactors fac = core::attention_factors(cfg.model.attention.scale, g.n_embd / g.n_head);
-    const std::vector<std::string> names = gpt_param_names(g);
-    const std::vector<int> layers = gpt_param_layers(g);
+    const std::vector<std::string> names = gpt_param_names(g, cfg.model.attention.qk_norm);
+    const std::vector<int> layers = gpt_param_layers(g, cfg.model.attention.qk_norm);
     nlohmann::json params = nlohmann::json::array();
     for (std::size_t i = 0; i < names.size(); ++i) {
         const RowMatrix& t = init.tensors[i];
@@ -130,7 +130,8 @@ void write_gpt(const SessionConfig& cfg, const TextCorpus& text, const InitialWe
                     {"k_factor", fac.k},
                     {"scores_factor", fac.scores},
                     {"softmax", to_string(cfg.model.attention.softmax)},
-                    {"softcap", cfg.model.attention.softcap}}},
+                    {"softcap", cfg.model.attention.softcap},
+                    {"qk_norm", cfg.model.attention.qk_norm}}},
                   {"norm", {{"stats", to_string(cfg.model.norm_stats)}}},
                   {"params", std::move(params)}};
     s["text"] = {{"source", text.source}, {"characters", text.characters()}, {"train_size", text.train_size},

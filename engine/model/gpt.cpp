@@ -14,13 +14,15 @@ namespace {
 bool low(Format f) { return f == Format::fp16 || f == Format::bf16; }
 
 // The shapes of gpt_param_names' parameters, in order: (rows, cols); biases and norms (1, n).
-std::vector<std::pair<int, int>> gpt_param_shapes(const GptConfig& g) {
-    const int C = g.n_embd;
+std::vector<std::pair<int, int>> gpt_param_shapes(const GptConfig& g, bool qk_norm) {
+    const int C = g.n_embd, hs = g.n_embd / g.n_head;
     std::vector<std::pair<int, int>> s{{g.vocab, C}, {g.block_size, C}};
     for (int b = 0; b < g.n_layer; ++b) {
-        const std::pair<int, int> block[] = {{1, C}, {1, C}, {3 * C, C}, {1, 3 * C}, {C, C},     {1, C},
-                                             {1, C}, {1, C}, {4 * C, C}, {1, 4 * C}, {C, 4 * C}, {1, C}};
-        s.insert(s.end(), std::begin(block), std::end(block));
+        const std::pair<int, int> attn[] = {{1, C}, {1, C}, {3 * C, C}, {1, 3 * C}, {C, C}, {1, C}};
+        const std::pair<int, int> mlp[] = {{1, C}, {1, C}, {4 * C, C}, {1, 4 * C}, {C, 4 * C}, {1, C}};
+        s.insert(s.end(), std::begin(attn), std::end(attn));
+        if (qk_norm) s.insert(s.end(), 2, {1, hs});
+        s.insert(s.end(), std::begin(mlp), std::end(mlp));
     }
     s.push_back({1, C});
     s.push_back({1, C});
@@ -29,13 +31,17 @@ std::vector<std::pair<int, int>> gpt_param_shapes(const GptConfig& g) {
 }
 }  // namespace
 
-std::vector<std::string> gpt_param_names(const GptConfig& g) {
+std::vector<std::string> gpt_param_names(const GptConfig& g, bool qk_norm) {
     std::vector<std::string> n{"transformer.wte.weight", "transformer.wpe.weight"};
     for (int b = 0; b < g.n_layer; ++b) {
         const std::string h = "transformer.h." + std::to_string(b) + ".";
         for (const char* part : {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
-                                 "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
-                                 "mlp.c_proj.weight", "mlp.c_proj.bias"})
+                                 "attn.c_proj.bias"})
+            n.push_back(h + part);
+        if (qk_norm)
+            for (const char* part : {"attn.q_norm.weight", "attn.k_norm.weight"})
+                n.push_back(h + part);
+        for (const char* part : {"ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"})
             n.push_back(h + part);
     }
     n.push_back("transformer.ln_f.weight");
@@ -44,12 +50,14 @@ std::vector<std::string> gpt_param_names(const GptConfig& g) {
     return n;
 }
 
-std::vector<int> gpt_param_layers(const GptConfig& g) {
+std::vector<int> gpt_param_layers(const GptConfig& g, bool qk_norm) {
     std::vector<int> layers{0, 0};  // wte, wpe: the embedding
     for (int b = 0; b < g.n_layer; ++b) {
-        const int qkv = gpt_layer(GptSite::qkv, b), proj = gpt_layer(GptSite::attn_proj, b), fc = gpt_layer(GptSite::mlp_fc, b),
-                  mp = gpt_layer(GptSite::mlp_proj, b);
-        for (const int l : {qkv, qkv, qkv, qkv, proj, proj, fc, fc, fc, fc, mp, mp}) layers.push_back(l);
+        const int qkv = gpt_layer(GptSite::qkv, b), att = gpt_layer(GptSite::attn, b), proj = gpt_layer(GptSite::attn_proj, b),
+                  fc = gpt_layer(GptSite::mlp_fc, b), mp = gpt_layer(GptSite::mlp_proj, b);
+        for (const int l : {qkv, qkv, qkv, qkv, proj, proj}) layers.push_back(l);
+        if (qk_norm) layers.insert(layers.end(), 2, att);  // QK-norm's γ: the attention's
+        for (const int l : {fc, fc, fc, fc, mp, mp}) layers.push_back(l);
     }
     const int head = gpt_lm_head_layer(g);
     layers.push_back(head);
@@ -60,14 +68,15 @@ std::vector<int> gpt_param_layers(const GptConfig& g) {
 
 bool is_gpt_norm_param(const std::string& name) {
     return name.find("ln_1.") != std::string::npos || name.find("ln_2.") != std::string::npos ||
-           name.find("ln_f.") != std::string::npos;
+           name.find("ln_f.") != std::string::npos || name.find("q_norm.") != std::string::npos ||
+           name.find("k_norm.") != std::string::npos;
 }
 
 InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed) {
     const GptConfig& g = m.gpt;
     if (g.vocab < 1) throw ConfigError("data", "the GPT's vocabulary is not known yet (the session reads the text first)");
-    const auto names = gpt_param_names(g);
-    const auto shapes = gpt_param_shapes(g);
+    const auto names = gpt_param_names(g, m.attention.qk_norm);
+    const auto shapes = gpt_param_shapes(g, m.attention.qk_norm);
     InitialWeights iw;
     const double residual_sd = 0.02 / std::sqrt(2.0 * g.n_layer);
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -78,7 +87,8 @@ InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed) {
             const std::string s(suffix);
             return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
         };
-        if (ends("ln_1.weight") || ends("ln_2.weight") || ends("ln_f.weight")) t.setOnes();
+        if (ends("ln_1.weight") || ends("ln_2.weight") || ends("ln_f.weight") || ends("q_norm.weight") || ends("k_norm.weight"))
+            t.setOnes();
         else if (ends(".bias")) t.setZero();
         else {
             const double sd = (ends("c_proj.weight") ? residual_sd : 0.02) * g.init_scale;
@@ -97,7 +107,9 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
     const GptConfig& g = cfg.gpt;
     const int L = cfg.layers(), C = g.n_embd, T = g.block_size, N = batch * T, V = g.vocab, H = g.n_head;
     if (static_cast<int>(m_prec.size()) != L) throw std::logic_error("Gpt: one precision per site layer");
-    const auto shapes = gpt_param_shapes(g);
+    const bool qkn = cfg.attention.qk_norm;
+    const int hs = C / H;
+    const auto shapes = gpt_param_shapes(g, qkn);
     if (init.tensors.size() != shapes.size()) throw std::logic_error("Gpt: initial weights of another model");
     m_fp8.resize(static_cast<std::size_t>(L));
     for (int i = 0; i < L; ++i) m_fp8[static_cast<std::size_t>(i)].layer = i;
@@ -107,7 +119,7 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
     m_params.reserve(shapes.size());
     std::size_t next = 0;
     const LayerPrecision norm{};  // LayerNorm's affine parameters stay FP32 in every mode (as the MLP's)
-    const std::vector<int> param_layers = gpt_param_layers(g);
+    const std::vector<int> param_layers = gpt_param_layers(g, qkn);
     const auto param = [&](int layer, const LayerPrecision& lp) {
         if (param_layers[next] != layer) throw std::logic_error("Gpt: parameters out of gpt_param_layers' order");
         m_params.push_back(make_param(be, init.tensors[next++], lp, opt));
@@ -128,6 +140,26 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
         k.qkv_b = param(qkv, prec(qkv));
         k.proj_w = param(proj, prec(proj));
         k.proj_b = param(proj, prec(proj));
+        if (qkn) {
+            k.qn_g = param(att, norm);
+            k.kn_g = param(att, norm);
+            // Each head's q and k as rows of head_size: the QKV Linear's values, their LayerNorm
+            // statistics (FP32) and outputs, and the packed q, k, v attention reads.
+            const Format nf = norm_format(att);
+            k.q_in = be.alloc(prec(qkv).activation, N * H, hs, A);
+            k.k_in = be.alloc(prec(qkv).activation, N * H, hs, A);
+            k.q_mean = be.alloc(Format::fp32, N * H, 1, A);
+            k.q_rstd = be.alloc(Format::fp32, N * H, 1, A);
+            k.k_mean = be.alloc(Format::fp32, N * H, 1, A);
+            k.k_rstd = be.alloc(Format::fp32, N * H, 1, A);
+            k.qk_out = be.alloc(nf, N * H, hs, W);
+            k.qkv_n = be.alloc(nf, N, 3 * C, A);
+            if (m_qk_beta.empty()) {  // no β (ViT-22B's norms have none): zeros, and a sink for its gradient
+                m_qk_beta = be.alloc(Format::fp32, 1, hs, W);
+                be.fill(m_qk_beta, 0.0f);
+                m_qk_dbeta = be.alloc(Format::fp32, 1, hs, W);
+            }
+        }
         k.ln2_g = param(fc, norm);
         k.ln2_b = param(fc, norm);
         k.fc_w = param(fc, prec(fc));
@@ -168,6 +200,10 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
             d->d_qkv = be.alloc(prec(qkv).activation, N, 3 * C, W);
             d->d_ln1 = be.alloc(prec(qkv).activation, N, C, W);
             d->d_in_branch = be.alloc(m_resid, N, C, W);
+            if (qkn) {
+                d->d_qk_out = be.alloc(prec(qkv).activation, N * H, hs, W);
+                d->d_qk_in = be.alloc(prec(qkv).activation, N * H, hs, W);
+            }
             k.g = d;
             m_grads.push_back(std::move(set));
         }
@@ -249,7 +285,45 @@ AttentionOptions Gpt::attention_options(int block) const {
     o.output = p.activation;
     o.factors = core::attention_factors(m_cfg.attention.scale, m_cfg.gpt.n_embd / m_cfg.gpt.n_head);
     o.softcap = m_cfg.attention.softcap;
+    if (m_cfg.attention.qk_norm) o.qk = norm_format(gpt_layer(GptSite::attn, block));
     return o;
+}
+
+// QK-norm: each head's q (then k) copied out of the QKV Linear's output as rows of head_size,
+// LayerNorm'd (FP32 statistics; output in the norm's format, counted at the attention's normalized
+// site) and packed with v into qkv_n, which attention reads.
+void Gpt::qk_norm_forward(Block& k, int att) {
+    const int C = m_cfg.gpt.n_embd;
+    m_be.set_uncounted();
+    m_be.copy(k.qkv, k.qkv_n);  // v (and, overwritten below, q and k) in the norm's format
+    for (int i = 0; i < 2; ++i) {
+        Tensor& in = i == 0 ? k.q_in : k.k_in;
+        m_be.set_uncounted();
+        m_be.copy_columns(k.qkv, i * C, in);
+        at(att, TensorKind::normalized);
+        m_be.layernorm_forward(in, (i == 0 ? k.qn_g : k.kn_g)->working, m_qk_beta, k.qk_out, i == 0 ? k.q_mean : k.k_mean,
+                               i == 0 ? k.q_rstd : k.k_rstd);
+        m_be.set_uncounted();
+        m_be.set_columns(k.qk_out, i * C, k.qkv_n);
+    }
+}
+
+// Its backward, in place on the block's d_qkv (its q and k columns: the gradient at the norms'
+// outputs, replaced by the gradient at their inputs; v's stays): LayerNorm's backward per head's
+// rows, γ's gradient summed over every (position, head) row.
+void Gpt::qk_norm_backward(Block& k, int att, Accumulate acc) {
+    const int C = m_cfg.gpt.n_embd;
+    Grads& d = *k.g;
+    for (int i = 0; i < 2; ++i) {
+        m_be.set_uncounted();
+        m_be.copy_columns(d.d_qkv, i * C, d.d_qk_out);
+        at(att, TensorKind::grad_activation);
+        m_be.layernorm_backward(i == 0 ? k.q_in : k.k_in, (i == 0 ? k.qn_g : k.kn_g)->working, i == 0 ? k.q_mean : k.k_mean,
+                                i == 0 ? k.q_rstd : k.k_rstd, d.d_qk_out, d.d_qk_in, (i == 0 ? k.qn_g : k.kn_g)->grad,
+                                m_qk_dbeta, Accumulate::overwrite);
+        m_be.set_uncounted();
+        m_be.set_columns(d.d_qk_in, i * C, d.d_qkv);
+    }
 }
 
 const Tensor& Gpt::forward(std::uint64_t, bool, Pass pass) {
@@ -267,8 +341,9 @@ const Tensor& Gpt::forward(std::uint64_t, bool, Pass pass) {
         m_be.layernorm_forward_stats_in(norm_stats_format(qkv), x, k.ln1_g->working, k.ln1_b->working, k.ln1, k.ln1_mean,
                                        k.ln1_rstd);
         linear(qkv, k.ln1, *k.qkv_w, k.qkv_b, k.qkv);
+        if (m_cfg.attention.qk_norm) qk_norm_forward(k, att);
         at(att, TensorKind::output);
-        m_be.attention_forward(k.qkv, shape, attention_options(b), k.scores, k.probs, k.atty);
+        m_be.attention_forward(attention_input(k), shape, attention_options(b), k.scores, k.probs, k.atty);
         linear(proj, k.atty, *k.proj_w, k.proj_b, k.proj);
         at(proj, TensorKind::activation);
         m_be.add(x, k.proj, k.mid);
@@ -318,7 +393,8 @@ void Gpt::backward(const Tensor& dlogits, std::uint64_t, Accumulate acc) {
         m_be.add(*dout, d.d_mid_branch, d.d_mid);
         linear_back(proj, d.d_mid, k.atty, *k.proj_w, k.proj_b, acc, &d.d_atty);
         at(att, TensorKind::grad_output);
-        m_be.attention_backward(k.qkv, k.probs, d.d_atty, shape, attention_options(b), d.d_qkv);
+        m_be.attention_backward(attention_input(k), k.probs, d.d_atty, shape, attention_options(b), d.d_qkv);
+        if (m_cfg.attention.qk_norm) qk_norm_backward(k, att, acc);
         linear_back(qkv, d.d_qkv, k.ln1, *k.qkv_w, k.qkv_b, acc, &d.d_ln1);
         at(qkv, TensorKind::grad_activation);
         m_be.layernorm_backward(block_input(b), k.ln1_g->working, k.ln1_mean, k.ln1_rstd, d.d_ln1, d.d_in_branch,

@@ -19,14 +19,16 @@ namespace mpx {
 // The parameters in the model's order (nanoGPT's named_parameters order): transformer.wte,
 // transformer.wpe, per block ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj (weight then
 // bias each), ln_f, and lm_head.weight when untied.
-std::vector<std::string> gpt_param_names(const GptConfig& g);
+// With QK-norm (attention.qk_norm), each block's attn.c_proj is followed by attn.q_norm.weight and
+// attn.k_norm.weight (γ, head_size each, shared by the heads; the attention's layer; no β).
+std::vector<std::string> gpt_param_names(const GptConfig& g, bool qk_norm = false);
 // Their initial values (nanoGPT's _init_weights): N(0, 0.02) for embeddings and Linear weights,
 // N(0, 0.02/√(2·n_layer)) for the two residual projections (both standard deviations times
 // model.init_scale), zero biases, LayerNorm γ = 1, β = 0.
 InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed);
 // The site layer each of gpt_param_names' parameters belongs to (its precision's layer; a
 // LayerNorm's γ and β belong to the Linear layer it feeds, and stay FP32 in every mode).
-std::vector<int> gpt_param_layers(const GptConfig& g);
+std::vector<int> gpt_param_layers(const GptConfig& g, bool qk_norm = false);
 bool is_gpt_norm_param(const std::string& name);
 
 // The formats of the stream between ops (docs/gpt.md), from a run's precision at a site layer:
@@ -83,9 +85,13 @@ private:
         Param *ln1_g = nullptr, *ln1_b = nullptr, *qkv_w = nullptr, *qkv_b = nullptr, *proj_w = nullptr,
               *proj_b = nullptr, *ln2_g = nullptr, *ln2_b = nullptr, *fc_w = nullptr, *fc_b = nullptr,
               *mp_w = nullptr, *mp_b = nullptr;
+        Param *qn_g = nullptr, *kn_g = nullptr;  // QK-norm's γ (1, head_size)
         // forward (N = B·T rows)
         Tensor ln1, ln1_mean, ln1_rstd;  // (N, C), (N, 1) ×2
         Tensor qkv;                      // (N, 3C)
+        // QK-norm (attention.qk_norm): q, k as (N·H, head_size) rows, their statistics (N·H, 1) ×2
+        // each, the norm's output (N·H, head_size), and q, k, v packed for attention (N, 3C).
+        Tensor q_in, k_in, q_mean, q_rstd, k_mean, k_rstd, qk_out, qkv_n;
         Tensor scores, probs;            // (B·H·T, T)
         Tensor atty;                     // (N, C) the attention's output
         Tensor proj, mid;                // (N, C) projection; residual after attention
@@ -101,6 +107,7 @@ private:
         Tensor d_ln2, d_mid_branch, d_mid;  // (N, C)
         Tensor d_atty, d_qkv;            // (N, C), (N, 3C)
         Tensor d_ln1, d_in_branch;       // (N, C)
+        Tensor d_qk_out, d_qk_in;        // (N·H, head_size): QK-norm's backward
         std::vector<Format> formats;     // what it was allocated for
     };
     const LayerPrecision& prec(int layer) const { return m_prec[static_cast<std::size_t>(layer)]; }
@@ -108,6 +115,9 @@ private:
     void linear(int layer, const Tensor& x, const Param& w, const Param* b, Tensor& y);
     void linear_back(int layer, const Tensor& dy, const Tensor& x, Param& w, Param* b, Accumulate acc, Tensor* dx);
     AttentionShape attention_shape() const;
+    const Tensor& attention_input(const Block& k) const { return m_cfg.attention.qk_norm ? k.qkv_n : k.qkv; }
+    void qk_norm_forward(Block& k, int att);
+    void qk_norm_backward(Block& k, int att, Accumulate acc);
     AttentionOptions attention_options(int block) const;
     const Tensor& block_input(int b) const { return b == 0 ? m_x0 : m_blocks[static_cast<std::size_t>(b) - 1].out; }
 
@@ -129,6 +139,7 @@ private:
     Tensor m_target;                      // unused (cross-entropy on labels); (1, 1)
     std::vector<Fp8Gemm> m_fp8;           // by layer (FP8/FP4 on the GPT: not yet)
     bool m_counting = true;
+    Tensor m_qk_beta, m_qk_dbeta;         // (1, head_size): QK-norm's absent β (zeros) and its unused gradient
 };
 
 }  // namespace mpx

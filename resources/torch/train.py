@@ -365,6 +365,15 @@ class Formats:
         return a @ b
 
 
+class QKNorm(nn.Module):
+    """QK-norm's LayerNorm over a head's channels: a learnable weight, no bias (ViT-22B's norms have
+    none; nn.LayerNorm(bias=False) is PyTorch 2.1's)."""
+
+    def __init__(self, n, eps):
+        super().__init__()
+        self.weight, self.bias, self.eps = nn.Parameter(torch.ones(n)), None, eps
+
+
 class CausalSelfAttention(nn.Module):
     """One packed QKV Linear, the scores q·kᵀ with 1/√d where session.json's attention.scale puts
     it, the causal mask, softmax, probabilities · v, and the output projection: attention written
@@ -376,6 +385,9 @@ class CausalSelfAttention(nn.Module):
         self.c_attn = nn.Linear(c, 3 * c)
         self.c_proj = nn.Linear(c, c)
         self.n_head, self.n_embd, self.att = m["n_head"], c, m["attention"]
+        if self.att.get("qk_norm"):  # ViT-22B's QK-norm: a LayerNorm(head_size) without β on q and on k
+            self.q_norm = QKNorm(c // m["n_head"], m["layernorm_eps"])
+            self.k_norm = QKNorm(c // m["n_head"], m["layernorm_eps"])
         self.site_qkv, self.site_att, self.site_proj = 1 + 5 * block, 2 + 5 * block, 3 + 5 * block
         t = m["block_size"]
         self.register_buffer("mask", torch.tril(torch.ones(t, t, dtype=torch.bool)), persistent=False)
@@ -386,10 +398,15 @@ class CausalSelfAttention(nn.Module):
         out = f.layers[self.site_att]["activation"]
         qkv = f.linear(x, self.c_attn.weight, self.c_attn.bias, self.site_qkv)
         q, k, v = (z.view(batch, t, h, c // h).transpose(1, 2) for z in qkv.split(c, dim=1))
+        qk = out  # the format q and k are stored in: the QKV Linear's, or the norm's under QK-norm
+        if self.att.get("qk_norm"):  # each head's q and k, FP32 statistics, stored in the norm's format
+            qk = f.stream["norm"][self.site_att]
+            q = layer_norm(q, self.q_norm, self.q_norm.eps, f, qk)
+            k = layer_norm(k, self.k_norm, self.k_norm.eps, f, qk)
         if self.att["q_factor"] != 1.0:  # scale before (q/√d) or split (d^-1/4 on q and on k)
-            q = f.store(q * self.att["q_factor"], out)
+            q = f.store(q * self.att["q_factor"], qk)
         if self.att["k_factor"] != 1.0:
-            k = f.store(k * self.att["k_factor"], out)
+            k = f.store(k * self.att["k_factor"], qk)
         att = f.matmul(q, k.transpose(-2, -1), self.site_att)  # the scores: where FP16 passes 65504
         if self.att["scores_factor"] != 1.0:  # scale after (llm.c's order)
             att = f.store(att * self.att["scores_factor"], out)
