@@ -15,6 +15,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "engine/base/error.hpp"
+#include "engine/base/fma_peak.hpp"
 #include "engine/base/fields.hpp"
 #include "engine/base/parallel.hpp"
 #include "engine/base/quote.hpp"
@@ -37,32 +38,16 @@ struct BenchOptions {
     unsigned threads = 0;           // 0: one per core
 };
 
-// The machine's FP32 peak as /proc/cpuinfo tells it: threads used × clock × FLOPs a cycle a core,
-// taken as 32 with FMA (two 256-bit FMA pipes or one 512-bit: Haswell and later, Zen 2 to 4) and
-// 16 without. Zero where the clock cannot be read (not Linux, a virtual machine that hides it).
-struct Peak {
-    double ghz = 0.0;
-    int flop_per_cycle = 0;
-    unsigned threads = 1;
-    double gflops() const { return ghz * flop_per_cycle * threads; }
-};
-
-Peak machine_peak(unsigned threads) {
-    Peak p;
-    p.threads = std::min(threads, core_count());
+// The cores' clock as /proc/cpuinfo tells it (0 where it cannot be read: not Linux, a virtual
+// machine that hides it), to say how many FLOP a cycle the measured peak makes.
+double cpu_ghz() {
     std::ifstream in("/proc/cpuinfo");
-    bool fma = false;
-    for (std::string line; std::getline(in, line);) {
-        if (p.ghz == 0.0 && line.rfind("cpu MHz", 0) == 0) {
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("cpu MHz", 0) == 0) {
             const auto colon = line.find(':');
-            if (colon != std::string::npos) p.ghz = std::atof(line.c_str() + colon + 1) / 1000.0;
-        } else if (line.rfind("flags", 0) == 0) {
-            fma = (" " + line + " ").find(" fma ") != std::string::npos;
-            break;
+            return colon == std::string::npos ? 0.0 : std::atof(line.c_str() + colon + 1) / 1000.0;
         }
-    }
-    p.flop_per_cycle = fma ? 32 : 16;
-    return p;
+    return 0.0;
 }
 
 // The measuring time: long enough to mean something, short enough that a typo cannot hang a script.
@@ -196,8 +181,9 @@ int run_bench(const BenchOptions& o) {
     // shows its rate alone.
     const unsigned threads = thread_count();
     const bool on_cpu = device_name.find("CPU") != std::string::npos;
-    const Peak peak = on_cpu ? machine_peak(threads) : Peak{};
-    const auto fraction_text = [&](double gflops) { return peak.gflops() > 0 ? format_number(gflops / peak.gflops()) : std::string(); };
+    // Measured before the runs, on as many threads as they use (the cores' FMA throughput).
+    const FmaPeak peak = on_cpu ? measure_fma_peak(std::min(threads, core_count())) : FmaPeak{};
+    const auto fraction_text = [&](double gflops) { return peak.gflops > 0 ? format_number(gflops / peak.gflops) : std::string(); };
     if (o.csv) std::cout << "model,batch,precision,device,steps_per_s,threads,gflop_per_s,peak_fraction\n";
     else std::printf("%-14s %6s %-22s %-16s %7s %12s %9s %6s %8s\n", "model", "batch", "precision", "device", "threads",
                      "steps/s", "GFLOP/s", "peak", "vs first");
@@ -212,15 +198,19 @@ int run_bench(const BenchOptions& o) {
                       << format_number(sps) << ',' << (on_cpu ? threads : 1) << ',' << format_number(gflops) << ','
                       << fraction_text(gflops) << '\n';
         } else {
-            const std::string share = peak.gflops() > 0 ? std::to_string(static_cast<int>(std::lround(100.0 * gflops / peak.gflops()))) + "%" : "-";
+            const std::string share = peak.gflops > 0 ? std::to_string(static_cast<int>(std::lround(100.0 * gflops / peak.gflops))) + "%" : "-";
             std::printf("%-14s %6lld %-22s %-16s %7u %12.1f %9.1f %6s %8.3f\n", o.model.c_str(), o.batch, r.c_str(),
                         device_name.c_str(), on_cpu ? threads : 1u, sps, gflops, share.c_str(), sps / first);
         }
         std::fflush(stdout);
     }
-    if (!o.csv && peak.gflops() > 0)
-        std::printf("GFLOP/s: the linear layers' GEMMs a step; peak: %u thread%s x %.2f GHz x %d FLOP a cycle = %.0f GFLOP/s FP32\n",
-                    peak.threads, peak.threads == 1 ? "" : "s", peak.ghz, peak.flop_per_cycle, peak.gflops());
+    if (!o.csv && peak.gflops > 0) {
+        std::printf("GFLOP/s: the linear layers' GEMMs a step; peak: %.0f GFLOP/s FP32 measured on %u thread%s (%s)",
+                    peak.gflops, peak.threads, peak.threads == 1 ? "" : "s", peak.method.c_str());
+        if (const double ghz = cpu_ghz(); ghz > 0)
+            std::printf(", %.0f FLOP a cycle a core at the %.2f GHz /proc/cpuinfo gives", peak.gflops / peak.threads / ghz, ghz);
+        std::printf("\n");
+    }
     return 0;
 }
 
