@@ -34,7 +34,8 @@ class TestSetupPanel : public QObject {
 private slots:
     void a_gpt_preset_shows_its_fields_and_round_trips() {
         mpx::SessionConfig c = mpx::load_config("gpt-classroom");
-        mpx::apply_overrides(c, {"attention.scale=split", "attention.softcap=30", "autocast=cpu-1.13", "data.n_test=48"});
+        mpx::apply_overrides(c, {"attention.scale=split", "attention.softcap=30", "autocast=cpu-1.13", "data.n_test=48",
+                                 "attention.qk_norm=true", "norm.stats=storage", "train.z_loss=0.0001"});
         SetupPanel p;
         p.setConfig(c);
         p.show();
@@ -50,6 +51,7 @@ private slots:
         QVERIFY(blocks->isVisible());
         mpx::SessionConfig back = c;
         back.model = mpx::ModelConfig{};  // the panel must write every GPT field itself
+        back.train.z_loss = 0.0;
         back.data.kind = mpx::DatasetKind::spirals;
         back.data.n_test = 7;
         p.applyTo(back);
@@ -57,8 +59,11 @@ private slots:
         QVERIFY(back.model.gpt == c.model.gpt);
         QVERIFY(back.model.attention == c.model.attention);
         QCOMPARE(back.model.autocast, mpx::AutocastPolicy::cpu_1_13);
+        QCOMPARE(back.model.norm_stats, mpx::NormStats::storage);
+        QVERIFY(back.model.attention.qk_norm);
         QCOMPARE(back.data.kind, mpx::DatasetKind::text);
         QCOMPARE(back.data.n_test, 48);
+        QCOMPARE(back.train.z_loss, 0.0001);
         mpx::validate(back);
     }
 

@@ -189,6 +189,23 @@ QWidget* SetupPanel::buildGptFields() {
     m_softcap->setToolTip(tr("Gemma 2's soft-cap c·tanh(x/c) on the scores; off at 0."));
     f->addRow(tr("Score soft-cap"), m_softcap);
     connect(m_softcap, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
+    m_qkNorm = new QCheckBox(tr("QK-norm (LayerNorm on each head's q and k)"));
+    m_qkNorm->setToolTip(tr("ViT-22B's QK-norm, as OLMo 2 and Gemma 3 use it: the scores stay bounded by the head size, "
+                            "so FP16 cannot overflow them."));
+    f->addRow(m_qkNorm);
+    connect(m_qkNorm, &QCheckBox::toggled, this, &SetupPanel::changed);
+    combo(m_normStats, gui::normStatsNames(), tr("LayerNorm sums in"),
+          tr("fp32: LayerNorm's mean and variance summed in FP32, as PyTorch's kernels do; storage: in the run's "
+             "FP16/BF16, where a BF16 sum stalls at 256 (pytorch#92164)."));
+    m_zLoss = new QDoubleSpinBox;
+    m_zLoss->setRange(0, 1);
+    m_zLoss->setDecimals(5);
+    m_zLoss->setSingleStep(1e-4);
+    m_zLoss->setSpecialValueText(tr("off"));
+    m_zLoss->setToolTip(tr("PaLM's z-loss: λ·(log Z)² added to the loss, which keeps the LM head's logits from "
+                           "drifting up; off at 0."));
+    f->addRow(tr("z-loss λ"), m_zLoss);
+    connect(m_zLoss, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
     combo(m_autocast, gui::autocastPolicyNames(), tr("Autocast lists"),
           tr("cuda: CUDA autocast's (softmax and LayerNorm in FP32); cpu-1.13: PyTorch 1.13's CPU autocast, "
              "softmax and LayerNorm in BF16 (pytorch#92164)."));
@@ -413,6 +430,9 @@ void SetupPanel::setConfig(const mpx::SessionConfig& c) {
     m_softmax->setCurrentText(gui::toText(c.model.attention.softmax));
     m_softcap->setValue(c.model.attention.softcap);
     m_autocast->setCurrentText(gui::toText(c.model.autocast));
+    m_qkNorm->setChecked(c.model.attention.qk_norm);
+    m_normStats->setCurrentText(gui::toText(c.model.norm_stats));
+    m_zLoss->setValue(c.train.z_loss);
     m_textFile->setText(QString::fromStdString(c.data.text_file));
     m_nTest->setValue(c.data.n_test);
     m_gptError->hide();
@@ -465,6 +485,9 @@ void SetupPanel::applyTo(mpx::SessionConfig& c) const {
         if (std::abs(c.model.attention.softcap - m_softcap->value()) > 0.05)
             c.model.attention.softcap = static_cast<float>(m_softcap->value());
         c.model.autocast = gui::autocastPolicyFrom(m_autocast->currentText());
+        c.model.attention.qk_norm = m_qkNorm->isChecked();
+        c.model.norm_stats = gui::normStatsFrom(m_normStats->currentText());
+        if (std::abs(c.train.z_loss - m_zLoss->value()) > 0.5e-5) c.train.z_loss = m_zLoss->value();
         c.data.kind = mpx::DatasetKind::text;
         c.data.text_file = m_textFile->text().trimmed().toStdString();
         c.data.n_test = m_nTest->value();
@@ -472,6 +495,8 @@ void SetupPanel::applyTo(mpx::SessionConfig& c) const {
         // An MLP session keeps no attention or autocast settings (they are refused on an MLP).
         c.model.attention = mpx::AttentionConfig{};
         c.model.autocast = mpx::AutocastPolicy::cuda;
+        c.model.norm_stats = mpx::NormStats::fp32;
+        c.train.z_loss = 0.0;
         c.data.text_file.clear();
     }
     if (auto sizes = gui::parseModelSizes(m_sizes->text())) c.model.sizes = *sizes;

@@ -69,7 +69,9 @@ private:
     QSpinBox *m_nLayer = nullptr, *m_nHead = nullptr, *m_nEmbd = nullptr, *m_blockSize = nullptr;
     QCheckBox* m_tie = nullptr;
     QDoubleSpinBox *m_initScale = nullptr, *m_softcap = nullptr;
-    QComboBox *m_attnScale = nullptr, *m_softmax = nullptr, *m_autocast = nullptr;
+    QComboBox *m_attnScale = nullptr, *m_softmax = nullptr, *m_autocast = nullptr, *m_normStats = nullptr;
+    QCheckBox* m_qkNorm = nullptr;
+    QDoubleSpinBox* m_zLoss = nullptr;
     QLabel* m_gptError = nullptr;
     QFormLayout* m_dataForm = nullptr;
     QLineEdit* m_textFile = nullptr;

@@ -312,6 +312,9 @@ QString toText(mpx::ScalerKind v) { return q(mpx::to_string(v)); }
 QStringList attentionScaleNames() { return namesOf<mpx::AttentionScale>(); }
 QStringList softmaxFormatNames() { return namesOf<mpx::SoftmaxFormat>(); }
 QStringList autocastPolicyNames() { return namesOf<mpx::AutocastPolicy>(); }
+QStringList normStatsNames() { return namesOf<mpx::NormStats>(); }
+QString toText(mpx::NormStats v) { return q(mpx::to_string(v)); }
+mpx::NormStats normStatsFrom(const QString& s) { return fromText(s, mpx::NormStats::fp32); }
 QString toText(mpx::AttentionScale v) { return q(mpx::to_string(v)); }
 QString toText(mpx::SoftmaxFormat v) { return q(mpx::to_string(v)); }
 QString toText(mpx::AutocastPolicy v) { return q(mpx::to_string(v)); }

@@ -98,6 +98,7 @@ QStringList deviceNames();  // "cpu", "auto", "cuda"
 QStringList attentionScaleNames();
 QStringList softmaxFormatNames();
 QStringList autocastPolicyNames();
+QStringList normStatsNames();
 QString toText(mpx::Activation v);
 QString toText(mpx::DatasetKind v);
 QString toText(mpx::OptimizerKind v);
@@ -106,6 +107,8 @@ QString toText(mpx::ScalerKind v);
 QString toText(mpx::AttentionScale v);
 QString toText(mpx::SoftmaxFormat v);
 QString toText(mpx::AutocastPolicy v);
+QString toText(mpx::NormStats v);
+mpx::NormStats normStatsFrom(const QString& s);
 mpx::AttentionScale attentionScaleFrom(const QString& s);
 mpx::SoftmaxFormat softmaxFormatFrom(const QString& s);
 mpx::AutocastPolicy autocastPolicyFrom(const QString& s);
