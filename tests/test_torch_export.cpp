@@ -425,6 +425,15 @@ private slots:
         QCOMPARE(p.err.count(QLatin1Char('\n')), 1);
         QVERIFY(!QFileInfo::exists(path(QStringLiteral("fp8"))));
         QVERIFY(QDir(m_dir.path()).entryList({QStringLiteral("*.tmp-*")}).isEmpty());
+        // Every refused run in the one line, each with its reason.
+        p = cli({QStringLiteral("export-torch"), QStringLiteral("--config"), QStringLiteral("default"), QStringLiteral("--precision"),
+                 QStringLiteral("fp32,fp8-e4m3,nvfp4,adaptive-fp16"), QStringLiteral("--out"), path(QStringLiteral("fp8"))});
+        QCOMPARE(p.exit_code, 2);
+        QCOMPARE(p.err.count(QLatin1Char('\n')), 1);
+        QVERIFY2(p.err.contains(QStringLiteral("fp8-e4m3: FP8 runs")) && p.err.contains(QStringLiteral("nvfp4: FP4 runs")) &&
+                     p.err.contains(QStringLiteral("adaptive-fp16: adaptive runs")) && p.err.contains(QStringLiteral("leave them out")),
+                 qPrintable(p.err));
+        QVERIFY(!QFileInfo::exists(path(QStringLiteral("fp8"))));
         // A folder in the way.
         QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("full")));
         QFile keep(path(QStringLiteral("full/keep.txt")));

@@ -148,11 +148,16 @@ void write_gpt(const SessionConfig& cfg, const TextCorpus& text, const InitialWe
 std::string torch_export_refusal(const SessionConfig& cfg, const std::string& label) {
     const RunInfo info = resolve_run(label, cfg);
     if (is_fp4(info.spec.mode))
-        return "FP4 runs are not supported by this exporter (PyTorch has no FP4 training of its own; "
+        return "FP4 runs are not supported by this exporter (PyTorch 1.13 has no FP4 format; "
                "`mpx-cli run --snippet transformer-engine` prints Transformer Engine's NVFP4 recipe and Megatron's flags)";
     if (is_fp8(info.spec.mode))
-        return "FP8 runs are not supported by this exporter (PyTorch has no FP8 training of its own; "
-               "Transformer Engine's recipe is what `mpx-cli run --snippet transformer-engine` prints)";
+        return "FP8 runs are not supported by this exporter (PyTorch's own FP8 training, torchao's float8, needs "
+               "PyTorch 2.x on an FP8 GPU, and its scaling recipes are not mpx's; Transformer Engine's recipe is what "
+               "`mpx-cli run --snippet transformer-engine` prints)";
+    if (info.spec.mode == Mode::adaptive)
+        return "adaptive runs are not supported by this exporter (mpx's own rule switches them between AMP and FP32 "
+               "as they train, which the script does not carry; export amp-" +
+               std::string(to_string(info.spec.low)) + " and fp32 instead)";
     if (info.write_back != WriteBack::nearest)
         return "its " + std::string(to_string(info.write_back)) + " write-back is not supported by this exporter";
     if (!info.accumulation.all_exact())
@@ -170,9 +175,15 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
     if (!out.has_filename() || out == out.root_path())
         throw ConfigError("--out", named + " is the root folder; name a new folder");
     validate(cfg);
+    std::string refused;  // every run that cannot be exported, in one line
+    int count = 0;
     for (const std::string& label : cfg.runs)
-        if (const std::string why = torch_export_refusal(cfg, label); !why.empty())
-            throw ConfigError("runs", label + ": " + why + "; leave it out with --precision");
+        if (const std::string why = torch_export_refusal(cfg, label); !why.empty()) {
+            refused += (refused.empty() ? "" : "; ") + label + ": " + why;
+            ++count;
+        }
+    if (count > 0)
+        throw ConfigError("runs", refused + (count == 1 ? "; leave it out with --precision" : "; leave them out with --precision"));
     if (!cfg.live_changes.empty())
         throw ConfigError("live_changes", "a session with settings changed while it trained is not exported; "
                                           "export its configuration without them");
