@@ -447,6 +447,12 @@ private slots:
         p = cli({QStringLiteral("export-torch"), QStringLiteral("--steps"), QStringLiteral("5"), QStringLiteral("--out"), path(QStringLiteral("bad"))});
         QCOMPARE(p.exit_code, 0);
         const QString script = path(QStringLiteral("bad/train.py")), out = path(QStringLiteral("bad.csv"));
+        {  // the configuration in session.json says it is for reading: the script trains from the rest
+            QFile sj(path(QStringLiteral("bad/session.json")));
+            QVERIFY(sj.open(QIODevice::ReadOnly));
+            const QByteArray text = sj.readAll();
+            QVERIFY(text.contains("\"config_note\": \"for reading only: train.py trains from model, train, runs"));
+        }
         // An unknown run label.
         p = run(k_python, {script, QStringLiteral("--csv"), out, QStringLiteral("--runs"), QStringLiteral("nope")});
         QCOMPARE(p.exit_code, 2);

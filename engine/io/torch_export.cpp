@@ -302,6 +302,10 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
     }
     s["runs"] = std::move(runs);
     s["config"] = to_json(cfg);
+    // The configuration is there to read (and for compare --expect's settings check): train.py trains
+    // from model, train, runs and data/, which the engine derived from it. Editing it changes nothing.
+    s["config_note"] = "for reading only: train.py trains from model, train, runs and the data/ files, which mpx derived "
+                       "from this configuration; to change a setting, change it in mpx and export again";
 
     // The data, the initial weights, every step's batches and masks.
     if (gpt) write_gpt(with_vocab, *text, init, s, f);

@@ -12,6 +12,10 @@ mpx's own code, so that both programs start from the same numbers:
   data/dropout_fcN.npy       where dropout is on: its keep-masks, steps x micro-batches x batch x width
   data/lr.npy                the learning rate after k schedule steps
 
+session.json's `config` is the mpx configuration the export was made from, for reading (and for
+`mpx-cli compare --expect`): this script never reads it, so editing it changes nothing. Change a
+setting in mpx and export again.
+
 The .npy files are NumPy's format (exact float32 bits, and numpy.load reads them); this script
 reads them with the standard library, so it needs nothing beyond torch.
 
