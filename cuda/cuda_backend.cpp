@@ -292,7 +292,13 @@ struct BackwardGemms {
         const void* wa = m.operand(w, compute, m.op_a, nullptr);          // column-major (in, out)
         float* acc = m.acc.get<float>(static_cast<std::size_t>(B) * in);  // column-major (in, B)
         m.gemm.run(gemm_input(compute), false, false, in, B, out, wa, in, dyb, out, acc, in);
-        cuda::encode(acc, dx.format(), dx.data(), dx.size(), counts, m.s());
+        // Written in the GEMM's output format first (core::gemm_output_format), then stored in dx's,
+        // as the CPU backend does.
+        const Format written = core::gemm_output_format(compute);
+        if (written != Format::fp32 && written != dx.format())
+            cuda::accumulate(acc, written, false, dx.data(), dx.format(), dx.size(), counts, m.s());
+        else
+            cuda::encode(acc, dx.format(), dx.data(), dx.size(), counts, m.s());
     }
     static void weight(CudaBackend::Impl& m, const void* dyb, const Tensor& dy, const Tensor& x,
                        Format compute, Format round_through, Tensor& dw, Tensor* db, bool add,

@@ -111,8 +111,10 @@ private slots:
         QVERIFY2(differs_from_fp32 > checked / 2, qPrintable(QString("%1 of %2").arg(differs_from_fp32).arg(checked)));
         for (int i = 0; i < B; i += 11)
             for (int j = 0; j < in; j += 3) {
-                const float want = core::accumulate_dot(acc.dgrad, out, [&](int k) { return DY(i, k); },
-                                                        [&](int k) { return W(k, j); });
+                // dx as a BF16 GEMM writes it (core::gemm_output_format), then stored in dx's FP32.
+                const float want = core::round_value(core::gemm_output_format(f),
+                                                     core::accumulate_dot(acc.dgrad, out, [&](int k) { return DY(i, k); },
+                                                                          [&](int k) { return W(k, j); }));
                 QCOMPARE(bits(dxv[static_cast<std::size_t>(i) * in + j]), bits(want));
             }
         for (int i = 0; i < out; i += 3)

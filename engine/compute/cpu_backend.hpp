@@ -440,10 +440,15 @@ private:
                       Tensor* dw, Tensor* db, Accumulate acc, Tensor* dx);
 
     // dx (B, in) = dy (B, out, cast) · w (out, in, cast; the forward pass counted this cast).
+    // Written in the GEMM's output format first (core::gemm_output_format), then stored in dx's.
     void backward_input(CMap dyv, const Tensor& w, Format compute, Tensor& dx) {
         CMap wv = operand(w, m_b, compute, Sink{});
         product(m_c.shape(dyv.rows(), w.cols()), dyv, wv, m_panels, model(&GemmAccumulation::dgrad));
-        store(m_c.data(), dx, sink(TensorKind::grad_input));
+        const Format written = core::gemm_output_format(compute);
+        if (written != Format::fp32 && written != dx.format())
+            accumulate_into(m_c.data(), dx.size(), written, dx, Accumulate::overwrite, sink(TensorKind::grad_input));
+        else
+            store(m_c.data(), dx, sink(TensorKind::grad_input));
     }
 
     // dw (+)= dyᵀ · x through round_through; db (+)= column sums of dy as stored.

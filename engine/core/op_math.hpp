@@ -129,6 +129,12 @@ MPX_HOST_DEVICE inline Format bias_format(Format compute) {
     return compute == Format::fp16 || compute == Format::bf16 ? compute : Format::fp32;
 }
 
+// The format an FP16 or BF16 GEMM writes its result in (autocast's mm/addmm return the low dtype),
+// before it is stored wherever the caller keeps it: the gradient dx a low-precision layer passes
+// down is rounded to it even where the layer below holds its gradients in FP32 (a selective run:
+// PyTorch's cast back to FP32 receives the low dtype's gradient). TF32 and FP32 GEMMs write FP32.
+MPX_HOST_DEVICE inline Format gemm_output_format(Format compute) { return bias_format(compute); }
+
 // ---- dropout: element i of the flat tensor, mask from hash_uniform(seed, i) ----------------------
 
 MPX_HOST_DEVICE inline float dropout_keep_scale(float p) { return 1.0f / (1.0f - p); }

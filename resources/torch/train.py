@@ -696,7 +696,7 @@ class Run:
         outer = (torch.autocast(device_type=self.device, dtype=DTYPES[autocast]) if autocast
                  else contextlib.nullcontext())
         with outer:
-            h = x.to(self.working_dtype)
+            h = x.to(self.layer_params(0)[0].dtype)  # the input as fc1's weights are stored (mpx's input site)
             for i in range(n):
                 lay = self.layers[i]
                 w, b, gamma, beta = self.layer_params(i)
