@@ -11,6 +11,7 @@
 #include <QToolTip>
 
 #include "engine/scaler/scaler.hpp"
+#include "ui/kit/log2_axis.hpp"
 #include "ui/kit/plot_widget.hpp"
 #include "ui/panels/charts_panel.hpp"
 #include "ui/panels/event_log_panel.hpp"
@@ -98,6 +99,21 @@ private slots:
             QVERIFY2(tip.contains(QString::number(v, 'g', 6)), qPrintable(tip));
         }
         emit loss->hovered(std::nan(""), {});
+        // On the loss scale's log₂ axis a power of two reads as the axis labels it (2¹⁶, not 65536).
+        auto* scale = w->charts()->plot(ChartId::scale);
+        emit scale->hovered(123.2, scale->mapToGlobal(QPoint(200, 100)));
+        const QString scaleTip = QToolTip::text();
+        bool powers = false;
+        for (int r = 0; r < 3; ++r) {
+            const double v = w->store()->history(r).at(mpx::gui::Metric::lossScale, 123).min;
+            const double e = std::log2(v);
+            if (v > 1 && e == std::round(e)) {
+                powers = true;
+                QVERIFY2(scaleTip.contains(mpx::ui::pow2Text(e)) && !scaleTip.contains(QString::number(v, 'g', 6)), qPrintable(scaleTip));
+            }
+        }
+        QVERIFY2(powers, qPrintable(scaleTip));  // the preset has a run whose scale is a power of two above 1
+        emit scale->hovered(std::nan(""), {});
     }
 
     // eval_every 50 over 600 steps: steps 0, 50, …, 550 and the last, 599.

@@ -17,6 +17,7 @@
 
 #include "engine/compute/memory.hpp"
 #include "ui/kit/concepts.hpp"
+#include "ui/kit/log2_axis.hpp"
 #include "ui/kit/run_style.hpp"
 #include "ui/session/config_bridge.hpp"
 
@@ -671,6 +672,14 @@ QString ChartsPanel::hoverText(ChartId id, long long step) const {
     const bool sparse = c.draw == Draw::dots;
     const double k = c.axis == AxisKind::percent ? 100 : 1;
     const QString unit = c.axis == AxisKind::percent ? QStringLiteral("%") : QString();
+    // On a log₂ axis (the loss scale) a power of two reads as the axis labels it: 2²², not 4.1943e+06.
+    const auto text = [&](double v) {
+        if (c.axis == AxisKind::log2 && v > 0 && std::isfinite(v)) {
+            const double e = std::log2(v);
+            if (e == std::round(e)) return pow2Text(e);
+        }
+        return number(v * k) + unit;
+    };
     QString rows;
     for (int r = 0; r < m_store->runCount(); ++r) {
         const gui::RunHistory& h = m_store->history(r);
@@ -678,8 +687,8 @@ QString ChartsPanel::hoverText(ChartId id, long long step) const {
         QString value;
         if (st.last < st.first && !st.valid) value = tr("—");
         else if (!st.valid) value = m == gui::Metric::loss ? tr("NaN/inf") : tr("—");
-        else if (st.first == st.last || st.min == st.max) value = number(st.min * k) + unit;
-        else value = tr("%1 … %2").arg(number(st.min * k) + unit, number(st.max * k) + unit);
+        else if (st.first == st.last || st.min == st.max) value = text(st.min);
+        else value = tr("%1 … %2").arg(text(st.min), text(st.max));
         if (sparse && st.valid && !(st.first <= step && step <= st.last))  // taken earlier: say when
             value += st.first == st.last ? tr(" (step %1)").arg(st.last) : tr(" (steps %1–%2)").arg(st.first).arg(st.last);
         rows += QStringLiteral("<tr><td><span style='color:%1'>■</span> %2</td><td align=right>&nbsp;%3</td></tr>")
