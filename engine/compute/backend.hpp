@@ -86,6 +86,19 @@ struct ParamRef {
     Tensor* compensation = nullptr;
 };
 
+// One parameter's gradient the penalty reads and the FP32 direction tensor (its shape) it writes.
+struct PenaltyRef {
+    const Tensor* grad = nullptr;
+    Tensor* direction = nullptr;
+};
+// The penalty of one micro-batch: train.penalty's form, train.gradient_penalty's λ, and whether the
+// gradients are multiplied by 1/S (penalty_unscale; false when they were taken from the unscaled loss).
+struct PenaltyOptions {
+    PenaltyKind kind = PenaltyKind::norm;
+    double lambda = 0.0;
+    bool unscale = true;
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -243,7 +256,52 @@ public:
     virtual void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& dy,
                                     const AttentionShape& s, const AttentionOptions& o, Tensor& dqkv);
 
+    // ---- Hessian-vector products (Pearlmutter's R-operator; the rules: engine/core/r_op.hpp) ----
+    // An R-pass runs beside the first-order pass that left its values (z, the norms' statistics,
+    // the gradients) in place, stores each R{·} in the format its first-order twin has and counts
+    // its roundings at the site set (the model's: its layer's backward sites; histograms bin
+    // first-order values only). v is the direction (each parameter's (V, c)). A backend
+    // without them refuses with a ConfigError naming train.gradient_penalty (the CUDA backend until
+    // a GPU run has measured them); FP8/FP4 GEMMs are refused by the run.
+    // rz (B, out) = x (B, in) · Vᵀ + rx (B, in) · Wᵀ + c: both products in FP32 (operands cast to
+    // `compute`; V's and rx's casts counted under grad_operand), summed, c added, one rounding; rx null: 0.
+    virtual void linear_r_forward(const Tensor& x, const Tensor* rx, const Tensor& w, const Tensor& v, const Tensor* c,
+                                  Format compute, Tensor& rz);
+    // hw (out, in) (+)= round_through(rdyᵀ·x + dyᵀ·rx); hb (out) (+)= round_through(column sums of rdy);
+    // rdx (B, in) = rdy·W + dy·V (both summed in FP32, one rounding through the GEMM's output format).
+    virtual void linear_r_backward(const Tensor& dy, const Tensor& rdy, const Tensor& x, const Tensor* rx,
+                                   const Tensor& w, const Tensor& v, Format compute, Format round_through, Tensor& hw,
+                                   Tensor* hb, Accumulate acc, Tensor* rdx);
+    // rh = σ′(z)⊙rz (activation_backward's arithmetic; not binned: histograms show first-order values).
+    virtual void activation_r_forward(Activation a, const Tensor& z, const Tensor& rz, Tensor& rh);
+    // rdz = σ″(z)⊙rz⊙dh + σ′(z)⊙rdh (core::act_r_backward).
+    virtual void activation_r_backward(Activation a, const Tensor& z, const Tensor& rz, const Tensor& dh,
+                                       const Tensor& rdh, Tensor& rdz);
+    // ry = R{LayerNorm(x)} along rx, rγ, rβ, from layernorm_forward's mean and rstd (B, 1).
+    virtual void layernorm_r_forward(const Tensor& x, const Tensor& rx, const Tensor& gamma, const Tensor& rgamma,
+                                     const Tensor& rbeta, const Tensor& mean, const Tensor& rstd, Tensor& ry);
+    // rdx = R{layernorm_backward's dx}; hγ, hβ (+)= R{dγ}, R{dβ}.
+    virtual void layernorm_r_backward(const Tensor& x, const Tensor& rx, const Tensor& gamma, const Tensor& rgamma,
+                                      const Tensor& mean, const Tensor& rstd, const Tensor& dy, const Tensor& rdy,
+                                      Tensor& rdx, Tensor& hgamma, Tensor& hbeta, Accumulate acc);
+    // rdlogits (B, C) = R{softmax_cross_entropy's dlogits} along rlogits, with the same `scale`
+    // (nothing is added to the record's loss); mse_r: R{mse's dpred} along rpred.
+    virtual void softmax_cross_entropy_r(const Tensor& logits, const Tensor& rlogits, ScaleBy scale,
+                                         Tensor& rdlogits);
+    virtual void mse_r(const Tensor& rpred, ScaleBy scale, Tensor& rdpred);
+    // PyTorch's gradient penalty on the gradients in `ps` (REFERENCE.md): ĝ = grad · k (k = 1/S as
+    // unscale_and_check forms it, or 1), each tensor's Σ ĝ² in FP32 (k_sum_chunk chunks, in order),
+    // the tensors' sums added in FP32 in order, P = √Σ (norm) or Σ (squared_norm); λ·P is added to
+    // the record's penalty_sum, and each direction becomes coef·ĝ (FP32), coef = S·λ·k/P (norm) or
+    // 2·S·λ·k (squared): the v whose H·v through the pass that made `grad` is the penalty's gradient
+    // for the total loss scaled by S (the backend's scale).
+    virtual void gradient_penalty(std::span<const PenaltyRef> ps, const PenaltyOptions& o);
+
     // ---- losses: the mean loss goes into the record's loss_sum ----
+    // ...unless set_loss_recorded(false): a second gradient of a loss already counted (a penalty
+    // run's scaled pass after gradients of the unscaled loss) adds nothing. On until changed.
+    void set_loss_recorded(bool on) { m_loss_recorded = on; }
+    bool loss_recorded() const { return m_loss_recorded; }
     // `scale` is a host value, or ScaleBy::loss(weight, parts): core::loss_factor of the backend's
     // own loss scale (set_scaler), resolved where the op runs.
     // Mean softmax cross-entropy of logits (B, C) against labels, in FP32; dlogits = scale ·
@@ -341,6 +399,7 @@ private:
     int m_site = -1;
     const Fp8Gemm* m_fp8 = nullptr;
     const GemmAccumulation* m_accumulation = nullptr;
+    bool m_loss_recorded = true;
 };
 
 // Runs one op alone and returns what it counted (tests and the GPU/CPU comparison; a wait on the

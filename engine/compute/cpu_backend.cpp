@@ -143,7 +143,7 @@ void CpuBackend::softmax_cross_entropy(const Tensor& logits, std::span<const int
             [&](int c, float v) { d(r, c) = v; });
         total += static_cast<double>(row);
     }
-    stats().loss_sum += core::mean_loss(total, B);
+    if (loss_recorded()) stats().loss_sum += core::mean_loss(total, B);
     store(d.data(), dlogits);
 }
 
@@ -163,7 +163,7 @@ void CpuBackend::softmax_cross_entropy_z(const Tensor& logits, std::span<const i
             [&](int c, float v) { d(r, c) = v; });
         total += static_cast<double>(row);
     }
-    stats().loss_sum += core::mean_loss(total, B);
+    if (loss_recorded()) stats().loss_sum += core::mean_loss(total, B);
     store(d.data(), dlogits);
 }
 
@@ -179,7 +179,7 @@ void CpuBackend::mse(const Tensor& pred, const Tensor& target, ScaleBy by, Tenso
         d.data()[i] = core::mse_grad(pv.data()[i], tv.data()[i], n, scale, squared);
         total += static_cast<double>(squared);
     }
-    stats().loss_sum += core::mean_loss(total, n);
+    if (loss_recorded()) stats().loss_sum += core::mean_loss(total, n);
     store(d.data(), dpred);
 }
 

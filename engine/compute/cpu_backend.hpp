@@ -333,6 +333,24 @@ public:
     void attention_backward(const Tensor& qkv, const Tensor& probs, const Tensor& dy,
                             const AttentionShape& s, const AttentionOptions& o, Tensor& dqkv) override;
 
+    // The R-operator's ops and the gradient penalty (cpu_r_op.cpp).
+    void linear_r_forward(const Tensor& x, const Tensor* rx, const Tensor& w, const Tensor& v, const Tensor* c,
+                          Format compute, Tensor& rz) override;
+    void linear_r_backward(const Tensor& dy, const Tensor& rdy, const Tensor& x, const Tensor* rx, const Tensor& w,
+                           const Tensor& v, Format compute, Format round_through, Tensor& hw, Tensor* hb,
+                           Accumulate acc, Tensor* rdx) override;
+    void activation_r_forward(Activation a, const Tensor& z, const Tensor& rz, Tensor& rh) override;
+    void activation_r_backward(Activation a, const Tensor& z, const Tensor& rz, const Tensor& dh, const Tensor& rdh,
+                               Tensor& rdz) override;
+    void layernorm_r_forward(const Tensor& x, const Tensor& rx, const Tensor& gamma, const Tensor& rgamma,
+                             const Tensor& rbeta, const Tensor& mean, const Tensor& rstd, Tensor& ry) override;
+    void layernorm_r_backward(const Tensor& x, const Tensor& rx, const Tensor& gamma, const Tensor& rgamma,
+                              const Tensor& mean, const Tensor& rstd, const Tensor& dy, const Tensor& rdy, Tensor& rdx,
+                              Tensor& hgamma, Tensor& hbeta, Accumulate acc) override;
+    void softmax_cross_entropy_r(const Tensor& logits, const Tensor& rlogits, ScaleBy by, Tensor& rdlogits) override;
+    void mse_r(const Tensor& rpred, ScaleBy by, Tensor& rdpred) override;
+    void gradient_penalty(std::span<const PenaltyRef> ps, const PenaltyOptions& o) override;
+
     void softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, ScaleBy by,
                                Tensor& dlogits) override;
 
@@ -406,6 +424,8 @@ private:
     Sink sink() { return {&counts(), bins()}; }
     Sink sink(TensorKind kind) { return {&at(site(kind)), bins_at(site(kind))}; }
     core::Counts& counts_at(TensorKind kind) { return at(site(kind)); }
+    Sink counted();                 // the current site's counts, no bins (cpu_r_op.cpp)
+    Sink counted(TensorKind kind);  // another kind's at its layer, no bins
 
     // Rounds FP32 results into the tensor's storage, counted (and binned) at the current site or
     // `to`.

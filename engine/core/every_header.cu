@@ -6,6 +6,7 @@
 #include "engine/core/fp8_math.hpp"
 #include "engine/core/host_device.hpp"
 #include "engine/core/op_math.hpp"
+#include "engine/core/r_op.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/core/scaler_rule.hpp"
 #include "engine/core/step_stats.hpp"

@@ -21,6 +21,8 @@ namespace mpx {
 
 enum class Activation : std::uint8_t { relu, gelu, tanh, none };
 enum class OptimizerKind : std::uint8_t { sgd, adam, adamw };
+// train.penalty: PyTorch's gradient penalty ‖g‖ (its AMP examples) or ‖g‖² (engine/core/r_op.hpp).
+enum class PenaltyKind : std::uint8_t { norm, squared_norm };
 // Where optimizer_update takes a step's numbers from (engine/compute/backend.hpp): given, OptimizerStep::t
 // and lr; backend, the backend's own counts: Adam's t is its count of applied steps
 // (set_applied_steps, count_applied_step) + 1, with that t's bias corrections from the table the

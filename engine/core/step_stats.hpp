@@ -105,6 +105,7 @@ struct StepStats {
     unsigned long long found_bad = 0;  // inf/NaN unscaled gradients (also in their sites' `bad`)
     double loss_sum = 0.0;     // Σ of each loss op's mean loss (core::mean_loss), in call order
     double sum_squares = 0.0;  // of the unscaled gradients, in core::k_sum_chunk order
+    double penalty_sum = 0.0;  // Σ of each micro-batch's λ·P (Backend::gradient_penalty), in call order
     // FP8 runs: what each layer's scaled casts did, fp8_index(layer, tensor); zero elsewhere.
     core::Fp8Record fp8[k_max_layers * k_fp8_tensors];
     // FP4 runs: where those casts' elements and blocks landed on the E2M1 grid, by the same index.

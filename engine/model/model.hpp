@@ -76,6 +76,16 @@ public:
     virtual bool has_compensation() const = 0;
     virtual std::vector<std::vector<float>> export_compensation() const = 0;
     virtual void import_compensation(const std::vector<std::vector<float>>& values) = 0;
+    // Hessian-vector products (Pearlmutter's R-operator, engine/core/r_op.hpp; model_hvp.cpp), the
+    // MLP's: enable_hessian_vector allocates the R-pass buffers once, before the first step.
+    // r_forward runs the R-forward pass along v (one direction per parameter, by Param::index) over
+    // the values the last forward pass left and returns R{logits}; the run puts the loss's R{dlogits}
+    // into r_dlogits(); r_backward then writes or adds (acc) H·v into each parameter's grad, over the
+    // gradients the last backward pass left. The GPT refuses (its attention has no R-rules yet).
+    virtual void enable_hessian_vector();
+    virtual const Tensor& r_forward(std::span<Tensor* const> v, std::uint64_t dropout_seed);
+    virtual Tensor& r_dlogits();
+    virtual void r_backward(std::span<Tensor* const> v, std::uint64_t dropout_seed, Accumulate acc);
 };
 
 // The model of cfg.kind (Mlp or Gpt) with per-layer precisions `prec` (one per site layer).
@@ -117,6 +127,10 @@ public:
     bool has_compensation() const override;
     std::vector<std::vector<float>> export_compensation() const override;
     void import_compensation(const std::vector<std::vector<float>>& values) override;
+    void enable_hessian_vector() override;
+    const Tensor& r_forward(std::span<Tensor* const> v, std::uint64_t dropout_seed) override;
+    Tensor& r_dlogits() override { return m_layers.back().rdh; }
+    void r_backward(std::span<Tensor* const> v, std::uint64_t dropout_seed, Accumulate acc) override;
 
 private:
     struct Layer {
@@ -128,6 +142,8 @@ private:
         Tensor ln_mean, ln_rstd; // (B, 1) FP32
         Tensor dh, dy, dz;       // gradients (B, out), workspace
         bool hidden = true;
+        Tensor rz, ry, rh;       // R-forward: R{z}, R{y}, R{h}, each in its twin's format
+        Tensor rdh, rdy, rdz;    // R-backward: R{dh} (the output layer's: R{dlogits}), R{dy}, R{dz}
     };
     void forward_layer(int i, const Tensor& x, std::uint64_t seed, bool train, bool recomputing);
     const Tensor& layer_input(int i) const { return i == 0 ? m_input : m_layers[i - 1].h; }
