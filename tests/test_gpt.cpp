@@ -14,28 +14,13 @@
 #include "engine/io/export.hpp"
 #include "engine/compute/site_names.hpp"
 #include "engine/model/gpt.hpp"
+#include "gpt_test_support.hpp"
 #include "session_test_support.hpp"
 
 using namespace mpx;
 using namespace mpx::test;
 
 namespace {
-
-// A GPT small enough to train in a blink: 2 blocks, 2 heads, width 32, context 16, batch 4.
-SessionConfig small_gpt(std::vector<std::string> runs, long long steps) {
-    SessionConfig c;
-    c.model.kind = ModelKind::gpt;
-    c.model.gpt = GptConfig{2, 2, 32, 16, true, 0};
-    c.data.kind = DatasetKind::text;
-    c.data.n_test = 32;
-    c.train.batch = 4;
-    c.train.optimizer = OptimizerKind::adamw;
-    c.train.lr = 1e-3;
-    c.eval_every = 5;
-    c.steps = steps;
-    c.runs = std::move(runs);
-    return c;
-}
 
 std::vector<std::string> names_of_layers(const ModelConfig& m) {
     std::vector<std::string> n;
@@ -336,7 +321,7 @@ private slots:
         QTest::newRow("n_embd_not_divisible") << "model.n_embd=33" << "model.n_embd";
         QTest::newRow("n_layer_13") << "model.n_layer=13" << "model.n_layer";
         QTest::newRow("block_size_2000") << "model.block_size=2000" << "model.block_size";
-        QTest::newRow("dropout") << "model.dropout=0.1" << "model.dropout";
+        QTest::newRow("dropout_1") << "model.dropout=1" << "model.dropout";
         QTest::newRow("softcap_negative") << "attention.softcap=-1" << "attention.softcap";
         QTest::newRow("scale_unknown") << "attention.scale=\"middle\"" << "attention.scale";
         QTest::newRow("autocast_unknown") << "autocast=\"tpu\"" << "autocast";
@@ -344,8 +329,7 @@ private slots:
         QTest::newRow("z_loss_negative") << "train.z_loss=-0.001" << "train.z_loss";
         QTest::newRow("qk_norm_text") << "attention.qk_norm=\"yes\"" << "attention.qk_norm";
         QTest::newRow("points_for_gpt") << "data.kind=\"spirals\"" << "data.kind";
-        QTest::newRow("fp8_run") << "runs=[\"fp8-hybrid\"]" << "runs";
-        QTest::newRow("nvfp4_run") << "runs=[\"nvfp4\"]" << "runs";
+        QTest::newRow("nvfp4_keeps_every_linear_in_bf16") << "runs=[\"nvfp4+bf16-first-5+bf16-last-4\"]" << "runs";
         QTest::newRow("cuda") << "device=\"cuda\"" << "device";
         QTest::newRow("selective_names_fc1") << "runs=[\"selective-fp16\"]" << "selective_layers";
         QTest::newRow("missing_text") << "data.text_file=\"/nonexistent/shakespeare.txt\"" << "data.text_file";

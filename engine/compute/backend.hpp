@@ -43,6 +43,11 @@ struct AttentionOptions {
     // rounded into it): unset, `output` (q and k as the QKV Linear stored them); under QK-norm the
     // norm's output format (FP32 under CUDA autocast: layer_norm gives FP32).
     std::optional<Format> qk;
+    // Dropout on the probabilities (nanoGPT's attn_dropout): element i of probs (B·H·T, T) kept where
+    // core::dropout_keeps(dropout, dropout_seed, i), times 1/(1 − p), rounded into probs' format; the
+    // product with v reads the dropped values, the softmax's backward the stored ones. 0: none.
+    float dropout = 0.0f;
+    std::uint64_t dropout_seed = 0;
 };
 
 struct OptimizerStep {
@@ -228,6 +233,10 @@ public:
     // out = a + b, added in FP32 and rounded into out's format (the residual stream: autocast adds in
     // the wider input's format, which out is given).
     virtual void add(const Tensor& a, const Tensor& b, Tensor& out);
+    // dst = src rounded into dst's format, then times dropout's mask of (seed) and 1/(1 − p), rounded
+    // again (both counted): a residual branch's dropout backward, whose gradient the add's backward
+    // casts into the branch's format first, as autograd does.
+    virtual void dropout_from(const Tensor& src, Tensor& dst, float p, std::uint64_t seed);
     // dst (N·H, w/H) as flat rows = src (N, ·)[:, col0 : col0 + w], w = dst.size() / N: the columns of
     // one of q, k, v, a row per (position, head) (QK-norm's LayerNorm rows); set_columns puts them
     // back, dst[:, col0 : col0 + w] = src. Values are converted into the destination's format

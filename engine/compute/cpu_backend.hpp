@@ -315,6 +315,7 @@ public:
     void layernorm_backward(const Tensor& x, const Tensor& gamma, const Tensor& mean,
                             const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
                             Tensor& dbeta, Accumulate acc) override;
+    void dropout_from(const Tensor& src, Tensor& dst, float p, std::uint64_t seed) override;
     void copy_columns(const Tensor& src, int col0, Tensor& dst) override;
     void set_columns(const Tensor& src, int col0, Tensor& dst) override;
     void layernorm_forward_stats_in(Format stats, const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& y,

@@ -21,6 +21,14 @@ void multiply(float* v, std::size_t n, float factor) {
         for (std::size_t i = b; i < e; ++i) v[i] = v[i] * factor;
     });
 }
+// Attention's dropout on the probabilities (v: (B·H·T, T) as flat elements), rounded into f.
+void drop_probs(const AttentionOptions& o, float* v, std::size_t n, Format f, core::Counts* to) {
+    const float keep = core::dropout_keep_scale(o.dropout);
+    pieces(n, [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) v[i] = core::dropout_value(v[i], o.dropout, keep, o.dropout_seed, i);
+    });
+    round_stage(f, v, n, to);
+}
 void check_tokens(std::span<const int> tokens, int rows, int vocab, int T, int wpe_rows) {
     if (static_cast<int>(tokens.size()) != rows)
         throw ConfigError("", "embedding: " + std::to_string(tokens.size()) + " tokens for " + std::to_string(rows) + " rows");
@@ -77,6 +85,19 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
         for (std::size_t i = s; i < e; ++i) o[i] = x[i] + y[i];
     });
     store(o, out);
+}
+
+void CpuBackend::dropout_from(const Tensor& src, Tensor& dst, float p, std::uint64_t seed) {
+    if (src.size() != dst.size()) throw ConfigError("", "dropout_from: shapes differ");
+    const float* x = view(src, m_a).data();
+    float* o = m_c.shape(dst.rows(), dst.cols()).data();
+    std::copy(x, x + dst.size(), o);
+    round_stage(dst.format(), o, dst.size(), &counts());  // the add's backward: cast to the branch's format
+    const float keep = core::dropout_keep_scale(p);
+    pieces(dst.size(), [&](std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) o[i] = core::dropout_value(o[i], p, keep, seed, i);
+    });
+    store(o, dst, Sink{&counts(), nullptr});
 }
 
 void CpuBackend::copy_columns(const Tensor& src, int col0, Tensor& dst) {
@@ -201,6 +222,7 @@ void CpuBackend::attention_forward(const Tensor& qkv, const AttentionShape& s, c
     store(P, probs, sink(TensorKind::activation));
     // The product reads the probabilities as stored, cast to the compute format.
     decode_pieces(probs.format(), probs.data(), P, size);
+    if (o.dropout > 0.0f) drop_probs(o, P, size, probs.format(), &counts_at(TensorKind::activation));
     // (Counted with the probabilities: the operand site precedes the scores in the step's order.)
     if (probs.format() != o.compute) round_stage(o.compute, P, size, &counts_at(TensorKind::activation));
     float* Y = m_out.shape(N, C).data();
@@ -236,6 +258,7 @@ void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, cons
     decode_pieces(probs.format(), probs.data(), P, size);
     float* Pc = m_s.shape(static_cast<Eigen::Index>(rows), T).data();
     std::copy(P, P + size, Pc);
+    if (o.dropout > 0.0f) drop_probs(o, Pc, size, probs.format(), nullptr);  // the product's operand, as forward
     if (probs.format() != o.compute) round_stage(o.compute, Pc, size, nullptr);
     float* g = m_dy.shape(N, C).data();
     decode_pieces(dy.format(), dy.data(), g, nc);
@@ -266,6 +289,9 @@ void CpuBackend::attention_backward(const Tensor& qkv, const Tensor& probs, cons
         }
     });
     round_stage(o.output, dP, size, &counts_at(TensorKind::grad_activation));
+    // Dropout's backward: the same mask and 1/(1 − p), in the probabilities' format (autograd casts
+    // the product's gradient back to it first: exact, as the product's format is no wider).
+    if (o.dropout > 0.0f) drop_probs(o, dP, size, probs.format(), &counts_at(TensorKind::grad_activation));
     round_stage(o.output, dv, nc, nullptr);
     // Softmax backward in FP32 from the probabilities as stored, its result in the scores' format.
     float* G = m_ds.shape(static_cast<Eigen::Index>(rows), T).data();

@@ -117,6 +117,7 @@ void Backend::embedding_backward(std::span<const int>, int, const Tensor&, Tenso
     no_gpt_ops(name());
 }
 void Backend::add(const Tensor&, const Tensor&, Tensor&) { no_gpt_ops(name()); }
+void Backend::dropout_from(const Tensor&, Tensor&, float, std::uint64_t) { no_gpt_ops(name()); }
 void Backend::copy_columns(const Tensor&, int, Tensor&) { no_gpt_ops(name()); }
 void Backend::set_columns(const Tensor&, int, Tensor&) { no_gpt_ops(name()); }
 void Backend::softmax_cross_entropy_z(const Tensor& logits, std::span<const int> labels, float z_loss, ScaleBy scale,

@@ -28,9 +28,8 @@ void validate_gpt(const ModelConfig& m) {
                                               std::to_string(g.n_head) + "; each head takes n_embd / n_head channels");
     if (!(m.gpt.init_scale > 0.0f) || !std::isfinite(m.gpt.init_scale) || m.gpt.init_scale > 1e6f)
         throw ConfigError("model.init_scale", "must be a positive factor up to 1e6 (1: nanoGPT's initial weights)");
-    if (m.dropout != 0.0f)
-        throw ConfigError("model.dropout", "the GPT trains without dropout for now (nanoGPT's CPU recipe uses 0); "
-                                           "set model.dropout = 0");
+    if (!(m.dropout >= 0.0f && m.dropout < 1.0f))
+        throw ConfigError("model.dropout", "must be in [0, 1) (nanoGPT: 0 for its CPU recipe, 0.2 for Shakespeare)");
     if (m.recompute) throw ConfigError("model.recompute", "is an MLP setting; the GPT keeps its activations");
     if (m.layernorm) throw ConfigError("model.layernorm", "is an MLP setting; the GPT always has its LayerNorms");
     if (!(m.attention.softcap >= 0.0f) || !std::isfinite(m.attention.softcap))
@@ -128,6 +127,25 @@ bool is_linear_layer(const ModelConfig& m, int layer) {
     if (m.kind != ModelKind::gpt) return true;
     return layer != 0 && (layer == gpt_lm_head_layer(m.gpt) || (layer - 1) % 5 != 1);
 }
+
+int linear_layer_count(const ModelConfig& m) {
+    return m.kind == ModelKind::gpt ? 4 * m.gpt.n_layer + 1 : m.layers();
+}
+
+LinearShape linear_shape(const ModelConfig& m, int layer) {
+    if (m.kind != ModelKind::gpt) return {m.sizes[static_cast<std::size_t>(layer)], m.sizes[static_cast<std::size_t>(layer) + 1]};
+    const int C = m.gpt.n_embd;
+    if (layer == gpt_lm_head_layer(m.gpt)) return {C, m.gpt.vocab};
+    switch ((layer - 1) % 5) {
+        case 0: return {C, 3 * C};
+        case 2: return {C, C};
+        case 3: return {C, 4 * C};
+        case 4: return {4 * C, C};
+        default: return {};  // the embedding and attention: no Linear
+    }
+}
+
+int rows_per_example(const ModelConfig& m) { return m.kind == ModelKind::gpt ? m.gpt.block_size : 1; }
 
 double gemm_flops_per_step(const ModelConfig& m, long long examples) {
     if (m.kind == ModelKind::gpt) {

@@ -109,6 +109,17 @@ inline int gpt_lm_head_layer(const GptConfig& g) { return gpt_layer_count(g) - 1
 std::string layer_name(const ModelConfig& m, int layer);
 // Whether a layer is a Linear layer (its GEMMs take the run's compute format and FP8/FP4 casts).
 bool is_linear_layer(const ModelConfig& m, int layer);
+// How many there are: the MLP's every layer; the GPT's 4 a block and the LM head (the embedding, a
+// gather, and attention's batched products are not Linear layers).
+int linear_layer_count(const ModelConfig& m);
+// A Linear layer's weight as (in, out): the MLP's sizes[l] → sizes[l + 1]; the GPT's QKV C → 3C,
+// attention projection C → C, MLP fc C → 4C and proj 4C → C, LM head C → vocab. Its input has
+// rows_per_example rows an example (the GPT: block_size positions; the MLP: 1).
+struct LinearShape {
+    int in = 0, out = 0;
+};
+LinearShape linear_shape(const ModelConfig& m, int layer);
+int rows_per_example(const ModelConfig& m);
 void validate(const ModelConfig& m);
 // "2-64-64-2" ↔ {2, 64, 64, 2}
 std::vector<int> parse_model_sizes(std::string_view text, const std::string& field);

@@ -159,14 +159,11 @@ void validate(const SessionConfig& c) {
         write_back_reaches = write_back_reaches || (writes_narrow_weights(info.spec.mode) && !info.spec.write_back);
         scaler_reaches = scaler_reaches || info.follows_session_scaler;
         any_dynamic = any_dynamic || info.scaler.kind == ScalerKind::dynamic;
-        if (is_fp4(info.spec.mode) && info.fp4.bf16_first + info.fp4.bf16_last >= c.model.layers())
+        if (is_fp4(info.spec.mode) && info.fp4.bf16_first + info.fp4.bf16_last >= linear_layer_count(c.model))
             throw ConfigError(info.spec.fp4.bf16_first || info.spec.fp4.bf16_last ? "runs" : "fp4.bf16_last",
                               "run '" + info.label + "' keeps " + std::to_string(info.fp4.bf16_first) + " first and " +
                                   std::to_string(info.fp4.bf16_last) + " last linear layers in BF16, and this model has " +
-                                  std::to_string(c.model.layers()) + ": no layer would train in FP4");
-        if (c.model.kind == ModelKind::gpt && scales_gemms(info.spec.mode))
-            throw ConfigError("runs", "run '" + info.label + "': FP8 and FP4 recipes on the GPT are not built yet; "
-                                      "compare fp32, tf32 and the amp-, half-, pure-, selective- and adaptive- runs");
+                                  std::to_string(linear_layer_count(c.model)) + ": no layer would train in FP4");
         if (info.spec.mode != Mode::selective) continue;
         for (const auto& name : c.selective_layers) {
             bool found = false;

@@ -12,6 +12,9 @@ namespace mpx {
 
 namespace {
 bool low(Format f) { return f == Format::fp16 || f == Format::bf16; }
+// The layer's low format for the ops autocast moves with it: its compute format, or for an FP8/FP4
+// Linear layer the recipe's base (BF16, its activations' format).
+Format low_compute(const LayerPrecision& p) { return p.fp8 ? p.activation : p.compute; }
 
 // The shapes of gpt_param_names' parameters, in order: (rows, cols); biases and norms (1, n).
 std::vector<std::pair<int, int>> gpt_param_shapes(const GptConfig& g, bool qk_norm) {
@@ -100,6 +103,21 @@ InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed) {
     return iw;
 }
 
+void gpt_recipe_layers(const ModelConfig& m, int bf16_first, int bf16_last, std::vector<LayerPrecision>& prec) {
+    const int linear = linear_layer_count(m);
+    int k = 0;  // the Linear layer's place in forward order
+    for (int l = 0; l < static_cast<int>(prec.size()); ++l) {
+        LayerPrecision& p = prec[static_cast<std::size_t>(l)];
+        const bool is_linear = is_linear_layer(m, l);
+        const bool kept = is_linear && (k < bf16_first || k >= linear - bf16_last);
+        k += is_linear ? 1 : 0;
+        if (!p.fp8 || (is_linear && !kept)) continue;
+        p.compute = p.activation;  // amp-bf16: the recipe's base
+        p.fp8 = false;
+        p.grad_compute = Format::fp32;
+    }
+}
+
 Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precisions, int batch, const InitialWeights& init,
          OptimizerKind opt)
     : m_be(be), m_cfg(cfg), m_prec(std::move(precisions)), m_batch(batch) {
@@ -112,7 +130,12 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
     const auto shapes = gpt_param_shapes(g, qkn);
     if (init.tensors.size() != shapes.size()) throw std::logic_error("Gpt: initial weights of another model");
     m_fp8.resize(static_cast<std::size_t>(L));
-    for (int i = 0; i < L; ++i) m_fp8[static_cast<std::size_t>(i)].layer = i;
+    for (int i = 0; i < L; ++i) {
+        Fp8Gemm& f = m_fp8[static_cast<std::size_t>(i)];
+        f.layer = i;
+        f.fwd = prec(i).compute;
+        f.grad = prec(i).grad_compute;
+    }
     m_resid = prec(0).weight;
     const int head = gpt_lm_head_layer(g);
     // Parameters in gpt_param_names' order; reserved so the pointers below stay valid.
@@ -183,7 +206,8 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
         k.gelu = be.alloc(prec(fc).activation, N, 4 * C, A);
         k.mp = be.alloc(prec(mp).activation, N, C, A);
         k.out = be.alloc(m_resid, N, C, A);
-        const std::vector<Format> formats{prec(fc).activation, prec(proj).activation, prec(qkv).activation};
+        std::vector<Format> formats{prec(fc).activation, prec(proj).activation, prec(qkv).activation};
+        if (cfg.dropout > 0.0f) formats.push_back(prec(mp).activation);
         for (const auto& shared : m_grads)
             if (shared->formats == formats) k.g = shared.get();
         if (!k.g) {
@@ -200,6 +224,10 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
             d->d_qkv = be.alloc(prec(qkv).activation, N, 3 * C, W);
             d->d_ln1 = be.alloc(prec(qkv).activation, N, C, W);
             d->d_in_branch = be.alloc(m_resid, N, C, W);
+            if (cfg.dropout > 0.0f) {  // each c_proj's output gradient through dropout's mask
+                d->d_proj = be.alloc(prec(proj).activation, N, C, W);
+                d->d_mp = be.alloc(prec(mp).activation, N, C, W);
+            }
             if (qkn) {
                 d->d_qk_out = be.alloc(prec(qkv).activation, N * H, hs, W);
                 d->d_qk_in = be.alloc(prec(qkv).activation, N * H, hs, W);
@@ -228,19 +256,19 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
 
 Format gpt_norm_format(const ModelConfig& m, const LayerPrecision& p) {
     if (p.weight != Format::fp32) return p.activation;  // a model cast to FP16/BF16: every op in it
-    if (m.autocast == AutocastPolicy::cpu_1_13 && low(p.compute)) return p.compute;
+    if (m.autocast == AutocastPolicy::cpu_1_13 && low(low_compute(p))) return low_compute(p);
     return Format::fp32;  // CUDA autocast: layer_norm gives FP32
 }
 
 Format gpt_probs_format(const ModelConfig& m, const LayerPrecision& p) {
-    if (!low(p.compute)) return Format::fp32;
+    if (!low(low_compute(p))) return Format::fp32;
     if (p.weight != Format::fp32 || m.attention.softmax == SoftmaxFormat::storage || m.autocast == AutocastPolicy::cpu_1_13)
         return p.activation;
     return Format::fp32;  // CUDA autocast: softmax gives FP32
 }
 
 Format gpt_norm_stats_format(const ModelConfig& m, const LayerPrecision& p) {
-    return m.norm_stats == NormStats::storage && low(p.compute) ? p.compute : Format::fp32;
+    return m.norm_stats == NormStats::storage && low(low_compute(p)) ? low_compute(p) : Format::fp32;
 }
 
 Format Gpt::norm_format(int linear_layer) const { return gpt_norm_format(m_cfg, prec(linear_layer)); }
@@ -261,17 +289,33 @@ void Gpt::at(int layer, TensorKind kind) {
 void Gpt::linear(int layer, const Tensor& x, const Param& w, const Param* b, Tensor& y) {
     const LayerPrecision& p = prec(layer);
     at(layer, TensorKind::output);
+    m_be.set_fp8(fp8_of(layer));
     m_be.set_accumulation(&p.accumulate);
     m_be.linear_forward(x, w.working, b ? &b->working : nullptr, p.compute, y);
     m_be.set_accumulation(nullptr);
+    m_be.set_fp8(nullptr);
 }
 
 void Gpt::linear_back(int layer, const Tensor& dy, const Tensor& x, Param& w, Param* b, Accumulate acc, Tensor* dx) {
     const LayerPrecision& p = prec(layer);
     at(layer, TensorKind::grad_weight);  // the op counts dy's cast, dw/db and dx under their kinds
+    if (auto& f = m_fp8[static_cast<std::size_t>(layer)].fp4) f->sr_seed = m_seed;  // the gradients' SR stream
+    m_be.set_fp8(fp8_of(layer));
     m_be.set_accumulation(&p.accumulate);
     m_be.linear_backward(dy, x, w.working, p.compute, p.grad_through, w.grad, b ? &b->grad : nullptr, acc, dx);
     m_be.set_accumulation(nullptr);
+    m_be.set_fp8(nullptr);
+}
+
+void Gpt::drop(int layer, Tensor& t) {
+    if (dropping()) m_be.dropout(t, m_cfg.dropout, dropout_layer_seed(m_seed, layer));
+}
+
+const Tensor& Gpt::drop_back(int layer, const Tensor& src, Tensor& dst) {
+    if (m_cfg.dropout <= 0.0f) return src;
+    at(layer, TensorKind::grad_output);
+    m_be.dropout_from(src, dst, m_cfg.dropout, dropout_layer_seed(m_seed, layer));
+    return dst;
 }
 
 AttentionShape Gpt::attention_shape() const {
@@ -286,6 +330,10 @@ AttentionOptions Gpt::attention_options(int block) const {
     o.factors = core::attention_factors(m_cfg.attention.scale, m_cfg.gpt.n_embd / m_cfg.gpt.n_head);
     o.softcap = m_cfg.attention.softcap;
     if (m_cfg.attention.qk_norm) o.qk = norm_format(gpt_layer(GptSite::attn, block));
+    if (dropping()) {
+        o.dropout = m_cfg.dropout;
+        o.dropout_seed = dropout_layer_seed(m_seed, gpt_layer(GptSite::attn, block));
+    }
     return o;
 }
 
@@ -326,11 +374,14 @@ void Gpt::qk_norm_backward(Block& k, int att, Accumulate acc) {
     }
 }
 
-const Tensor& Gpt::forward(std::uint64_t, bool, Pass pass) {
+const Tensor& Gpt::forward(std::uint64_t dropout_seed, bool train, Pass pass) {
     m_counting = pass != Pass::uncounted;
+    m_train = train;
+    m_seed = dropout_seed;
     const GptConfig& g = m_cfg.gpt;
     at(0, TensorKind::output);
     m_be.embedding_forward(m_tokens, g.block_size, m_wte->working, m_wpe->working, m_x0);
+    drop(0, m_x0);
     const AttentionShape shape = attention_shape();
     for (int b = 0; b < g.n_layer; ++b) {
         Block& k = m_blocks[static_cast<std::size_t>(b)];
@@ -345,6 +396,7 @@ const Tensor& Gpt::forward(std::uint64_t, bool, Pass pass) {
         at(att, TensorKind::output);
         m_be.attention_forward(attention_input(k), shape, attention_options(b), k.scores, k.probs, k.atty);
         linear(proj, k.atty, *k.proj_w, k.proj_b, k.proj);
+        drop(proj, k.proj);
         at(proj, TensorKind::activation);
         m_be.add(x, k.proj, k.mid);
         at(fc, TensorKind::normalized);
@@ -354,6 +406,7 @@ const Tensor& Gpt::forward(std::uint64_t, bool, Pass pass) {
         at(fc, TensorKind::activation);
         m_be.activation_forward(Activation::gelu, k.fc, k.gelu);
         linear(mp, k.gelu, *k.mp_w, k.mp_b, k.mp);
+        drop(mp, k.mp);
         at(mp, TensorKind::activation);
         m_be.add(k.mid, k.mp, k.out);
     }
@@ -365,8 +418,10 @@ const Tensor& Gpt::forward(std::uint64_t, bool, Pass pass) {
     return m_logits;
 }
 
-void Gpt::backward(const Tensor& dlogits, std::uint64_t, Accumulate acc) {
+void Gpt::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc) {
     m_counting = true;
+    m_train = true;  // the forward pass before it trained
+    m_seed = dropout_seed;
     const GptConfig& g = m_cfg.gpt;
     const int head = gpt_lm_head_layer(g);
     // The LM head writes the token table's gradient first when tied; the embedding adds to it.
@@ -374,7 +429,7 @@ void Gpt::backward(const Tensor& dlogits, std::uint64_t, Accumulate acc) {
     at(head, TensorKind::grad_activation);
     m_be.layernorm_backward(block_input(g.n_layer), m_lnf_g->working, m_lnf_mean, m_lnf_rstd, m_dlnf, m_dx_last,
                             m_lnf_g->grad, m_lnf_b->grad, acc);
-    const Tensor* dout = &m_dx_last;  // the gradient at the current block's output
+    Tensor* dout = &m_dx_last;  // the gradient at the current block's output
     const AttentionShape shape = attention_shape();
     for (int b = g.n_layer - 1; b >= 0; --b) {
         Block& k = m_blocks[static_cast<std::size_t>(b)];
@@ -382,7 +437,7 @@ void Gpt::backward(const Tensor& dlogits, std::uint64_t, Accumulate acc) {
                   fc = gpt_layer(GptSite::mlp_fc, b), mp = gpt_layer(GptSite::mlp_proj, b);
         Grads& d = *k.g;
         Tensor& d_in = m_d_in[b % 2];  // dout is the other one (or ln_f's)
-        linear_back(mp, *dout, k.gelu, *k.mp_w, k.mp_b, acc, &d.d_gelu);
+        linear_back(mp, drop_back(mp, *dout, d.d_mp), k.gelu, *k.mp_w, k.mp_b, acc, &d.d_gelu);
         at(fc, TensorKind::grad_activation);
         m_be.activation_backward(Activation::gelu, k.fc, d.d_gelu, d.d_fc);
         linear_back(fc, d.d_fc, k.ln2, *k.fc_w, k.fc_b, acc, &d.d_ln2);
@@ -391,7 +446,7 @@ void Gpt::backward(const Tensor& dlogits, std::uint64_t, Accumulate acc) {
                                 k.ln2_b->grad, acc);
         at(proj, TensorKind::grad_output);  // the residual: the block's gradient and the MLP's add
         m_be.add(*dout, d.d_mid_branch, d.d_mid);
-        linear_back(proj, d.d_mid, k.atty, *k.proj_w, k.proj_b, acc, &d.d_atty);
+        linear_back(proj, drop_back(proj, d.d_mid, d.d_proj), k.atty, *k.proj_w, k.proj_b, acc, &d.d_atty);
         at(att, TensorKind::grad_output);
         m_be.attention_backward(attention_input(k), k.probs, d.d_atty, shape, attention_options(b), d.d_qkv);
         if (m_cfg.attention.qk_norm) qk_norm_backward(k, att, acc);
@@ -403,9 +458,22 @@ void Gpt::backward(const Tensor& dlogits, std::uint64_t, Accumulate acc) {
         m_be.add(d.d_mid, d.d_in_branch, d_in);
         dout = &d_in;
     }
+    if (m_cfg.dropout > 0.0f) {  // the embeddings' dropout, in place on the gradient at its output
+        at(0, TensorKind::grad_output);
+        m_be.dropout(*dout, m_cfg.dropout, dropout_layer_seed(m_seed, 0));
+    }
     at(0, TensorKind::grad_weight);
     m_be.embedding_backward(m_tokens, g.block_size, *dout, m_wte->grad, g.tie_embeddings ? Accumulate::add : acc,
                             m_wpe->grad, acc);
+}
+
+const Tensor& Gpt::linear_input(int layer) const {
+    if (layer == gpt_lm_head_layer(m_cfg.gpt)) return m_lnf;
+    const Block& k = m_blocks.at(static_cast<std::size_t>((layer - 1) / 5));
+    const Tensor* in[] = {&k.ln1, nullptr, &k.atty, &k.ln2, &k.gelu};
+    const Tensor* t = layer > 0 ? in[(layer - 1) % 5] : nullptr;
+    if (!t) throw std::logic_error("Gpt::linear_input: layer " + std::to_string(layer) + " is not a Linear layer");
+    return *t;
 }
 
 Format Gpt::stored_format(int layer, HistTensor t) const {

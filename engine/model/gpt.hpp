@@ -42,6 +42,13 @@ Format gpt_probs_format(const ModelConfig& m, const LayerPrecision& p);
 // layer kept in FP32 or TF32 keeps FP32 statistics).
 Format gpt_norm_stats_format(const ModelConfig& m, const LayerPrecision& p);
 
+// FP8 and FP4 runs (docs/gpt.md, "FP8 and FP4"): layer_precisions gives every site layer the
+// recipe; this keeps its scaled casts on the Linear layers only. The embedding (a gather) and
+// attention (its two batched products) take the recipe's base, amp-bf16, as Transformer Engine
+// leaves everything but te.Linear. FP4's bf16_first / bf16_last count the Linear layers in forward
+// order — block0.attn.qkv first, the LM head last — and keep those in amp-bf16 too.
+void gpt_recipe_layers(const ModelConfig& m, int bf16_first, int bf16_last, std::vector<LayerPrecision>& prec);
+
 class Gpt final : public Model {
 public:
     // prec: one entry per site layer (ModelConfig::layers()).
@@ -78,6 +85,9 @@ public:
     // scores and probabilities (B·H·T, T).
     const Tensor& scores(int block) const { return m_blocks[static_cast<std::size_t>(block)].scores; }
     const Tensor& probs(int block) const { return m_blocks[static_cast<std::size_t>(block)].probs; }
+    // The input of Linear layer `layer` (is_linear_layer) as the last forward pass left it: ln_1's
+    // output (QKV), the attention's (projection), ln_2's (MLP fc), GELU's (MLP proj), ln_f's (LM head).
+    const Tensor& linear_input(int layer) const;
 
 private:
     struct Grads;
@@ -108,6 +118,7 @@ private:
         Tensor d_atty, d_qkv;            // (N, C), (N, 3C)
         Tensor d_ln1, d_in_branch;       // (N, C)
         Tensor d_qk_out, d_qk_in;        // (N·H, head_size): QK-norm's backward
+        Tensor d_proj, d_mp;             // (N, C): dropout's backward at each c_proj's output
         std::vector<Format> formats;     // what it was allocated for
     };
     const LayerPrecision& prec(int layer) const { return m_prec[static_cast<std::size_t>(layer)]; }
@@ -120,6 +131,16 @@ private:
     void qk_norm_backward(Block& k, int att, Accumulate acc);
     AttentionOptions attention_options(int block) const;
     const Tensor& block_input(int b) const { return b == 0 ? m_x0 : m_blocks[static_cast<std::size_t>(b) - 1].out; }
+    const Fp8Gemm* fp8_of(int layer) const {
+        return prec(layer).fp8 ? &m_fp8[static_cast<std::size_t>(layer)] : nullptr;
+    }
+    // Dropout at `layer`'s placement (nanoGPT's: the embeddings' sum, the probabilities, after each
+    // c_proj), in place, with the layer's stream of the step's seed; only while training.
+    bool dropping() const { return m_train && m_cfg.dropout > 0.0f; }
+    void drop(int layer, Tensor& t);
+    // Backward of a residual branch's dropout: dst = the branch's gradient (src, rounded into dst's
+    // format as the add's backward casts it) times the same mask and 1/(1 − p); else src itself.
+    const Tensor& drop_back(int layer, const Tensor& src, Tensor& dst);
 
     Backend& m_be;
     ModelConfig m_cfg;
@@ -137,8 +158,10 @@ private:
     Tensor m_logits, m_dlogits;           // (N, V)
     Tensor m_dlnf, m_dx_last;             // (N, C): at ln_f's output and input
     Tensor m_target;                      // unused (cross-entropy on labels); (1, 1)
-    std::vector<Fp8Gemm> m_fp8;           // by layer (FP8/FP4 on the GPT: not yet)
+    std::vector<Fp8Gemm> m_fp8;           // by layer: the Linear layers' FP8/FP4 casts
     bool m_counting = true;
+    bool m_train = false;                 // this forward pass trains (dropout applies)
+    std::uint64_t m_seed = 0;             // the step's dropout seed (also FP4's gradient SR stream)
     Tensor m_qk_beta, m_qk_dbeta;         // (1, head_size): QK-norm's absent β (zeros) and its unused gradient
 };
 
