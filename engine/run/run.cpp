@@ -11,6 +11,7 @@
 #include "engine/base/error.hpp"
 #include "engine/base/text.hpp"
 #include "engine/core/rng.hpp"
+#include "engine/model/gpt.hpp"
 
 namespace mpx {
 namespace {
@@ -74,12 +75,17 @@ std::vector<LayerPrecision> run_precisions(const RunInfo& info, const SessionCon
     PolicyOptions opt{cfg.selective_layers, cfg.model.keep_output_fp32};
     if (cfg.model.kind == ModelKind::gpt)
         for (int l = 0; l < cfg.model.layers(); ++l) opt.names.push_back(layer_name(cfg.model, l));
-    if (is_fp4(info.spec.mode)) {
+    const bool gpt = cfg.model.kind == ModelKind::gpt;
+    if (is_fp4(info.spec.mode) && !gpt) {
         opt.fp4_bf16_first = info.fp4.bf16_first;
         opt.fp4_bf16_last = info.fp4.bf16_last;
     }
-    return layer_precisions(info.spec, cfg.model.layers(), opt, adaptive_low(info, cfg, init), info.write_back,
-                            info.accumulation);
+    auto prec = layer_precisions(info.spec, cfg.model.layers(), opt, adaptive_low(info, cfg, init), info.write_back,
+                                 info.accumulation);
+    if (gpt && scales_gemms(info.spec.mode))  // the recipe on the GPT's Linear layers only
+        gpt_recipe_layers(cfg.model, is_fp4(info.spec.mode) ? info.fp4.bf16_first : 0,
+                          is_fp4(info.spec.mode) ? info.fp4.bf16_last : 0, prec);
+    return prec;
 }
 
 Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights& init,
@@ -116,9 +122,10 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
             g.fp4->kind = kind;
             g.fp4->recipe = m_info.fp4;
             g.fp4->layer = l;
-            const std::int64_t in = cfg.model.sizes[static_cast<std::size_t>(l)], out = cfg.model.sizes[static_cast<std::size_t>(l) + 1];
+            const LinearShape shape = linear_shape(cfg.model, l);
+            const std::int64_t in = shape.in, out = shape.out;
             weights += 2 * packed(in * out);
-            inputs += packed(std::int64_t{cfg.train.batch} * in);
+            inputs += packed(std::int64_t{cfg.train.batch} * rows_per_example(cfg.model) * in);
         }
         m_backend->count_held(MemCategory::weights, weights);
         m_backend->count_held(MemCategory::activations, inputs);
