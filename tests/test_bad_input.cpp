@@ -441,6 +441,17 @@ private slots:
         run("set_qk_norm_text", {"--config", "gpt-classroom", "--steps", "2", "--set", "attention.qk_norm=maybe"}, 2,
             "attention.qk_norm");
         run("set_z_loss_negative", {"--config", "gpt-classroom", "--steps", "2", "--set", "train.z_loss=-1"}, 2, "train.z_loss");
+        // The GPT's samples (engine/config/sample_config.hpp).
+        const auto gpt = [&](const char* name, const char* assignment, const char* needle) {
+            run(name, {"--config", "gpt-classroom", "--steps", "2", "--set", assignment}, 2, needle);
+        };
+        gpt("set_sample_every_negative", "sample.every=-1", "sample.every: must be 0");
+        gpt("set_sample_length_zero", "sample.length=0", "sample.length: must be 1 to 4096");
+        gpt("set_sample_length_huge", "sample.length=5000", "sample.length: must be 1 to 4096");
+        gpt("set_sample_prompt_empty", "sample.prompt=\"\"", "sample.prompt: is empty");
+        gpt("set_sample_prompt_foreign", "sample.prompt=\"Жук\"", "sample.prompt: 'Ж' is not one of the 99 symbols");
+        gpt("set_sample_prompt_number", "sample.prompt=5", "sample.prompt: must be text");
+        gpt("set_sample_unknown", "sample.temperature=2", "sample.temperature");
         set("set_n_train_zero", "data.n_train=0", "data.n_train");
         set("set_n_train_huge", "data.n_train=2000000", "data.n_train");
         set("set_n_test_negative", "data.n_test=-1", "data.n_test");

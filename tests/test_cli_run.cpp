@@ -409,6 +409,7 @@ private slots:
             return rows;
         };
         QList<QStringList> first_csv, first_hist, first_fp8;
+        QByteArray first_samples;  // a GPT's samples beside the CSV (engine/io/samples_csv.hpp)
         for (const QString threads : {QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3")}) {
             const QString csv = tmp.filePath(threads + ".csv"), hist = tmp.filePath(threads + ".hist.csv"),
                           fp8 = tmp.filePath(threads + ".fp8.csv");
@@ -424,10 +425,13 @@ private slots:
             const Result r = cli(args, 180000);
             QVERIFY2(r.code == 0, qPrintable(describe(r)));
             const auto rows = without_timings(csv), h = read_csv(hist), f = read_csv(fp8);
+            QFile samples_file(tmp.filePath(threads + ".samples.csv"));
+            const QByteArray samples = samples_file.open(QIODevice::ReadOnly) ? samples_file.readAll() : QByteArray();
+            QCOMPARE(samples.isEmpty(), !preset.startsWith(QStringLiteral("gpt-")));
             QVERIFY(rows.size() > steps.toInt());
             QVERIFY(h.size() > 1);
             if (threads == QStringLiteral("1")) {
-                first_csv = rows, first_hist = h, first_fp8 = f;
+                first_csv = rows, first_hist = h, first_fp8 = f, first_samples = samples;
                 continue;
             }
             QCOMPARE(rows.size(), first_csv.size());
@@ -436,6 +440,7 @@ private slots:
                                                                  .arg(threads).arg(i).arg(rows[i].join(','), first_csv[i].join(','))));
             QVERIFY2(h == first_hist, qPrintable(QStringLiteral("--threads %1: the histograms differ").arg(threads)));
             QVERIFY2(f == first_fp8, qPrintable(QStringLiteral("--threads %1: the FP8 scales differ").arg(threads)));
+            QVERIFY2(samples == first_samples, qPrintable(QStringLiteral("--threads %1: the samples differ").arg(threads)));
         }
     }
 

@@ -20,6 +20,7 @@
 #include "engine/compute/site_names.hpp"
 #include "engine/config/device_choice.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/samples_csv.hpp"
 #include "engine/io/export.hpp"
 #include "engine/precision/fp8_snippet.hpp"
 #include "engine/run/claims_check.hpp"
@@ -113,6 +114,32 @@ void check_outputs(const RunOptions& o) {
     mpx::check_outputs(outputs, {config_input(o.flags), {"the state given to --resume", o.resume, "--save-state"}});
 }
 
+// Each run's last sample, one short line: its step, held-out loss and first characters (a line
+// break shown as ⏎), so a GPT run ends with what each precision writes.
+void print_final_samples(const std::vector<TextSample>& samples, const std::vector<RunInfo>& infos) {
+    constexpr std::size_t k_shown = 72;  // characters of the text
+    for (std::size_t i = 0; i < infos.size(); ++i) {
+        const auto last = std::find_if(samples.rbegin(), samples.rend(),
+                                       [&](const TextSample& t) { return t.run == static_cast<int>(i); });
+        if (last == samples.rend()) continue;
+        std::string shown;
+        std::size_t chars = 0;
+        for (std::size_t at = 0; at < last->text.size() && chars < k_shown; ++chars) {
+            const auto b = static_cast<unsigned char>(last->text[at]);
+            const std::size_t n = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+            const std::string symbol = last->text.substr(at, n);
+            shown += symbol == "\n" ? "⏎" : symbol == "\r" || symbol == "\t" ? " " : symbol;
+            at += n;
+        }
+        if (chars == k_shown) shown += "…";
+        if (last->nonfinite) shown += " [logits inf/NaN: nothing more drawn]";
+        char loss[32] = "-";
+        if (last->eval_loss) std::snprintf(loss, sizeof loss, "%.4f", *last->eval_loss);
+        std::printf("%s writes (step %lld, held-out loss %s): %s\n", infos[i].label.c_str(), last->step, loss,
+                    shown.c_str());
+    }
+}
+
 int run_run(const RunOptions& o) {
     set_thread_count(o.threads);
     if (!o.resume.empty()) {
@@ -196,6 +223,12 @@ int run_run(const RunOptions& o) {
         throw ConfigError("--fp8-scales", "no run trains in FP8 or FP4, so there are no scales to write; "
                                           "add fp8-hybrid, fp8-e4m3, mxfp8, nvfp4 or mxfp4 to the runs (--precision)");
 
+    // A GPT session's samples go beside the CSV (engine/io/samples_csv.hpp).
+    const bool gpt = cfg.model.kind == ModelKind::gpt;
+    if (gpt && !o.csv.empty())
+        mpx::check_outputs({{"the samples of --csv", samples_path(o.csv)}},
+                           {config_input(o.flags), {"the state given to --resume", o.resume}});
+    std::vector<TextSample> samples;
     std::unique_ptr<CsvWriter> csv;
     if (!o.csv.empty()) csv = std::make_unique<CsvWriter>(o.csv);
     std::vector<Summary> sum(infos.size());
@@ -244,6 +277,7 @@ int run_run(const RunOptions& o) {
     };
     while (!session.finished()) {
         for (const auto& recs : session.step_ahead()) take(recs);
+        for (TextSample& t : session.take_samples()) samples.push_back(std::move(t));
         if (!o.quiet) print_live_effects(session, mid_line);
     }
     if (const auto recs = session.finish_pending(); !recs.empty()) take(recs);  // none: the last step is never left
@@ -253,7 +287,9 @@ int run_run(const RunOptions& o) {
             std::cerr << "mpx-cli: run " << infos[i].label << " stopped: " << session.run(i).failure() << "\n";
     if (csv) {
         // Sidecar first: a CSV never appears without the configuration that reproduces it.
-        csv->commit(sidecar_path(o.csv), sidecar_json(session.config(), infos, device_name, recorded).dump(2) + "\n");
+        nlohmann::json sidecar = sidecar_json(session.config(), infos, device_name, recorded);
+        if (gpt) write_samples_csv(samples_path(o.csv), samples, infos, sidecar);
+        csv->commit(sidecar_path(o.csv), sidecar.dump(2) + "\n");
         std::cerr << "mpx-cli: wrote " << o.csv << " and " << sidecar_path(o.csv).string() << "\n";
     }
     if (!o.histograms.empty()) {
@@ -292,6 +328,7 @@ int run_run(const RunOptions& o) {
         if (const Summary& s = sum[i]; s.first_nonfinite_step >= 0)
             std::printf("%s: first inf/NaN on step %lld at %s\n", infos[i].label.c_str(), s.first_nonfinite_step,
                         first_nonfinite_text(s.first_nonfinite, s.first_nonfinite_magnitude, cfg.model).c_str());
+    print_final_samples(samples, infos);
     if (o.check_claims) {
         if (cfg.claims.empty())
             std::printf("claims: this configuration declares none\n");

@@ -79,6 +79,10 @@ public:
     // the same forward pass as evaluate, in batch-sized chunks (the last zero-padded), values
     // exactly as stored in the output's format. Same rule as evaluate (engine/run/boundary.cpp).
     RowMatrix predict(const RowMatrix& x);  // (n, outputs)
+    // The GPT's forward pass on token ids x (batch, block_size), without dropout, counted nowhere,
+    // its logits (batch · block_size, vocab) downloaded into `logits`, as stored. Same rule as
+    // evaluate (engine/run/sample.cpp); allocates nothing.
+    void forward_text(const RowMatrix& x, std::span<float> logits);
 
     const RunInfo& info() const { return m_info; }
     bool failed() const { return !m_failure.empty(); }

@@ -32,6 +32,7 @@ void check_dataset_fits(const DatasetConfig& d) {
 Session::Session(SessionConfig cfg, BackendFactory factory)
     : m_cfg(std::move(cfg)), m_factory(std::move(factory)) {
     validate(m_cfg);
+    validate_sample(m_cfg);
     if (!m_factory) m_factory = [] { return make_cpu_backend(); };
     if (m_cfg.data.kind == DatasetKind::text) {
         read_text();
@@ -127,6 +128,12 @@ void Session::build_runs() {
     m_sampler = std::make_unique<BatchSampler>(sampler_examples(m_data, m_cfg.model.gpt.block_size),
                                                static_cast<std::size_t>(m_cfg.train.batch),
                                                m_cfg.seed);
+    m_samplers.clear();
+    m_samples.clear();
+    if (m_data.text)  // first: a prompt the text cannot spell is refused before the runs are built
+        for (std::size_t i = 0; i < m_cfg.runs.size(); ++i)
+            m_samplers.push_back(std::make_unique<TextSampler>(*m_data.text, m_cfg.sample, m_cfg.train.batch,
+                                                               m_cfg.model.gpt.block_size));
     m_runs.clear();
     for (std::size_t i = 0; i < m_cfg.runs.size(); ++i)
         m_runs.push_back(std::make_unique<Run>(
@@ -258,6 +265,7 @@ std::vector<StepRecord> Session::complete_step(std::vector<StepRecord> out) {
         if (steps_in_parallel()) parallel_for(m_runs.size(), evaluate);
         else for (std::size_t i = 0; i < m_runs.size(); ++i) evaluate(i);
     }
+    if (samples(m_step)) write_samples(m_step, evaluates(m_step) ? &out : nullptr);
     ++m_step;
     apply_due();  // the next step's changes land now, between steps, as a live edit would
     return out;
@@ -282,7 +290,7 @@ std::vector<StepRecord> Session::step() {
 }
 
 bool Session::can_leave_pending() const {
-    if (m_step + 1 >= m_cfg.steps || evaluates(m_step)) return false;
+    if (m_step + 1 >= m_cfg.steps || evaluates(m_step) || samples(m_step)) return false;
     if (steps_in_parallel()) return false;  // CPU runs finish their step where they take it
     const auto& list = m_cfg.live_changes;
     if (m_applied < list.size() && list[m_applied].step <= m_step + 1) return false;  // lands before the next
@@ -326,6 +334,36 @@ std::vector<StepRecord> Session::finish_pending() {
 bool Session::evaluates(long long step) const {
     if (m_cfg.eval_every < 1 || m_eval.empty()) return false;
     return step % m_cfg.eval_every == 0 || step + 1 == m_cfg.steps;
+}
+
+bool Session::samples(long long step) const {
+    if (m_samplers.empty() || m_cfg.sample.every < 1) return false;
+    return step % m_cfg.sample.every == 0 || step + 1 == m_cfg.steps;
+}
+
+void Session::write_samples(long long step, const std::vector<StepRecord>* evaluated) {
+    // Each run alone, as evaluation: on the pool's threads where runs step there. Every buffer the
+    // sampler writes into is its own; the text is copied out after.
+    std::vector<std::optional<double>> loss(m_runs.size());
+    const auto one = [&](std::size_t i) {
+        Run& run = *m_runs[i];
+        if (run.failed()) return;
+        loss[i] = evaluated ? (*evaluated)[i].eval_loss : run.evaluate(m_eval, m_data.loss).loss;
+        m_samplers[i]->write(run, m_cfg.seed, step);
+    };
+    if (steps_in_parallel()) parallel_for(m_runs.size(), one);
+    else for (std::size_t i = 0; i < m_runs.size(); ++i) one(i);
+    for (std::size_t i = 0; i < m_runs.size(); ++i) {
+        if (m_runs[i]->failed()) continue;
+        m_samples.push_back({static_cast<int>(i), step, loss[i], m_samplers[i]->text(), m_samplers[i]->nonfinite()});
+    }
+}
+
+void Session::sample_now() {
+    require_nothing_pending("sample_now");
+    if (m_samplers.empty())
+        throw ConfigError("model.kind", "an MLP writes no text; samples are the GPT's (model.kind = gpt)");
+    write_samples(m_step - 1, nullptr);
 }
 
 void Session::apply_due() {

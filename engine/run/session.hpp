@@ -19,6 +19,7 @@
 #include "engine/config/session_config.hpp"
 #include "engine/model/dataset.hpp"
 #include "engine/run/run.hpp"
+#include "engine/run/sample.hpp"
 
 namespace mpx {
 
@@ -79,6 +80,15 @@ public:
     // Whether step `step` (0-based) evaluates: every eval_every-th step from step 0, and the last
     // step, as record_every keeps them; never with eval_every 0 or an empty held-out split.
     bool evaluates(long long step) const;
+    // The GPT's samples (engine/run/sample.hpp) written since the last call, in step and run order:
+    // each run's on every sample.every-th step from step 0 and on the last step, after the step's
+    // evaluation, and those of sample_now. A stopped run writes none.
+    std::vector<TextSample> take_samples() { return std::exchange(m_samples, {}); }
+    bool samples(long long step) const;  // whether step `step` (0-based) writes samples
+    // Every run writes a sample from its current weights (the app's "sample now"), as the last step
+    // taken (−1 before the first) would, with the held-out loss of those weights. ConfigError on an
+    // MLP session (its model writes no text).
+    void sample_now();
     // Raises the step count (a resumed session trained further); never lowers it.
     void extend_to(long long steps) { m_cfg.steps = std::max(m_cfg.steps, steps); }
     // Back to step 0 with the same seed: same weights, same batches, the same live changes replayed.
@@ -123,6 +133,8 @@ private:
     void build();       // build_runs, with out-of-memory turned into a ConfigError naming the fix
     void build_runs();
     void gather_eval_split();
+    // Every run's sample for `step`; `evaluated`: that step's records where it evaluated, else null.
+    void write_samples(long long step, const std::vector<StepRecord>* evaluated);
     void apply_due();  // every change of the configuration whose step has come
     void apply(const LiveChange& c);
     void change_live(LiveChange c);
@@ -140,6 +152,8 @@ private:
     std::vector<std::size_t> m_order;  // the order runs are handed to threads: longest last step first
     std::vector<double> m_last_us;     // each run's last step time
     std::vector<EvalChunk> m_eval;  // the held-out split in batch-sized chunks
+    std::vector<std::unique_ptr<TextSampler>> m_samplers;  // the GPT: one per run, buffers made once
+    std::vector<TextSample> m_samples;                      // written, not yet taken
     long long m_step = 0;
     // Live changes: m_cfg.live_changes[0, m_applied) are in force, every one whose step is <= m_step.
     std::size_t m_applied = 0;
