@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -17,6 +18,7 @@
 #include "engine/base/input_file.hpp"
 #include "engine/base/parallel.hpp"
 #include "engine/base/text.hpp"
+#include "engine/compute/overflow_verdict.hpp"
 #include "engine/compute/site_names.hpp"
 #include "engine/config/device_choice.hpp"
 #include "engine/io/checkpoint.hpp"
@@ -52,6 +54,10 @@ struct Summary {
     long long first_nonfinite_step = -1;
     int first_nonfinite = -1;
     std::optional<double> first_nonfinite_magnitude;
+    // The steps whose inf/NaN reached the gradients or the loss, and each one's first site
+    // (run_forward_verdict).
+    std::vector<long long> bad_steps;
+    std::vector<int> bad_sites;
 };
 
 // The scaler the snippet describes, as a run trains with it (scaler_overrides applied): the run
@@ -260,6 +266,10 @@ int run_run(const RunOptions& o) {
                 s.first_nonfinite = r.first_nonfinite;
                 s.first_nonfinite_magnitude = r.first_nonfinite_magnitude;
             }
+            if (r.first_nonfinite >= 0 && (r.found_inf || !std::isfinite(r.loss))) {
+                s.bad_steps.push_back(r.step);
+                s.bad_sites.push_back(r.first_nonfinite);
+            }
             if (step >= tail_from) {
                 s.tail_loss += r.loss;
                 ++s.tail_n;
@@ -328,6 +338,9 @@ int run_run(const RunOptions& o) {
         if (const Summary& s = sum[i]; s.first_nonfinite_step >= 0)
             std::printf("%s: first inf/NaN on step %lld at %s\n", infos[i].label.c_str(), s.first_nonfinite_step,
                         first_nonfinite_text(s.first_nonfinite, s.first_nonfinite_magnitude, cfg.model).c_str());
+    for (std::size_t i = 0; i < infos.size(); ++i)
+        if (const std::string v = run_forward_verdict(sum[i].bad_steps, sum[i].bad_sites, sum[i].steps, cfg.model); !v.empty())
+            std::printf("%s: %s\n", infos[i].label.c_str(), v.c_str());
     print_final_samples(samples, infos);
     if (o.check_claims) {
         if (cfg.claims.empty())

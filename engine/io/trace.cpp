@@ -15,6 +15,7 @@
 #include "engine/base/quote.hpp"
 #include "engine/base/memory_budget.hpp"
 #include "engine/base/text.hpp"
+#include "engine/compute/overflow_verdict.hpp"
 
 namespace mpx {
 
@@ -57,20 +58,6 @@ std::vector<std::string_view> fields(std::string_view line) {
     }
 }
 
-// "3, 7, 60-119": the steps as ranges, at most `max_ranges` of them, then how many more.
-std::string step_ranges(const std::vector<long long>& steps, std::size_t max_ranges = 4) {
-    std::string out;
-    std::size_t ranges = 0, i = 0;
-    for (; i < steps.size() && ranges < max_ranges; ++ranges) {
-        std::size_t j = i;
-        while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) ++j;
-        if (!out.empty()) out += ", ";
-        out += std::to_string(steps[i]) + (j > i ? "-" + std::to_string(steps[j]) : "");
-        i = j + 1;
-    }
-    if (i < steps.size()) out += " and " + std::to_string(steps.size() - i) + " more";
-    return out;
-}
 
 }  // namespace
 
@@ -327,13 +314,13 @@ ReplayResult replay_trace(const Trace& trace, const ScalerConfig& scaler, double
                         std::to_string(harmless.size()) + " step(s) (" + step_ranges(harmless) +
                         ") never reached the loss or gradients (finite there): those steps are replayed by their amax";
     if (first_poisoned) {
-        r.verdict = "forward overflow at `" + first_poisoned->forward_site + "` from step " +
-                    std::to_string(first_poisoned->step) + " (" + std::to_string(poisoned.size()) + " of " +
-                    std::to_string(trace.steps.size()) + " steps poisoned the loss or gradients: " + step_ranges(poisoned);
+        std::string detail;
         if (!undecided.empty())
-            r.verdict += "; of them " + std::to_string(undecided.size()) + " with a finite loss (" + step_ranges(undecided) +
-                         ") may have overflowed by the scale instead: record with reprobe= to tell";
-        r.verdict += "): no loss scale avoids it; run this layer in FP32 or train in BF16";
+            detail = "; of them " + std::to_string(undecided.size()) + " with a finite loss (" + step_ranges(undecided) +
+                     ") may have overflowed by the scale instead: record with reprobe= to tell";
+        r.verdict = forward_overflow_verdict("`" + first_poisoned->forward_site + "`", poisoned,
+                                             static_cast<long long>(trace.steps.size()), detail,
+                                             "run this layer in FP32 or train in BF16");
         if (r.stopped_at) r.verdict += "; the rule stops training at step " + std::to_string(*r.stopped_at) +
                                        " (an overflow with the scale at its minimum)";
         else if (!r.steps.empty())

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/compute/overflow_verdict.hpp"
 #include "engine/core/step_stats.hpp"
 #include "engine/precision/policy.hpp"
 #include "ui/kit/concepts.hpp"
@@ -269,6 +270,22 @@ std::vector<WhereView::Skip> WhereView::skips() const {
     return out;
 }
 
+QString WhereView::verdict() const {
+    const auto session = m_store->session();
+    if (!session || m_store->showsOutsideSession()) return {};
+    std::vector<long long> steps;
+    std::vector<int> sites;
+    for (const Skip& k : skips()) {
+        steps.push_back(k.step);
+        sites.push_back(k.site);
+    }
+    const std::string v = mpx::run_forward_verdict(steps, sites, m_store->steps(), session->config.model);
+    if (v.empty()) return {};
+    QString q = QString::fromStdString(v);
+    q[0] = q[0].toUpper();
+    return q + QLatin1Char('.');
+}
+
 QString WhereView::message() const {
     const auto session = m_store->session();
     if (!session) return tr("No session yet: press Run or Step.");
@@ -457,7 +474,7 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
             p.drawEllipse(QPointF(r.left() + 6, y + line / 2.0), 5, 5);
             p.setRenderHint(QPainter::Antialiasing, false);
         }
-        p.setPen(text);
+        p.setPen(k == 1 && lines[k] == verdict() ? k_skip : text);  // the verdict in the rings' red
         p.drawText(QRect(r.left() + indent, y, width - indent, box.height()), Qt::AlignLeft | Qt::TextWordWrap, lines[k]);
         y += box.height();
     }
@@ -483,6 +500,7 @@ QStringList WhereView::notes() const {
     QString legend = tr("skipped step (inf/NaN in the gradients), in the layer where the first inf/NaN was stored");
     if (unplaced) legend += tr(" (%1 skips with no recorded place are not drawn)").arg(unplaced);
     QStringList out{legend};
+    if (const QString v = verdict(); !v.isEmpty()) out << v;
     out << (measure() == Measure::underflowShare
                 ? tr("Colour: the share of the layer's non-zero gradient values that became 0 when stored (darker: more lost).")
             : castColumns() ? tr("Colour: values that saturated in the layer's %1 casts (x, w, dy) on that step (log scale; darker: more).").arg(castName())

@@ -59,6 +59,10 @@ public:
         std::optional<double> magnitude;  // StepRecord::first_nonfinite_magnitude
     };
     std::vector<Skip> skips() const;
+    // When the run's skipped steps first stored their inf/NaN in the forward pass: the engine's
+    // verdict (run_forward_verdict, the words `replay` and `mpx-cli run` use): no loss scale avoids
+    // it, and the site's cure. Empty otherwise, and for a session from a trace (replay has its own).
+    QString verdict() const;
     // Where things are drawn, in this widget's coordinates (tests, clicks).
     QRect heatRect() const;
     QRectF cellRect(int layer, int column) const;
