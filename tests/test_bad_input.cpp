@@ -441,6 +441,31 @@ private slots:
         run("set_qk_norm_text", {"--config", "gpt-classroom", "--steps", "2", "--set", "attention.qk_norm=maybe"}, 2,
             "attention.qk_norm");
         run("set_z_loss_negative", {"--config", "gpt-classroom", "--steps", "2", "--set", "train.z_loss=-1"}, 2, "train.z_loss");
+        // The gradient penalty (docs/penalty.md): λ's range, switches that reach no run, what it refuses.
+        set("set_penalty_negative", "train.gradient_penalty=-1", "train.gradient_penalty: must be between 0");
+        set("set_penalty_nan", "train.gradient_penalty=nan", "train.gradient_penalty: must be between 0");
+        set("set_penalty_inf", "train.gradient_penalty=inf", "train.gradient_penalty: must be between 0");
+        set("set_penalty_unscale_without_penalty", "train.penalty_unscale=false", "train.penalty_unscale: reaches no run");
+        set("set_penalty_form_without_penalty", "train.penalty=squared_norm", "train.penalty: reaches no run");
+        run("set_penalty_two_mistakes", {"--steps", "2", "--set", "train.gradient_penalty=1", "--set",
+            "train.penalty_unscale=false", "--set", "train.penalty_scaled_grads=false"}, 2, "keep one mistake at a time");
+        run("run_penalty_mistake_without_penalty", {"--steps", "2", "--precision", "amp-fp16+no-unscale"}, 2,
+            "+no-unscale is a gradient-penalty mistake, and train.gradient_penalty is 0");
+        run("run_penalty_mistake_without_scale", {"--steps", "2", "--precision", "fp32+unscaled-grads", "--set",
+            "train.gradient_penalty=1"}, 2, "+unscaled-grads changes nothing without a loss scale");
+        run("set_penalty_on_fp8", {"--steps", "2", "--precision", "fp8-hybrid", "--set", "train.gradient_penalty=1"}, 2,
+            "train.gradient_penalty: run 'fp8-hybrid': FP8/FP4 recipes scale the three GEMMs");
+        run("set_penalty_on_fp4", {"--steps", "2", "--precision", "nvfp4", "--set", "train.gradient_penalty=1"}, 2,
+            "train.gradient_penalty: run 'nvfp4': FP8/FP4 recipes");
+        run("set_penalty_on_gpt", {"--config", "gpt-classroom", "--steps", "2", "--set", "train.gradient_penalty=1"}, 2,
+            "train.gradient_penalty: the GPT has no Hessian-vector products");
+        run("set_penalty_with_recompute", {"--steps", "2", "--set", "train.gradient_penalty=1", "--set",
+            "model.recompute=true"}, 2, "set model.recompute = false");
+        run("set_gpt_dropout_one", {"--config", "gpt-classroom", "--steps", "2", "--set", "model.dropout=1"}, 2,
+            "model.dropout: must be in [0, 1)");
+        // FP4's first/last count the GPT's Linear layers: gpt-classroom's 2 blocks have 9.
+        run("set_gpt_fp4_keeps_every_linear", {"--config", "gpt-classroom", "--steps", "2", "--precision",
+            "nvfp4+bf16-first-5+bf16-last-4"}, 2, "and this model has 9: no layer would train in FP4");
         // The GPT's samples (engine/config/sample_config.hpp).
         const auto gpt = [&](const char* name, const char* assignment, const char* needle) {
             run(name, {"--config", "gpt-classroom", "--steps", "2", "--set", assignment}, 2, needle);

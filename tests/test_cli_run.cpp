@@ -73,11 +73,12 @@ private slots:
         QVERIFY2(r.code == 0, qPrintable(describe(r)));
         const auto rows = read_csv(csv);
         QCOMPARE(rows.size(), 1 + 20 * 3);
-        QCOMPARE(rows[0].size(), 33);
+        QCOMPARE(rows[0].size(), 34);
         QCOMPARE(rows[0].first(), QStringLiteral("run"));
         QCOMPARE(rows[0].mid(23), (QStringList{"eval_loss", "eval_accuracy", "first_nonfinite",
                                                "fp8_saturated_frac", "fp8_underflow_frac", "small_update_frac",
-                                               "small_kept_frac", "compensation_max", "mem_compensation", "headroom_log2"}));
+                                               "small_kept_frac", "compensation_max", "mem_compensation", "headroom_log2",
+                                               "penalty"}));
         const QStringList labels{"fp32", "amp-fp16+pytorch", "amp-bf16"};
         const QStringList precisions{"fp32", "fp16", "bf16"};
         for (int i = 1; i < rows.size(); ++i) {

@@ -124,7 +124,7 @@ private slots:
                              "underflow_frac,overflow_count,lost_update_frac,lr,mem_weights,mem_master,mem_grads,"
                              "mem_optimizer,mem_activations,mem_workspace,mem_total,step_time_us,wall_time_s,eval_loss,"
                              "eval_accuracy,first_nonfinite,fp8_saturated_frac,fp8_underflow_frac,small_update_frac,small_kept_frac,"
-                             "compensation_max,mem_compensation,headroom_log2\r\n"));
+                             "compensation_max,mem_compensation,headroom_log2,penalty\r\n"));
     }
 
     void csv_rows_parse_back_exactly() {
@@ -158,6 +158,7 @@ private slots:
                 r.wall_time_s = 0.001 * i;
                 if (i % 3 == 1) r.eval_loss = losses[i];      // evaluated on some steps only
                 if (i % 3 == 1 && i != 7) r.eval_accuracy = 0.125 * i;  // and without accuracy (regression)
+                if (i % 4 == 1) r.penalty = 1.0 / (i + 5);  // a penalty run's term, empty elsewhere
                 if (i % 2 == 0) {  // an FP8 run's fractions on some rows, empty cells on the others
                     r.fp8_saturated_frac = 1.0 / (i + 3);
                     r.fp8_underflow_frac = i == 4 ? 0.0 : 1.0 / (i + 11);
@@ -174,7 +175,7 @@ private slots:
         for (std::size_t i = 0; i < recs.size(); ++i) {
             const auto& f = rows[i + 1];
             const StepRecord& r = recs[i];
-            QCOMPARE(f.size(), std::size_t(33));
+            QCOMPARE(f.size(), std::size_t(34));
             QCOMPARE(f[0], info.label);
             QCOMPARE(f[1], std::string("fp16"));
             QCOMPARE(f[2], std::string("amp"));
@@ -192,6 +193,8 @@ private slots:
             QCOMPARE(f[31], std::to_string(r.mem[MemCategory::compensation]));
             QCOMPARE(f[32].empty(), !r.headroom_log2.has_value());
             if (r.headroom_log2) QCOMPARE(num(f[32]), *r.headroom_log2);
+            QCOMPARE(f[33].empty(), !r.penalty.has_value());
+            if (r.penalty) QVERIFY2(same_bits(num(f[33]), *r.penalty), f[33].c_str());
             QVERIFY2(same_bits(num(f[28]), r.small_update_frac), f[28].c_str());
             QVERIFY2(same_bits(num(f[29]), r.small_kept_frac), f[29].c_str());
             QCOMPARE(f[30].empty(), !r.compensation_max.has_value());
@@ -276,7 +279,7 @@ private slots:
         QCOMPARE(side.at("seed").get<std::uint64_t>(), std::uint64_t(9));
         QCOMPARE(side.at("runs").size(), std::size_t(3));
         QCOMPARE(side.at("runs")[1].at("label").get<std::string>(), std::string("amp-fp16+deepspeed"));
-        QCOMPARE(side.at("columns").size(), std::size_t(33));
+        QCOMPARE(side.at("columns").size(), std::size_t(34));
         QVERIFY(side.contains("version") && side.contains("device"));
         write_file_atomic(sidecar_path(csv), side.dump(2));
         const SessionConfig back = config_from_sidecar(sidecar_path(csv));

@@ -20,7 +20,7 @@ namespace mpx {
 enum class ClaimMetric : std::uint8_t {
     loss, loss_scale, new_scale, skipped, found_inf, backed_off, grew, hysteresis, grad_norm, underflow_frac,
     overflow_count, lost_update_frac, small_update_frac, small_kept_frac, eval_loss, eval_accuracy,
-    fp8_saturated_frac, fp8_underflow_frac };
+    fp8_saturated_frac, fp8_underflow_frac, penalty };
 constexpr EnumName<ClaimMetric> claim_metric_names[] = {
     {ClaimMetric::loss, "loss"},
     {ClaimMetric::loss_scale, "loss_scale"},
@@ -39,7 +39,8 @@ constexpr EnumName<ClaimMetric> claim_metric_names[] = {
     {ClaimMetric::eval_loss, "eval_loss"},
     {ClaimMetric::eval_accuracy, "eval_accuracy"},
     {ClaimMetric::fp8_saturated_frac, "fp8_saturated_frac"},
-    {ClaimMetric::fp8_underflow_frac, "fp8_underflow_frac"}};
+    {ClaimMetric::fp8_underflow_frac, "fp8_underflow_frac"},
+    {ClaimMetric::penalty, "penalty"}};
 constexpr std::span<const EnumName<ClaimMetric>> names_of(ClaimMetric) { return claim_metric_names; }
 
 // Over the steps of the range that have a value (evaluations only on evaluating steps).

@@ -52,6 +52,7 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
     if (is_fp4(info.spec.mode)) info.fp4 = resolve_fp4(fp4_kind(info.spec.mode), fp4, info.spec.fp4);
     if (writes_narrow_weights(info.spec.mode)) info.write_back = info.spec.write_back.value_or(session_write_back);
     if (info.write_back != WriteBack::nearest) info.label += "+" + std::string(write_back_suffix(info.write_back));
+    if (info.spec.penalty_mistake) info.label += "+" + std::string(enum_name(*info.spec.penalty_mistake));
     info.accumulate_plan = run_accumulate_plan(info.spec, accumulate);
     info.accumulation = gemm_accumulation(info.accumulate_plan, accumulate, info.spec.mode == Mode::mxfp8);
     if (!info.accumulation.all_exact())

@@ -61,6 +61,21 @@ std::span<const Field<TrainConfig>> train_fields() {
                            .help = "PaLM's z-loss: adds this weight times the mean over positions of (log Z)², Z "
                                    "the softmax's normaliser of the logits, to the GPT's training loss (PaLM uses "
                                    "1e-4); the held-out loss stays the cross-entropy. 0 turns it off."}),
+        field<&T::gradient_penalty>({.name = "gradient_penalty", .label = "Gradient penalty λ", .min = 0, .max = 1e6,
+                                     .help = "PyTorch's gradient penalty (its AMP examples): adds λ times the norm "
+                                             "of each micro-batch's loss gradient (train.penalty) to its loss; its "
+                                             "gradient needs Hessian-vector products, about one more forward and "
+                                             "backward pass. MLP, CPU backend, no FP8/FP4 runs. 0 turns it off."}),
+        field<&T::penalty>({.name = "penalty", .label = "Penalty form",
+                            .help = "norm: λ·‖g‖, as PyTorch's example; squared_norm: λ·‖g‖² (gradient 2·H·g)."}),
+        field<&T::penalty_unscale>({.name = "penalty_unscale", .label = "Penalty unscales g",
+                                    .help = "true: g = scaled gradients × 1/S, as PyTorch's example does by hand. "
+                                            "false reproduces the mistake of forgetting it: the penalty is S "
+                                            "times too heavy and moves whenever the scaler does."}),
+        field<&T::penalty_scaled_grads>({.name = "penalty_scaled_grads", .label = "Penalty from scaled loss",
+                                         .help = "true: g is taken from the scaled loss, as PyTorch's example does. "
+                                                 "false reproduces the mistake of taking it from the unscaled loss: "
+                                                 "FP16 gradients underflow and the penalty is underestimated."}),
         field<&T::write_back>({.name = "write_back", .label = "Write-back (pure runs)",
                                .help = "How runs with FP16/BF16 weights and no FP32 master (pure-fp16, "
                                        "pure-bf16) store each update: nearest (round to nearest even), "
@@ -75,6 +90,19 @@ std::span<const Field<TrainConfig>> train_fields() {
 void validate(const TrainConfig& t) {
     check_ranges(train_fields(), t, "train");
     if (t.min_lr > t.lr) throw ConfigError("train.min_lr", "must be in [0, lr] (got " + format_number(t.min_lr) + ")");
+    if (t.gradient_penalty == 0.0) {  // a penalty setting with no penalty reaches no run
+        if (t.penalty != PenaltyKind::norm)
+            throw ConfigError("train.penalty", "reaches no run: train.gradient_penalty is 0; set a λ, or drop it");
+        if (!t.penalty_unscale)
+            throw ConfigError("train.penalty_unscale", "reaches no run: train.gradient_penalty is 0; set a λ, or drop it");
+        if (!t.penalty_scaled_grads)
+            throw ConfigError("train.penalty_scaled_grads",
+                              "reaches no run: train.gradient_penalty is 0; set a λ, or drop it");
+    }
+    if (!t.penalty_unscale && !t.penalty_scaled_grads)
+        throw ConfigError("train.penalty_unscale", "= false reaches no run when train.penalty_scaled_grads = false "
+                                                   "(gradients of the unscaled loss have no 1/S to forget); keep one "
+                                                   "mistake at a time");
 }
 
 double lr_at(const TrainConfig& t, long long taken, long long session_steps) {

@@ -18,6 +18,8 @@ constexpr EnumName<Schedule> schedule_names[] = {
 constexpr std::span<const EnumName<Schedule>> names_of(Schedule) { return schedule_names; }
 inline std::string_view to_string(Schedule s) { return enum_name(s); }
 inline std::string_view to_string(OptimizerKind k) { return enum_name(k); }
+constexpr EnumName<PenaltyKind> penalty_names[] = {{PenaltyKind::norm, "norm"}, {PenaltyKind::squared_norm, "squared_norm"}};
+constexpr std::span<const EnumName<PenaltyKind>> names_of(PenaltyKind) { return penalty_names; }
 
 // Limits the engine's arithmetic relies on: the dropout streams of a step are numbered
 // step × max_accumulation + micro-batch (Run::step).
@@ -46,6 +48,14 @@ struct TrainConfig {
     // PaLM's z-loss weight λ: λ·mean over positions of (log Z)² added to the GPT's cross-entropy
     // (core::softmax_xent_z_row); 0 = off. The held-out loss stays the cross-entropy alone.
     double z_loss = 0.0;
+    // PyTorch's gradient penalty (its AMP examples; docs/penalty.md): λ·‖g‖ (or λ·‖g‖²) of each
+    // micro-batch's loss gradient g added to its loss; 0 = off. The two switches reproduce the
+    // recipe's classic mistakes: penalty_unscale = false forgets the explicit × 1/S (the penalty is
+    // taken of S·g), penalty_scaled_grads = false takes g from the unscaled loss.
+    double gradient_penalty = 0.0;
+    PenaltyKind penalty = PenaltyKind::norm;
+    bool penalty_unscale = true;
+    bool penalty_scaled_grads = true;
     bool operator==(const TrainConfig&) const = default;
 };
 // Every setting, with its range, help text and whether a change applies live (Session::set_train).

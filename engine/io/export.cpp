@@ -25,13 +25,13 @@
 
 namespace mpx {
 
-const char* const k_csv_columns[33] = {
+const char* const k_csv_columns[34] = {
     "run", "precision", "mode", "step", "loss", "loss_scale", "found_inf", "skipped",
     "scale_event", "grad_norm", "underflow_frac", "overflow_count", "lost_update_frac", "lr",
     "mem_weights", "mem_master", "mem_grads", "mem_optimizer", "mem_activations",
     "mem_workspace", "mem_total", "step_time_us", "wall_time_s", "eval_loss", "eval_accuracy", "first_nonfinite",
     "fp8_saturated_frac", "fp8_underflow_frac", "small_update_frac", "small_kept_frac", "compensation_max",
-    "mem_compensation", "headroom_log2"};
+    "mem_compensation", "headroom_log2", "penalty"};
 
 const char* const k_histogram_columns[6] = {"run", "step", "layer", "tensor", "bin_log2", "count"};
 
@@ -144,6 +144,7 @@ std::string csv_row(const StepRecord& r, const RunInfo& run) {
     add(r.compensation_max ? format_number(*r.compensation_max) : "");  // empty: not a Kahan run
     add(std::to_string(r.mem[MemCategory::compensation]));
     add(r.headroom_log2 ? format_number(*r.headroom_log2) : "");  // empty: a forward overflow, or nothing stored
+    add(r.penalty ? format_number(*r.penalty) : "");  // empty: no gradient penalty
     return s + "\r\n";
 }
 

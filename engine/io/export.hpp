@@ -17,7 +17,7 @@
 
 namespace mpx {
 
-extern const char* const k_csv_columns[33];
+extern const char* const k_csv_columns[34];
 std::string csv_header();
 std::string csv_row(const StepRecord& r, const RunInfo& run);
 

@@ -123,6 +123,10 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
                 if (spec.accumulate)
                     throw ConfigError(field, "run " + quoted_text(label) + " names two accumulations");
                 spec.accumulate = plan;
+            } else if (const auto mistake = enum_parse<PenaltyMistake>(part)) {
+                if (spec.penalty_mistake)
+                    throw ConfigError(field, "run " + quoted_text(label) + " names two penalty mistakes; keep one");
+                spec.penalty_mistake = mistake;
             } else if (wb) {
                 if (spec.write_back)
                     throw ConfigError(field, "run " + quoted_text(label) + " names two write-back modes");
@@ -156,7 +160,8 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
         "fp8-hybrid, fp8-e4m3 (optionally +delayed or +current), mxfp8, nvfp4 (optionally +no-rht, +no-sr, +1d, "
         "+4over6, +bf16-first-N, +bf16-last-N), mxfp4 (optionally +floor, +ceil, +rceil, +even); pure-fp16 and pure-bf16 also take +sr "
         "(stochastic rounding) or +kahan (Kahan-compensated updates); FP8 and FP16/BF16 runs take an "
-        "accumulation model, +acc-exact, +acc-fast, +acc-promote, +acc-te or +acc-torchao";
+        "accumulation model, +acc-exact, +acc-fast, +acc-promote, +acc-te or +acc-torchao; with a gradient penalty, "
+        "+no-unscale or +unscaled-grads make its mistakes";
     // A mode without a low format is its own label ("fp32"); the others are "<mode>-<format>".
     if (const auto m = enum_parse<Mode>(base); m && !uses_low_precision(*m)) spec.mode = *m;
     else {

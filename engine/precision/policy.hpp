@@ -62,6 +62,13 @@ std::string_view accumulate_plan_help(AccumulatePlan p);
 // modes whose GEMMs run in FP16/BF16.
 bool takes_accumulation(Mode m);
 
+// The gradient penalty's two classic mistakes as run-label suffixes: forgetting the × 1/S, taking
+// the gradients of the unscaled loss.
+enum class PenaltyMistake : std::uint8_t { no_unscale, unscaled_grads };
+constexpr EnumName<PenaltyMistake> penalty_mistake_suffixes[] = {{PenaltyMistake::no_unscale, "no-unscale"},
+                                                                 {PenaltyMistake::unscaled_grads, "unscaled-grads"}};
+constexpr std::span<const EnumName<PenaltyMistake>> names_of(PenaltyMistake) { return penalty_mistake_suffixes; }
+
 struct RunSpec {
     Mode mode = Mode::fp32;
     Format low = Format::fp16;                 // the low format of amp/half/pure/selective/adaptive
@@ -70,6 +77,9 @@ struct RunSpec {
     std::optional<Fp8Recipe> fp8_recipe;
     // A write-back named after '+' ("pure-bf16+sr"); absent: the session's train.write_back.
     std::optional<WriteBack> write_back;
+    // A gradient-penalty mistake named after '+' ("amp-fp16+no-unscale", "amp-fp16+unscaled-grads"):
+    // this run makes it whatever train.penalty_unscale / penalty_scaled_grads say (docs/penalty.md).
+    std::optional<PenaltyMistake> penalty_mistake;
     // An accumulation plan named after '+' ("fp8-e4m3+acc-fast"); absent: the session's accumulate.plan.
     std::optional<AccumulatePlan> accumulate;
     // FP4 modes: the recipe's switches named after '+' ("nvfp4+no-sr+bf16-last-1").

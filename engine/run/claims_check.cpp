@@ -30,6 +30,7 @@ std::optional<double> claim_metric(ClaimMetric m, const StepRecord& r) {
         case ClaimMetric::eval_accuracy: return r.eval_accuracy;
         case ClaimMetric::fp8_saturated_frac: return r.fp8_saturated_frac;
         case ClaimMetric::fp8_underflow_frac: return r.fp8_underflow_frac;
+        case ClaimMetric::penalty: return r.penalty;
     }
     return std::nullopt;
 }

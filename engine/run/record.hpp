@@ -60,6 +60,10 @@ struct StepRecord {
     // where the forward pass already stored an inf or NaN (no scale helps) or nothing was stored.
     // A toy run's counterpart of a trace's headroom_log2 (engine/io/trace.hpp).
     std::optional<double> headroom_log2;
+    // Gradient-penalty runs (train.gradient_penalty): the term added to the loss, λ·P summed over the
+    // micro-batches (P = ‖ĝ‖ or ‖ĝ‖² of each one's gradient, as computed: with the mistakes' S where
+    // a switch puts it there); `loss` stays the data loss. Empty for other runs.
+    std::optional<double> penalty;
 };
 
 }  // namespace mpx

@@ -158,6 +158,7 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
     m_backend->set_schedule_steps(0);
     cover_adam_steps(std::clamp(cfg.steps, 1LL, 4096LL));  // grown by step() as needed
     cover_schedule(std::clamp(cfg.steps, 1LL, 4096LL));
+    setup_penalty();
 }
 
 // The learning rate after k schedule steps for k = 0..n − 1 (float of lr_at, the value the optimizer
@@ -292,17 +293,11 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
         const Batch& b = micro[static_cast<std::size_t>(k)];
         model.set_input(b.x);
         const std::uint64_t drop_seed = dropout_step_seed(m_cfg->seed, step_index, k);
-        const Tensor& logits = model.forward(drop_seed, true);
-        const int last = model_layers - 1;  // the loss's gradient arrives at the output layer
-        if (loss == LossKind::cross_entropy) {
-            be.set_site(last, TensorKind::grad_output);
-            be.softmax_cross_entropy_z(logits, b.labels, static_cast<float>(m_train.z_loss), loss_factor, model.dlogits());
-        } else {
-            be.set_uncounted();
-            be.upload({b.targets.data(), static_cast<std::size_t>(b.targets.size())}, model.target());
-            be.set_site(last, TensorKind::grad_output);
-            be.mse(logits, model.target(), loss_factor, model.dlogits());
+        if (m_train.gradient_penalty > 0.0) {
+            penalty_micro_batch(k, accum, b, loss, drop_seed);
+            continue;
         }
+        loss_op(b, loss, model.forward(drop_seed, true), loss_factor);
         model.backward(model.dlogits(), drop_seed, k == 0 ? Accumulate::overwrite : Accumulate::add);
     }
 
@@ -346,6 +341,20 @@ void Run::queue_step(long long step_index, const std::vector<Batch>& micro, Loss
     q.on_inf = on_inf;
     q.queue_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     m_queued.push_back(std::move(q));
+}
+
+void Run::loss_op(const Batch& b, LossKind loss, const Tensor& logits, ScaleBy factor) {
+    Backend& be = *m_backend;
+    const int last = m_cfg->model.layers() - 1;  // the loss's gradient arrives at the output layer
+    if (loss == LossKind::cross_entropy) {
+        be.set_site(last, TensorKind::grad_output);
+        be.softmax_cross_entropy_z(logits, b.labels, static_cast<float>(m_train.z_loss), factor, m_model->dlogits());
+    } else {
+        be.set_uncounted();
+        be.upload({b.targets.data(), static_cast<std::size_t>(b.targets.size())}, m_model->target());
+        be.set_site(last, TensorKind::grad_output);
+        be.mse(logits, m_model->target(), factor, m_model->dlogits());
+    }
 }
 
 void Run::require_idle(const char* what) const {
@@ -404,6 +413,7 @@ StepRecord Run::finish_step() {
                                                  [&](int l, HistTensor t) { return model.stored_format(l, t); }),
                          m_cfg->instruments.every);
     rec.loss = st.loss_sum / accum * m_train.loss_weight;
+    if (m_train.gradient_penalty > 0.0) rec.penalty = st.penalty_sum;
     rec.found_inf = st.found_inf();
     rec.grad_norm = rec.found_inf ? std::numeric_limits<double>::infinity() : std::sqrt(st.sum_squares);
     rec.skipped = rec.found_inf && on_inf == OnInf::skip;

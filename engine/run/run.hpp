@@ -171,6 +171,21 @@ private:
     void cover_adam_steps(long long t);  // m_bias reaches step t (on the backend too)
     void cover_schedule(long long n);    // m_lrs holds n schedule steps, for these settings
     void fp8_after_step(long long step_index, const StepStats& st, StepRecord& rec);
+    // The loss op of one micro-batch on `logits` into the model's dlogits, gradient × `factor`.
+    void loss_op(const Batch& b, LossKind loss, const Tensor& logits, ScaleBy factor);
+    // The gradient penalty (train.gradient_penalty; run_penalty.cpp): each parameter's FP32
+    // direction and a gradient tensor for one micro-batch alone, allocated once (setup_penalty, which
+    // also refuses what a penalty cannot reach); penalty_micro_batch queues one micro-batch's
+    // forward, gradients, penalty and H·v.
+    struct PenaltyBuffers {
+        std::vector<Tensor> direction, grad;
+        std::vector<Tensor*> v;
+        std::vector<PenaltyRef> alone, in_place;
+        bool unscale = true, scaled_grads = true;  // the recipe's steps this run takes (a mistake skips one)
+    };
+    PenaltyBuffers m_penalty;
+    void setup_penalty();
+    void penalty_micro_batch(int k, int accum, const Batch& b, LossKind loss, std::uint64_t drop_seed);
 };
 
 }  // namespace mpx
