@@ -86,6 +86,9 @@ void EngineController::setTrain(const mpx::TrainConfig& t) {
 void EngineController::exportCsv(const QString& path) {
     post([w = m_worker, path] { w->exportCsv(path); });
 }
+void EngineController::sampleNow() {
+    post([w = m_worker] { w->sampleNow(); });
+}
 void EngineController::setBoundariesWanted(bool wanted) {
     post([w = m_worker, wanted] { w->setBoundariesWanted(wanted); });
 }

@@ -34,6 +34,7 @@ public:
     void setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s);
     void setTrain(const mpx::TrainConfig& t);
     void exportCsv(const QString& path);
+    void sampleNow();  // a GPT session's runs write a sample now; it arrives through buffer()
     // Whether the window shows the decision boundaries: the worker computes grids only while it
     // does (paced, see EngineWorker::setBoundariesWanted); they arrive through buffer().
     void setBoundariesWanted(bool wanted);

@@ -12,6 +12,7 @@
 
 #include "engine/base/error.hpp"
 #include "engine/io/export.hpp"
+#include "engine/io/samples_csv.hpp"
 #include "ui/session/config_bridge.hpp"
 
 namespace mpx::gui {
@@ -85,6 +86,7 @@ void EngineWorker::publishSession(const QString& device, const QString& note) {
     m_spooledSteps = 0;
     m_pending.clear();
     m_fp8.clear();
+    m_samples.clear();
     m_boundaryRefusal = mpx::boundary_refusal(m_session->config().data);
     m_boundariesFailed = false;
     m_boundaryStep = -1;
@@ -212,6 +214,7 @@ void EngineWorker::stepOnce() {
 void EngineWorker::stepInto(std::vector<mpx::StepRecord>& out) {
     std::vector<mpx::StepRecord> recs = m_session->step();
     noteLiveEffects();  // changes the configuration lists for the next step
+    takeSamples();
     const long long step = recs.empty() ? 0 : recs.front().step;
     const auto& cfg = m_session->config();
     if (step % cfg.record_every == 0 || step + 1 == cfg.steps) {
@@ -239,6 +242,21 @@ void EngineWorker::stepInto(std::vector<mpx::StepRecord>& out) {
         m_buffer->appendNote(std::move(n));
     }
     out.insert(out.end(), recs.begin(), recs.end());
+}
+
+void EngineWorker::takeSamples() {
+    std::vector<mpx::TextSample> fresh = m_session->take_samples();
+    if (fresh.empty()) return;
+    m_samples.insert(m_samples.end(), fresh.begin(), fresh.end());
+    m_buffer->appendSamples(fresh);
+}
+
+void EngineWorker::sampleNow() {
+    if (!m_session) return;
+    guard(QStringLiteral("Cannot write samples: "), [&] {
+        m_session->sample_now();
+        takeSamples();
+    }, OnError::carryOn);
 }
 
 void EngineWorker::flush(std::vector<mpx::StepRecord>& out) {
@@ -333,7 +351,9 @@ void EngineWorker::exportCsv(const QString& path) {
         std::vector<mpx::RunInfo> infos;
         for (std::size_t i = 0; i < m_session->run_count(); ++i) infos.push_back(m_session->run(i).info());
         // The configuration lists every live change with its step: loading the sidecar replays them.
-        const nlohmann::json sidecar = mpx::sidecar_json(m_session->config(), infos, m_device.toStdString(), m_spooledSteps);
+        nlohmann::json sidecar = mpx::sidecar_json(m_session->config(), infos, m_device.toStdString(), m_spooledSteps);
+        if (m_session->config().model.kind == mpx::ModelKind::gpt)  // first: the sidecar names it
+            mpx::write_samples_csv(mpx::samples_path(path.toStdString()), m_samples, infos, sidecar);
         m_spool.exportCsv(path.toStdString(), sidecar, infos);
         emit exported(path);
     } catch (const std::exception& e) {

@@ -33,7 +33,10 @@ public:
     void setScaler(const mpx::ScalerConfig& s);                           // the session scaler
     void setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s);  // these runs' scalers
     void setTrain(const mpx::TrainConfig& t);
+    // The CSV and its sidecar; a GPT session's samples beside them (engine/io/samples_csv.hpp).
     void exportCsv(const QString& path);
+    // Every run of a GPT session writes a sample now, from its current weights (Session::sample_now).
+    void sampleNow();
     // While wanted, decision-boundary grids: during training as often as the BoundaryPacer allows
     // (≥ 250 ms apart, ≤ 10 % of the engine's time), and once whenever training stops on a step the
     // last grid did not show (pause, a single step, a new session, the view opened).
@@ -75,6 +78,8 @@ private:
     std::vector<bool> m_stopped;  // runs already reported as stopped
     std::vector<mpx::StepRecord> m_pending;
     std::vector<std::pair<int, mpx::Fp8ScaleRow>> m_fp8;  // FP8 scale rows not yet in the buffer
+    std::vector<mpx::TextSample> m_samples;  // this session's, for the export (the buffer gets copies)
+    void takeSamples();  // the session's new samples: kept for the export, copied to the buffer
     bool m_boundariesWanted = false;
     std::string m_boundaryRefusal;  // why this session's data set has no plane, or empty
     bool m_boundariesFailed = false;  // an evaluation threw: no more tries in this session

@@ -22,6 +22,7 @@ void RecordBuffer::beginSession(SessionInfoPtr info) {
     m_histograms.clear();
     m_boundaries.reset();
     m_fp8.clear();
+    m_samples.clear();
 }
 
 void RecordBuffer::append(std::vector<mpx::StepRecord>& records) {
@@ -51,6 +52,12 @@ void RecordBuffer::appendFp8(std::vector<std::pair<int, mpx::Fp8ScaleRow>>& rows
     rows.clear();
 }
 
+void RecordBuffer::appendSamples(std::vector<mpx::TextSample>& samples) {
+    std::lock_guard lock(m_mutex);
+    for (mpx::TextSample& s : samples) m_samples.push_back(std::move(s));
+    samples.clear();
+}
+
 void RecordBuffer::setBoundaries(std::shared_ptr<const mpx::Boundaries> b) {
     std::lock_guard lock(m_mutex);
     m_boundaries = std::move(b);
@@ -65,6 +72,7 @@ Drained RecordBuffer::drain() {
     d.histograms.swap(m_histograms);
     d.boundaries.swap(m_boundaries);
     d.fp8.swap(m_fp8);
+    d.samples.swap(m_samples);
     return d;
 }
 

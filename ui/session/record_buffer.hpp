@@ -13,6 +13,7 @@
 #include "engine/precision/fp8_scaling.hpp"
 #include "engine/run/boundary_grid.hpp"
 #include "engine/run/record.hpp"
+#include "engine/run/sample.hpp"
 #include "ui/session/session_info.hpp"
 
 namespace mpx::gui {
@@ -24,6 +25,7 @@ struct Drained {
     std::vector<std::pair<int, mpx::HistogramSnapshot>> histograms;  // (run, snapshot) in step order
     std::shared_ptr<const mpx::Boundaries> boundaries;  // the newest grids since the last drain, or null
     std::vector<std::pair<int, mpx::Fp8ScaleRow>> fp8;  // (run, row) in step order: FP8 runs' scaled tensors
+    std::vector<mpx::TextSample> samples;  // the GPT's text samples, in step and run order
 };
 
 class RecordBuffer {
@@ -35,6 +37,7 @@ public:
     void appendHistogram(int run, mpx::HistogramSnapshot snapshot);
     // One step's FP8 scale rows of every run (Run::fp8_scales() of that step); moves them out.
     void appendFp8(std::vector<std::pair<int, mpx::Fp8ScaleRow>>& rows);
+    void appendSamples(std::vector<mpx::TextSample>& samples);  // moves the elements out
     // The newest grids replace any not yet drained: the window only ever draws the latest.
     void setBoundaries(std::shared_ptr<const mpx::Boundaries> b);
     // Everything pending, with the session it belongs to; leaves the buffer empty.
@@ -49,6 +52,7 @@ private:
     std::vector<std::pair<int, mpx::HistogramSnapshot>> m_histograms;
     std::shared_ptr<const mpx::Boundaries> m_boundaries;
     std::vector<std::pair<int, mpx::Fp8ScaleRow>> m_fp8;
+    std::vector<mpx::TextSample> m_samples;
 };
 
 }  // namespace mpx::gui

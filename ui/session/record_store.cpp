@@ -41,6 +41,7 @@ void RecordStore::startSession(SessionInfoPtr info) {
     m_rateWindow.clear();
     m_stepsPerSecond = 0;
     m_boundaries.reset();
+    m_samples.clear();
     emit sessionStarted();
 }
 
@@ -180,6 +181,17 @@ void RecordStore::drainNow() {
         m_boundaries = std::move(d.boundaries);
         emit boundariesUpdated();
     }
+    if (!d.samples.empty()) {
+        for (mpx::TextSample& s : d.samples) m_samples.push_back(std::move(s));
+        while (m_samples.size() > k_sample_cap) m_samples.pop_front();
+        emit samplesUpdated();
+    }
+}
+
+const mpx::TextSample* RecordStore::latestSample(int run) const {
+    for (auto it = m_samples.rbegin(); it != m_samples.rend(); ++it)
+        if (it->run == run) return &*it;
+    return nullptr;
 }
 
 void decimateMarkers(const std::vector<MarkerPoint>& markers, double x0, double x1, int columns,

@@ -72,6 +72,11 @@ public:
     const QStringList& liveEdits(int run) const { return m_edits[static_cast<std::size_t>(run)]; }
     // The newest decision-boundary grids of this session, or null (none asked for or none yet).
     const std::shared_ptr<const mpx::Boundaries>& boundaries() const { return m_boundaries; }
+    // The GPT's text samples of this session, in step and run order (the newest k_sample_cap).
+    static constexpr std::size_t k_sample_cap = 10'000;
+    const std::deque<mpx::TextSample>& samples() const { return m_samples; }
+    // Each run's newest sample, or null.
+    const mpx::TextSample* latestSample(int run) const;
     // Appends records as if drained (benchmarks fill a history without an engine).
     void appendRecords(std::span<const mpx::StepRecord> records);
     // A session that does not come from the engine (a replayed trace, ui/session/trace_session.hpp),
@@ -90,6 +95,7 @@ signals:
     void stepsRecorded(qint64 steps); // once per drain that brought records or notes
     void scalersEdited();             // once per drain that brought a live scaler edit
     void boundariesUpdated();         // a drain brought newer grids
+    void samplesUpdated();            // a drain brought text samples
 
 private:
     void startSession(SessionInfoPtr info);
@@ -117,6 +123,7 @@ private:
     std::deque<std::pair<qint64, qint64>> m_rateWindow;  // (ms, steps) of recent drains
     double m_stepsPerSecond = 0;
     std::shared_ptr<const mpx::Boundaries> m_boundaries;
+    std::deque<mpx::TextSample> m_samples;
     bool m_outside = false;                  // showSession's session is shown
     bool m_leaving = false;                  // followEngine() was called since
     quint64 m_engineGeneration = 0;          // the engine's session last dropped

@@ -39,6 +39,7 @@
 #include "ui/views/boundary_view.hpp"
 #include "ui/views/format_explorer.hpp"
 #include "ui/views/fp4_view.hpp"
+#include "ui/views/samples_view.hpp"
 #include "ui/views/fp8_view.hpp"
 #include "ui/views/range_view.hpp"
 #include "ui/views/updates_view.hpp"
@@ -165,6 +166,11 @@ void MainWindow::buildLayout() {
                            tr("FP4 runs (nvfp4, mxfp4): where each tensor's values land on FP4's 8 sizes, where each "
                               "block's largest value lands (MXFP4's lost binade), the shares clamped at ±6 or flushed "
                               "to 0, NVFP4's tensor scale, and whether the weights' two FP4 copies agree."));
+    m_samples = new SamplesView(m_store);
+    m_views->setTabToolTip(m_views->addTab(m_samples, tr("Samples")),
+                           tr("GPT sessions: the text each run writes from the same prompt with the same random "
+                              "numbers, with the step and held-out loss it came from."));
+    connect(m_samples, &SamplesView::sampleRequested, m_engine, &gui::EngineController::sampleNow);
     connect(m_where, &WhereView::cellActivated, this, [this](int run, int layer, qint64 step, WhereView::Measure m) {
         m_range->setRuns(run, m_range->runB() == run ? -1 : m_range->runB());
         m_range->setLayer(layer);
@@ -255,7 +261,7 @@ void MainWindow::buildActions() {
         if (!path.isEmpty()) exportTorch(path);
     });
     auto* png = new QAction(tr("Export the view as PNG…"), this);
-    png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where, updates, FP8 scaling or FP4) as a PNG picture"));
+    png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where, updates, FP8 scaling, FP4 or samples) as a PNG picture"));
     connect(png, &QAction::triggered, this, [this] {
         const QString name = centralViewName(view());
         const QString path = QFileDialog::getSaveFileName(this, tr("Save the view shown"), QStringLiteral("mpx-%1.png").arg(name),
@@ -333,6 +339,7 @@ void MainWindow::buildActions() {
         m_updates->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_fp8->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_fp4->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_samples->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_classroomAction->setChecked(m_classroom->isOn());
     });
     bar->insertAction(presetLabel, m_classroomAction);

@@ -25,6 +25,7 @@ class EventLogPanel;
 class FormatExplorer;
 class Fp8View;
 class Fp4View;
+class SamplesView;
 class Classroom;
 class LessonPanel;
 class LivePanel;
@@ -69,7 +70,7 @@ public:
     const gui::TraceSession* traceSession() const { return m_trace.get(); }
     bool exportChartsPng(const QString& path);
     // The view the central tabs show, in tab order: the training charts, the decision boundaries,
-    // the histogram views (Range, Where, Updates), the FP8 scaling view and the FP4 view.
+    // the histogram views (Range, Where, Updates), the FP8 scaling view, the FP4 view and the GPT's samples.
     using View = CentralView;  // ui/window/view_names.hpp
     void setView(View v);
     View view() const;
@@ -90,6 +91,7 @@ public:
     UpdatesView* updatesView() const { return m_updates; }
     Fp8View* fp8View() const { return m_fp8; }
     Fp4View* fp4View() const { return m_fp4; }
+    SamplesView* samplesView() const { return m_samples; }
     EventLogPanel* eventLog() const { return m_log; }
     SetupPanel* setupPanel() const { return m_setup; }
     LivePanel* livePanel() const { return m_live; }
@@ -132,6 +134,7 @@ private:
     UpdatesView* m_updates = nullptr;
     Fp8View* m_fp8 = nullptr;
     Fp4View* m_fp4 = nullptr;
+    SamplesView* m_samples = nullptr;
     QTabWidget* m_views = nullptr;  // in View's order
     EventLogPanel* m_log = nullptr;
     SetupPanel* m_setup = nullptr;

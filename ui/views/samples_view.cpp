@@ -1,0 +1,194 @@
+// SamplesView: a title, one column per run (name, source, text), and the "Write samples now" button.
+#include "ui/views/samples_view.hpp"
+
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLocale>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "ui/kit/png_export.hpp"
+#include "ui/kit/run_style.hpp"
+
+namespace mpx::ui {
+
+namespace {
+constexpr int k_margin = 12, k_gap = 12, k_pad = 8;
+}  // namespace
+
+SamplesView::SamplesView(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
+    auto* v = new QVBoxLayout(this);
+    v->setContentsMargins(0, 4, 0, 0);
+    v->setSpacing(2);
+    auto* row = new QHBoxLayout;
+    row->setContentsMargins(k_margin, 0, k_margin, 0);
+    m_button = new QPushButton(tr("Write samples now"));
+    m_button->setToolTip(tr("Every run continues the prompt from its current weights, now (paused or training)"));
+    row->addWidget(m_button);
+    row->addStretch(1);
+    v->addLayout(row);
+    m_canvas = new ViewCanvas<SamplesView>(this, QSize(480, 240));
+    setPicturePart(m_canvas, PicturePart::picture);
+    v->addWidget(m_canvas, 1);
+    connect(m_button, &QPushButton::clicked, this, &SamplesView::sampleRequested);
+    connect(m_store, &gui::RecordStore::samplesUpdated, this, &SamplesView::refresh);
+    connect(m_store, &gui::RecordStore::sessionStarted, this, &SamplesView::refresh);
+    refresh();
+}
+
+void SamplesView::refresh() {
+    const auto session = m_store->session();
+    m_button->setEnabled(session && session->config.model.kind == mpx::ModelKind::gpt);
+    m_canvas->update();
+}
+
+void SamplesView::setPresentationScale(double s) {
+    m_scale = s;
+    QFont f = m_button->font();
+    f.setPointSizeF(font().pointSizeF() * s);
+    m_button->setFont(f);
+    m_canvas->update();
+}
+
+QFont SamplesView::scaled(double factor, bool mono) const {
+    QFont f = mono ? QFontDatabase::systemFont(QFontDatabase::FixedFont) : font();
+    f.setPointSizeF(font().pointSizeF() * m_scale * factor);
+    return f;
+}
+
+QString SamplesView::message() const {
+    const auto session = m_store->session();
+    if (!session) return tr("No session yet: load a GPT preset (gpt-classroom) and press Run.");
+    if (session->config.model.kind != mpx::ModelKind::gpt)
+        return tr("Samples are what a GPT writes (model.kind = gpt): load gpt-classroom from the Preset box.");
+    if (m_store->samples().empty()) {
+        const int every = session->config.sample.every;
+        return every > 0 ? tr("No sample yet: each run writes one after step 0, then every %1 steps, and at the end; "
+                              "or press Write samples now.").arg(every)
+                         : tr("Samples are off while training (sample.every = 0): press Write samples now.");
+    }
+    return {};
+}
+
+std::vector<int> SamplesView::shownRuns() const {
+    std::vector<int> out;
+    if (!message().isEmpty()) return out;
+    for (int r = 0; r < m_store->runCount(); ++r)
+        if (m_store->latestSample(r)) out.push_back(r);
+    return out;
+}
+
+QString SamplesView::sourceText(int run) const {
+    const mpx::TextSample* s = m_store->latestSample(run);
+    if (!s) return {};
+    const QString step = s->step < 0 ? tr("before training") : tr("step %1").arg(QLocale(QLocale::English).toString(s->step));
+    if (!s->eval_loss) return step;
+    return tr("%1 · held-out loss %2").arg(step, QString::number(*s->eval_loss, 'f', 3));
+}
+
+SamplesView::Layout SamplesView::layout(const QRect& r) const {
+    Layout l;
+    const QFontMetrics title(scaled(1.25)), body(scaled());
+    const QRect inner = r.adjusted(k_margin, k_margin / 2, -k_margin, -k_margin / 2);
+    l.title = QRect(inner.left(), inner.top(), inner.width(), title.lineSpacing() + 3 * body.lineSpacing() + 6);
+    const std::vector<int> runs = shownRuns();
+    const int n = static_cast<int>(runs.size());
+    if (n == 0) return l;
+    const int cols = n <= 4 ? n : (n + 1) / 2, rows = (n + cols - 1) / cols;
+    const int top = l.title.bottom() + k_gap;
+    const int w = (inner.width() - (cols - 1) * k_gap) / cols;
+    const int h = std::max(body.lineSpacing() * 6, (inner.bottom() - top - (rows - 1) * k_gap) / rows);
+    for (int i = 0; i < n; ++i)
+        l.columns.push_back(QRect(inner.left() + (i % cols) * (w + k_gap), top + (i / cols) * (h + k_gap), w, h));
+    return l;
+}
+
+QRect SamplesView::columnRect(int run) const {
+    const std::vector<int> runs = shownRuns();
+    const Layout l = layout(m_canvas->rect());
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        if (runs[i] == run) return l.columns[i].translated(m_canvas->pos());
+    return {};
+}
+
+void SamplesView::paintCanvas(QPainter& p, const QRect& r) {
+    const Layout l = layout(r);
+    const QColor ink = palette().color(QPalette::WindowText), grey(0x55, 0x55, 0x55);
+    const auto session = m_store->session();
+    p.setPen(ink);
+    p.setFont(scaled(1.25));
+    const QFontMetrics tm(scaled(1.25)), bm(scaled());
+    p.drawText(l.title.topLeft() + QPoint(0, tm.ascent()), tr("What each precision writes"));
+    p.setFont(scaled());
+    p.setPen(grey);
+    const QRect captionRect = l.title.adjusted(0, tm.lineSpacing() + 2, 0, 0);
+    const QString msg = message();
+    if (!msg.isEmpty()) {
+        p.drawText(captionRect, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, msg);
+        return;
+    }
+    const mpx::SampleConfig& sc = session->config.sample;
+    QString prompt = QString::fromStdString(sc.prompt).replace(QLatin1Char('\n'), QStringLiteral("⏎"));
+    p.drawText(captionRect, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop,
+               tr("Each run continues the prompt “%1” by %2 characters, one at a time, drawn from its own "
+                  "probabilities with the same random numbers as every other run: where two texts part, their "
+                  "probabilities did. The held-out loss is that of the weights that wrote the text.")
+                   .arg(prompt).arg(sc.length));
+    const std::vector<int> runs = shownRuns();
+    const QFont mono = scaled(1.0, true);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const QRect c = l.columns[i];
+        const gui::RunStyle style = runStyle(session, runs[i]);
+        const mpx::TextSample* s = m_store->latestSample(runs[i]);
+        QFont bold = scaled();
+        bold.setBold(true);
+        p.setFont(bold);
+        p.setPen(style.colour);
+        const QString label = session->runs[static_cast<std::size_t>(runs[i])].label;
+        p.drawText(QRect(c.left(), c.top(), c.width(), bm.lineSpacing()), Qt::AlignLeft | Qt::AlignVCenter,
+                   QFontMetrics(bold).elidedText(label, Qt::ElideRight, c.width()));
+        p.setFont(scaled());
+        p.setPen(grey);
+        p.drawText(QRect(c.left(), c.top() + bm.lineSpacing(), c.width(), bm.lineSpacing()), Qt::AlignLeft | Qt::AlignVCenter,
+                   bm.elidedText(sourceText(runs[i]), Qt::ElideRight, c.width()));
+        const QRect box = c.adjusted(0, 2 * bm.lineSpacing() + 4, 0, 0);
+        p.fillRect(box, QColor(0xFA, 0xFA, 0xF7));
+        QPen frame(style.colour, 2, style.pen);
+        p.setPen(frame);
+        p.drawRect(box.adjusted(1, 1, -1, -1));
+        p.setFont(mono);
+        p.setPen(ink);
+        QString text = QString::fromStdString(s->text);
+        const QRect textRect = box.adjusted(k_pad, k_pad, -k_pad, -k_pad);
+        const int flags = Qt::AlignLeft | Qt::AlignTop | Qt::TextWrapAnywhere | Qt::TextExpandTabs;
+        p.drawText(textRect, flags, text);
+        if (s->nonfinite) {
+            p.setFont(bold);
+            p.setPen(QColor(0xCC, 0x33, 0x11));
+            const QRect used = QFontMetrics(mono).boundingRect(textRect, flags, text);
+            p.drawText(QRect(textRect.left(), used.bottom() + 4, textRect.width(), textRect.bottom() - used.bottom() - 4),
+                       Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop,
+                       tr("Stopped: this run's logits hold inf or NaN, so no next character can be drawn."));
+        }
+    }
+}
+
+QString SamplesView::tooltipAt(QPoint pos) const {
+    const std::vector<int> runs = shownRuns();
+    const Layout l = layout(m_canvas->rect());
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        if (!l.columns[i].contains(pos)) continue;
+        const auto session = m_store->session();
+        const mpx::TextSample* s = m_store->latestSample(runs[i]);
+        return tr("%1, %2: the prompt, then %3 characters this run drew one at a time from its softmax (temperature 1), "
+                  "in its own precision.%4")
+            .arg(session->runs[static_cast<std::size_t>(runs[i])].label, sourceText(runs[i]))
+            .arg(QString::fromStdString(s->text).size() - QString::fromStdString(session->config.sample.prompt).size())
+            .arg(s->nonfinite ? tr(" Its logits held inf or NaN, so it stopped there.") : QString());
+    }
+    return {};
+}
+
+}  // namespace mpx::ui
