@@ -19,39 +19,13 @@
 #include <vector>
 
 #include "engine/compute/backend.hpp"
+#include "torch_test_support.hpp"
 
 using namespace mpx;
 
 namespace {
 
-const QString k_python = QStringLiteral("/usr/bin/python3");
-
-struct Proc {
-    int exit_code = -1;
-    QString out, err;
-};
-
-Proc run(const QString& program, const QStringList& args) {
-    QProcess p;
-    p.start(program, args);
-    Proc r;
-    if (!p.waitForStarted(20000)) {
-        r.err = QStringLiteral("could not start ") + program;
-        return r;
-    }
-    if (!p.waitForFinished(900000)) {
-        p.kill();
-        p.waitForFinished(5000);
-        r.err = QStringLiteral("timed out");
-        return r;
-    }
-    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
-Proc cli(const QStringList& args) { return run(QStringLiteral(MPX_CLI_PATH), args); }
-QString said(const Proc& p) { return QStringLiteral("exit %1\nstdout:\n%2\nstderr:\n%3").arg(p.exit_code).arg(p.out, p.err); }
+using namespace mpx_torch_test;
 
 bool write_floats(const QString& path, const std::vector<float>& v) {
     QFile f(path);
@@ -114,13 +88,7 @@ class TestTorchAdam : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY(m_dir.isValid());
-        const Proc p = run(k_python, {QStringLiteral("-c"), QStringLiteral("import torch; print(torch.__version__)")});
-        if (p.exit_code != 0) {
-            if (qEnvironmentVariableIsSet("MPX_REQUIRE_TORCH"))
-                QFAIL("PyTorch is missing from /usr/bin/python3 though scripts/test.sh installs python3-torch");
-            QSKIP("PyTorch is not installed for /usr/bin/python3 (apt-get install python3-torch; scripts/test.sh does)");
-        }
-        qInfo().noquote() << "PyTorch" << p.out.trimmed();
+        MPX_REQUIRE_PYTORCH_OR_SKIP();
     }
 
     // 1,000 steps of one 1,003-element tensor (PyTorch's vector body and its scalar tail) on the

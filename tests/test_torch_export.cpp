@@ -12,39 +12,11 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include "torch_test_support.hpp"
+
 namespace {
 
-const QString k_python = QStringLiteral("/usr/bin/python3");
-
-struct Proc {
-    int exit_code = -1;
-    QString out, err;
-};
-
-Proc run(const QString& program, const QStringList& args, const QString& dir = {}) {
-    QProcess p;
-    if (!dir.isEmpty()) p.setWorkingDirectory(dir);
-    p.start(program, args);
-    Proc r;
-    if (!p.waitForStarted(20000)) {
-        r.err = QStringLiteral("could not start ") + program;
-        return r;
-    }
-    if (!p.waitForFinished(900000)) {
-        p.kill();
-        p.waitForFinished(5000);
-        r.err = QStringLiteral("timed out");
-        return r;
-    }
-    r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
-
-Proc cli(const QStringList& args, const QString& dir = {}) { return run(QStringLiteral(MPX_CLI_PATH), args, dir); }
-
-QString said(const Proc& p) { return QStringLiteral("exit %1\nstdout:\n%2\nstderr:\n%3").arg(p.exit_code).arg(p.out, p.err); }
+using namespace mpx_torch_test;
 
 // One line of a CSV file that starts with `prefix` ("amp-fp16+pytorch,fp16,amp,0,").
 QStringList row_of(const QString& path, const QString& prefix) {
@@ -92,13 +64,7 @@ class TestTorchExport : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY(m_dir.isValid());
-        const Proc p = run(k_python, {QStringLiteral("-c"), QStringLiteral("import torch; print(torch.__version__)")});
-        if (p.exit_code != 0) {
-            if (qEnvironmentVariableIsSet("MPX_REQUIRE_TORCH"))
-                QFAIL("PyTorch is missing from /usr/bin/python3 though scripts/test.sh installs python3-torch");
-            QSKIP("PyTorch is not installed for /usr/bin/python3 (apt-get install python3-torch; scripts/test.sh does)");
-        }
-        qInfo().noquote() << "PyTorch" << p.out.trimmed();
+        MPX_REQUIRE_PYTORCH_OR_SKIP();
     }
 
     // The default preset, 200 steps: FP32 within GEMM-order differences for 100 steps, held-out
