@@ -20,18 +20,24 @@ The .npy files are NumPy's format (exact float32 bits, and numpy.load reads them
 reads them with the standard library, so it needs nothing beyond torch.
 
     python3 train.py --csv torch.csv [--device cpu|cuda] [--runs a,b] [--emulate [all]]
-    mpx-cli compare mpx.csv torch.csv
+    mpx-cli compare --expect mpx.csv torch.csv --sidecar-b DIR
+
+It prints its progress and writes the CSV as it trains, a row a run a step (flushed), so a run
+stopped early leaves a valid CSV of the steps it took.
 
 Each precision is written as PyTorch users write it:
 
   fp32, scaling-only   plain FP32 (TF32 off on CUDA)
   tf32                 torch.backends.cuda.matmul.allow_tf32 on CUDA
-  amp-*, selective-*   torch.autocast(device, dtype) around the forward pass; a layer mpx keeps in
-                       FP32 runs with autocast off; the loss, LayerNorm and softmax in FP32 (mpx's
-                       categories, forced here: CPU autocast would leave LayerNorm in BF16)
-  half-*, pure-*       the model in FP16/BF16 (.half() / .bfloat16()); half-* with an FP32 master
-                       copy the optimizer updates (Apex O2), pure-* without (the optimizer's own
-                       arithmetic then runs in the low format, where mpx's computes in FP32)
+  amp-*                torch.autocast(device, dtype) around the forward pass (Run.autocast); a
+                       layer mpx keeps in FP32 runs with autocast off; the loss, LayerNorm and
+                       softmax in FP32 (mpx's categories, forced here: CPU autocast would leave
+                       LayerNorm in BF16)
+  half-*, pure-*,      per-layer dtypes: each nn.Linear in its weights' format (.to(torch.float16)
+  selective-*          / .to(torch.bfloat16)) and its input cast to it; half-* and selective-* with
+                       FP32 master copies the optimizer updates (Apex O2), pure-* without (the
+                       optimizer's own arithmetic then runs in the low format, where mpx's
+                       computes in FP32)
 
 Where the installed PyTorch cannot run a precision on the device (FP16 on the CPU before 2.x, TF32
 off CUDA), the run stops with a line saying so, and --emulate trains it in FP32 arithmetic with
@@ -39,10 +45,35 @@ every tensor rounded where the precision stores it (tensor.half().float() rounds
 operands and their gradients, activations and their gradients, weights, gradients and optimizer
 state, each in the format session.json names for its layer. `--emulate all` emulates every run.
 
-The loss scaler: torch.amp.GradScaler (torch.cuda.amp.GradScaler before 2.3) where the run's scaler
-is PyTorch's and the installed PyTorch has one for the device; otherwise MirrorScaler below, which
-implements the run's scaler rule from its settings in session.json (the framework it follows is
-named there, and on the CSV's first lines).
+The optimizer is torch.optim's (SGD, Adam, AdamW); the learning rate comes from TableLR, an
+lr_scheduler over data/lr.npy (mpx hands its optimizer the schedule's values in FP32, which
+StepLR's or a LambdaLR's doubles miss in the last bits). The loss scaler is PyTorch's own
+GradScaler where the run's rule is PyTorch's and the installed PyTorch has one for the device
+(torch.amp.GradScaler from 2.3, torch.cuda.amp.GradScaler on CUDA before); otherwise
+MirrorScaler, a GradScaler subclass with the run's rule (DeepSpeed's, Megatron's, Apex's, Keras's,
+or PyTorch's where PyTorch has no scaler for the device) from its settings in session.json. Both
+answer scale / unscale_ / step / update / state_dict, so one training loop (Run.step) serves
+every run.
+
+Lifting it: the classes and functions are importable, as in
+
+    import sys; sys.path.insert(0, "DIR")          # the export's folder
+    import train
+    session = train.load_session()
+    data = train.load_data(session)                  # batches, held-out set, initial weights, lr
+    run = train.build_run(session, data, "fp32")     # .model, .formats, .optimizer, .scheduler, .scaler
+    for step in range(3):
+        for x, target, keep in data.micro_batches(step):
+            run.optimizer.zero_grad(set_to_none=True)
+            with run.autocast():
+                logits = run.model(x, run.formats, keep)
+            loss = run.loss(logits, target, session["loss"])
+            run.scaler.scale(loss).backward()
+            run.scaler.step(run.optimizer)
+            run.scaler.update()
+            run.scheduler.step()
+
+(`Run.step` is that loop with mpx's details: micro-batches, FP32 masters, clipping, emulation.)
 """
 
 import argparse
@@ -51,8 +82,8 @@ import contextlib
 import json
 import math
 import os
-import stat
 import sys
+import warnings
 
 import torch
 import torch.nn as nn
@@ -62,6 +93,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 COLUMNS = ["run", "precision", "mode", "step", "loss", "loss_scale", "found_inf", "skipped", "scale_event",
            "grad_norm", "lr", "eval_loss", "eval_accuracy"]
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+# GradScaler's class: torch.amp's, for any device (PyTorch >= 2.3), or torch.cuda.amp's before.
+GRAD_SCALER = getattr(torch.amp, "GradScaler", None) or torch.cuda.amp.GradScaler
 
 
 class ExportError(Exception):
@@ -71,8 +104,6 @@ class ExportError(Exception):
 # ---- reading the export --------------------------------------------------------------------------
 
 NPY_TYPES = {"<f4": (torch.float32, 4), "<i4": (torch.int32, 4), "|u1": (torch.uint8, 1)}
-
-
 def load_npy(name):
     """A .npy file of the export as a tensor (float32, int32 or uint8), checked against its header."""
     path = os.path.join(HERE, name)
@@ -126,6 +157,102 @@ def expect_shape(name, t, shape):
         raise ExportError(f"{os.path.join(HERE, name)}: shape {tuple(t.shape)} where session.json needs "
                           f"{tuple(shape)}; export the session again")
     return t
+
+
+class Data:
+    """What every run of the session trains from: `lrs` (the learning rate after k schedule steps),
+    `init` (the initial weights by their state_dict names), the held-out set `x_test`, `y_test`,
+    and `micro_batches(step)`: the step's micro-batches as (inputs, targets, dropout keep-masks or
+    None), on the device."""
+
+    def __init__(self, lrs, init, micro_batches, x_test, y_test):
+        self.lrs, self.init, self.micro_batches = lrs, init, micro_batches
+        self.x_test, self.y_test = x_test, y_test
+
+
+def load_data(session, device="cpu"):
+    """The export's data files, checked against session.json, as a Data."""
+    steps, t = session["steps"], session["train"]
+    batch, accum = t["batch"], t["accumulation"]
+    if session["model"].get("kind") == "gpt":
+        return load_gpt_data(session, device)
+    sizes = session["model"]["sizes"]
+    n = len(sizes) - 1
+    x_train = load_npy("data/x_train.npy")
+    x_test = load_npy("data/x_test.npy")
+    if x_train.shape[1:] != (session["features"],) or x_test.shape[1:] != (session["features"],):
+        raise ExportError(f"{HERE}/data: the data sets do not have {session['features']} features; export again")
+    if session["loss"] == "mse":
+        y_train, y_test = load_npy("data/t_train.npy"), load_npy("data/t_test.npy")
+    else:
+        y_train, y_test = load_npy("data/y_train.npy").long(), load_npy("data/y_test.npy").long()
+    if y_train.shape[0] != x_train.shape[0] or y_test.shape[0] != x_test.shape[0]:
+        raise ExportError(f"{HERE}/data: labels and examples differ in number; export again")
+    init = {}
+    for i in range(n):
+        for part, shape in (("weight", (sizes[i + 1], sizes[i])), ("bias", (sizes[i + 1],))):
+            name = f"data/init_fc{i + 1}_{part}.npy"
+            init[f"fc{i + 1}.{part}"] = expect_shape(name, load_npy(name), shape)
+    batches = expect_shape("data/batches.npy", load_npy("data/batches.npy"), (steps, accum, batch)).long()
+    if batches.numel() and (int(batches.min()) < 0 or int(batches.max()) >= x_train.shape[0]):
+        raise ExportError(f"{HERE}/data/batches.npy: an index outside the training set; export again")
+    lrs = load_lrs(session)
+    masks = []
+    if session["model"]["dropout"] > 0:
+        keep_scale = session["model"]["dropout_keep_scale"]
+        for i in range(n - 1):
+            name = f"data/dropout_fc{i + 1}.npy"
+            masks.append(expect_shape(name, load_npy(name), (steps, accum, batch, sizes[i + 1])))
+    x_train, y_train = x_train.to(device), y_train.to(device)
+
+    def micro_batches(step):
+        micro = []
+        for k in range(accum):
+            idx = batches[step, k].to(device)
+            keep = [m[step, k].to(device).float() * keep_scale for m in masks] if masks else None
+            micro.append((x_train[idx], y_train[idx], keep))
+        return micro
+
+    return Data(lrs, init, micro_batches, x_test.to(device), y_test.to(device))
+
+
+def load_lrs(session):
+    return expect_shape("data/lr.npy", load_npy("data/lr.npy"), (session["steps"],)).tolist()
+
+
+def load_gpt_data(session, device):
+    """The GPT: windows of the text's token ids (data/tokens.npy), inputs and their next characters,
+    at the training starts of data/batches.npy and the held-out starts of data/eval_starts.npy."""
+    m, t, text = session["model"], session["train"], session["text"]
+    batch, accum, block = t["batch"], t["accumulation"], m["block_size"]
+    tokens = expect_shape("data/tokens.npy", load_npy("data/tokens.npy").long(), (text["characters"],))
+    if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= m["vocab_size"]):
+        raise ExportError(f"{HERE}/data/tokens.npy: a token outside the vocabulary; export again")
+    init = {p["name"]: load_npy(f"data/init/{p['name']}.npy") for p in m["params"]}
+    batches = expect_shape("data/batches.npy", load_npy("data/batches.npy"), (session["steps"], accum, batch)).long()
+    eval_starts = load_npy("data/eval_starts.npy").long()
+    last_train = text["train_size"] - block - 1
+    if batches.numel() and (int(batches.min()) < 0 or int(batches.max()) > last_train):
+        raise ExportError(f"{HERE}/data/batches.npy: a window outside the training text; export again")
+    if eval_starts.numel() and (int(eval_starts.min()) < text["train_size"] or
+                                int(eval_starts.max()) + block >= text["characters"]):
+        raise ExportError(f"{HERE}/data/eval_starts.npy: a window outside the held-out text; export again")
+    lrs = load_lrs(session)
+    offsets = torch.arange(block)
+
+    def windows(starts):
+        at = starts.reshape(-1, 1) + offsets
+        return tokens[at].to(device), tokens[at + 1].to(device)
+
+    def micro_batches(step):
+        micro = []
+        for k in range(accum):
+            x, y = windows(batches[step, k])
+            micro.append((x, y.reshape(-1), None))
+        return micro
+
+    x_test, y_test = windows(eval_starts)
+    return Data(lrs, init, micro_batches, x_test, y_test)
 
 
 # ---- formats: rounding to where a precision stores a value (--emulate) ------------------------------
@@ -206,125 +333,11 @@ class EmulatedMatmul(torch.autograd.Function):
         return ROUND[written](gc @ bc.transpose(-2, -1)), ROUND[written](ac.transpose(-2, -1) @ gc), None
 
 
-# ---- the loss scaler -------------------------------------------------------------------------------
-
-def as_fp32(x):
-    """A double as a float32 tensor stores it (nearest even; beyond FLT_MAX: inf)."""
-    return torch.tensor(x, dtype=torch.float64).float().item()
-
-
-class ScaleAtMinimum(Exception):
-    pass
-
-
-class MirrorScaler:
-    """The run's loss-scaler rule, from its settings in session.json: the framework it follows is
-    named in session.json's `scaler_follows` for the run (REFERENCE: every field below is one of
-    that framework's behaviours). Scale backs off on an overflow (after `hysteresis` overflows),
-    grows after `growth_interval` clean steps, in float32 (`scale_storage` fp32: a tensor) or a
-    Python float (fp64)."""
-
-    def __init__(self, c):
-        self.c = c
-        self.kind = c["kind"]
-        self.scale = 1.0 if self.kind == "none" else self.stored(c["init_scale"])
-        self.tracker = 0
-        self.hysteresis_left = c["hysteresis"]
-        self.iteration = 0
-        self.last_overflow = -1
-
-    def stored(self, x):
-        return as_fp32(x) if self.c["scale_storage"] == "fp32" else float(x)
-
-    def update(self, found_inf):
-        """One step of the rule; returns the event: none, grow, backoff or hysteresis."""
-        c, event = self.c, "none"
-        if self.kind != "dynamic":
-            self.iteration += 1
-            return event
-        if found_inf:
-            if c["hysteresis_decrement"] == "always":
-                self.hysteresis_left -= 1
-                back_off = self.hysteresis_left <= 0
-            else:
-                back_off = c["hysteresis"] == 1 or self.hysteresis_left <= 1
-                if not back_off:
-                    self.hysteresis_left -= 1
-            if back_off:
-                low = self.stored(c["min_scale"])
-                if c["at_min"] == "error" and self.scale == low:
-                    raise ScaleAtMinimum(f"current loss scale already at minimum: {self.scale}")
-                self.scale = max(self.stored(self.scale * c["backoff_factor"]), low)
-                event = "backoff"
-            else:
-                event = "hysteresis"
-            self.tracker = 0
-            self.last_overflow = self.iteration
-        else:
-            if c["hysteresis_reset"] == "on_clean_step":
-                self.hysteresis_left = c["hysteresis"]
-            since = self.iteration - self.last_overflow
-            if c["growth_count"] == "since_last_overflow":
-                grow = since % c["growth_interval"] == 0
-            elif c["growth_count"] == "stable_interval":
-                grow = since - 1 > 0 and (since - 1) % c["growth_interval"] == 0
-            else:
-                self.tracker += 1
-                grow = self.tracker == c["growth_interval"]
-                if grow:
-                    self.tracker = 0
-            if grow:
-                if c["hysteresis_reset"] == "on_growth":
-                    self.hysteresis_left = c["hysteresis"]
-                high = math.inf if c["max_scale"] is None else self.stored(c["max_scale"])
-                grown = min(self.stored(self.scale * c["growth_factor"]), high)
-                old = self.scale
-                if math.isfinite(grown) or c["non_finite_growth"] == "apply":
-                    self.scale = grown
-                if self.scale > old:
-                    event = "grow"
-        self.iteration += 1
-        return event
-
-
-def torch_grad_scaler(device, c):
-    """PyTorch's own GradScaler for a run whose scaler is PyTorch's, where this PyTorch has one for
-    the device; None otherwise."""
-    pytorch_rule = (c["kind"] == "dynamic" and c["preset"] in ("pytorch", "custom") and c["hysteresis"] == 1
-                    and c["min_scale"] == 0 and c["max_scale"] is None and c["scale_storage"] == "fp32"
-                    and c["growth_count"] == "consecutive" and c["non_finite_growth"] == "refuse")
-    if not pytorch_rule:
-        return None
-    kwargs = dict(init_scale=c["init_scale"], growth_factor=c["growth_factor"],
-                  backoff_factor=c["backoff_factor"], growth_interval=c["growth_interval"])
-    amp = getattr(torch, "amp", None)
-    if amp is not None and hasattr(amp, "GradScaler"):  # PyTorch >= 2.3: one class, any device
-        try:
-            return amp.GradScaler(device, **kwargs)
-        except Exception:
-            return None
-    if device == "cuda":
-        return torch.cuda.amp.GradScaler(**kwargs)
-    return None
-
-
-# ---- the model -----------------------------------------------------------------------------------
-
-def activation(name, z):
-    if name == "relu":
-        return F.relu(z)
-    if name == "gelu":
-        return F.gelu(z, approximate="tanh")
-    if name == "tanh":
-        return torch.tanh(z)
-    return z
-
-
 class Formats:
-    """Where a GPT run's values meet its formats, read from session.json: per site layer the run's
-    formats (`layers`) and the formats of the stream between ops (`gpt_formats`: the residual
-    stream, a LayerNorm's output, attention's probabilities). Natively, PyTorch's own dtypes do
-    the rounding: autocast casts each Linear's and batched product's operands (a layer mpx keeps in
+    """Where a run's values meet its formats, read from session.json: per layer the run's formats
+    (`layers`) and, for the GPT, the formats of the stream between ops (`gpt_formats`: the residual
+    stream, a LayerNorm's output, attention's probabilities). Natively, PyTorch's own dtypes do the
+    rounding: autocast casts each Linear's and batched product's operands (a layer mpx keeps in
     FP32 runs with autocast off), and LayerNorm, softmax and GELU run in FP32 with autocast off,
     their results cast to the format named (CUDA's autocast puts layer_norm and softmax in FP32;
     PyTorch 1.13's CPU autocast leaves them in BF16, which session.json's cpu-1.13 policy names).
@@ -332,7 +345,7 @@ class Formats:
     in FP32 from operands rounded to the compute format."""
 
     def __init__(self, spec, device, emulated):
-        self.layers, self.stream = spec["layers"], spec["gpt_formats"]
+        self.layers, self.stream = spec["layers"], spec.get("gpt_formats")
         self.device, self.emulated = device, emulated
         self.autocast = spec["autocast"]
 
@@ -367,6 +380,58 @@ class Formats:
             with torch.autocast(device_type=self.device, enabled=False):
                 return a.float() @ b.float()
         return a @ b
+
+
+# ---- the models --------------------------------------------------------------------------------
+
+def activation(name, z):
+    if name == "relu":
+        return F.relu(z)
+    if name == "gelu":
+        return F.gelu(z, approximate="tanh")
+    if name == "tanh":
+        return torch.tanh(z)
+    return z
+
+
+class MLPNet(nn.Module):
+    """The MLP session.json's model describes: fc1 ... fcN as nn.Linear (state_dict names fc1.weight,
+    fc1.bias, ..., as data/init_fcN_*.npy hold them), a LayerNorm lnK after each hidden Linear
+    where the model has them, the activation, and dropout by the exported keep-masks. forward(x,
+    f, keep) takes a batch (batch, features), the run's Formats and the step's keep-masks (None: no
+    dropout); it returns the logits (batch, outputs)."""
+
+    def __init__(self, m):
+        super().__init__()
+        sizes = m["sizes"]
+        self.n, self.activation = len(sizes) - 1, m["activation"]
+        for i in range(self.n):  # registered in mpx's order: fc1.weight, fc1.bias, ln1.weight, ln1.bias, fc2...
+            self.add_module(f"fc{i + 1}", nn.Linear(sizes[i], sizes[i + 1]))
+            if m["layernorm"] and i + 1 < self.n:
+                self.add_module(f"ln{i + 1}", nn.LayerNorm(sizes[i + 1], eps=m["layernorm_eps"]))
+
+    def linears(self):
+        return [getattr(self, f"fc{i + 1}") for i in range(self.n)]
+
+    def param_layers(self):
+        """(name, layer index, whether it is a LayerNorm's) for each parameter, in order."""
+        return [(name, int(name.split(".")[0][2:]) - 1, name.startswith("ln")) for name, _ in self.named_parameters()]
+
+    def forward(self, x, f, keep=None):
+        h = f.store(x, f.layers[0]["weight"])  # the input as fc1's weights are stored (mpx's input site)
+        for i, fc in enumerate(self.linears()):
+            z = f.linear(h, fc.weight, fc.bias, i)
+            if i + 1 == self.n:
+                return z
+            a = f.layers[i]["activation"]
+            ln = getattr(self, f"ln{i + 1}", None)
+            if ln is not None:  # statistics in FP32, the result stored in the layer's format
+                z = layer_norm(z, ln, ln.eps, f, a)
+            # Computed in FP32 and stored once in the layer's format, as CUDA's kernels do (the CPU's
+            # BF16 GELU of PyTorch 1.13 rounds its intermediate steps to BF16).
+            h = f.store(activation(self.activation, z.float()), a)
+            if keep is not None:
+                h = f.store(h.float() * keep[i], a)
 
 
 class QKNorm(nn.Module):
@@ -525,7 +590,7 @@ class GPT(nn.Module):
             self.lm_head.weight = self.transformer.wte.weight  # nanoGPT's weight tying
         self.site_head = 5 * m["n_layer"] + 1
 
-    def forward(self, idx, f):
+    def forward(self, idx, f, keep=None):  # keep: dropout's masks, which the GPT has none of
         batch, t = idx.shape
         tr = self.transformer
         pos = torch.arange(t, device=idx.device)
@@ -535,6 +600,222 @@ class GPT(nn.Module):
         x = layer_norm(x, tr.ln_f, tr.ln_f.eps, f, f.stream["norm"][self.site_head], f.stream["norm_stats"][self.site_head])
         return f.linear(x, self.lm_head.weight, None, self.site_head)
 
+
+# ---- the optimizer and its learning rate ----------------------------------------------------------
+
+def make_optimizer(params, t, lr):
+    """torch.optim's optimizer for session.json's `train`: SGD (momentum), Adam or AdamW."""
+    if t["optimizer"] == "sgd":
+        return torch.optim.SGD(params, lr=lr, momentum=t["momentum"], weight_decay=t["weight_decay"])
+    cls = torch.optim.Adam if t["optimizer"] == "adam" else torch.optim.AdamW
+    return cls(params, lr=lr, betas=(t["beta1"], t["beta2"]), eps=t["eps"], weight_decay=t["weight_decay"])
+
+
+class TableLR(torch.optim.lr_scheduler._LRScheduler):
+    """The learning rate after k scheduler steps, from a table (data/lr.npy), its last value past
+    the end. mpx's schedules are StepLR's and a LambdaLR's warm-up and cosine, but mpx hands its
+    optimizer each value in FP32, and those compute in double: they part from mpx in the last bits,
+    which Adam carries into every step, so the table is read instead."""
+
+    def __init__(self, optimizer, table, last_epoch=-1):
+        if not table:
+            raise ExportError("TableLR: an empty learning-rate table")
+        self.table = [float(v) for v in table]
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.table[min(self.last_epoch, len(self.table) - 1)] for _ in self.optimizer.param_groups]
+
+
+# ---- the loss scaler -------------------------------------------------------------------------------
+
+def as_fp32(x):
+    """A double as a float32 tensor stores it (nearest even; beyond FLT_MAX: inf)."""
+    return torch.tensor(x, dtype=torch.float64).float().item()
+
+
+class ScaleAtMinimum(Exception):
+    pass
+
+
+class MirrorScaler:
+    """The run's loss-scaler rule, from its settings in session.json: the framework it follows is
+    named in session.json's `scaler_follows` for the run (REFERENCE: every field below is one of
+    that framework's behaviours). Scale backs off on an overflow (after `hysteresis` overflows),
+    grows after `growth_interval` clean steps, in float32 (`scale_storage` fp32: a tensor) or a
+    Python float (fp64)."""
+
+    def __init__(self, c):
+        self.c = c
+        self.kind = c["kind"]
+        self.scale = 1.0 if self.kind == "none" else self.stored(c["init_scale"])
+        self.tracker = 0
+        self.hysteresis_left = c["hysteresis"]
+        self.iteration = 0
+        self.last_overflow = -1
+
+    def stored(self, x):
+        return as_fp32(x) if self.c["scale_storage"] == "fp32" else float(x)
+
+    def update(self, found_inf):
+        """One step of the rule; returns the event: none, grow, backoff or hysteresis."""
+        c, event = self.c, "none"
+        if self.kind != "dynamic":
+            self.iteration += 1
+            return event
+        if found_inf:
+            if c["hysteresis_decrement"] == "always":
+                self.hysteresis_left -= 1
+                back_off = self.hysteresis_left <= 0
+            else:
+                back_off = c["hysteresis"] == 1 or self.hysteresis_left <= 1
+                if not back_off:
+                    self.hysteresis_left -= 1
+            if back_off:
+                low = self.stored(c["min_scale"])
+                if c["at_min"] == "error" and self.scale == low:
+                    raise ScaleAtMinimum(f"current loss scale already at minimum: {self.scale}")
+                self.scale = max(self.stored(self.scale * c["backoff_factor"]), low)
+                event = "backoff"
+            else:
+                event = "hysteresis"
+            self.tracker = 0
+            self.last_overflow = self.iteration
+        else:
+            if c["hysteresis_reset"] == "on_clean_step":
+                self.hysteresis_left = c["hysteresis"]
+            since = self.iteration - self.last_overflow
+            if c["growth_count"] == "since_last_overflow":
+                grow = since % c["growth_interval"] == 0
+            elif c["growth_count"] == "stable_interval":
+                grow = since - 1 > 0 and (since - 1) % c["growth_interval"] == 0
+            else:
+                self.tracker += 1
+                grow = self.tracker == c["growth_interval"]
+                if grow:
+                    self.tracker = 0
+            if grow:
+                if c["hysteresis_reset"] == "on_growth":
+                    self.hysteresis_left = c["hysteresis"]
+                high = math.inf if c["max_scale"] is None else self.stored(c["max_scale"])
+                grown = min(self.stored(self.scale * c["growth_factor"]), high)
+                old = self.scale
+                if math.isfinite(grown) or c["non_finite_growth"] == "apply":
+                    self.scale = grown
+                if self.scale > old:
+                    event = "grow"
+        self.iteration += 1
+        return event
+
+
+class MirrorGradScaler(GRAD_SCALER):
+    """GradScaler's interface (scale, unscale_, step, update, get_scale, state_dict,
+    load_state_dict) over a run's MirrorScaler rule, on any device. As GradScaler does, unscale_
+    multiplies every gradient by 1/scale (the reciprocal in double, the product in FP32) and notes
+    whether one is inf or NaN, step skips optimizer.step() on such a step (where the rule skips:
+    `skip_on_inf`), and update applies the rule; `event` says what the last update did (none, grow,
+    backoff or hysteresis). `store_unscaled(grads)`, where given, stores the unscaled gradients in
+    their formats before the check (--emulate)."""
+
+    def __init__(self, settings, skip_on_inf=True, store_unscaled=None):
+        super().__init__(enabled=False)  # GradScaler's own machinery stays off: the rule does the work
+        self.rule = MirrorScaler(settings)
+        self.skip_on_inf, self.store_unscaled = skip_on_inf, store_unscaled
+        self.event = "none"
+        self.found_inf = None  # this step's, once unscale_ has checked
+        self.stepped = False
+
+    def is_enabled(self):
+        return True
+
+    def get_scale(self):
+        return self.rule.scale
+
+    def scale(self, outputs):
+        if isinstance(outputs, torch.Tensor):
+            return outputs * self.rule.scale
+        return type(outputs)(self.scale(o) for o in outputs)
+
+    def unscale_(self, optimizer):
+        if self.found_inf is not None:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        grads = [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+        inv = as_fp32(1.0 / self.rule.scale)
+        with torch.no_grad():
+            for g in grads:
+                g.mul_(inv)
+            if self.store_unscaled:
+                self.store_unscaled(grads)
+        self.found_inf = not all(bool(torch.isfinite(g).all()) for g in grads)
+
+    def step(self, optimizer, *args, **kwargs):
+        if self.stepped:
+            raise RuntimeError("step() has already been called since the last update().")
+        if self.found_inf is None:
+            self.unscale_(optimizer)
+        self.stepped = True
+        if self.found_inf and self.skip_on_inf:
+            return None
+        return optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale=None):
+        """The rule's step (ScaleAtMinimum where the rule refuses to go below its minimum)."""
+        found_inf, self.found_inf, self.stepped = self.found_inf, None, False
+        if new_scale is not None:
+            self.rule.scale = self.rule.stored(float(new_scale))
+            return
+        if found_inf is None:
+            raise RuntimeError("No inf checks were recorded prior to update.")
+        self.event = self.rule.update(found_inf)
+
+    STATE = ("scale", "tracker", "hysteresis_left", "iteration", "last_overflow")
+
+    def state_dict(self):
+        r = self.rule
+        return dict({k: getattr(r, k) for k in self.STATE}, growth_factor=r.c["growth_factor"],
+                    backoff_factor=r.c["backoff_factor"], growth_interval=r.c["growth_interval"])
+
+    def load_state_dict(self, state):
+        for k in self.STATE:
+            setattr(self.rule, k, state[k])
+
+
+def torch_grad_scaler(device, c):
+    """PyTorch's own GradScaler for a run whose scaler is PyTorch's, where this PyTorch has one for
+    the device; None otherwise."""
+    pytorch_rule = (c["kind"] == "dynamic" and c["preset"] in ("pytorch", "custom") and c["hysteresis"] == 1
+                    and c["min_scale"] == 0 and c["max_scale"] is None and c["scale_storage"] == "fp32"
+                    and c["growth_count"] == "consecutive" and c["non_finite_growth"] == "refuse")
+    if not pytorch_rule:
+        return None
+    kwargs = dict(init_scale=c["init_scale"], growth_factor=c["growth_factor"],
+                  backoff_factor=c["backoff_factor"], growth_interval=c["growth_interval"])
+    if hasattr(torch.amp, "GradScaler"):  # PyTorch >= 2.3: one class, any device
+        try:
+            return torch.amp.GradScaler(device, **kwargs)
+        except Exception:
+            return None
+    if device == "cuda":
+        return torch.cuda.amp.GradScaler(**kwargs)
+    return None
+
+
+def make_scaler(spec, device="cpu", native=True, store_unscaled=None):
+    """The run's loss scaler: PyTorch's GradScaler where the rule is PyTorch's, the device has one
+    and the optimizer's parameters are FP32 (`native`: GradScaler refuses to unscale FP16
+    gradients); MirrorGradScaler over the run's rule otherwise."""
+    return (native and torch_grad_scaler(device, spec["scaler"])) or MirrorGradScaler(
+        spec["scaler"], spec["skips_on_inf"], store_unscaled)
+
+
+def scale_event(scaler, before, found_inf):
+    """What the scaler's last update did: MirrorGradScaler says; PyTorch's GradScaler by its scale."""
+    if isinstance(scaler, MirrorGradScaler):
+        return scaler.event
+    return "grow" if scaler.get_scale() > before else "backoff" if found_inf else "none"
+
+
+# ---- a run: its model, optimizer, schedule and scaler, and the one training step -------------------
 
 def can_run(device, dtype):
     """Whether this PyTorch multiplies `dtype` matrices on the device, and autocasts to it there."""
@@ -548,104 +829,91 @@ def can_run(device, dtype):
         return False
 
 
-class Run:
-    """One run of the session: its model (as parameters), optimizer and scaler, trained step by step."""
+FP32_LAYER = dict(weight="fp32", grad="fp32", grad_through="fp32", unscaled="fp32", state="fp32")
 
-    def __init__(self, spec, session, init, lrs, device, emulate):
+
+def build_model(session, spec, init, device="cpu", emulated=False):
+    """The run's model (MLPNet or GPT), its parameters loaded with load_state_dict from the exported
+    initial weights (`init`, by state_dict name; LayerNorm's start at 1 and 0 where none is
+    exported): natively each Linear in its weights' dtype (per-layer .to(dtype): half-*, pure-*,
+    selective-*), emulated FP32 tensors holding values rounded to that format. Returns the model,
+    its parameters in order, each one's formats (a LayerNorm's gamma and beta stay FP32 in every
+    mode) and its FP32 initial value (where an FP32 master copy starts)."""
+    m, layers = session["model"], spec["layers"]
+    gpt = m.get("kind") == "gpt"
+    net = (GPT(m) if gpt else MLPNet(m)).to(device)
+    named = dict(net.named_parameters())
+    if gpt:
+        listed = [(p["name"], p["layer"], p["norm"]) for p in m["params"]]
+        if [name for name, _, _ in listed] != list(named):
+            raise ExportError(f"{HERE}/session.json: its model.params are not this script's GPT's; export again")
+    else:
+        listed = net.param_layers()
+    state, fmt, initial = {}, [], []
+    for name, layer, norm in listed:
+        lay = dict(layers[layer], **FP32_LAYER) if norm else layers[layer]
+        t = (init[name] if name in init else named[name].detach()).to(device).float().clone()
+        initial.append(t.clone())
+        state[name] = ROUND[lay["weight"]](t) if emulated else t
+        fmt.append(lay)
+    if gpt and m["tie_embeddings"]:
+        state["lm_head.weight"] = state["transformer.wte.weight"]
+    net.load_state_dict(state)
+    if not emulated and not gpt:  # per-layer dtypes (a GPT with FP16/BF16 weights trains emulated only)
+        for fc, lay in zip(net.linears(), layers):
+            fc.to(DTYPES.get(lay["weight"], torch.float32))
+    named = dict(net.named_parameters())
+    return net, [named[name] for name, _, _ in listed], fmt, initial
+
+
+def build_run(session, data, label, device="cpu", emulate=None):
+    """The run `label` of the session, built from the export: Run's model, optimizer, scheduler and
+    scaler. `emulate`: None (native, or an ExportError saying what this PyTorch lacks), "needed"
+    (emulate only what it lacks) or "all"."""
+    for spec in session["runs"]:
+        if spec["label"] == label:
+            return Run(spec, session, data, device, emulate)
+    raise ExportError(f"unknown run {label}; this export has {', '.join(r['label'] for r in session['runs'])}")
+
+
+class Run:
+    """One run of the session: its model (`model`, `formats`), torch.optim optimizer, TableLR
+    scheduler and loss scaler, built from the export; step() is the training step every run takes,
+    and evaluate() the held-out loss and accuracy."""
+
+    def __init__(self, spec, session, data, device="cpu", emulate=None):
         self.spec, self.session, self.device = spec, session, device
-        self.lrs = lrs  # the learning rate after k schedule steps (data/lr.npy)
         self.label = spec["label"]
         self.layers = spec["layers"]
-        self.model = session["model"]
+        self.model_cfg = session["model"]
+        self.gpt = self.model_cfg.get("kind") == "gpt"
         self.train_cfg = session["train"]
         self.emulated = emulate == "all"
-        self.why = self.native_problem()
-        if self.why and emulate:
-            self.emulated, self.why = True, None
-        if self.why:
-            raise ExportError(f"{self.label}: {self.why}; run with --emulate, or on a device that has it")
+        why = self.native_problem()
+        if why and emulate:
+            self.emulated, why = True, None
+        if why:
+            raise ExportError(f"{self.label}: {why}; run with --emulate, or on a device that has it")
         low = {l["weight"] for l in self.layers} - {"fp32"}
         self.working_dtype = DTYPES[low.pop()] if low and not self.emulated else torch.float32
         self.has_master = any(l["master"] for l in self.layers)
-        # Parameters in the model's order: fc1.weight, fc1.bias, (LayerNorm gamma, beta), fc2.weight, ...
-        self.params, self.fmt, self.initial = [], [], []
-        self.net = None
-        if self.model.get("kind") == "gpt":
-            self.init_gpt(init)
-        n = 0 if self.net else len(self.model["sizes"]) - 1
-        for i in range(n):
-            lay = self.layers[i]
-            for t in (init[f"fc{i + 1}_weight"], init[f"fc{i + 1}_bias"]):
-                self.add_param(t, lay["weight"], lay)
-            if self.model["layernorm"] and i + 1 < n:  # LayerNorm's gamma and beta stay FP32 in every mode
-                width = self.model["sizes"][i + 1]
-                fp32 = dict(lay, weight="fp32", grad="fp32", grad_through="fp32", unscaled="fp32", state="fp32")
-                self.add_param(torch.ones(width), "fp32", fp32, dtype=torch.float32)
-                self.add_param(torch.zeros(width), "fp32", fp32, dtype=torch.float32)
-        # The optimizer updates the FP32 master copies where the run keeps them, else the working ones.
-        if self.has_master:
-            # The masters start from the FP32 initial values, the working copies from them rounded.
-            self.masters = [t.clone().requires_grad_(True) for t in self.initial]
-            self.opt_params = self.masters
-        else:
-            self.opt_params = self.params
-        t = self.train_cfg
-        kind = t["optimizer"]
-        if kind == "sgd":
-            self.optimizer = torch.optim.SGD(self.opt_params, lr=0.0, momentum=t["momentum"],
-                                             weight_decay=t["weight_decay"])
-        elif kind == "adam":
-            self.optimizer = torch.optim.Adam(self.opt_params, lr=0.0, betas=(t["beta1"], t["beta2"]), eps=t["eps"],
-                                              weight_decay=t["weight_decay"])
-        else:
-            self.optimizer = torch.optim.AdamW(self.opt_params, lr=0.0, betas=(t["beta1"], t["beta2"]), eps=t["eps"],
-                                               weight_decay=t["weight_decay"])
-        sc = spec["scaler"]
-        # GradScaler unscales FP32 gradients only: runs with FP16/BF16 parameters take the mirror.
+        self.model, self.params, self.fmt, initial = build_model(session, spec, data.init, device, self.emulated)
+        self.formats = Formats(spec, device, self.emulated)
+        # The optimizer updates FP32 master copies where the run keeps them (starting from the FP32
+        # initial values, the working copies from them rounded), else the model's parameters.
+        self.masters = [t.requires_grad_(True) for t in initial] if self.has_master else []
+        self.opt_params = self.masters if self.has_master else self.params
+        self.optimizer = make_optimizer(self.opt_params, self.train_cfg, data.lrs[0])
+        self.scheduler = TableLR(self.optimizer, data.lrs)
         native_fp32_params = not self.emulated and not self.has_master and self.working_dtype == torch.float32
-        self.grad_scaler = torch_grad_scaler(device, sc) if native_fp32_params else None
-        self.mirror = None if self.grad_scaler else MirrorScaler(sc)
+        self.scaler = make_scaler(spec, device, native_fp32_params, self.store_unscaled if self.emulated else None)
         self.skips_on_inf = spec["skips_on_inf"]
-        self.schedule_steps = 0
         self.stopped = None
-
-    def init_gpt(self, init):
-        """The GPT as an nn.Module, its parameters loaded from the exported initial weights (each
-        rounded to its format when emulated), in nanoGPT's order (session.json's model.params)."""
-        self.net = GPT(self.model).to(self.device)
-        self.formats = Formats(self.spec, self.device, self.emulated)
-        named = dict(self.net.named_parameters())
-        listed = [p["name"] for p in self.model["params"]]
-        if list(named) != listed:
-            raise ExportError(f"{HERE}/session.json: its model.params are not this script's GPT's; export again")
-        state = {}
-        for p in self.model["params"]:
-            lay = self.layers[p["layer"]]
-            if p["norm"]:  # LayerNorm's gamma and beta stay FP32 in every mode
-                lay = dict(lay, weight="fp32", grad="fp32", grad_through="fp32", unscaled="fp32", state="fp32")
-            t = init[p["name"]].to(self.device)
-            self.initial.append(t.clone())
-            state[p["name"]] = ROUND[lay["weight"]](t) if self.emulated else t
-            self.params.append(named[p["name"]])
-            self.fmt.append(lay)
-        if self.model["tie_embeddings"]:
-            state["lm_head.weight"] = state["transformer.wte.weight"]
-        self.net.load_state_dict(state)
-
-    def add_param(self, t, fmt, layer, dtype=None):
-        t = t.to(self.device).clone()  # every run starts from its own copy of the initial values
-        self.initial.append(t.float().clone())
-        if self.emulated:
-            t = ROUND[fmt](t.float())
-        else:
-            t = t.to(dtype or (DTYPES[fmt] if fmt in DTYPES else torch.float32))
-        self.params.append(t.requires_grad_(True))
-        self.fmt.append(layer)
 
     def native_problem(self):
         """Why this PyTorch cannot run the run natively on the device, or None."""
         formats = {l[k] for l in self.layers for k in ("compute", "weight")}
-        if self.model.get("kind") == "gpt" and {l["weight"] for l in self.layers} != {"fp32"}:
+        if self.gpt and {l["weight"] for l in self.layers} != {"fp32"}:
             return "this script trains a GPT whose weights are stored in FP16/BF16 in emulation only"
         if "tf32" in formats and self.device != "cuda":
             return "TF32 is a CUDA tensor-core format"
@@ -654,69 +922,18 @@ class Run:
                 return f"PyTorch {torch.__version__} cannot run {name.upper()} (autocast and GEMMs) on the {self.device}"
         return None
 
-    def scale(self):
-        return self.grad_scaler.get_scale() if self.grad_scaler else self.mirror.scale
+    def autocast(self):
+        """The run's autocast region (amp-*: torch.autocast(device, dtype)); none for the others."""
+        if self.spec["autocast"] and not self.emulated:
+            return torch.autocast(device_type=self.device, dtype=DTYPES[self.spec["autocast"]])
+        return contextlib.nullcontext()
 
-    # The forward pass, in the run's precision. `keep` holds the step's dropout masks (None: no dropout).
-    def forward(self, x, keep):
-        if self.net is not None:
-            autocast = self.spec["autocast"]
-            with (torch.autocast(device_type=self.device, dtype=DTYPES[autocast]) if autocast and not self.emulated
-                  else contextlib.nullcontext()):
-                return self.net(x, self.formats)
-        return self.forward_emulated(x, keep) if self.emulated else self.forward_native(x, keep)
+    def forward(self, x, keep=None):
+        with self.autocast():
+            return self.model(x, self.formats, keep)
 
-    def layer_params(self, i):
-        k = 0
-        n = len(self.model["sizes"]) - 1
-        for j in range(i):
-            k += 4 if self.model["layernorm"] and j + 1 < n else 2
-        ln = self.model["layernorm"] and i + 1 < n
-        return self.params[k], self.params[k + 1], (self.params[k + 2] if ln else None), (self.params[k + 3] if ln else None)
-
-    def forward_emulated(self, x, keep):
-        m, n = self.model, len(self.model["sizes"]) - 1
-        h = ROUND[self.layers[0]["weight"]](x)  # the input is stored as fc1's weights are
-        for i in range(n):
-            lay = self.layers[i]
-            a = lay["activation"]
-            w, b, gamma, beta = self.layer_params(i)
-            z = Store.apply(EmulatedLinear.apply(h, w, b, lay), a, a)
-            if i + 1 == n:
-                return z
-            if gamma is not None:
-                z = Store.apply(F.layer_norm(z, (z.shape[1],), gamma, beta, m["layernorm_eps"]), a, a)
-            h = Store.apply(activation(m["activation"], z), a, a)
-            if keep is not None:
-                h = Store.apply(h * keep[i], a, a)
-
-    def forward_native(self, x, keep):
-        m, n = self.model, len(self.model["sizes"]) - 1
-        autocast = self.spec["autocast"]
-        outer = (torch.autocast(device_type=self.device, dtype=DTYPES[autocast]) if autocast
-                 else contextlib.nullcontext())
-        with outer:
-            h = x.to(self.layer_params(0)[0].dtype)  # the input as fc1's weights are stored (mpx's input site)
-            for i in range(n):
-                lay = self.layers[i]
-                w, b, gamma, beta = self.layer_params(i)
-                if autocast and lay["compute"] in ("fp32", "tf32"):  # a layer mpx keeps in FP32
-                    with torch.autocast(device_type=self.device, enabled=False):
-                        z = F.linear(h.float(), w, b)
-                else:  # autocast casts; a model in FP16/BF16 (half-*, pure-*, selective-*) casts per layer
-                    z = F.linear(h if autocast else h.to(w.dtype), w, b)
-                if i + 1 == n:
-                    return z
-                if gamma is not None:  # statistics in FP32, the result stored as the layer stores it
-                    with torch.autocast(device_type=self.device, enabled=False):
-                        z = F.layer_norm(z.float(), (z.shape[1],), gamma, beta, m["layernorm_eps"]).to(z.dtype)
-                # Computed in FP32 and stored once in the layer's format, as CUDA's kernels do (the
-                # CPU's BF16 GELU of PyTorch 1.13 rounds its intermediate steps to BF16).
-                h = activation(m["activation"], z.float()).to(z.dtype)
-                if keep is not None:
-                    h = (h.float() * keep[i]).to(h.dtype)
-
-    def loss(self, logits, target, kind, z_loss=0.0):
+    @staticmethod
+    def loss(logits, target, kind, z_loss=0.0):
         logits = logits.float()  # the loss in FP32 (softmax too), in every mode
         if kind == "cross_entropy":
             if z_loss:  # PaLM's z-loss on the log-normaliser (session.json's train.z_loss)
@@ -724,64 +941,49 @@ class Run:
             return F.cross_entropy(logits, target)
         return F.mse_loss(logits, target)
 
-    # One optimizer step over its micro-batches; returns the CSV row's training values.
-    def step(self, index, micro, loss_kind):
+    def store_unscaled(self, grads):
+        """Emulated: the unscaled gradients stored in their formats (MirrorGradScaler.unscale_ calls it)."""
+        for g, lay in zip(grads, self.fmt):
+            g.copy_(ROUND[lay["unscaled"]](g))
+
+    def step(self, micro, loss_kind):
+        """One optimizer step over the step's micro-batches; returns the CSV row's training values."""
         t = self.train_cfg
-        lr = float(self.lrs[min(self.schedule_steps, len(self.lrs) - 1)])
+        lr = self.optimizer.param_groups[0]["lr"]
+        scale = self.scaler.get_scale()
         if self.stopped:
-            return dict(loss=math.nan, loss_scale=self.scale(), found_inf=0, skipped=1, scale_event="none",
-                        grad_norm=None, lr=lr)
-        for p in self.params + (self.masters if self.has_master else []):
-            p.grad = None
-        scale = self.scale()
+            return dict(loss=math.nan, loss_scale=scale, found_inf=0, skipped=1, scale_event="none", grad_norm=None, lr=lr)
+        self.model.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad(set_to_none=True)
         factor = t["loss_weight"] / len(micro)
         loss_sum = 0.0
         for x, target, keep in micro:
-            logits = self.forward(x, keep)
-            loss = self.loss(logits, target, loss_kind, t.get("z_loss", 0.0))
+            loss = self.loss(self.forward(x, keep), target, loss_kind, t.get("z_loss", 0.0))
             loss_sum += loss.item()
-            if self.grad_scaler:
-                self.grad_scaler.scale(loss * factor).backward()
-            else:
-                (loss * (scale * factor)).backward()
+            self.scaler.scale(loss * factor).backward()
             if self.emulated:  # each micro-batch's gradients added into the stored ones, in their format
                 for p, lay in zip(self.params, self.fmt):
                     p.grad = ROUND[lay["grad"]](p.grad)
-        # Unscale (the reciprocal in double, multiplied in FP32), then check every gradient.
-        if self.has_master:
-            for mp, p in zip(self.masters, self.params):
-                mp.grad = p.grad.float()
+        for mp, p in zip(self.masters, self.params):
+            mp.grad = p.grad.float()
+        # Unscale, then check every gradient; clip (after unscaling, with no inf or NaN).
+        self.scaler.unscale_(self.optimizer)
         grads = [p.grad for p in self.opt_params]
-        if self.grad_scaler:
-            self.grad_scaler.unscale_(self.optimizer)
-        else:
-            inv = as_fp32(1.0 / scale)
-            for g, lay in zip(grads, self.fmt):
-                g.mul_(inv)
-                if self.emulated:
-                    g.copy_(ROUND[lay["unscaled"]](g))
         found_inf = not all(bool(torch.isfinite(g).all()) for g in grads)
         grad_norm = math.inf if found_inf else math.sqrt(sum(float(g.double().pow(2).sum()) for g in grads))
         if t["clip_norm"] > 0 and not found_inf:
             torch.nn.utils.clip_grad_norm_(self.opt_params, t["clip_norm"])
         skipped = found_inf and self.skips_on_inf
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
-        if self.grad_scaler:
-            self.grad_scaler.step(self.optimizer)
-            self.grad_scaler.update()
-            new = self.grad_scaler.get_scale()
-            event = "grow" if new > scale else "backoff" if found_inf else "none"
-        else:
-            if not skipped:
-                self.optimizer.step()
-                self.write_back()
-            try:
-                event = self.mirror.update(found_inf)
-            except ScaleAtMinimum as e:
-                self.stopped, event = str(e), "none"
+        self.scaler.step(self.optimizer)  # optimizer.step(), unless the scaler skips this step
+        if not skipped:
+            self.write_back()
+        try:
+            self.scaler.update()
+            event = scale_event(self.scaler, scale, found_inf)
+        except ScaleAtMinimum as e:
+            self.stopped, event = str(e), "none"
         if not skipped or t["advance_on_skip"]:
-            self.schedule_steps += 1
+            self.scheduler.step()
         return dict(loss=loss_sum / len(micro) * t["loss_weight"], loss_scale=scale, found_inf=int(found_inf),
                     skipped=int(skipped), scale_event=event, grad_norm=grad_norm, lr=lr)
 
@@ -806,9 +1008,9 @@ class Run:
         loss_sum, correct, labelled, rows = 0.0, 0, 0, x.shape[0]
         for first in range(0, rows, batch):
             xs, ts = x[first:first + batch], target[first:first + batch]
-            if self.net is not None:  # the GPT: a label per position of each window
+            if self.gpt:  # a label per position of each window
                 ts = ts.reshape(-1)
-            logits = self.forward(xs, None)
+            logits = self.forward(xs)
             loss_sum += self.loss(logits, ts, loss_kind).item() * xs.shape[0]
             if loss_kind == "cross_entropy":
                 correct += int((logits.float().argmax(dim=1) == ts).sum())
@@ -816,6 +1018,25 @@ class Run:
         accuracy = correct / labelled if loss_kind == "cross_entropy" else None
         return loss_sum / rows * self.train_cfg["loss_weight"], accuracy
 
+    def describe(self):
+        """A line saying how the run is trained (the CSV's first lines)."""
+        how = ("emulated (FP32 arithmetic, values rounded to their formats)" if self.emulated
+               else f"torch.autocast({self.device}, {self.spec['autocast']})" if self.spec["autocast"]
+               else f"model in {self.working_dtype}" + (" with FP32 master weights" if self.has_master else ""))
+        if not isinstance(self.scaler, MirrorGradScaler):
+            sc = f"scaler: torch GradScaler ({type(self.scaler).__module__})"
+        elif self.spec["scaler"]["kind"] == "dynamic":
+            follows = self.spec.get("scaler_follows", {})
+            sc = (f"scaler: MirrorGradScaler, the rule of {follows.get('framework', '?')} "
+                  f"({follows.get('source', '?')})")
+            if "snippet" in self.spec:
+                sc += f"; {self.spec['snippet']['framework']}'s own settings for it: session.json, this run's 'snippet'"
+        else:
+            sc = f"scaler: {self.spec['scaler']['kind']} (scale {self.scaler.get_scale():g})"
+        return f"# {self.label}: {how}; {sc}"
+
+
+# ---- the script: every run in lockstep, the CSV written as it goes ----------------------------------
 
 def number(v):
     if v is None:
@@ -825,9 +1046,39 @@ def number(v):
     return str(v)
 
 
+class CsvLog:
+    """The CSV in mpx's columns, written as training goes: the # lines and the header first, then
+    each row as soon as its step is trained, flushed, so a run stopped early leaves every row so
+    far (compare reads the steps both files hold). A device or a FIFO (--csv /dev/null, to time a
+    run) is written to like a file."""
+
+    def __init__(self, path, header):
+        self.path, self.rows = path, 0
+        try:
+            self.f = open(path, "w", encoding="utf-8", newline="")
+            self.f.write("".join(line + "\n" for line in header) + ",".join(COLUMNS) + "\n")
+            self.f.flush()
+        except OSError as e:
+            raise ExportError(f"{path}: cannot write it ({e.strerror})") from None
+
+    def write(self, rec):
+        try:
+            self.f.write(",".join(number(rec[c]) for c in COLUMNS) + "\n")
+            self.f.flush()
+        except OSError as e:
+            raise ExportError(f"{self.path}: cannot write it ({e.strerror})") from None
+        self.rows += 1
+
+    def close(self):
+        try:
+            self.f.close()
+        except OSError as e:
+            raise ExportError(f"{self.path}: cannot write it ({e.strerror})") from None
+
+
 def main():
     ap = argparse.ArgumentParser(description="Train the exported mpx session in PyTorch; write mpx's CSV columns.")
-    ap.add_argument("--csv", required=True, help="where to write the records (mpx's column names)")
+    ap.add_argument("--csv", required=True, help="where to write the records (mpx's column names), row by row")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--runs", help="only these runs, by label (comma-separated)")
     ap.add_argument("--steps", type=int, help="stop after this many steps (default: the session's)")
@@ -839,7 +1090,7 @@ def main():
                          "(FP32 arithmetic, values rounded where the format stores them); 'all': every run")
     args = ap.parse_args()
     try:
-        write_csv(args, train(args))
+        train(args)
     except ExportError as e:
         print(f"train.py: {e}", file=sys.stderr)
         return 2
@@ -856,184 +1107,57 @@ def train(args):
     if args.device == "cuda":  # TF32 only where a run asks for it (set per run below)
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
-    dev = args.device
+    # A step the scaler skips still advances the schedule where the rule says so, as with GradScaler.
+    warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler\.step\(\)` before `optimizer\.step\(\)`")
     steps = session["steps"] if args.steps is None else min(args.steps, session["steps"])
-    t = session["train"]
-    batch, accum = t["batch"], t["accumulation"]
-    if session["model"].get("kind") == "gpt":
-        return train_gpt(args, session, steps)
-    sizes = session["model"]["sizes"]
-    n = len(sizes) - 1
-    regression = session["loss"] == "mse"
-    x_train = load_npy("data/x_train.npy")
-    x_test = load_npy("data/x_test.npy")
-    if x_train.shape[1:] != (session["features"],) or x_test.shape[1:] != (session["features"],):
-        raise ExportError(f"{HERE}/data: the data sets do not have {session['features']} features; export again")
-    if regression:
-        y_train, y_test = load_npy("data/t_train.npy"), load_npy("data/t_test.npy")
-    else:
-        y_train, y_test = load_npy("data/y_train.npy").long(), load_npy("data/y_test.npy").long()
-    if y_train.shape[0] != x_train.shape[0] or y_test.shape[0] != x_test.shape[0]:
-        raise ExportError(f"{HERE}/data: labels and examples differ in number; export again")
-    init = {}
-    for i in range(n):
-        init[f"fc{i + 1}_weight"] = expect_shape(f"data/init_fc{i + 1}_weight.npy",
-                                                 load_npy(f"data/init_fc{i + 1}_weight.npy"), (sizes[i + 1], sizes[i]))
-        init[f"fc{i + 1}_bias"] = expect_shape(f"data/init_fc{i + 1}_bias.npy",
-                                               load_npy(f"data/init_fc{i + 1}_bias.npy"), (sizes[i + 1],))
-    batches = expect_shape("data/batches.npy", load_npy("data/batches.npy"), (session["steps"], accum, batch)).long()
-    if batches.numel() and (int(batches.min()) < 0 or int(batches.max()) >= x_train.shape[0]):
-        raise ExportError(f"{HERE}/data/batches.npy: an index outside the training set; export again")
-    lrs = expect_shape("data/lr.npy", load_npy("data/lr.npy"), (session["steps"],)).tolist()
-    dropout = session["model"]["dropout"] > 0
-    masks = []
-    if dropout:
-        keep_scale = session["model"]["dropout_keep_scale"]
-        for i in range(n - 1):
-            name = f"data/dropout_fc{i + 1}.npy"
-            masks.append(expect_shape(name, load_npy(name), (session["steps"], accum, batch, sizes[i + 1])))
-
-    runs, notes = make_runs(args, session, init, lrs)
-    x_train, x_test = x_train.to(dev), x_test.to(dev)
-    y_train, y_test = y_train.to(dev), y_test.to(dev)
-
-    def micro_batches(step):
-        micro = []
-        for k in range(accum):
-            idx = batches[step, k].to(dev)
-            keep = [masks[i][step, k].to(dev).float() * keep_scale for i in range(n - 1)] if dropout else None
-            micro.append((x_train[idx], y_train[idx], keep))
-        return micro
-
-    return train_loop(args, session, steps, runs, notes, micro_batches, x_test, y_test)
-
-
-def make_runs(args, session, init, lrs):
-    """The runs --runs asks for (all by default), each with its model, optimizer and scaler, and a
-    line per run saying how it is trained."""
-    dev = args.device
-    specs = session["runs"]
+    data = load_data(session, args.device)
+    labels = [r["label"] for r in session["runs"]]
+    wanted = labels
     if args.runs:
         wanted = [r.strip() for r in args.runs.split(",") if r.strip()]
-        labels = [r["label"] for r in specs]
         unknown = [w for w in wanted if w not in labels]
         if unknown:
             raise ExportError(f"--runs: unknown run {', '.join(unknown)}; this export has {', '.join(labels)}")
-        specs = [r for r in specs if r["label"] in wanted]
     runs = []
-    for spec in specs:
-        if args.device == "cuda":
-            torch.backends.cuda.matmul.allow_tf32 = any(l["compute"] == "tf32" for l in spec["layers"])
-        runs.append(Run(spec, session, init, lrs, dev, args.emulate))
-    notes = []
-    for r in runs:
-        how = ("emulated (FP32 arithmetic, values rounded to their formats)" if r.emulated
-               else f"torch.autocast({dev}, {r.spec['autocast']})" if r.spec["autocast"]
-               else f"model in {r.working_dtype}" + (" with FP32 master weights" if r.has_master else ""))
-        if r.grad_scaler:
-            sc = f"scaler: torch GradScaler ({type(r.grad_scaler).__module__})"
-        elif r.spec["scaler"]["kind"] == "dynamic":
-            follows = r.spec.get("scaler_follows", {})
-            sc = f"scaler: MirrorScaler, the rule of {follows.get('framework', '?')} ({follows.get('source', '?')})"
-            if "snippet" in r.spec:
-                sc += f"; {r.spec['snippet']['framework']}'s own settings for it: session.json, this run's 'snippet'"
-        else:
-            sc = f"scaler: {r.spec['scaler']['kind']} (scale {r.scale():g})"
-        notes.append(f"# {r.label}: {how}; {sc}")
-    return runs, notes
+    for label in (l for l in labels if l in wanted):
+        tf32_for(args.device, session, label)
+        runs.append(build_run(session, data, label, args.device, args.emulate))
+    header = [f"# train.py from mpx export-torch ({session['program']}, preset {session['preset']}); "
+              f"torch {torch.__version__}, device {args.device}"] + [r.describe() for r in runs]
+    log = CsvLog(args.csv, header)
+    train_loop(session, steps, runs, data, log, args.device)
+    log.close()
+    print(f"train.py: wrote {args.csv} ({log.rows} rows)", file=sys.stderr)
 
 
-def train_loop(args, session, steps, runs, notes, micro_batches, x_test, y_test):
-    """Every run steps in lockstep on the same micro-batches; the held-out set every eval_every steps."""
-    dev, batch = args.device, session["train"]["batch"]
-    rows = []
-    eval_every = session["eval_every"]
+def tf32_for(device, session, label):
+    """On CUDA, TF32 GEMMs only for a run with TF32 layers."""
+    if device == "cuda":
+        spec = next(r for r in session["runs"] if r["label"] == label)
+        torch.backends.cuda.matmul.allow_tf32 = any(l["compute"] == "tf32" for l in spec["layers"])
+
+
+def train_loop(session, steps, runs, data, log, device):
+    """Every run steps in lockstep on the same micro-batches; the held-out set every eval_every steps.
+    A line of progress about every twentieth step, and at the last."""
+    batch, eval_every, loss_kind = session["train"]["batch"], session["eval_every"], session["loss"]
+    every = max(1, steps // 20)
     for step in range(steps):
-        micro = micro_batches(step)
-        evaluate = eval_every >= 1 and x_test.shape[0] > 0 and (step % eval_every == 0 or step + 1 == session["steps"])
+        micro = data.micro_batches(step)
+        evaluate = (eval_every >= 1 and data.x_test.shape[0] > 0
+                    and (step % eval_every == 0 or step + 1 == session["steps"]))
+        said = []
         for r in runs:
-            if args.device == "cuda":
-                torch.backends.cuda.matmul.allow_tf32 = any(l["compute"] == "tf32" for l in r.spec["layers"])
-            rec = r.step(step, micro, session["loss"])
+            tf32_for(device, session, r.label)
+            rec = r.step(micro, loss_kind)
             rec.update(run=r.label, precision=r.spec["precision"], mode=r.spec["mode"], step=step,
                        eval_loss=None, eval_accuracy=None)
             if evaluate and not r.stopped:
-                rec["eval_loss"], rec["eval_accuracy"] = r.evaluate(x_test, y_test, batch, session["loss"])
-            rows.append(rec)
-    header = [f"# train.py from mpx export-torch ({session['program']}, preset {session['preset']}); "
-              f"torch {torch.__version__}, device {dev}"] + notes
-    return header, rows
-
-
-def train_gpt(args, session, steps):
-    """The GPT: windows of the text's token ids (data/tokens.npy), inputs and their next characters,
-    at the training starts of data/batches.npy and the held-out starts of data/eval_starts.npy."""
-    dev, m, t = args.device, session["model"], session["train"]
-    batch, accum, block = t["batch"], t["accumulation"], m["block_size"]
-    tokens = load_npy("data/tokens.npy").long()
-    text = session["text"]
-    expect_shape("data/tokens.npy", tokens, (text["characters"],))
-    if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= m["vocab_size"]):
-        raise ExportError(f"{HERE}/data/tokens.npy: a token outside the vocabulary; export again")
-    init = {}
-    for p in m["params"]:
-        name = f"data/init/{p['name']}.npy"
-        init[p["name"]] = load_npy(name)
-    batches = expect_shape("data/batches.npy", load_npy("data/batches.npy"), (session["steps"], accum, batch)).long()
-    eval_starts = load_npy("data/eval_starts.npy").long()
-    last_train = text["train_size"] - block - 1
-    if batches.numel() and (int(batches.min()) < 0 or int(batches.max()) > last_train):
-        raise ExportError(f"{HERE}/data/batches.npy: a window outside the training text; export again")
-    if eval_starts.numel() and (int(eval_starts.min()) < text["train_size"] or
-                                int(eval_starts.max()) + block >= text["characters"]):
-        raise ExportError(f"{HERE}/data/eval_starts.npy: a window outside the held-out text; export again")
-    lrs = expect_shape("data/lr.npy", load_npy("data/lr.npy"), (session["steps"],)).tolist()
-    offsets = torch.arange(block)
-
-    def windows(starts):
-        at = starts.reshape(-1, 1) + offsets
-        return tokens[at].to(dev), tokens[at + 1].to(dev)
-
-    def micro_batches(step):
-        micro = []
-        for k in range(accum):
-            x, y = windows(batches[step, k])
-            micro.append((x, y.reshape(-1), None))
-        return micro
-
-    runs, notes = make_runs(args, session, init, lrs)
-    x_test, y_test = windows(eval_starts)
-    return train_loop(args, session, steps, runs, notes, micro_batches, x_test, y_test)
-
-
-def write_csv(args, result):
-    header, rows = result
-    text = "".join(line + "\n" for line in header) + ",".join(COLUMNS) + "\n"
-    text += "".join(",".join(number(rec[c]) for c in COLUMNS) + "\n" for rec in rows)
-    try:
-        mode = os.stat(args.csv).st_mode
-    except OSError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        # A device or a FIFO (--csv /dev/null, to time a run) is written to, never replaced:
-        # os.replace would put a regular file where the node was (issue 41, class 9).
-        try:
-            with open(args.csv, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-        except OSError as e:
-            raise ExportError(f"{args.csv}: cannot write it ({e.strerror})") from None
-        print(f"train.py: wrote {args.csv} ({len(rows)} rows)", file=sys.stderr)
-        return
-    tmp = f"{args.csv}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, args.csv)
-    except OSError as e:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise ExportError(f"{args.csv}: cannot write it ({e.strerror})") from None
-    print(f"train.py: wrote {args.csv} ({len(rows)} rows)", file=sys.stderr)
+                rec["eval_loss"], rec["eval_accuracy"] = r.evaluate(data.x_test, data.y_test, batch, loss_kind)
+            log.write(rec)
+            said.append(f"{r.label} {rec['loss']:.6g}" + (" (skipped)" if rec["skipped"] else ""))
+        if step % every == 0 or step + 1 == steps:
+            print(f"step {step + 1}/{steps}  loss: " + "  ".join(said), flush=True)
 
 
 if __name__ == "__main__":
