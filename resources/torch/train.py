@@ -960,6 +960,8 @@ class Run:
         for x, target, keep in micro:
             loss = self.loss(self.forward(x, keep), target, loss_kind, t.get("z_loss", 0.0))
             loss_sum += loss.item()
+            # (loss x factor) x scale, as PyTorch users average micro-batches; mpx multiplies by one
+            # factor, scale x factor: the same bits while the scale is a power of two (every preset's).
             self.scaler.scale(loss * factor).backward()
             if self.emulated:  # each micro-batch's gradients added into the stored ones, in their format
                 for p, lay in zip(self.params, self.fmt):
