@@ -149,15 +149,27 @@ private slots:
 
     void steps_of_every_preset_allocate_nothing_after_warm_up_data() {
         QTest::addColumn<QString>("preset");
+        QTest::addColumn<QString>("sets");  // --set overrides, ';' between them
         QTest::addColumn<int>("threads");
         for (const std::string& p : preset_names())
-            for (int t : {1, 3}) QTest::newRow((p + "/" + std::to_string(t)).c_str()) << QString::fromStdString(p) << t;
+            for (int t : {1, 3})
+                QTest::newRow((p + "/" + std::to_string(t)).c_str()) << QString::fromStdString(p) << QString() << t;
+        // The GPT with every switch on, under AMP, an FP8 and an FP4 recipe, the scale before and split.
+        const std::string on = "attention.softmax=\"storage\";attention.qk_norm=true;attention.softcap=30;"
+                               "norm.stats=\"storage\";train.z_loss=0.0001;model.dropout=0.1;"
+                               "runs=[\"amp-fp16\",\"amp-bf16\",\"fp8-hybrid\",\"nvfp4\"]";
+        for (const std::string scale : {"before", "split"})
+            for (int t : {1, 3})
+                QTest::newRow(("gpt-classroom+switches+scale-" + scale + "/" + std::to_string(t)).c_str())
+                    << QStringLiteral("gpt-classroom") << QString::fromStdString(on + ";attention.scale=\"" + scale + "\"") << t;
     }
     void steps_of_every_preset_allocate_nothing_after_warm_up() {
         QFETCH(QString, preset);
+        QFETCH(QString, sets);
         QFETCH(int, threads);
         set_thread_count(static_cast<unsigned>(threads));
         SessionConfig c = load_config(preset.toStdString());
+        for (const QString& set : sets.split(';', Qt::SkipEmptyParts)) apply_override(c, set.toStdString());
         c.device = "cpu";
         // The GPT's buffers are all shaped by its first step, and its steps cost 100–1,000× an MLP's
         // (about 4 s under ASan): a few suffice (its histograms, every 10 or 50 steps, fall outside).

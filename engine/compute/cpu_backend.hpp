@@ -505,6 +505,7 @@ private:
     std::unique_ptr<StepHistograms> m_hist;  // allocated on the first collecting step
     bool m_collecting = false;
     Scratch m_a, m_b, m_c, m_d, m_e, m_e2, m_f;  // scratch, reused between ops
+    Fp4Workspace m_fp4_ws;                         // the FP4 casts' per-piece buffers, reused
     // Attention's stages (cpu_gpt.cpp): q, k, v as cast; scores and probabilities; their gradients.
     Scratch m_q, m_k, m_v, m_s, m_p, m_ds, m_dp, m_dy, m_out, m_t, m_dq, m_dk, m_dv;
     // The attention's operands q, k, v (B·T, C each) from qkv, as the batched products read them:

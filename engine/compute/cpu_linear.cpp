@@ -125,8 +125,8 @@ float CpuBackend::fp4_operand(const Tensor& t, Scratch& scratch, Fp8Tensor which
     decode_pieces(t.format(), t.data(), v, t.size());
     bin_values(sink.bins, v, t.size());
     std::fill(v + t.size(), v + static_cast<std::size_t>(padded) * static_cast<std::size_t>(cols), 0.0f);
-    if (rht) rht_in_place(v, padded, cols, MxAxis::cols);
-    const Fp4Tally tally = fp4_cast_in_place(v, padded, cols, axis, g.cast(which, columnwise));
+    if (rht) rht_in_place(v, padded, cols, MxAxis::cols, &m_fp4_ws);
+    const Fp4Tally tally = fp4_cast_in_place(v, padded, cols, axis, g.cast(which, columnwise), {}, &m_fp4_ws);
     if (sink.counts) *sink.counts += tally.counts;
     if (record && site() >= 0) {
         core::Fp8Record r;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "engine/base/parallel.hpp"
@@ -128,7 +129,7 @@ float rht_entry(int k, int j) {
     return static_cast<float>(k_rht_signs[k] * h) * 0.25f;
 }
 
-void rht_in_place(float* v, int rows, int cols, MxAxis axis) {
+void rht_in_place(float* v, int rows, int cols, MxAxis axis, Fp4Workspace* ws) {
     float t[16][16];
     for (int k = 0; k < 16; ++k)
         for (int j = 0; j < 16; ++j) t[k][j] = rht_entry(k, j);
@@ -147,23 +148,36 @@ void rht_in_place(float* v, int rows, int cols, MxAxis axis) {
             }
         return;
     }
-    // Down columns: 16 rows at a time, every column at once (the same sums, k order).
+    // Down columns: 16 rows at a time, every column at once (the same sums, k order), reading a copy
+    // (the workspace's, or the thread's of its 16 rows).
+    const std::size_t whole = static_cast<std::size_t>(rows / 16) * 16 * C;
+    if (ws) {
+        if (ws->f.size() < whole) ws->f.resize(whole);
+        std::copy(v, v + whole, ws->f.data());
+    }
     parallel_for(static_cast<std::size_t>(rows / 16), [&](std::size_t g) {
-        thread_local std::vector<float> in;
-        in.assign(v + g * 16 * C, v + (g + 1) * 16 * C);
+        const float* in = nullptr;
+        if (ws) {
+            in = ws->f.data() + g * 16 * C;
+        } else {
+            thread_local std::vector<float> copy;
+            copy.assign(v + g * 16 * C, v + (g + 1) * 16 * C);
+            in = copy.data();
+        }
         for (int j = 0; j < 16; ++j) {
             float* out = v + (g * 16 + static_cast<std::size_t>(j)) * C;
             std::fill(out, out + C, 0.0f);
             for (int k = 0; k < 16; ++k) {
                 const float w = t[k][j];
-                const float* x = in.data() + static_cast<std::size_t>(k) * C;
+                const float* x = in + static_cast<std::size_t>(k) * C;
                 for (std::size_t col = 0; col < C; ++col) out[col] = out[col] + x[col] * w;
             }
         }
     });
 }
 
-Fp4Tally fp4_cast_in_place(float* v, int rows, int cols, MxAxis axis, const Fp4Cast& c, Fp4Outputs out) {
+Fp4Tally fp4_cast_in_place(float* v, int rows, int cols, MxAxis axis, const Fp4Cast& c, Fp4Outputs out,
+                           Fp4Workspace* ws) {
     Fp4Tally total;
     const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
     if (n == 0) return total;
@@ -190,13 +204,29 @@ Fp4Tally fp4_cast_in_place(float* v, int rows, int cols, MxAxis axis, const Fp4C
 
     const std::size_t pieces = std::clamp<std::size_t>(static_cast<std::size_t>(groups), 1, 64);
     Fp4Tally part[64];
+    const std::size_t segs = static_cast<std::size_t>(segments);
+    if (ws) {  // per piece: each column's factor and scale, each segment's amax
+        if (ws->f.size() < pieces * 2 * C) ws->f.resize(pieces * 2 * C);
+        if (ws->u.size() < pieces * segs) ws->u.resize(pieces * segs);
+    }
     parallel_for(pieces, [&](std::size_t p) {
         const auto [g0, g1] = piece_range(static_cast<std::size_t>(groups), pieces, p);
-        thread_local std::vector<float> factor, scale;
-        thread_local std::vector<std::uint32_t> seg_amax;
-        factor.resize(C);
-        scale.resize(C);
-        seg_amax.resize(static_cast<std::size_t>(segments));
+        std::span<float> factor, scale;
+        std::span<std::uint32_t> seg_amax;
+        if (ws) {
+            factor = {ws->f.data() + p * 2 * C, C};
+            scale = {ws->f.data() + p * 2 * C + C, C};
+            seg_amax = {ws->u.data() + p * segs, segs};
+        } else {
+            thread_local std::vector<float> own_factor, own_scale;
+            thread_local std::vector<std::uint32_t> own_amax;
+            own_factor.resize(C);
+            own_scale.resize(C);
+            own_amax.resize(segs);
+            factor = own_factor;
+            scale = own_scale;
+            seg_amax = own_amax;
+        }
         Fp4Tally& t = part[p];
         for (std::size_t g = g0; g < g1; ++g) {
             const std::size_t r0 = g * static_cast<std::size_t>(height);

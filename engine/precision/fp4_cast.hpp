@@ -8,6 +8,8 @@
 // count.
 #pragma once
 
+#include <vector>
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -65,13 +67,23 @@ struct Fp4Outputs {
     float* scales = nullptr;
 };
 
+// Working memory of the casts and the transform, held by a caller that casts every step (the CPU
+// backend): it grows only when a larger shape arrives, so a step allocates nothing after the first
+// whatever piece each thread takes. Without one, the functions use thread-local buffers, which grow
+// the first time a thread meets a shape (the quantize tool).
+struct Fp4Workspace {
+    std::vector<float> f;
+    std::vector<std::uint32_t> u;
+};
+
 // v (rows × cols) becomes what its quantization decodes to. Returns the tally.
-Fp4Tally fp4_cast_in_place(float* v, int rows, int cols, MxAxis axis, const Fp4Cast& c, Fp4Outputs out = {});
+Fp4Tally fp4_cast_in_place(float* v, int rows, int cols, MxAxis axis, const Fp4Cast& c, Fp4Outputs out = {},
+                           Fp4Workspace* ws = nullptr);
 
 // The 16-point random Hadamard transform of each 16 consecutive values along each row (axis rows)
 // or down each column (cols), in place: y_j = Σ_k x_k · T[k][j] in k order in FP32, T = diag(s)·H16/4
 // (TE's sign vector s). The length along the axis must be a multiple of 16.
-void rht_in_place(float* v, int rows, int cols, MxAxis axis);
+void rht_in_place(float* v, int rows, int cols, MxAxis axis, Fp4Workspace* ws = nullptr);
 // T[k][j] (exact: ±1/4).
 float rht_entry(int k, int j);
 
