@@ -55,7 +55,7 @@ bool is_scaler_column(std::string_view c) {
 
 // Keys that change only what is recorded or shown, not what is trained.
 bool training_key(const std::string& key) {
-    for (const char* k : {"name", "description", "lesson", "classroom", "claims", "record_every", "instruments", "device"})
+    for (const char* k : {"name", "description", "lesson", "classroom", "claims", "record_every", "instruments", "sample", "device"})
         if (key == k || key.starts_with(std::string(k) + ".")) return false;
     return true;
 }

@@ -15,6 +15,7 @@
 #include "engine/config/session_config.hpp"
 #include "engine/model/model.hpp"
 #include "engine/precision/fp8_scaling.hpp"
+#include "engine/run/attention_maps.hpp"
 #include "engine/run/record.hpp"
 #include "engine/scaler/scaler.hpp"
 
@@ -83,6 +84,9 @@ public:
     // its logits (batch · block_size, vocab) downloaded into `logits`, as stored. Same rule as
     // evaluate (engine/run/sample.cpp); allocates nothing.
     void forward_text(const RowMatrix& x, std::span<float> logits);
+    // The GPT's attention buffers and this step's counts at each block's scores, as step `step` left
+    // them (engine/run/attention_maps.cpp): call after its finish_step, before anything else.
+    AttentionMaps attention_maps(long long step);
 
     const RunInfo& info() const { return m_info; }
     bool failed() const { return !m_failure.empty(); }

@@ -130,6 +130,7 @@ void Session::build_runs() {
                                                m_cfg.seed);
     m_samplers.clear();
     m_samples.clear();
+    m_attention.reset();
     if (m_data.text)  // first: a prompt the text cannot spell is refused before the runs are built
         for (std::size_t i = 0; i < m_cfg.runs.size(); ++i)
             m_samplers.push_back(std::make_unique<TextSampler>(*m_data.text, m_cfg.sample, m_cfg.train.batch,
@@ -256,6 +257,13 @@ std::vector<StepRecord> Session::finish_runs(double wall) {
 
 std::vector<StepRecord> Session::complete_step(std::vector<StepRecord> out) {
     // After every run's step and its timing: evaluation costs no run step time.
+    if (std::exchange(m_keep_attention, false) && m_data.text) {  // first: evaluation reuses the buffers
+        auto kept = std::make_shared<AttentionSnapshot>();
+        kept->step = m_step;
+        for (auto& r : m_runs)
+            if (!r->failed()) kept->runs.push_back(r->attention_maps(m_step));
+        m_attention = std::move(kept);
+    }
     if (evaluates(m_step)) {
         const auto evaluate = [&](std::size_t i) {
             const Evaluation ev = m_runs[i]->evaluate(m_eval, m_data.loss);

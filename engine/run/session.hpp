@@ -89,6 +89,10 @@ public:
     // taken (−1 before the first) would, with the held-out loss of those weights. ConfigError on an
     // MLP session (its model writes no text).
     void sample_now();
+    // The next step keeps every GPT run's attention maps (engine/run/attention_maps.hpp), read after
+    // its update and before its evaluation and samples; take_attention() hands them over once.
+    void keep_attention() { m_keep_attention = true; }
+    std::shared_ptr<AttentionSnapshot> take_attention() { return std::exchange(m_attention, nullptr); }
     // Raises the step count (a resumed session trained further); never lowers it.
     void extend_to(long long steps) { m_cfg.steps = std::max(m_cfg.steps, steps); }
     // Back to step 0 with the same seed: same weights, same batches, the same live changes replayed.
@@ -154,6 +158,8 @@ private:
     std::vector<EvalChunk> m_eval;  // the held-out split in batch-sized chunks
     std::vector<std::unique_ptr<TextSampler>> m_samplers;  // the GPT: one per run, buffers made once
     std::vector<TextSample> m_samples;                      // written, not yet taken
+    bool m_keep_attention = false;
+    std::shared_ptr<AttentionSnapshot> m_attention;         // kept, not yet taken
     long long m_step = 0;
     // Live changes: m_cfg.live_changes[0, m_applied) are in force, every one whose step is <= m_step.
     std::size_t m_applied = 0;

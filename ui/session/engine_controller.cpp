@@ -89,6 +89,9 @@ void EngineController::exportCsv(const QString& path) {
 void EngineController::sampleNow() {
     post([w = m_worker] { w->sampleNow(); });
 }
+void EngineController::setAttentionWanted(bool wanted) {
+    post([w = m_worker, wanted] { w->setAttentionWanted(wanted); });
+}
 void EngineController::setBoundariesWanted(bool wanted) {
     post([w = m_worker, wanted] { w->setBoundariesWanted(wanted); });
 }

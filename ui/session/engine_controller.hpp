@@ -38,6 +38,8 @@ public:
     // Whether the window shows the decision boundaries: the worker computes grids only while it
     // does (paced, see EngineWorker::setBoundariesWanted); they arrive through buffer().
     void setBoundariesWanted(bool wanted);
+    // Whether the window shows the Attention view: GPT steps keep their attention maps only then.
+    void setAttentionWanted(bool wanted);
     // The engine's threads (0: one per core), applied between steps: the runs of a CPU session step
     // side by side and large GEMMs split across them, to the same bits for any count. The pool's
     // threads start from the engine thread, so they share its lower priority and the window stays

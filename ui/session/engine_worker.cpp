@@ -87,6 +87,7 @@ void EngineWorker::publishSession(const QString& device, const QString& note) {
     m_pending.clear();
     m_fp8.clear();
     m_samples.clear();
+    m_attentionHeld.reset();
     m_boundaryRefusal = mpx::boundary_refusal(m_session->config().data);
     m_boundariesFailed = false;
     m_boundaryStep = -1;
@@ -196,6 +197,7 @@ void EngineWorker::start(long long stopAtStep) {
 void EngineWorker::pause() {
     if (!m_running) return;
     m_running = false;
+    takeAttention(true);  // the maps of the step training paused at
     emitState();
 }
 
@@ -205,6 +207,7 @@ void EngineWorker::stepOnce() {
     guard(QStringLiteral("Training stopped: "), [&] {
         std::vector<mpx::StepRecord> out;
         stepInto(out);
+        takeAttention(true);
         flush(out);
         emitState();
     });
@@ -212,9 +215,11 @@ void EngineWorker::stepOnce() {
 }
 
 void EngineWorker::stepInto(std::vector<mpx::StepRecord>& out) {
+    if (m_attentionWanted) m_session->keep_attention();
     std::vector<mpx::StepRecord> recs = m_session->step();
     noteLiveEffects();  // changes the configuration lists for the next step
     takeSamples();
+    takeAttention(false);
     const long long step = recs.empty() ? 0 : recs.front().step;
     const auto& cfg = m_session->config();
     if (step % cfg.record_every == 0 || step + 1 == cfg.steps) {
@@ -251,6 +256,21 @@ void EngineWorker::takeSamples() {
     m_buffer->appendSamples(fresh);
 }
 
+void EngineWorker::takeAttention(bool stopping) {
+    if (auto a = m_session ? m_session->take_attention() : nullptr) m_attentionHeld = std::move(a);
+    if (!m_attentionHeld) return;
+    const double now = secondsNow();
+    if (!stopping && now - m_attentionSent < 0.25) return;
+    m_attentionSent = now;
+    m_buffer->appendAttention(std::move(m_attentionHeld));
+    m_attentionHeld.reset();
+}
+
+void EngineWorker::setAttentionWanted(bool wanted) {
+    m_attentionWanted = wanted;
+    if (!wanted) m_attentionHeld.reset();
+}
+
 void EngineWorker::sampleNow() {
     if (!m_session) return;
     guard(QStringLiteral("Cannot write samples: "), [&] {
@@ -278,6 +298,7 @@ void EngineWorker::runSlice() {
             boundariesIfDue();
         } while (std::chrono::steady_clock::now() < deadline);
     });
+    if (!m_running || (m_session && m_session->finished())) takeAttention(true);  // the step training stopped at
     flush(m_pending);
     if (!ok) return;
     if (m_running && !m_session->finished() &&

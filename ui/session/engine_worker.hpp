@@ -41,6 +41,10 @@ public:
     // (≥ 250 ms apart, ≤ 10 % of the engine's time), and once whenever training stops on a step the
     // last grid did not show (pause, a single step, a new session, the view opened).
     void setBoundariesWanted(bool wanted);
+    // While wanted (the Attention view is shown), every step of a GPT session keeps its attention
+    // maps; the worker hands one to the buffer at most every 250 ms while training and the last
+    // one whenever training stops.
+    void setAttentionWanted(bool wanted);
 
 signals:
     void stateChanged(mpx::gui::EngineState state, qint64 step);
@@ -80,6 +84,10 @@ private:
     std::vector<std::pair<int, mpx::Fp8ScaleRow>> m_fp8;  // FP8 scale rows not yet in the buffer
     std::vector<mpx::TextSample> m_samples;  // this session's, for the export (the buffer gets copies)
     void takeSamples();  // the session's new samples: kept for the export, copied to the buffer
+    void takeAttention(bool stopping);  // the step's attention maps, to the buffer when due
+    bool m_attentionWanted = false;
+    std::shared_ptr<const mpx::AttentionSnapshot> m_attentionHeld;  // the newest, not handed over
+    double m_attentionSent = 0.0;  // when the last was handed over (secondsNow)
     bool m_boundariesWanted = false;
     std::string m_boundaryRefusal;  // why this session's data set has no plane, or empty
     bool m_boundariesFailed = false;  // an evaluation threw: no more tries in this session

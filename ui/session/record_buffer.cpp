@@ -23,6 +23,7 @@ void RecordBuffer::beginSession(SessionInfoPtr info) {
     m_boundaries.reset();
     m_fp8.clear();
     m_samples.clear();
+    m_attention.clear();
 }
 
 void RecordBuffer::append(std::vector<mpx::StepRecord>& records) {
@@ -58,6 +59,11 @@ void RecordBuffer::appendSamples(std::vector<mpx::TextSample>& samples) {
     samples.clear();
 }
 
+void RecordBuffer::appendAttention(std::shared_ptr<const mpx::AttentionSnapshot> a) {
+    std::lock_guard lock(m_mutex);
+    m_attention.push_back(std::move(a));
+}
+
 void RecordBuffer::setBoundaries(std::shared_ptr<const mpx::Boundaries> b) {
     std::lock_guard lock(m_mutex);
     m_boundaries = std::move(b);
@@ -73,6 +79,7 @@ Drained RecordBuffer::drain() {
     d.boundaries.swap(m_boundaries);
     d.fp8.swap(m_fp8);
     d.samples.swap(m_samples);
+    d.attention.swap(m_attention);
     return d;
 }
 

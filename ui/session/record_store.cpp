@@ -42,6 +42,8 @@ void RecordStore::startSession(SessionInfoPtr info) {
     m_stepsPerSecond = 0;
     m_boundaries.reset();
     m_samples.clear();
+    m_attention.clear();
+    m_attentionBytes = 0;
     emit sessionStarted();
 }
 
@@ -185,6 +187,17 @@ void RecordStore::drainNow() {
         for (mpx::TextSample& s : d.samples) m_samples.push_back(std::move(s));
         while (m_samples.size() > k_sample_cap) m_samples.pop_front();
         emit samplesUpdated();
+    }
+    if (!d.attention.empty()) {
+        for (auto& a : d.attention) {
+            m_attentionBytes += a->bytes();
+            m_attention.push_back(std::move(a));
+        }
+        while (m_attention.size() > 1 && m_attentionBytes > k_attention_bytes) {
+            m_attentionBytes -= m_attention.front()->bytes();
+            m_attention.pop_front();
+        }
+        emit attentionUpdated();
     }
 }
 

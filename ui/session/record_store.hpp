@@ -77,6 +77,10 @@ public:
     const std::deque<mpx::TextSample>& samples() const { return m_samples; }
     // Each run's newest sample, or null.
     const mpx::TextSample* latestSample(int run) const;
+    // The GPT's attention maps kept at some steps while the Attention view was shown, oldest first,
+    // at most k_attention_bytes (the oldest dropped first).
+    static constexpr std::size_t k_attention_bytes = std::size_t{64} << 20;
+    const std::deque<std::shared_ptr<const mpx::AttentionSnapshot>>& attention() const { return m_attention; }
     // Appends records as if drained (benchmarks fill a history without an engine).
     void appendRecords(std::span<const mpx::StepRecord> records);
     // A session that does not come from the engine (a replayed trace, ui/session/trace_session.hpp),
@@ -96,6 +100,7 @@ signals:
     void scalersEdited();             // once per drain that brought a live scaler edit
     void boundariesUpdated();         // a drain brought newer grids
     void samplesUpdated();            // a drain brought text samples
+    void attentionUpdated();          // a drain brought attention maps
 
 private:
     void startSession(SessionInfoPtr info);
@@ -124,6 +129,8 @@ private:
     double m_stepsPerSecond = 0;
     std::shared_ptr<const mpx::Boundaries> m_boundaries;
     std::deque<mpx::TextSample> m_samples;
+    std::deque<std::shared_ptr<const mpx::AttentionSnapshot>> m_attention;
+    std::size_t m_attentionBytes = 0;
     bool m_outside = false;                  // showSession's session is shown
     bool m_leaving = false;                  // followEngine() was called since
     quint64 m_engineGeneration = 0;          // the engine's session last dropped

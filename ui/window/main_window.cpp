@@ -39,6 +39,7 @@
 #include "ui/views/boundary_view.hpp"
 #include "ui/views/format_explorer.hpp"
 #include "ui/views/fp4_view.hpp"
+#include "ui/views/attention_view.hpp"
 #include "ui/views/samples_view.hpp"
 #include "ui/views/fp8_view.hpp"
 #include "ui/views/range_view.hpp"
@@ -171,6 +172,11 @@ void MainWindow::buildLayout() {
                            tr("GPT sessions: the text each run writes from the same prompt with the same random "
                               "numbers, with the step and held-out loss it came from."));
     connect(m_samples, &SamplesView::sampleRequested, m_engine, &gui::EngineController::sampleNow);
+    m_attention = new AttentionView(m_store);
+    m_views->setTabToolTip(m_views->addTab(m_attention, tr("Attention")),
+                           tr("GPT sessions: one run's attention scores or probabilities, position by position, beside "
+                              "a second run's, with the scores that passed the format's largest value marked."));
+    connect(m_attention, &AttentionView::wantedChanged, m_engine, &gui::EngineController::setAttentionWanted);
     connect(m_where, &WhereView::cellActivated, this, [this](int run, int layer, qint64 step, WhereView::Measure m) {
         m_range->setRuns(run, m_range->runB() == run ? -1 : m_range->runB());
         m_range->setLayer(layer);
@@ -261,7 +267,7 @@ void MainWindow::buildActions() {
         if (!path.isEmpty()) exportTorch(path);
     });
     auto* png = new QAction(tr("Export the view as PNG…"), this);
-    png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where, updates, FP8 scaling, FP4 or samples) as a PNG picture"));
+    png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where, updates, FP8 scaling, FP4, samples or attention) as a PNG picture"));
     connect(png, &QAction::triggered, this, [this] {
         const QString name = centralViewName(view());
         const QString path = QFileDialog::getSaveFileName(this, tr("Save the view shown"), QStringLiteral("mpx-%1.png").arg(name),
@@ -340,6 +346,7 @@ void MainWindow::buildActions() {
         m_fp8->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_fp4->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_samples->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
+        m_attention->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_classroomAction->setChecked(m_classroom->isOn());
     });
     bar->insertAction(presetLabel, m_classroomAction);

@@ -26,6 +26,7 @@ class FormatExplorer;
 class Fp8View;
 class Fp4View;
 class SamplesView;
+class AttentionView;
 class Classroom;
 class LessonPanel;
 class LivePanel;
@@ -70,7 +71,7 @@ public:
     const gui::TraceSession* traceSession() const { return m_trace.get(); }
     bool exportChartsPng(const QString& path);
     // The view the central tabs show, in tab order: the training charts, the decision boundaries,
-    // the histogram views (Range, Where, Updates), the FP8 scaling view, the FP4 view and the GPT's samples.
+    // the histogram views (Range, Where, Updates), the FP8 scaling view, the FP4 view, the GPT's samples and attention.
     using View = CentralView;  // ui/window/view_names.hpp
     void setView(View v);
     View view() const;
@@ -92,6 +93,7 @@ public:
     Fp8View* fp8View() const { return m_fp8; }
     Fp4View* fp4View() const { return m_fp4; }
     SamplesView* samplesView() const { return m_samples; }
+    AttentionView* attentionView() const { return m_attention; }
     EventLogPanel* eventLog() const { return m_log; }
     SetupPanel* setupPanel() const { return m_setup; }
     LivePanel* livePanel() const { return m_live; }
@@ -135,6 +137,7 @@ private:
     Fp8View* m_fp8 = nullptr;
     Fp4View* m_fp4 = nullptr;
     SamplesView* m_samples = nullptr;
+    AttentionView* m_attention = nullptr;
     QTabWidget* m_views = nullptr;  // in View's order
     EventLogPanel* m_log = nullptr;
     SetupPanel* m_setup = nullptr;
