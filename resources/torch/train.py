@@ -1096,6 +1096,9 @@ def main():
     except ExportError as e:
         print(f"train.py: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the CSV keeps every row written so far
+        print(f"train.py: stopped; {args.csv} holds the rows of the steps taken", file=sys.stderr)
+        return 130
     return 0
 
 
