@@ -24,6 +24,8 @@
 #include "ui/kit/number_text.hpp"
 #include "ui/kit/plot_widget.hpp"
 #include "ui/views/fp4_words.hpp"
+#include "ui/views/pixel_lines.hpp"
+#include "ui/views/recipe_layers.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -56,42 +58,6 @@ QColor codeColour(int code) {
     if (code == 6) return QColor(0xff, 0x7f, 0x0e);
     return QColor(0x1f, 0x77, 0xb4);
 }
-
-// Per pixel column the largest share (never hide a spike), at the step it happened.
-struct Peak {
-    double v = -1;
-    long long at = -1;
-    void add(long long step, double s) {
-        if (s > v) v = s, at = step;
-    }
-    void flush(QList<QPointF>& out, double& ymax) {
-        if (at < 0) return;
-        out.append(QPointF(static_cast<double>(at), 100.0 * v));
-        ymax = std::max(ymax, 100.0 * v);
-        v = -1, at = -1;
-    }
-};
-
-// Per pixel column the lowest and highest of a positive line, in the order they happened.
-struct Envelope {
-    double lo = 0, hi = 0;
-    long long atLo = -1, atHi = -1;
-    void add(long long step, double v) {
-        if (!std::isfinite(v) || v <= 0) return;
-        if (atLo < 0 || v < lo) lo = v, atLo = step;
-        if (atHi < 0 || v > hi) hi = v, atHi = step;
-    }
-    void flush(QList<QPointF>& out, double& ymin, double& ymax) {
-        if (atLo < 0) return;
-        const QPointF a(static_cast<double>(atLo), lo), b(static_cast<double>(atHi), hi);
-        if (atLo == atHi) out.append(a);
-        else if (atLo < atHi) out << a << b;
-        else out << b << a;
-        ymin = std::min(ymin, lo);
-        ymax = std::max(ymax, hi);
-        atLo = atHi = -1;
-    }
-};
 
 QLabel* titleLabel() {
     auto* l = new QLabel;
@@ -322,19 +288,24 @@ void Fp4View::sessionStarted() {
 
 // The layers the engine sent rows for (FP4 layers: +bf16-first/last keep some in BF16), or every
 // layer of the model before any step.
+// "fc2", or the GPT's "block 1 · q, k, v (block1.attn.qkv)".
+QString Fp4View::layerText(int layer) const {
+    const auto s = m_store->session();
+    return s ? gui::recipeLayerText(s->config.model, layer) : QStringLiteral("fc%1").arg(layer + 1);
+}
+
 void Fp4View::fillLayers() {
     std::vector<int> want;
     const int r = run();
     if (r >= 0 && r < m_store->runCount()) want = m_store->fp8(r).layers();
-    if (want.empty() && m_store->session())
-        for (int l = 0; l < m_store->session()->config.model.layers(); ++l) want.push_back(l);
+    if (want.empty() && m_store->session()) want = gui::recipeLayers(m_store->session()->config.model);
     std::vector<int> have;
     for (int i = 0; i < m_layer->count(); ++i) have.push_back(m_layer->itemData(i).toInt());
     if (want == have) return;
     const int keep = layer();
     m_filling = true;
     m_layer->clear();
-    for (int l : want) m_layer->addItem(QStringLiteral("fc%1").arg(l + 1), l);
+    for (int l : want) m_layer->addItem(layerText(l), l);
     const int at = m_layer->findData(keep);
     m_layer->setCurrentIndex(at >= 0 ? at : 0);
     m_filling = false;
@@ -450,9 +421,8 @@ std::optional<gui::Fp4Consistency> Fp4View::consistency() const {
 void Fp4View::updateTexts() {
     const fp4words::Shown shown = this->shown();
     const bool nv = shown.kind == mpx::Fp4Kind::nvfp4;
-    m_where = QStringLiteral("fc%1 · %2 (%3)")
-                  .arg(layer() + 1)
-                  .arg(fp4words::tensorName(shown.tensor), fp4words::tensorWords(shown.tensor));
+    m_where = QStringLiteral("%1 · %2 (%3)")
+                  .arg(layerText(layer()), fp4words::tensorName(shown.tensor), fp4words::tensorWords(shown.tensor));
     QString text = fp4words::explain(shown);
     const gui::Fp8Series* s = series();
     if (s == nullptr || s->points().empty()) text += tr("<br><i>No step yet: press Run or Step.</i>");
@@ -579,11 +549,10 @@ QString Fp4View::hoverText(long long step) const {
     const auto session = m_store->session();
     if (!p || !session) return {};
     const mpx::Fp8Tensor t = tensor();
-    QString text = tr("<b>Step %1</b> · %2 · fc%3 %4<br>")
+    QString text = tr("<b>Step %1</b> · %2 · %3 %4<br>")
                        .arg(p->step)
-                       .arg(session->runs[static_cast<std::size_t>(run())].label.toHtmlEscaped())
-                       .arg(layer() + 1)
-                       .arg(fp4words::tensorWords(t));
+                       .arg(session->runs[static_cast<std::size_t>(run())].label.toHtmlEscaped(), layerText(layer()).toHtmlEscaped(),
+                            fp4words::tensorWords(t));
     text += tr("Largest |value| (amax): %1<br>").arg(scaleNumber(p->amax));
     if (kind() == mpx::Fp4Kind::nvfp4) text += tr("Tensor scale S_enc = 2688 ÷ amax: %1<br>").arg(scaleNumber(p->scale));
     text += tr("Clamped at ±6: %1 of %2 values (%3)<br>")

@@ -73,6 +73,7 @@ protected:
 private:
     void sessionStarted();
     void fillLayers();
+    QString layerText(int layer) const;
     void fillTensors();
     void updateTexts();
     void updateBars();

@@ -20,6 +20,8 @@
 #include "ui/kit/number_text.hpp"
 #include "ui/kit/plot_widget.hpp"
 #include "ui/kit/run_style.hpp"
+#include "ui/views/pixel_lines.hpp"
+#include "ui/views/recipe_layers.hpp"
 
 namespace mpx::ui {
 namespace {
@@ -52,47 +54,6 @@ QString number(double v) {
 double limitOf(const gui::Fp8Point& p, double fmax) {
     return p.scale > 0.0f ? fmax / static_cast<double>(p.scale) : std::numeric_limits<double>::quiet_NaN();
 }
-
-// Per pixel column the lowest and highest point of one line, in the order they happened.
-struct Envelope {
-    double lo = 0, hi = 0;
-    long long atLo = -1, atHi = -1;
-    void add(long long step, double v) {
-        if (!std::isfinite(v) || v <= 0) return;  // a log axis: nothing to draw
-        if (atLo < 0 || v < lo) lo = v, atLo = step;
-        if (atHi < 0 || v > hi) hi = v, atHi = step;
-    }
-    void flush(QList<QPointF>& out, double& ymin, double& ymax) {
-        if (atLo < 0) return;
-        if (atLo == atHi) {
-            out.append(QPointF(static_cast<double>(atLo), lo));
-        } else if (atLo < atHi) {
-            out.append(QPointF(static_cast<double>(atLo), lo));
-            out.append(QPointF(static_cast<double>(atHi), hi));
-        } else {
-            out.append(QPointF(static_cast<double>(atHi), hi));
-            out.append(QPointF(static_cast<double>(atLo), lo));
-        }
-        ymin = std::min(ymin, lo);
-        ymax = std::max(ymax, hi);
-        atLo = atHi = -1;
-    }
-};
-
-// Per pixel column the largest share (never hide a saturation) at the step it happened.
-struct Peak {
-    double v = -1;
-    long long at = -1;
-    void add(long long step, double s) {
-        if (s > v) v = s, at = step;
-    }
-    void flush(QList<QPointF>& out, double& ymax) {
-        if (at < 0) return;
-        out.append(QPointF(static_cast<double>(at), 100.0 * v));
-        ymax = std::max(ymax, 100.0 * v);
-        v = -1, at = -1;
-    }
-};
 
 }  // namespace
 
@@ -238,20 +199,25 @@ void Fp8View::sessionStarted() {
     refresh();
 }
 
-// The layers the engine sent rows for (FP8 layers), or every layer of the model before any step.
+// "fc2", or the GPT's "block 1 · q, k, v (block1.attn.qkv)".
+QString Fp8View::layerText(int layer) const {
+    const auto s = m_store->session();
+    return s ? gui::recipeLayerText(s->config.model, layer) : QStringLiteral("fc%1").arg(layer + 1);
+}
+
+// The layers the engine sent rows for (FP8 layers), or the Linear layers of the model before any step.
 void Fp8View::fillLayers() {
     std::vector<int> want;
     const int r = run();
     if (r >= 0 && r < m_store->runCount()) want = m_store->fp8(r).layers();
-    if (want.empty() && m_store->session())
-        for (int l = 0; l < m_store->session()->config.model.layers(); ++l) want.push_back(l);
+    if (want.empty() && m_store->session()) want = gui::recipeLayers(m_store->session()->config.model);
     std::vector<int> have;
     for (int i = 0; i < m_layer->count(); ++i) have.push_back(m_layer->itemData(i).toInt());
     if (want == have) return;
     const int keep = layer();
     m_filling = true;
     m_layer->clear();
-    for (int l : want) m_layer->addItem(QStringLiteral("fc%1").arg(l + 1), l);
+    for (int l : want) m_layer->addItem(layerText(l), l);
     const int at = m_layer->findData(keep);
     m_layer->setCurrentIndex(at >= 0 ? at : 0);
     m_filling = false;
@@ -344,9 +310,8 @@ void Fp8View::updateTexts() {
     const gui::Fp8Series* s = series();
     const auto session = m_store->session();
     const mpx::Fp8Tensor t = tensor();
-    const QString where = QStringLiteral("fc%1 · %2 (%3%4)")
-                              .arg(layer() + 1)
-                              .arg(tensorName(t), tensorWords(t),
+    const QString where = QStringLiteral("%1 · %2 (%3%4)")
+                              .arg(layerText(layer()), tensorName(t), tensorWords(t),
                                    s ? QStringLiteral(", ") + (s->block() ? QStringLiteral("MXFP8") : formatName(s->format()))
                                      : QString());
     const double fmax = s ? static_cast<double>(mpx::format_info(s->format()).max_finite) : 448.0;
@@ -491,11 +456,10 @@ QString Fp8View::hoverText(long long step) const {
     if (!p || !session) return {};
     const mpx::Fp8Tensor t = tensor();
     const double fmax = mpx::format_info(s->format()).max_finite;
-    QString text = tr("<b>Step %1</b> · %2 · fc%3 %4 (%5)<br>")
+    QString text = tr("<b>Step %1</b> · %2 · %3 %4 (%5)<br>")
                        .arg(p->step)
-                       .arg(session->runs[static_cast<std::size_t>(run())].label.toHtmlEscaped())
-                       .arg(layer() + 1)
-                       .arg(tensorWords(t), s->block() ? QStringLiteral("MXFP8") : formatName(s->format()));
+                       .arg(session->runs[static_cast<std::size_t>(run())].label.toHtmlEscaped(), layerText(layer()).toHtmlEscaped(),
+                            tensorWords(t), s->block() ? QStringLiteral("MXFP8") : formatName(s->format()));
     text += tr("Largest |value| on this step (amax): %1 (2^%2)<br>")
                 .arg(number(p->amax), QString::number(std::log2(static_cast<double>(p->amax)), 'f', 1));
     if (s->block()) {

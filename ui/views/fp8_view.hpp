@@ -65,6 +65,7 @@ protected:
 private:
     void sessionStarted();
     void fillLayers();
+    QString layerText(int layer) const;
     void fillTensors();
     void updateWindow();
     void updateTexts();
