@@ -135,6 +135,23 @@ private slots:
                  65536.0 * 65536.0 * *first_step(c, "amp-fp16", micro).penalty);
     }
 
+    // Without a loss scale (FP32, S = 1) the gradients of the unscaled loss are the scaled ones: the
+    // mistake's path (its own gradient tensors, the loss's gradient taken again, counted once) gives
+    // the recipe's bits, loss included; one micro-batch and two.
+    void unscaled_grads_path_equals_the_recipe_at_scale_one() {
+        for (int accumulation : {1, 2}) {
+            SessionConfig c = config(0.3, PenaltyKind::norm, accumulation);
+            std::vector<Batch> micro;
+            for (int k = 0; k < accumulation; ++k) micro.push_back(batch(21 + static_cast<std::uint64_t>(k)));
+            const StepRecord right = first_step(c, "fp32", micro);
+            c.train.penalty_scaled_grads = false;
+            const StepRecord path = first_step(c, "fp32", micro);
+            QCOMPARE(path.loss, right.loss);
+            QCOMPARE(path.grad_norm, right.grad_norm);
+            QCOMPARE(*path.penalty, *right.penalty);
+        }
+    }
+
     void same_bits_on_one_two_three_threads() {
         const SessionConfig c = config(0.3, PenaltyKind::norm, 2);
         const std::vector<Batch> micro{batch(11), batch(12)};

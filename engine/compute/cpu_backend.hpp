@@ -476,8 +476,8 @@ private:
     void backward_weight(CMap dyv, const Tensor& dy, const Tensor& x, Format compute,
                          Format round_through, Tensor& dw, Tensor* db, Accumulate acc);
 
-    // db (+)= round_through(column sums of dy as stored), core::column_sum's order.
-    void bias_backward(CMap dys, Tensor& db, Format round_through, Accumulate acc);
+    // db (+)= round_through(column sums of dy as stored), core::column_sum's order, counted into `to`.
+    void bias_backward(CMap dys, Tensor& db, Format round_through, Accumulate acc, Sink to);
 
     static void check_labels(std::span<const int> labels, int rows, int classes);
 

@@ -177,7 +177,7 @@ void CpuBackend::fp8_backward(const Tensor& dy, const Tensor* x, const Tensor* w
     product(out, m_f.map().transpose(), m_b.map(), m_panels, model(&GemmAccumulation::wgrad));  // (out, B) · (B, in)
     if (!block) out *= core::descale_factor(sdy, sx);
     accumulate_into(out.data(), dw->size(), round_through, *dw, acc, sink(TensorKind::grad_weight));
-    if (db) bias_backward(view(dy, m_d), *db, round_through, acc);
+    if (db) bias_backward(view(dy, m_d), *db, round_through, acc, sink(TensorKind::grad_weight));
 }
 
 void CpuBackend::backward_weight(CMap dyv, const Tensor& dy, const Tensor& x, Format compute,
@@ -188,10 +188,11 @@ void CpuBackend::backward_weight(CMap dyv, const Tensor& dy, const Tensor& x, Fo
     accumulate_into(out.data(), dw.size(), round_through, dw, acc, sink(TensorKind::grad_weight));
     if (!db) return;
     // Bias gradient: FP32 column sums of dy as stored (not cast to the compute format).
-    bias_backward(narrower(compute, dy.format()) ? view(dy, m_d) : dyv, *db, round_through, acc);
+    bias_backward(narrower(compute, dy.format()) ? view(dy, m_d) : dyv, *db, round_through, acc,
+                  sink(TensorKind::grad_weight));
 }
 
-void CpuBackend::bias_backward(CMap dys, Tensor& db, Format round_through, Accumulate acc) {
+void CpuBackend::bias_backward(CMap dys, Tensor& db, Format round_through, Accumulate acc, Sink to) {
     const int B = static_cast<int>(dys.rows()), out = static_cast<int>(dys.cols());
     // core::column_sum for all columns at once, row by row: each column adds in the same order.
     float* sum = m_c.shape(1, out).data();
@@ -200,8 +201,7 @@ void CpuBackend::bias_backward(CMap dys, Tensor& db, Format round_through, Accum
         const float* row = dys.data() + static_cast<std::size_t>(r) * out;
         for (int c = 0; c < out; ++c) sum[c] += row[c];
     }
-    accumulate_into(sum, static_cast<std::size_t>(out), round_through, db, acc,
-                    sink(TensorKind::grad_weight));
+    accumulate_into(sum, static_cast<std::size_t>(out), round_through, db, acc, to);
 }
 
 }  // namespace mpx::cpu

@@ -94,7 +94,7 @@ void CpuBackend::linear_r_backward(const Tensor& dy, const Tensor& rdy, const Te
         hwm += second;
     }
     accumulate_into(hwm.data(), hw.size(), round_through, hw, acc, counted(TensorKind::grad_weight));
-    if (hb) bias_backward(view(rdy, m_d), *hb, round_through, acc);  // column sums of rdy as stored
+    if (hb) bias_backward(view(rdy, m_d), *hb, round_through, acc, counted(TensorKind::grad_weight));  // rdy as stored
 }
 
 void CpuBackend::activation_r_forward(Activation a, const Tensor& z, const Tensor& rz, Tensor& rh) {
@@ -215,6 +215,7 @@ void CpuBackend::gradient_penalty(std::span<const PenaltyRef> ps, const PenaltyO
         const float* g = view(*p.grad, m_a).data();
         auto* d = static_cast<float*>(p.direction->data());
         const std::size_t n = p.grad->size();
+        const Format gf = p.grad->format();  // `p * inv_scale` keeps the gradient's dtype (half-*: FP16)
         // ĝ = g·k; Σ ĝ² in FP32 by k_sum_chunk chunks (element order), the chunks added in order.
         const std::size_t chunks = (n + core::k_sum_chunk - 1) / core::k_sum_chunk;
         if (m_chunk_sums.size() < chunks) m_chunk_sums.resize(chunks);
@@ -224,7 +225,7 @@ void CpuBackend::gradient_penalty(std::span<const PenaltyRef> ps, const PenaltyO
                 const std::size_t end = std::min(n, (c + 1) * core::k_sum_chunk);
                 float chunk = 0.0f;
                 for (std::size_t i = c * core::k_sum_chunk; i < end; ++i) {
-                    d[i] = g[i] * k;
+                    d[i] = core::round_value(gf, g[i] * k);
                     chunk += d[i] * d[i];
                 }
                 sums[c] = chunk;

@@ -105,6 +105,7 @@ private slots:
         QTest::newRow("hysteresis") << "hysteresis";  // opened 1637 px wide
         QTest::newRow("fp8") << "fp8";                // opened 1652 px wide
         QTest::newRow("lost-updates") << "lost-updates";
+        QTest::newRow("gradient-penalty") << "gradient-penalty";  // four runs, the longest labels
     }
     void a_lesson_fits_a_laptop_screen() {
         QFETCH(QString, preset);
