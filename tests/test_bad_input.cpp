@@ -744,6 +744,18 @@ private slots:
         cli("export_torch_masks_huge", {"export-torch", "--steps", "100000", "--set", "model.dropout=0.5", "--out", "e"},
             2, "of batches and dropout masks) is more than the 2.0 GiB an export may write; lower steps (--steps)",
             Limit::memory_2g);
+        cli("export_torch_gpt_dropout", {"export-torch", "--config", "gpt-classroom", "--steps", "2", "--set",
+                                         "model.dropout=0.1", "--out", "e"},
+            2, "model.dropout: the GPT's dropout masks come from mpx's counter-based RNG");
+        cli("export_torch_gpt_run_switch", {"export-torch", "--config", "gpt-classroom", "--steps", "2",
+                                            "--precision", "fp32,amp-bf16+attn-before", "--out", "e"},
+            2, "amp-bf16+attn-before: its GPT switch +attn-before is not carried by this exporter");
+        run("gpt_switch_on_an_mlp", {"--steps", "2", "--precision", "amp-fp16+qk-norm"}, 2,
+            "+qk-norm is a GPT switch and the model is an MLP; set model.kind = gpt or drop it");
+        run("gpt_two_scale_places", {"--config", "gpt-classroom", "--steps", "2", "--precision", "amp-fp16+attn-before+attn-split"}, 2,
+            "names two places for 1/√d (+attn-before, +attn-split); keep one");
+        run("gpt_qk_init_scale_zero", {"--config", "gpt-classroom", "--steps", "2", "--set", "model.qk_init_scale=0"}, 2,
+            "model.qk_init_scale: must be a positive factor up to 1e6");
         cli("export_torch_over_memory", {"export-torch", "--steps", "1000000", "--out", "e"}, 2,
             "this process may use; lower steps (--steps)", Limit::memory_2g);
         cli("megatron_log_2p24_iterations", {"trace", "--from-megatron-log", "@F/mg_huge.log", "--out", "t.csv"}, 2,

@@ -28,6 +28,8 @@ void validate_gpt(const ModelConfig& m) {
                                               std::to_string(g.n_head) + "; each head takes n_embd / n_head channels");
     if (!(m.gpt.init_scale > 0.0f) || !std::isfinite(m.gpt.init_scale) || m.gpt.init_scale > 1e6f)
         throw ConfigError("model.init_scale", "must be a positive factor up to 1e6 (1: nanoGPT's initial weights)");
+    if (!(m.gpt.qk_init_scale > 0.0f) || !std::isfinite(m.gpt.qk_init_scale) || m.gpt.qk_init_scale > 1e6f)
+        throw ConfigError("model.qk_init_scale", "must be a positive factor up to 1e6 (1: nanoGPT's q and k weights)");
     if (!(m.dropout >= 0.0f && m.dropout < 1.0f))
         throw ConfigError("model.dropout", "must be in [0, 1) (nanoGPT: 0 for its CPU recipe, 0.2 for Shakespeare)");
     if (m.recompute) throw ConfigError("model.recompute", "is an MLP setting; the GPT keeps its activations");
@@ -38,7 +40,7 @@ void validate_gpt(const ModelConfig& m) {
 void refuse_gpt_settings_on_mlp(const ModelConfig& m) {
     const ModelConfig defaults;
     if (!(m.gpt == defaults.gpt))
-        throw ConfigError("model.n_layer", "GPT settings (n_layer, n_head, n_embd, block_size, tie_embeddings, init_scale) reach no "
+        throw ConfigError("model.n_layer", "GPT settings (n_layer, n_head, n_embd, block_size, tie_embeddings, init_scale, qk_init_scale) reach no "
                                            "run of an MLP; set model.kind = gpt");
     if (!(m.attention == defaults.attention))
         throw ConfigError("attention", "is set but the model is an MLP, which has no attention; set model.kind = gpt");

@@ -60,6 +60,11 @@ struct GptConfig {
     // 0.02/√(2·n_layer)): a teaching knob. q·kᵀ grows with its square, so 256 makes the scores of
     // gpt-nanogpt-cpu's first step pass 65504 (docs/gpt.md) while LayerNorm keeps the rest in range.
     float init_scale = 1.0f;
+    // Multiplies, on top of init_scale, the standard deviation of the q and k rows of each block's
+    // attn.c_attn.weight only: the scores (q·kᵀ) grow with its square while everything else keeps
+    // nanoGPT's scale — attention-logit growth (Dehghani et al. 2023) set up at step 0, so a class
+    // sees scores pass 65504 on a model that otherwise trains as usual (docs/gpt.md).
+    float qk_init_scale = 1.0f;
     bool operator==(const GptConfig&) const = default;
 };
 // The GPT's attention and autocast switches (session sections "attention" and "autocast").

@@ -53,6 +53,7 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
     if (writes_narrow_weights(info.spec.mode)) info.write_back = info.spec.write_back.value_or(session_write_back);
     if (info.write_back != WriteBack::nearest) info.label += "+" + std::string(write_back_suffix(info.write_back));
     if (info.spec.penalty_mistake) info.label += "+" + std::string(enum_name(*info.spec.penalty_mistake));
+    for (const GptSwitch g : info.spec.gpt_switches) info.label += "+" + std::string(enum_name(g));
     info.accumulate_plan = run_accumulate_plan(info.spec, accumulate);
     info.accumulation = gemm_accumulation(info.accumulate_plan, accumulate, info.spec.mode == Mode::mxfp8);
     if (!info.accumulation.all_exact())
@@ -71,6 +72,20 @@ RunInfo resolve_run(std::string_view label, const ScalerConfig& session_scaler,
 RunInfo resolve_run(std::string_view label, const SessionConfig& c) {
     RunInfo info = resolve_run(label, c.scaler, c.scaler_overrides, c.train.write_back, c.accumulate, c.fp4);
     info.model = c.model;
+    if (!info.spec.gpt_switches.empty() && c.model.kind != ModelKind::gpt)
+        throw ConfigError("runs", "run '" + std::string(label) + "': +" +
+                                      std::string(enum_name(info.spec.gpt_switches.front())) +
+                                      " is a GPT switch and the model is an MLP; set model.kind = gpt or drop it");
+    AttentionConfig& a = info.model.attention;
+    for (const GptSwitch g : info.spec.gpt_switches) switch (g) {
+            case GptSwitch::attn_after: a.scale = AttentionScale::after; break;
+            case GptSwitch::attn_before: a.scale = AttentionScale::before; break;
+            case GptSwitch::attn_split: a.scale = AttentionScale::split; break;
+            case GptSwitch::qk_norm: a.qk_norm = true; break;
+            case GptSwitch::softmax_storage: a.softmax = SoftmaxFormat::storage; break;
+            case GptSwitch::norm_storage: info.model.norm_stats = NormStats::storage; break;
+            case GptSwitch::autocast_cpu: info.model.autocast = AutocastPolicy::cpu_1_13; break;
+        }
     return info;
 }
 

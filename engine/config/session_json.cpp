@@ -62,7 +62,7 @@ nlohmann::json to_json(const SessionConfig& c) {
     if (c.model.kind == ModelKind::gpt) {
         const GptConfig& g = c.model.gpt;
         j["model"] = {{"kind", "gpt"},           {"n_layer", g.n_layer},       {"n_head", g.n_head},
-                      {"n_embd", g.n_embd},      {"block_size", g.block_size}, {"tie_embeddings", g.tie_embeddings}, {"init_scale", g.init_scale},
+                      {"n_embd", g.n_embd},      {"block_size", g.block_size}, {"tie_embeddings", g.tie_embeddings}, {"init_scale", g.init_scale}, {"qk_init_scale", g.qk_init_scale},
                       {"dropout", c.model.dropout}, {"keep_output_fp32", c.model.keep_output_fp32}};
         j["attention"] = {{"scale", std::string(to_string(c.model.attention.scale))},
                           {"softmax", std::string(to_string(c.model.attention.softmax))},
@@ -171,6 +171,7 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
         m.get("block_size", c.model.gpt.block_size);
         m.get("tie_embeddings", c.model.gpt.tie_embeddings);
         m.get("init_scale", c.model.gpt.init_scale);
+        m.get("qk_init_scale", c.model.gpt.qk_init_scale);
         m.finish();
     }
     if (r.has("attention")) {

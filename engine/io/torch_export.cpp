@@ -163,6 +163,11 @@ std::string torch_export_refusal(const SessionConfig& cfg, const std::string& la
     if (!info.accumulation.all_exact())
         return "its accumulation model is not supported by this exporter (PyTorch's GEMMs accumulate as its "
                "library does)";
+    if (!info.spec.gpt_switches.empty())
+        return "its GPT switch +" + std::string(enum_name(info.spec.gpt_switches.front())) +
+               " is not carried by this exporter (the script's attention, norm and autocast settings are the "
+               "session's, for every run); export the session with the switch set for all, e.g. --set "
+               "attention.scale=before";
     return {};
 }
 
@@ -175,6 +180,10 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
     if (!out.has_filename() || out == out.root_path())
         throw ConfigError("--out", named + " is the root folder; name a new folder");
     validate(cfg);
+    if (cfg.model.kind == ModelKind::gpt && cfg.model.dropout > 0.0f)
+        throw ConfigError("model.dropout", "the GPT's dropout masks come from mpx's counter-based RNG at four places a "
+                                           "block, which PyTorch's RNG cannot reproduce and train.py does not read; export "
+                                           "it with --set model.dropout=0");
     std::string refused;  // every run that cannot be exported, in one line
     int count = 0;
     for (const std::string& label : cfg.runs)

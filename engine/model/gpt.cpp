@@ -97,9 +97,32 @@ InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed) {
             const double sd = (ends("c_proj.weight") ? residual_sd : 0.02) * g.init_scale;
             Rng rng = Rng::derive(seed, 2000 + static_cast<std::uint64_t>(i));
             for (Eigen::Index k = 0; k < t.size(); ++k) t.data()[k] = static_cast<float>(sd * rng.normal());
+            // model.qk_init_scale: the q and k rows (the first 2·n_embd of c_attn's 3·n_embd), drawn
+            // as above and then multiplied, so 1 leaves every bit as it was.
+            if (ends("attn.c_attn.weight") && g.qk_init_scale != 1.0f)
+                for (Eigen::Index k = 0; k < Eigen::Index{2} * g.n_embd * t.cols(); ++k)
+                    t.data()[k] = static_cast<float>(static_cast<double>(t.data()[k]) * g.qk_init_scale);
         }
         iw.tensors.push_back(std::move(t));
     }
+    return iw;
+}
+
+InitialWeights gpt_weights_with_qk_norm(const GptConfig& g, const InitialWeights& without) {
+    const auto names = gpt_param_names(g, true);
+    InitialWeights iw;
+    std::size_t next = 0;
+    for (const std::string& n : names) {
+        if (n.ends_with("q_norm.weight") || n.ends_with("k_norm.weight")) {
+            RowMatrix gamma(1, g.n_embd / g.n_head);
+            gamma.setOnes();
+            iw.tensors.push_back(std::move(gamma));
+        } else {
+            if (next >= without.tensors.size()) throw std::logic_error("gpt_weights_with_qk_norm: weights of another model");
+            iw.tensors.push_back(without.tensors[next++]);
+        }
+    }
+    if (next != without.tensors.size()) throw std::logic_error("gpt_weights_with_qk_norm: weights of another model");
     return iw;
 }
 

@@ -26,6 +26,10 @@ std::vector<std::string> gpt_param_names(const GptConfig& g, bool qk_norm = fals
 // N(0, 0.02/√(2·n_layer)) for the two residual projections (both standard deviations times
 // model.init_scale), zero biases, LayerNorm γ = 1, β = 0.
 InitialWeights init_gpt_weights(const ModelConfig& m, std::uint64_t seed);
+// A run whose label adds QK-norm (+qk-norm) to a session without it starts from the session's
+// weights, QK-norm's γ (ones) inserted where gpt_param_names(g, true) puts them: the same start as
+// the runs beside it, not a new draw.
+InitialWeights gpt_weights_with_qk_norm(const GptConfig& g, const InitialWeights& without);
 // The site layer each of gpt_param_names' parameters belongs to (its precision's layer; a
 // LayerNorm's γ and β belong to the Linear layer it feeds, and stay FP32 in every mode).
 std::vector<int> gpt_param_layers(const GptConfig& g, bool qk_norm = false);

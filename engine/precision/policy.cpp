@@ -127,6 +127,15 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
                 if (spec.penalty_mistake)
                     throw ConfigError(field, "run " + quoted_text(label) + " names two penalty mistakes; keep one");
                 spec.penalty_mistake = mistake;
+            } else if (const auto sw = enum_parse<GptSwitch>(part)) {
+                const auto attn = [](GptSwitch g) { return g <= GptSwitch::attn_split; };
+                for (const GptSwitch had : spec.gpt_switches)
+                    if (had == *sw || (attn(had) && attn(*sw)))
+                        throw ConfigError(field, "run " + quoted_text(label) + " names " +
+                                                     (had == *sw ? "+" + std::string(part) + " twice"
+                                                                 : "two places for 1/√d (+" + std::string(enum_name(had)) +
+                                                                       ", +" + std::string(part) + "); keep one"));
+                spec.gpt_switches.insert(std::upper_bound(spec.gpt_switches.begin(), spec.gpt_switches.end(), *sw), *sw);
             } else if (wb) {
                 if (spec.write_back)
                     throw ConfigError(field, "run " + quoted_text(label) + " names two write-back modes");
@@ -161,7 +170,8 @@ RunSpec parse_run_spec(std::string_view label, const std::string& field) {
         "+4over6, +bf16-first-N, +bf16-last-N), mxfp4 (optionally +floor, +ceil, +rceil, +even); pure-fp16 and pure-bf16 also take +sr "
         "(stochastic rounding) or +kahan (Kahan-compensated updates); FP8 and FP16/BF16 runs take an "
         "accumulation model, +acc-exact, +acc-fast, +acc-promote, +acc-te or +acc-torchao; with a gradient penalty, "
-        "+no-unscale or +unscaled-grads make its mistakes";
+        "+no-unscale or +unscaled-grads make its mistakes; a GPT's runs take +attn-after, +attn-before, +attn-split, "
+        "+qk-norm, +softmax-storage, +norm-storage or +autocast-cpu-1.13 (its switches, for that run)";
     // A mode without a low format is its own label ("fp32"); the others are "<mode>-<format>".
     if (const auto m = enum_parse<Mode>(base); m && !uses_low_precision(*m)) spec.mode = *m;
     else {

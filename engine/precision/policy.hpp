@@ -69,6 +69,19 @@ constexpr EnumName<PenaltyMistake> penalty_mistake_suffixes[] = {{PenaltyMistake
                                                                  {PenaltyMistake::unscaled_grads, "unscaled-grads"}};
 constexpr std::span<const EnumName<PenaltyMistake>> names_of(PenaltyMistake) { return penalty_mistake_suffixes; }
 
+// The GPT's switches as run-label suffixes, so that their effect stands side by side in one session
+// ("amp-fp16+attn-before", "amp-fp16+qk-norm"): each sets, for that run alone, what the session's
+// sections set for all (attention.scale, attention.qk_norm, attention.softmax, norm.stats,
+// autocast; docs/gpt.md). engine/config/run_plan.cpp applies them, and refuses them on an MLP.
+enum class GptSwitch : std::uint8_t { attn_after, attn_before, attn_split, qk_norm, softmax_storage, norm_storage,
+                                      autocast_cpu };
+constexpr EnumName<GptSwitch> gpt_switch_suffixes[] = {
+    {GptSwitch::attn_after, "attn-after"},           {GptSwitch::attn_before, "attn-before"},
+    {GptSwitch::attn_split, "attn-split"},           {GptSwitch::qk_norm, "qk-norm"},
+    {GptSwitch::softmax_storage, "softmax-storage"}, {GptSwitch::norm_storage, "norm-storage"},
+    {GptSwitch::autocast_cpu, "autocast-cpu-1.13"}};
+constexpr std::span<const EnumName<GptSwitch>> names_of(GptSwitch) { return gpt_switch_suffixes; }
+
 struct RunSpec {
     Mode mode = Mode::fp32;
     Format low = Format::fp16;                 // the low format of amp/half/pure/selective/adaptive
@@ -80,6 +93,8 @@ struct RunSpec {
     // A gradient-penalty mistake named after '+' ("amp-fp16+no-unscale", "amp-fp16+unscaled-grads"):
     // this run makes it whatever train.penalty_unscale / penalty_scaled_grads say (docs/penalty.md).
     std::optional<PenaltyMistake> penalty_mistake;
+    // The GPT's switches named after '+', in GptSwitch's order, each at most once, one attn-* at most.
+    std::vector<GptSwitch> gpt_switches;
     // An accumulation plan named after '+' ("fp8-e4m3+acc-fast"); absent: the session's accumulate.plan.
     std::optional<AccumulatePlan> accumulate;
     // FP4 modes: the recipe's switches named after '+' ("nvfp4+no-sr+bf16-last-1").

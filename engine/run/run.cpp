@@ -100,7 +100,19 @@ Run::Run(int index, RunInfo info, const SessionConfig& cfg, const InitialWeights
     if (cfg.model.kind == ModelKind::gpt && m_backend->is_gpu())
         throw ConfigError("device", "run '" + m_info.label + "': the GPT trains on the CPU backend only until the CUDA "
                                     "backend has been measured on a GPU; train it on the CPU backend (device = cpu)");
-    m_model = make_model(*m_backend, cfg.model, run_precisions(m_info, cfg, init), cfg.train.batch, init,
+    // The run's own model: the session's, with its label's GPT switches (+attn-before, +qk-norm, ...)
+    // as resolve_run applied them to the run's copy.
+    ModelConfig model = cfg.model;
+    if (model.kind == ModelKind::gpt && m_info.model.kind == ModelKind::gpt) {
+        model.attention = m_info.model.attention;
+        model.norm_stats = m_info.model.norm_stats;
+        model.autocast = m_info.model.autocast;
+    }
+    InitialWeights with_qk_norm;
+    const bool adds_qk_norm = model.kind == ModelKind::gpt && model.attention.qk_norm && !cfg.model.attention.qk_norm;
+    if (adds_qk_norm) with_qk_norm = gpt_weights_with_qk_norm(model.gpt, init);
+    const InitialWeights& start = adds_qk_norm ? with_qk_norm : init;
+    m_model = make_model(*m_backend, model, run_precisions(m_info, cfg, start), cfg.train.batch, start,
                          cfg.train.optimizer);
     if (is_fp4(m_info.spec.mode) && m_backend->is_gpu())
         throw ConfigError("device", "run '" + m_info.label + "': FP4 runs train on the CPU backend only for now (the "
