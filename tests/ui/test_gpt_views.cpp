@@ -203,7 +203,7 @@ private slots:
                     i = T;
                     break;
                 }
-        QVERIFY(v->captionOf(0).contains(QStringLiteral("the engine counted %1").arg(blk.overflow)));
+        QVERIFY(v->captionOf(0).contains(QStringLiteral("The engine counted %1").arg(blk.overflow)));
         QVERIFY(w->exportViewPng(dir.filePath(QStringLiteral("attention.png"))));
         // Hidden: steps keep no maps.
         w->setView(MainWindow::View::charts);

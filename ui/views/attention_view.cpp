@@ -52,15 +52,21 @@ AttentionView::AttentionView(gui::RecordStore* store, QWidget* parent) : QWidget
     auto* v = new QVBoxLayout(this);
     v->setContentsMargins(0, 4, 0, 0);
     v->setSpacing(2);
+    // Two rows of choices: the runs and what is shown, then where and when (one row is wider than
+    // the view at 1280×800 with the settings open).
     auto* row = new QHBoxLayout;
     row->setContentsMargins(k_margin, 0, k_margin, 0);
     m_runA = combo(row, tr("Run"), tr("The run whose attention is drawn on the left"));
     m_runB = combo(row, tr("beside"), tr("A second run drawn on the right, at the same step, block, head and window"));
+    m_values = combo(row, tr("Show"), tr("The scores q·kᵀ as stored, or the probabilities softmax made of them"));
+    m_values->addItems({tr("scores"), tr("probabilities")});
+    row->addStretch(1);
+    v->addLayout(row);
+    row = new QHBoxLayout;
+    row->setContentsMargins(k_margin, 0, k_margin, 0);
     m_block = combo(row, tr("Block"), tr("The transformer block"));
     m_head = combo(row, tr("Head"), tr("The attention head"));
     m_window = combo(row, tr("Window"), tr("Which of the step's training windows (rows of the batch)"));
-    m_values = combo(row, tr("Show"), tr("The scores q·kᵀ as stored, or the probabilities softmax made of them"));
-    m_values->addItems({tr("scores"), tr("probabilities")});
     row->addWidget(new QLabel(tr("Step")));
     m_step = new QSlider(Qt::Horizontal);
     m_step->setToolTip(tr("The steps whose attention was kept while this view was shown; at the right end the view "
@@ -229,7 +235,7 @@ AttentionView::Layout AttentionView::layout(const QRect& r) const {
     // Room around each map: two title lines above, tick labels and the axis name left and below,
     // two caption lines under those.
     const int left = body.horizontalAdvance(QStringLiteral("000")) + line + 10;
-    const int above = 2 * line + 6, below = line + 4 + line + 4 + 2 * line + 4;
+    const int above = 2 * line + 6, below = line + 4 + line + 4 + 3 * line + 4;
     const int availW = (r.width() - 2 * k_margin - legendW - k_gap - (maps - 1) * k_gap) / maps - left;
     const int availH = r.bottom() - l.title.bottom() - 8 - above - below;
     l.side = std::max(40, std::min(availW, availH));
@@ -274,8 +280,8 @@ QString AttentionView::captionOf(int run) const {
     const QString fmt = formatName(k.scores_format);
     if (all == 0 && k.overflow == 0)
         return tr("No score of block %1 passed %2's largest value, %3, on this step.").arg(block).arg(fmt, largest(k.scores_format));
-    return tr("× %1 here; %2 in block %3's %4 heads × %5 windows passed %6's largest value, %7, and became inf "
-              "(the engine counted %8, the largest %9).")
+    return tr("× %1 here, %2 in block %3 (%4 heads × %5 windows): scores past %6's largest value, %7, stored as inf. "
+              "The engine counted %8 (the largest %9).")
         .arg(here).arg(all).arg(block).arg(m->heads).arg(m->batch).arg(fmt, largest(k.scores_format))
         .arg(k.overflow).arg(k.overflow_max, 0, 'g', 6);
 }
@@ -315,15 +321,19 @@ void AttentionView::paintCanvas(QPainter& p, const QRect& r) {
         bold.setBold(true);
         p.setFont(bold);
         p.setPen(runStyle(session, runs[k]).colour);
-        p.drawText(QRect(map.left(), map.top() - 2 * line - 6, map.width() + k_gap, line), Qt::AlignLeft | Qt::AlignVCenter,
-                   session->runs[static_cast<std::size_t>(runs[k])].label);
+        const QString label = session->runs[static_cast<std::size_t>(runs[k])].label;
+        p.drawText(QRect(map.left(), map.top() - 2 * line - 6, map.width() + k_gap, line), Qt::AlignLeft | Qt::AlignVCenter, label);
+        // Two short lines, each within the map's width: the run and what is drawn, then where and when.
         p.setFont(scaled());
         p.setPen(ink);
-        p.drawText(QRect(map.left(), map.top() - line - 4, map.width() + k_gap, line), Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("step %1 · block %2 · head %3 · window %4 · %5 (%6)")
-                       .arg(m->step).arg(m_block->currentIndex()).arg(m_head->currentIndex()).arg(m_window->currentIndex())
-                       .arg(scores ? tr("scores") : tr("probabilities"))
+        const int after = QFontMetrics(bold).horizontalAdvance(label);
+        p.drawText(QRect(map.left() + after, map.top() - 2 * line - 6, map.width() + k_gap - after, line),
+                   Qt::AlignLeft | Qt::AlignVCenter,
+                   tr(" · %1 in %2").arg(scores ? tr("scores") : tr("probabilities"))
                        .arg(formatName(scores ? blk.scores_format : blk.probs_format)));
+        p.drawText(QRect(map.left(), map.top() - line - 4, map.width() + k_gap, line), Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("step %1 · block %2 · head %3 · window %4")
+                       .arg(m->step).arg(m_block->currentIndex()).arg(m_head->currentIndex()).arg(m_window->currentIndex()));
         // Cells.
         p.fillRect(map, Qt::white);
         for (int i = 0; i < T; ++i)
@@ -374,7 +384,7 @@ void AttentionView::paintCanvas(QPainter& p, const QRect& r) {
         p.drawText(QRect(-map.height() / 2, -line / 2 - 2, map.height(), line), Qt::AlignCenter, tr("query position i"));
         p.restore();
         p.setPen(grey);
-        p.drawText(QRect(map.left(), map.bottom() + 8 + sm.lineSpacing() + line, map.width() + k_gap - 4, 3 * line),
+        p.drawText(QRect(map.left(), map.bottom() + 8 + sm.lineSpacing() + line, map.width() + k_gap - 4, 3 * line + 2),
                    Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, captionOf(runs[k]));
     }
     // Legend: the colour bar with its ends and middle, then the marks.

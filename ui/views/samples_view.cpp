@@ -137,7 +137,6 @@ void SamplesView::paintCanvas(QPainter& p, const QRect& r) {
                   "probabilities did. The held-out loss is that of the weights that wrote the text.")
                    .arg(prompt).arg(sc.length));
     const std::vector<int> runs = shownRuns();
-    const QFont mono = scaled(1.0, true);
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const QRect c = l.columns[i];
         const gui::RunStyle style = runStyle(session, runs[i]);
@@ -151,18 +150,25 @@ void SamplesView::paintCanvas(QPainter& p, const QRect& r) {
                    QFontMetrics(bold).elidedText(label, Qt::ElideRight, c.width()));
         p.setFont(scaled());
         p.setPen(grey);
-        p.drawText(QRect(c.left(), c.top() + bm.lineSpacing(), c.width(), bm.lineSpacing()), Qt::AlignLeft | Qt::AlignVCenter,
-                   bm.elidedText(sourceText(runs[i]), Qt::ElideRight, c.width()));
-        const QRect box = c.adjusted(0, 2 * bm.lineSpacing() + 4, 0, 0);
+        // The source whole: on a second line where one is too narrow (the classroom's large text).
+        const QString source = sourceText(runs[i]);
+        const int sourceLines = bm.horizontalAdvance(source) > c.width() ? 2 : 1;
+        p.drawText(QRect(c.left(), c.top() + bm.lineSpacing(), c.width(), sourceLines * bm.lineSpacing()),
+                   Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, source);
+        const QRect box = c.adjusted(0, (1 + sourceLines) * bm.lineSpacing() + 4, 0, 0);
         p.fillRect(box, QColor(0xFA, 0xFA, 0xF7));
         QPen frame(style.colour, 2, style.pen);
         p.setPen(frame);
         p.drawRect(box.adjusted(1, 1, -1, -1));
-        p.setFont(mono);
-        p.setPen(ink);
         QString text = QString::fromStdString(s->text);
         const QRect textRect = box.adjusted(k_pad, k_pad, -k_pad, -k_pad);
         const int flags = Qt::AlignLeft | Qt::AlignTop | Qt::TextWrapAnywhere | Qt::TextExpandTabs;
+        // The whole text in its box: a smaller monospace size where the box is short.
+        QFont mono = scaled(1.0, true);
+        for (double f = 0.9; f > 0.45 && QFontMetrics(mono).boundingRect(textRect, flags, text).height() > textRect.height(); f -= 0.1)
+            mono = scaled(f, true);
+        p.setFont(mono);
+        p.setPen(ink);
         p.drawText(textRect, flags, text);
         if (s->nonfinite) {
             p.setFont(bold);
