@@ -230,20 +230,22 @@ AttentionView::Layout AttentionView::layout(const QRect& r) const {
     const QFontMetrics title(scaled(1.25)), body(scaled());
     const int line = body.lineSpacing();
     l.title = QRect(r.left() + k_margin, r.top() + 4, r.width() - 2 * k_margin, title.lineSpacing() + 2 * line + 4);
-    const int legendW = body.horizontalAdvance(QStringLiteral("-00000.0")) + 40;
+    const int legendW = body.horizontalAdvance(QStringLiteral("-1.234e+04")) + 30;
     const int maps = runB() >= 0 && mapsOf(runB()) ? 2 : 1;
     // Room around each map: two title lines above, tick labels and the axis name left and below,
     // two caption lines under those.
     const int left = body.horizontalAdvance(QStringLiteral("000")) + line + 10;
-    const int above = 2 * line + 6, below = line + 4 + line + 4 + 3 * line + 4;
+    const int above = 2 * line + 6, below = line + 4 + line + 4 + 4 * line + 4;
     const int availW = (r.width() - 2 * k_margin - legendW - k_gap - (maps - 1) * k_gap) / maps - left;
     const int availH = r.bottom() - l.title.bottom() - 8 - above - below;
     l.side = std::max(40, std::min(availW, availH));
     int x = r.left() + k_margin + left;
     const int y = l.title.bottom() + 8 + above;
+    // Titles and captions take the column (the map and the room beside it), not the map's width.
+    l.column = std::max(l.side, availW) + k_gap - 4;
     for (int k = 0; k < maps; ++k) {
         l.maps[k] = QRect(x, y, l.side, l.side);
-        x += l.side + k_gap + left;
+        x += std::max(l.side, availW) + k_gap + left;
     }
     l.legend = QRect(x - left, y, legendW, l.side);
     return l;
@@ -322,16 +324,16 @@ void AttentionView::paintCanvas(QPainter& p, const QRect& r) {
         p.setFont(bold);
         p.setPen(runStyle(session, runs[k]).colour);
         const QString label = session->runs[static_cast<std::size_t>(runs[k])].label;
-        p.drawText(QRect(map.left(), map.top() - 2 * line - 6, map.width() + k_gap, line), Qt::AlignLeft | Qt::AlignVCenter, label);
+        p.drawText(QRect(map.left(), map.top() - 2 * line - 6, l.column, line), Qt::AlignLeft | Qt::AlignVCenter, label);
         // Two short lines, each within the map's width: the run and what is drawn, then where and when.
         p.setFont(scaled());
         p.setPen(ink);
         const int after = QFontMetrics(bold).horizontalAdvance(label);
-        p.drawText(QRect(map.left() + after, map.top() - 2 * line - 6, map.width() + k_gap - after, line),
+        p.drawText(QRect(map.left() + after, map.top() - 2 * line - 6, l.column - after, line),
                    Qt::AlignLeft | Qt::AlignVCenter,
                    tr(" · %1 in %2").arg(scores ? tr("scores") : tr("probabilities"))
                        .arg(formatName(scores ? blk.scores_format : blk.probs_format)));
-        p.drawText(QRect(map.left(), map.top() - line - 4, map.width() + k_gap, line), Qt::AlignLeft | Qt::AlignVCenter,
+        p.drawText(QRect(map.left(), map.top() - line - 4, l.column, line), Qt::AlignLeft | Qt::AlignVCenter,
                    tr("step %1 · block %2 · head %3 · window %4")
                        .arg(m->step).arg(m_block->currentIndex()).arg(m_head->currentIndex()).arg(m_window->currentIndex()));
         // Cells.
@@ -384,7 +386,7 @@ void AttentionView::paintCanvas(QPainter& p, const QRect& r) {
         p.drawText(QRect(-map.height() / 2, -line / 2 - 2, map.height(), line), Qt::AlignCenter, tr("query position i"));
         p.restore();
         p.setPen(grey);
-        p.drawText(QRect(map.left(), map.bottom() + 8 + sm.lineSpacing() + line, map.width() + k_gap - 4, 3 * line + 2),
+        p.drawText(QRect(map.left(), map.bottom() + 8 + sm.lineSpacing() + line, l.column, 4 * line + 2),
                    Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, captionOf(runs[k]));
     }
     // Legend: the colour bar with its ends and middle, then the marks.

@@ -63,6 +63,7 @@ private:
         QRect title, legend;
         QRect maps[2];
         int side = 0;
+        int column = 0;  // the width of a map's titles and caption
     };
     Layout layout(const QRect& r) const;
     void rebuildChoices();
