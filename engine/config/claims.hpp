@@ -16,11 +16,13 @@
 namespace mpx {
 
 // What a claim measures on each step record: a CSV column of the same name, or an event as 0/1
-// (backed_off, grew, hysteresis: the step's scale event).
+// (backed_off, grew, hysteresis: the step's scale event; forward_inf: the step's first inf/NaN was
+// stored in the forward pass, where no loss scale reaches — engine/compute/overflow_verdict.hpp;
+// inf_magnitude: StepRecord::first_nonfinite_magnitude, what overflowed there before rounding).
 enum class ClaimMetric : std::uint8_t {
     loss, loss_scale, new_scale, skipped, found_inf, backed_off, grew, hysteresis, grad_norm, underflow_frac,
     overflow_count, lost_update_frac, small_update_frac, small_kept_frac, eval_loss, eval_accuracy,
-    fp8_saturated_frac, fp8_underflow_frac, penalty };
+    fp8_saturated_frac, fp8_underflow_frac, penalty, forward_inf, inf_magnitude };
 constexpr EnumName<ClaimMetric> claim_metric_names[] = {
     {ClaimMetric::loss, "loss"},
     {ClaimMetric::loss_scale, "loss_scale"},
@@ -40,7 +42,9 @@ constexpr EnumName<ClaimMetric> claim_metric_names[] = {
     {ClaimMetric::eval_accuracy, "eval_accuracy"},
     {ClaimMetric::fp8_saturated_frac, "fp8_saturated_frac"},
     {ClaimMetric::fp8_underflow_frac, "fp8_underflow_frac"},
-    {ClaimMetric::penalty, "penalty"}};
+    {ClaimMetric::penalty, "penalty"},
+    {ClaimMetric::forward_inf, "forward_inf"},
+    {ClaimMetric::inf_magnitude, "inf_magnitude"}};
 constexpr std::span<const EnumName<ClaimMetric>> names_of(ClaimMetric) { return claim_metric_names; }
 
 // Over the steps of the range that have a value (evaluations only on evaluating steps).

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/base/text.hpp"
+#include "engine/compute/overflow_verdict.hpp"
 #include "engine/core/scaler_rule.hpp"
 
 namespace mpx {
@@ -31,6 +32,8 @@ std::optional<double> claim_metric(ClaimMetric m, const StepRecord& r) {
         case ClaimMetric::fp8_saturated_frac: return r.fp8_saturated_frac;
         case ClaimMetric::fp8_underflow_frac: return r.fp8_underflow_frac;
         case ClaimMetric::penalty: return r.penalty;
+        case ClaimMetric::forward_inf: return forward_site(r.first_nonfinite) ? 1.0 : 0.0;
+        case ClaimMetric::inf_magnitude: return r.first_nonfinite_magnitude;
     }
     return std::nullopt;
 }

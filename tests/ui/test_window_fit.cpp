@@ -106,6 +106,7 @@ private slots:
         QTest::newRow("fp8") << "fp8";                // opened 1652 px wide
         QTest::newRow("lost-updates") << "lost-updates";
         QTest::newRow("gradient-penalty") << "gradient-penalty";  // four runs, the longest labels
+        QTest::newRow("attention-overflow") << "attention-overflow";  // five runs, GPT switches in their labels
     }
     void a_lesson_fits_a_laptop_screen() {
         QFETCH(QString, preset);

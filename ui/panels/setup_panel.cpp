@@ -177,6 +177,14 @@ QWidget* SetupPanel::buildGptFields() {
                                "(256 makes gpt-nanogpt-cpu's scores pass FP16's 65504)."));
     f->addRow(tr("Init scale"), m_initScale);
     connect(m_initScale, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
+    m_qkInitScale = new QDoubleSpinBox;
+    m_qkInitScale->setRange(0.001, 10000);
+    m_qkInitScale->setDecimals(3);
+    m_qkInitScale->setToolTip(tr("Multiplies the spread of the q and k weights only (model.qk_init_scale): the "
+                                 "attention scores grow with its square while the rest trains as usual — "
+                                 "attention-logit growth (Dehghani et al. 2023) set up at step 0."));
+    f->addRow(tr("q, k init scale"), m_qkInitScale);
+    connect(m_qkInitScale, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
     combo(m_attnScale, gui::attentionScaleNames(), tr("1/√d applied"),
           tr("after q·kᵀ (llm.c: FP16 scores can pass 65504 first), before it on q, or split as d^-¼ on q "
              "and k (PyTorch's math attention); HF transformers#24638."));
@@ -426,6 +434,7 @@ void SetupPanel::setConfig(const mpx::SessionConfig& c) {
     m_blockSize->setValue(c.model.gpt.block_size);
     m_tie->setChecked(c.model.gpt.tie_embeddings);
     m_initScale->setValue(c.model.gpt.init_scale);
+    m_qkInitScale->setValue(c.model.gpt.qk_init_scale);
     m_attnScale->setCurrentText(gui::toText(c.model.attention.scale));
     m_softmax->setCurrentText(gui::toText(c.model.attention.softmax));
     m_softcap->setValue(c.model.attention.softcap);
@@ -480,6 +489,8 @@ void SetupPanel::applyTo(mpx::SessionConfig& c) const {
         c.model.gpt.tie_embeddings = m_tie->isChecked();
         if (std::abs(c.model.gpt.init_scale - m_initScale->value()) > 0.5e-3)
             c.model.gpt.init_scale = static_cast<float>(m_initScale->value());
+        if (std::abs(c.model.gpt.qk_init_scale - m_qkInitScale->value()) > 0.5e-3)
+            c.model.gpt.qk_init_scale = static_cast<float>(m_qkInitScale->value());
         c.model.attention.scale = gui::attentionScaleFrom(m_attnScale->currentText());
         c.model.attention.softmax = gui::softmaxFormatFrom(m_softmax->currentText());
         if (std::abs(c.model.attention.softcap - m_softcap->value()) > 0.05)
