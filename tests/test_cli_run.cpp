@@ -83,7 +83,7 @@ private slots:
         const QStringList precisions{"fp32", "fp16", "bf16"};
         for (int i = 1; i < rows.size(); ++i) {
             const QStringList& f = rows[i];
-            QCOMPARE(f.size(), 33);
+            QCOMPARE(f.size(), 34);
             QCOMPARE(f[25], QString());  // nothing overflowed in the default preset
             // headroom: FP16's range left above the largest backward value, FP32's and BF16's far more
             bool has_headroom = false;
@@ -417,8 +417,10 @@ private slots:
             // accumulation's runs model every GEMM product by product (about 27x slower): fewer steps.
             // The GPT presets' steps cost 10–1,000× an MLP's (gpt-nanogpt-cpu: 53 ms a run in Release,
             // about 4 s under ASan): 3 steps, the first of which collects histograms.
+            // The GPT presets (the gpt- ones and the attention-overflow lesson) write samples.
+            const bool gpt = preset.startsWith(QStringLiteral("gpt-")) || preset == QStringLiteral("attention-overflow");
             const QString steps = preset == QStringLiteral("accumulation") ? QStringLiteral("40")
-                                  : preset.startsWith(QStringLiteral("gpt-")) ? QStringLiteral("3")
+                                  : gpt ? QStringLiteral("3")
                                                                               : QStringLiteral("300");
             QStringList args{"run", "--config", preset, "--steps", steps, "--threads", threads, "--quiet",
                              "--csv", csv, "--histograms", hist};
@@ -428,7 +430,7 @@ private slots:
             const auto rows = without_timings(csv), h = read_csv(hist), f = read_csv(fp8);
             QFile samples_file(tmp.filePath(threads + ".samples.csv"));
             const QByteArray samples = samples_file.open(QIODevice::ReadOnly) ? samples_file.readAll() : QByteArray();
-            QCOMPARE(samples.isEmpty(), !preset.startsWith(QStringLiteral("gpt-")));
+            QCOMPARE(samples.isEmpty(), !gpt);
             QVERIFY(rows.size() > steps.toInt());
             QVERIFY(h.size() > 1);
             if (threads == QStringLiteral("1")) {

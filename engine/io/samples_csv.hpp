@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/config/run_plan.hpp"
-#include "engine/run/sample.hpp"
+#include "engine/run/text_sample.hpp"
 
 namespace mpx {
 

@@ -15,22 +15,11 @@
 #include "engine/compute/row_matrix.hpp"
 #include "engine/config/sample_config.hpp"
 #include "engine/model/text_corpus.hpp"
+#include "engine/run/text_sample.hpp"
 
 namespace mpx {
 
 class Run;
-
-// One run's text at one step: the prompt and what followed it.
-struct TextSample {
-    int run = 0;
-    long long step = 0;  // the step whose update the weights come from; -1: before training
-    // The held-out loss of those same weights (the evaluation of that step, or one made for it);
-    // empty where the session has no held-out split.
-    std::optional<double> eval_loss;
-    std::string text;    // the prompt, then up to sample.length characters
-    // The run's logits held inf or NaN: no character could be drawn, and the text ends there.
-    bool nonfinite = false;
-};
 
 // The prompt as ids of the text's vocabulary. ConfigError naming sample.prompt for a character the
 // text does not hold.

@@ -53,7 +53,7 @@ private slots:
         QTest::newRow("after-steps not a number") << QStringList{"mpx", "--after-steps", "ten", "--screenshot", "a.png"} << "ten";
         QTest::newRow("after-steps without screenshot") << QStringList{"mpx", "--after-steps", "10"} << "--screenshot";
         QTest::newRow("stray argument") << QStringList{"mpx", "default"} << "default";
-        QTest::newRow("unknown view") << QStringList{"mpx", "--view", "boundary"} << "--view takes charts, boundaries, range, where, updates, fp8, fp4, got 'boundary'";
+        QTest::newRow("unknown view") << QStringList{"mpx", "--view", "boundary"} << "--view takes charts, boundaries, range, where, updates, fp8, fp4, samples, attention, got 'boundary'";
     }
     void rejects_bad_input() {
         QFETCH(QStringList, args);

@@ -14,7 +14,7 @@
 #include "engine/run/attention_maps.hpp"
 #include "engine/run/boundary_grid.hpp"
 #include "engine/run/record.hpp"
-#include "engine/run/sample.hpp"
+#include "engine/run/text_sample.hpp"
 #include "ui/session/session_info.hpp"
 
 namespace mpx::gui {
