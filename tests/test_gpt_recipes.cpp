@@ -12,6 +12,7 @@
 #include "engine/base/parallel.hpp"
 #include "engine/core/rng.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/export.hpp"
 #include "engine/model/gpt.hpp"
 #include "engine/run/run.hpp"
 #include "gpt_test_support.hpp"
@@ -268,6 +269,27 @@ private slots:
 
     // Saved after 4 steps and resumed, a GPT with dropout under delayed FP8 scaling (history 4) and
     // NVFP4 continues bit for bit: masks come from the step's seed, the histories travel with the state.
+    // The --fp8-scales CSV names a GPT's layers as its model does (block0.attn.qkv ... lm_head), one
+    // name per Linear layer, never the MLP's fc1..fcN.
+    void fp8_scales_csv_names_the_gpts_layers() {
+        SessionConfig c = small_gpt({"fp8-hybrid"}, 2);
+        Session s(c);
+        while (!s.finished()) s.step();
+        const QTemporaryDir dir;
+        const std::filesystem::path path = (dir.path() + QStringLiteral("/scales.csv")).toStdString();
+        write_fp8_scales_csv(path, {s.run(0).info()}, {&s.run(0).fp8_scales()});
+        QFile f(QString::fromStdString(path.string()));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        std::set<std::string> layers;
+        for (const QByteArray& line : f.readAll().split('\n').mid(1))
+            if (!line.trimmed().isEmpty()) layers.insert(line.split(',')[2].toStdString());
+        std::set<std::string> want;
+        for (int l = 0; l < s.config().model.layers(); ++l)
+            if (is_linear_layer(s.config().model, l)) want.insert(layer_name(s.config().model, l));
+        QCOMPARE(layers, want);
+        QVERIFY(want.count("block0.attn.qkv") && want.count("lm_head") && want.size() == 9);
+    }
+
     void save_and_resume_is_bit_identical() {
         SessionConfig c = small_gpt({"fp8-hybrid+delayed", "nvfp4", "amp-bf16"}, 8);
         c.model.dropout = 0.1f;

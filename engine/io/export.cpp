@@ -85,7 +85,8 @@ void write_fp8_scales_csv(const std::filesystem::path& path, const std::vector<R
         const std::string block_name = runs[r].spec.precision();
         for (const Fp8ScaleRow& row : *rows[r]) {
             const bool global = row.block && row.format == Format::e2m1 && row.scale != 0.0f;
-            text += run + "," + std::to_string(row.step) + ",fc" + std::to_string(row.layer + 1) + "," +
+            // The layer as the run's model names it: fc1..fcN, or the GPT's block0.attn.qkv ... lm_head.
+            text += run + "," + std::to_string(row.step) + "," + csv_field(layer_name(runs[r].model, row.layer)) + "," +
                     std::string(enum_name(row.tensor)) + "," +
                     (row.block ? block_name : std::string(to_string(row.format))) + "," +
                     format_number(static_cast<double>(row.amax)) + "," +
