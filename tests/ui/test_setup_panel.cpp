@@ -80,7 +80,17 @@ private slots:
         QCOMPARE(g.model.kind, mpx::ModelKind::gpt);
         QCOMPARE(g.data.kind, mpx::DatasetKind::text);
         QVERIFY(!g.model.layernorm);  // the MLP's settings the GPT refuses are not carried over
-        QCOMPARE(g.model.dropout, 0.0f);
+        QCOMPARE(g.model.dropout, 0.1f);  // dropout is the GPT's too (nanoGPT's four places)
+        mpx::validate(g);
+        // The GPT's page has its own dropout box, and it reaches the configuration.
+        QDoubleSpinBox* gptDropout = nullptr;
+        for (QDoubleSpinBox* b : p.findChildren<QDoubleSpinBox*>())
+            if (b->toolTip().contains(QStringLiteral("nanoGPT's dropout at four places"))) gptDropout = b;
+        QVERIFY(gptDropout);
+        QCOMPARE(gptDropout->value(), 0.1);
+        gptDropout->setValue(0.2);
+        p.applyTo(g);
+        QCOMPARE(g.model.dropout, 0.2f);
         mpx::validate(g);
         kind->setCurrentIndex(kind->findData(QStringLiteral("mlp")));
         mpx::SessionConfig m = g;

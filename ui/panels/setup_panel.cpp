@@ -185,6 +185,14 @@ QWidget* SetupPanel::buildGptFields() {
                                  "attention-logit growth (Dehghani et al. 2023) set up at step 0."));
     f->addRow(tr("q, k init scale"), m_qkInitScale);
     connect(m_qkInitScale, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
+    m_gptDropout = new QDoubleSpinBox;
+    m_gptDropout->setRange(0, 0.9);
+    m_gptDropout->setSingleStep(0.05);
+    m_gptDropout->setToolTip(tr("nanoGPT's dropout at four places: the embeddings' sum, the attention "
+                                "probabilities and after each block's two projections (0 in its CPU recipe, "
+                                "0.2 for Shakespeare); none when the held-out loss is measured."));
+    f->addRow(tr("Dropout"), m_gptDropout);
+    connect(m_gptDropout, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
     combo(m_attnScale, gui::attentionScaleNames(), tr("1/√d applied"),
           tr("after q·kᵀ (llm.c: FP16 scores can pass 65504 first), before it on q, or split as d^-¼ on q "
              "and k (PyTorch's math attention); HF transformers#24638."));
@@ -449,6 +457,7 @@ void SetupPanel::setConfig(const mpx::SessionConfig& c) {
     m_sizes->setText(gui::modelSizesText(c.model.sizes));
     m_activation->setCurrentText(gui::toText(c.model.activation));
     m_dropout->setValue(c.model.dropout);
+    m_gptDropout->setValue(c.model.dropout);
     m_layernorm->setChecked(c.model.layernorm);
     m_recompute->setChecked(c.model.recompute);
     m_keepOutput->setChecked(c.model.keep_output_fp32);
@@ -513,7 +522,7 @@ void SetupPanel::applyTo(mpx::SessionConfig& c) const {
     if (auto sizes = gui::parseModelSizes(m_sizes->text())) c.model.sizes = *sizes;
     c.model.activation = gui::activationFrom(m_activation->currentText());
     c.model.keep_output_fp32 = m_keepOutput->isChecked();
-    // The MLP's LayerNorm, recomputation and dropout are refused on the GPT: its page has none.
+    // The MLP's LayerNorm and recomputation are refused on the GPT: its page has neither.
     c.model.layernorm = !gpt() && m_layernorm->isChecked();
     c.model.recompute = !gpt() && m_recompute->isChecked();
     if (!gpt()) c.data.kind = gui::datasetFrom(m_dataKind->currentText());
@@ -525,8 +534,8 @@ void SetupPanel::applyTo(mpx::SessionConfig& c) const {
     };
     if (edited(c.data.noise, m_noise)) c.data.noise = m_noise->value();
     if (edited(c.data.input_scale, m_inputScale)) c.data.input_scale = m_inputScale->value();
-    if (gpt()) c.model.dropout = 0.0f;
-    else if (edited(c.model.dropout, m_dropout)) c.model.dropout = static_cast<float>(m_dropout->value());
+    QDoubleSpinBox* dropout = gpt() ? m_gptDropout : m_dropout;  // each kind's page has its own box
+    if (edited(c.model.dropout, dropout)) c.model.dropout = static_cast<float>(dropout->value());
     c.train.optimizer = gui::optimizerFrom(m_optimizer->currentText());
     c.train.batch = m_batch->value();
     c.train.accumulation = m_accumulation->value();

@@ -68,7 +68,7 @@ private:
     QStackedWidget* m_modelPages = nullptr;
     QSpinBox *m_nLayer = nullptr, *m_nHead = nullptr, *m_nEmbd = nullptr, *m_blockSize = nullptr;
     QCheckBox* m_tie = nullptr;
-    QDoubleSpinBox *m_initScale = nullptr, *m_qkInitScale = nullptr, *m_softcap = nullptr;
+    QDoubleSpinBox *m_initScale = nullptr, *m_qkInitScale = nullptr, *m_gptDropout = nullptr, *m_softcap = nullptr;
     QComboBox *m_attnScale = nullptr, *m_softmax = nullptr, *m_autocast = nullptr, *m_normStats = nullptr;
     QCheckBox* m_qkNorm = nullptr;
     QDoubleSpinBox* m_zLoss = nullptr;
