@@ -131,6 +131,17 @@ private slots:
         for (std::size_t k = 0; k < want.size(); ++k)  // every scheduled sample, its text quoted as RFC 4180 has it
             QVERIFY(text.find("," + mpx::csv_field(want[k].text) + "\r\n") != std::string::npos);
         QVERIFY(fileText(dir.filePath(QStringLiteral("gpt.json"))).find("\"samples\": \"gpt.samples.csv\"") != std::string::npos);
+        // A folder given as the CSV is refused, and nothing appears beside it (the samples' name is
+        // derived from the CSV's: "sub" would have given "sub.samples.csv" next to the folder).
+        QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("sub")));
+        const QStringList before = QDir(dir.path()).entryList(QDir::Files);
+        QSignalSpy failed(w->engine(), &mpx::gui::EngineController::exportFailed);
+        w->engine()->exportCsv(dir.filePath(QStringLiteral("sub")));
+        QVERIFY(failed.wait(10'000));
+        QVERIFY2(failed.first().first().toString().contains(QStringLiteral("is a folder")),
+                 qPrintable(failed.first().first().toString()));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files), before);
+        QVERIFY(QDir(dir.filePath(QStringLiteral("sub"))).entryList(QDir::Files).isEmpty());
         // The picture and the classroom view.
         QVERIFY(w->exportViewPng(dir.filePath(QStringLiteral("samples.png"))));
         QVERIFY(QFile(dir.filePath(QStringLiteral("samples.png"))).size() > 1000);

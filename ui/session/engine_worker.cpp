@@ -373,8 +373,15 @@ void EngineWorker::exportCsv(const QString& path) {
         for (std::size_t i = 0; i < m_session->run_count(); ++i) infos.push_back(m_session->run(i).info());
         // The configuration lists every live change with its step: loading the sidecar replays them.
         nlohmann::json sidecar = mpx::sidecar_json(m_session->config(), infos, m_device.toStdString(), m_spooledSteps);
-        if (m_session->config().model.kind == mpx::ModelKind::gpt)  // first: the sidecar names it
-            mpx::write_samples_csv(mpx::samples_path(path.toStdString()), m_samples, infos, sidecar);
+        if (m_session->config().model.kind == mpx::ModelKind::gpt) {  // first: the sidecar names it
+            // Both outputs checked before either is written: a folder or a name without a file part
+            // given as the CSV would otherwise put the samples beside it ("/tmp/dir" → "/tmp/dir.samples.csv").
+            const std::filesystem::path csv = path.toStdString(), samples = mpx::samples_path(csv);
+            if (!csv.has_filename() || std::filesystem::is_directory(csv))
+                throw mpx::IoError("'" + csv.string() + "' is a folder; name the CSV file to write");
+            mpx::check_outputs({{"the CSV", csv}, {"the samples", samples}});
+            mpx::write_samples_csv(samples, m_samples, infos, sidecar);
+        }
         m_spool.exportCsv(path.toStdString(), sidecar, infos);
         emit exported(path);
     } catch (const std::exception& e) {
