@@ -13,6 +13,7 @@
 #include "engine/base/parallel.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/samples_csv.hpp"
+#include "gpt_test_support.hpp"
 #include "session_test_support.hpp"
 
 using namespace mpx;
@@ -20,23 +21,13 @@ using namespace mpx::test;
 
 namespace {
 
-// A GPT small enough to train in a blink: 2 blocks, 2 heads, width 32, context 16, batch 4; samples
-// of 40 characters every 3 steps.
-SessionConfig small_gpt(std::vector<std::string> runs, long long steps, int every = 3) {
-    SessionConfig c;
-    c.model.kind = ModelKind::gpt;
-    c.model.gpt = GptConfig{2, 2, 32, 16, true, 0};
-    c.data.kind = DatasetKind::text;
-    c.data.n_test = 32;
-    c.train.batch = 4;
-    c.train.optimizer = OptimizerKind::adamw;
+// gpt_test_support's small GPT at lr 3e-3, with samples of 40 characters every `every` steps.
+SessionConfig sampling_gpt(std::vector<std::string> runs, long long steps, int every = 3) {
+    SessionConfig c = mpx::test::small_gpt(std::move(runs), steps);
     c.train.lr = 3e-3;
-    c.eval_every = 5;
     c.sample.every = every;
     c.sample.length = 40;
     c.sample.prompt = "The ";
-    c.steps = steps;
-    c.runs = std::move(runs);
     return c;
 }
 
@@ -115,11 +106,11 @@ private slots:
     // is that step's evaluation (step 0, 5's … are evaluation steps; 3 and 6 are not: their loss is
     // the one a session evaluating every step records for the same weights).
     void samples_come_on_their_steps_with_their_held_out_loss() {
-        Session s(small_gpt({"fp32", "amp-bf16"}, 8));
+        Session s(sampling_gpt({"fp32", "amp-bf16"}, 8));
         std::vector<std::vector<StepRecord>> recs;
         const auto samples = samples_of(s, &recs);
         QCOMPARE(samples.size(), std::size_t{8});
-        SessionConfig every = small_gpt({"fp32", "amp-bf16"}, 8, 0);
+        SessionConfig every = sampling_gpt({"fp32", "amp-bf16"}, 8, 0);
         every.eval_every = 1;
         Session e(every);
         const auto evaluated = train(e, 8);
@@ -142,7 +133,7 @@ private slots:
     // uniform and alike, so their texts agree for a long stretch (with their own uniforms two runs
     // would part at the first character 98 times in 99); two steps' keys differ, and so do their texts.
     void every_run_draws_with_the_same_uniforms() {
-        Session s(small_gpt({"fp32", "amp-bf16"}, 4));
+        Session s(sampling_gpt({"fp32", "amp-bf16"}, 4));
         const auto samples = samples_of(s);
         const std::string& a = samples[0].text;
         const std::string& b = samples[1].text;
@@ -154,7 +145,7 @@ private slots:
 
     void sampling_leaves_training_bit_identical() {
         const std::vector<std::string> runs{"fp32", "amp-fp16", "amp-bf16"};
-        Session with(small_gpt(runs, 8, 1)), without(small_gpt(runs, 8, 0));
+        Session with(sampling_gpt(runs, 8, 1)), without(sampling_gpt(runs, 8, 0));
         std::vector<std::vector<StepRecord>> a, b;
         QCOMPARE(samples_of(with, &a).size(), std::size_t{24});
         QCOMPARE(samples_of(without, &b).size(), std::size_t{0});
@@ -167,7 +158,7 @@ private slots:
         std::vector<TextSample> first;
         for (unsigned t : {1u, 2u, 3u}) {
             set_thread_count(t);
-            Session s(small_gpt(runs, 7));
+            Session s(sampling_gpt(runs, 7));
             const auto got = samples_of(s);
             if (t == 1) first = got;
             QCOMPARE(got.size(), first.size());
@@ -179,9 +170,9 @@ private slots:
 
     void samples_are_the_same_across_a_resume() {
         const std::vector<std::string> runs{"fp32", "amp-fp16"};
-        Session whole(small_gpt(runs, 8));
+        Session whole(sampling_gpt(runs, 8));
         const auto all = samples_of(whole);
-        Session first(small_gpt(runs, 8));
+        Session first(sampling_gpt(runs, 8));
         train(first, 4);
         auto resumed = load_session_state(nlohmann::json::parse(save_state(first).dump()));
         const auto rest = samples_of(*resumed);
@@ -191,7 +182,7 @@ private slots:
     }
 
     void sample_now_writes_from_the_weights_of_the_last_step() {
-        Session s(small_gpt({"fp32"}, 8, 0));
+        Session s(sampling_gpt({"fp32"}, 8, 0));
         s.sample_now();  // before the first step: step -1
         train(s, 3);
         s.sample_now();
@@ -200,7 +191,7 @@ private slots:
         QCOMPARE(now[0].step, -1LL);
         QCOMPARE(now[1].step, 2LL);
         // As the scheduled sample of step 2 in a session sampling every 2 steps.
-        Session scheduled(small_gpt({"fp32"}, 8, 2));
+        Session scheduled(sampling_gpt({"fp32"}, 8, 2));
         train(scheduled, 3);
         const auto at2 = scheduled.take_samples();
         QCOMPARE(at2.back().step, 2LL);
