@@ -200,6 +200,30 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(ConfigError, mlp.sample_now());
     }
 
+    // A sample's forward pass runs over its one sequence, not the training batch (sample.hpp): its
+    // logits are those of the same sequence in row 0 of a whole batch, bit for bit, in FP32, BF16
+    // and FP16 — and a batch's pass after it reads every row again.
+    void one_sequence_reads_as_its_row_of_a_batch() {
+        Session s(sampling_gpt({"fp32", "amp-bf16", "amp-fp16"}, 8, 0));
+        train(s, 2);
+        const int T = 16, B = 4, V = static_cast<int>(s.dataset().text->vocab.size());
+        RowMatrix one(1, T), batch(B, T);
+        for (int b = 0; b < B; ++b)
+            for (int t = 0; t < T; ++t) batch(b, t) = static_cast<float>((7 * b + 3 * t + 1) % V);
+        one.row(0) = batch.row(0);
+        for (int r = 0; r < 3; ++r) {
+            std::vector<float> alone(static_cast<std::size_t>(T * V)), all(static_cast<std::size_t>(B * T * V)),
+                again(all.size());
+            s.run(r).forward_text(batch, all);
+            s.run(r).forward_text(one, alone);
+            s.run(r).forward_text(batch, again);
+            for (int i = 0; i < T * V; ++i) QVERIFY2(same_bits(alone[i], all[i]), qPrintable(QStringLiteral("run %1, logit %2").arg(r).arg(i)));
+            for (std::size_t i = 0; i < all.size(); ++i) QVERIFY(same_bits(again[i], all[i]));
+            // The rows past the first differ from the first's: the batch is not one sequence repeated.
+            QVERIFY(!same_bits(all[static_cast<std::size_t>(T * V)], all[0]) || !same_bits(all[static_cast<std::size_t>(T * V + 1)], all[1]));
+        }
+    }
+
     // RFC 4180: the text quoted, its quotes doubled, its line break inside the quotes; the sidecar
     // names the file.
     void samples_csv_quotes_the_text() {

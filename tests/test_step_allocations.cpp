@@ -202,7 +202,7 @@ private slots:
     }
 
     // A GPT sample (engine/run/sample.hpp) allocates nothing after the sampler's first: its buffers
-    // are made once, the model's own (batch, block_size) buffers are reused.
+    // are made once; the model's own buffers are reused, read as one sequence's rows.
     void gpt_samples_allocate_nothing_after_the_first() {
         SessionConfig c = load_config("gpt-classroom");
         c.device = "cpu";
@@ -210,7 +210,7 @@ private slots:
         c.sample.length = 24;
         Session s(c);
         s.step();
-        TextSampler sampler(*s.dataset().text, c.sample, c.train.batch, c.model.gpt.block_size);
+        TextSampler sampler(*s.dataset().text, c.sample, c.model.gpt.block_size);
         sampler.write(s.run(1), c.seed, 0);
         QCOMPARE(allocations_in([&] { sampler.write(s.run(1), c.seed, 1); }), 0LL);
         QCOMPARE(sampler.text().size(), c.sample.prompt.size() + 24);  // the prompt's ASCII, 24 characters

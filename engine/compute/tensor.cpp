@@ -57,6 +57,11 @@ Tensor::~Tensor() {
     if (m_backend) m_backend->release(*this);
 }
 
+void Tensor::use_rows(int rows) {
+    if (rows < 0 || rows > m_allocated_rows) throw std::logic_error("Tensor::use_rows: more rows than it was allocated with");
+    m_rows = rows;
+}
+
 const StepStats& Backend::read_previous_stats() {
     throw std::logic_error(name() + " keeps one step record: its steps are read one at a time");
 }
@@ -86,6 +91,7 @@ Tensor Backend::alloc(Format f, int rows, int cols, MemCategory c) {
     t.m_backend = this;
     t.m_format = f;
     t.m_rows = rows;
+    t.m_allocated_rows = rows;
     t.m_cols = cols;
     t.m_category = c;
     const std::size_t n = t.bytes();
@@ -96,6 +102,7 @@ Tensor Backend::alloc(Format f, int rows, int cols, MemCategory c) {
 
 void Backend::release(Tensor& t) noexcept {
     if (!t.m_data) return;
+    t.m_rows = t.m_allocated_rows;  // the bytes the totals counted
     m_memory.bytes[static_cast<int>(t.m_category)] -= static_cast<std::int64_t>(t.bytes());
     raw_free(t.m_data);
     t.m_data = nullptr;

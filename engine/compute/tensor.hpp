@@ -39,6 +39,11 @@ public:
     void* data() { return m_data; }
     const void* data() const { return m_data; }
     Backend* backend() const { return m_backend; }
+    // A pass over fewer rows than the tensor was allocated with (a GPT sample's one sequence in a
+    // training batch's buffers): the tensor reads as its first `rows` rows until the next call. The
+    // storage, the backend's byte totals and the rows past them stay as they were.
+    int allocated_rows() const { return m_allocated_rows; }
+    void use_rows(int rows);
 
 private:
     friend class Backend;
@@ -47,6 +52,7 @@ private:
         std::swap(m_data, o.m_data);
         std::swap(m_format, o.m_format);
         std::swap(m_rows, o.m_rows);
+        std::swap(m_allocated_rows, o.m_allocated_rows);
         std::swap(m_cols, o.m_cols);
         std::swap(m_category, o.m_category);
     }
@@ -54,6 +60,7 @@ private:
     void* m_data = nullptr;
     Format m_format = Format::fp32;
     int m_rows = 0, m_cols = 0;
+    int m_allocated_rows = 0;  // what the byte totals counted
     MemCategory m_category = MemCategory::workspace;
 };
 

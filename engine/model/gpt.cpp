@@ -275,6 +275,18 @@ Gpt::Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> precis
     m_target = be.alloc(Format::fp32, 1, 1, W);
     m_tokens.assign(static_cast<std::size_t>(N), 0);
     for (std::size_t i = 0; i < m_params.size(); ++i) m_params[i].index = static_cast<int>(i);
+    // What a forward pass writes, a whole number of rows per sequence each: set_input shrinks them
+    // to the sequences it is given.
+    for (Block& k : m_blocks) {
+        for (Tensor* t : {&k.ln1, &k.ln1_mean, &k.ln1_rstd, &k.qkv, &k.scores, &k.probs, &k.atty, &k.proj, &k.mid, &k.ln2,
+                          &k.ln2_mean, &k.ln2_rstd, &k.fc, &k.gelu, &k.mp, &k.out})
+            m_forward_buffers.push_back(t);
+        if (qkn)
+            for (Tensor* t : {&k.q_in, &k.k_in, &k.q_mean, &k.q_rstd, &k.k_mean, &k.k_rstd, &k.qk_out, &k.qkv_n})
+                m_forward_buffers.push_back(t);
+    }
+    for (Tensor* t : {&m_x0, &m_lnf, &m_lnf_mean, &m_lnf_rstd, &m_logits}) m_forward_buffers.push_back(t);
+    m_sequences = batch;
 }
 
 Format gpt_norm_format(const ModelConfig& m, const LayerPrecision& p) {
@@ -299,9 +311,13 @@ Format Gpt::probs_format(int attn_layer) const { return gpt_probs_format(m_cfg, 
 
 void Gpt::set_input(const RowMatrix& x) {
     const int T = m_cfg.gpt.block_size;
-    if (x.rows() != m_batch || x.cols() != T)
+    if (x.rows() < 1 || x.rows() > m_batch || x.cols() != T)
         throw std::logic_error("Gpt::set_input: a batch of another shape");
     for (Eigen::Index i = 0; i < x.size(); ++i) m_tokens[static_cast<std::size_t>(i)] = static_cast<int>(x.data()[i]);
+    const int sequences = static_cast<int>(x.rows());
+    if (sequences == m_sequences) return;
+    for (Tensor* t : m_forward_buffers) t->use_rows(t->allocated_rows() / m_batch * sequences);
+    m_sequences = sequences;
 }
 
 void Gpt::at(int layer, TensorKind kind) {
@@ -342,7 +358,7 @@ const Tensor& Gpt::drop_back(int layer, const Tensor& src, Tensor& dst) {
 }
 
 AttentionShape Gpt::attention_shape() const {
-    return {m_batch, m_cfg.gpt.block_size, m_cfg.gpt.n_head, m_cfg.gpt.n_embd};
+    return {m_sequences, m_cfg.gpt.block_size, m_cfg.gpt.n_head, m_cfg.gpt.n_embd};
 }
 
 AttentionOptions Gpt::attention_options(int block) const {
@@ -398,12 +414,15 @@ void Gpt::qk_norm_backward(Block& k, int att, Accumulate acc) {
 }
 
 const Tensor& Gpt::forward(std::uint64_t dropout_seed, bool train, Pass pass) {
+    if (m_sequences < m_batch && (train || pass != Pass::uncounted))
+        throw std::logic_error("Gpt::forward: fewer sequences than the batch are for an uncounted pass only");
     m_counting = pass != Pass::uncounted;
     m_train = train;
     m_seed = dropout_seed;
     const GptConfig& g = m_cfg.gpt;
     at(0, TensorKind::output);
-    m_be.embedding_forward(m_tokens, g.block_size, m_wte->working, m_wpe->working, m_x0);
+    const std::span<const int> tokens(m_tokens.data(), static_cast<std::size_t>(m_sequences) * g.block_size);
+    m_be.embedding_forward(tokens, g.block_size, m_wte->working, m_wpe->working, m_x0);
     drop(0, m_x0);
     const AttentionShape shape = attention_shape();
     for (int b = 0; b < g.n_layer; ++b) {
@@ -442,6 +461,7 @@ const Tensor& Gpt::forward(std::uint64_t dropout_seed, bool train, Pass pass) {
 }
 
 void Gpt::backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc) {
+    if (m_sequences < m_batch) throw std::logic_error("Gpt::backward after a pass over fewer sequences than the batch");
     m_counting = true;
     m_train = true;  // the forward pass before it trained
     m_seed = dropout_seed;

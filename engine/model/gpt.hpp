@@ -58,8 +58,13 @@ public:
     // prec: one entry per site layer (ModelConfig::layers()).
     Gpt(Backend& be, const ModelConfig& cfg, std::vector<LayerPrecision> prec, int batch, const InitialWeights& init,
         OptimizerKind opt);
+    Gpt(const Gpt&) = delete;  // m_forward_buffers points into it
+    Gpt& operator=(const Gpt&) = delete;
 
-    void set_input(const RowMatrix& x) override;  // (B, block_size) token ids
+    // (B, block_size) token ids; fewer rows than B (a sample's one sequence) for an uncounted
+    // forward pass only, over those sequences alone: the buffers read as their first rows until a
+    // whole batch comes again (backward refuses the shorter pass).
+    void set_input(const RowMatrix& x) override;
     const Tensor& forward(std::uint64_t dropout_seed, bool train, Pass pass = Pass::forward) override;
     void backward(const Tensor& dlogits, std::uint64_t dropout_seed, Accumulate acc) override;
     Tensor& dlogits() override { return m_dlogits; }
@@ -150,6 +155,8 @@ private:
     ModelConfig m_cfg;
     std::vector<LayerPrecision> m_prec;
     int m_batch;
+    int m_sequences = 0;                  // the sequences set_input gave (≤ m_batch)
+    std::vector<Tensor*> m_forward_buffers;  // what forward writes, m_sequences' rows of each
     Format m_resid = Format::fp32;
     std::vector<Param> m_params;
     Param *m_wte = nullptr, *m_wpe = nullptr, *m_lnf_g = nullptr, *m_lnf_b = nullptr, *m_head = nullptr;

@@ -61,13 +61,13 @@ int draw_character(std::span<const float> logits, double u, std::span<float> pro
     return last;
 }
 
-TextSampler::TextSampler(const TextCorpus& text, const SampleConfig& cfg, int batch, int block_size)
-    : m_text(&text), m_length(cfg.length), m_batch(batch), m_block(block_size) {
+TextSampler::TextSampler(const TextCorpus& text, const SampleConfig& cfg, int block_size)
+    : m_text(&text), m_length(cfg.length), m_block(block_size) {
     m_ids = prompt_ids(text, cfg.prompt);
     m_prompt = m_ids.size();
     m_ids.reserve(m_prompt + static_cast<std::size_t>(m_length));
-    m_input = RowMatrix::Zero(batch, block_size);
-    m_logits.resize(static_cast<std::size_t>(batch) * static_cast<std::size_t>(block_size) * text.vocab.size());
+    m_input = RowMatrix::Zero(1, block_size);
+    m_logits.resize(static_cast<std::size_t>(block_size) * text.vocab.size());
     m_probs.resize(text.vocab.size());
     m_out.reserve(cfg.prompt.size() + static_cast<std::size_t>(m_length) * 4);  // a symbol is ≤ 4 bytes
 }
@@ -78,8 +78,8 @@ void TextSampler::write(Run& run, std::uint64_t seed, long long step) {
     const std::uint64_t key = sample_key(seed, step);
     m_nonfinite = false;
     for (int k = 0; k < m_length; ++k) {
-        // Row 0 holds the last block_size ids, from position 0; causal attention keeps the later
-        // positions (left as they were) out of the logits at the last one.
+        // The one sequence holds the last block_size ids, from position 0; causal attention keeps
+        // the later positions (left as they were) out of the logits at the last one.
         const std::size_t n = std::min(m_ids.size(), T), first = m_ids.size() - n;
         for (std::size_t t = 0; t < n; ++t) m_input(0, static_cast<Eigen::Index>(t)) = m_ids[first + t];
         run.forward_text(m_input, m_logits);

@@ -38,7 +38,7 @@ int draw_character(std::span<const float> logits, double u, std::span<float> pro
 // nothing (the text's capacity holds the longest sample).
 class TextSampler {
 public:
-    TextSampler(const TextCorpus& text, const SampleConfig& cfg, int batch, int block_size);
+    TextSampler(const TextCorpus& text, const SampleConfig& cfg, int block_size);
     // The run's text from its current weights, for step `step` of a session seeded `seed`: read it
     // with text() and nonfinite() until the next write.
     void write(Run& run, std::uint64_t seed, long long step);
@@ -47,11 +47,11 @@ public:
 
 private:
     const TextCorpus* m_text;
-    int m_length, m_batch, m_block;
+    int m_length, m_block;
     std::vector<std::uint16_t> m_ids;  // (prompt + length) the context so far
     std::size_t m_prompt = 0;          // the prompt's ids at its front
-    RowMatrix m_input;                 // (batch, block_size) row 0 holds the context's last window
-    std::vector<float> m_logits;       // (batch · block_size, vocab)
+    RowMatrix m_input;                 // (1, block_size) the context's last window: one sequence, not a batch
+    std::vector<float> m_logits;       // (block_size, vocab)
     std::vector<float> m_probs;        // (vocab)
     std::string m_out;
     bool m_nonfinite = false;

@@ -133,8 +133,7 @@ void Session::build_runs() {
     m_attention.reset();
     if (m_data.text)  // first: a prompt the text cannot spell is refused before the runs are built
         for (std::size_t i = 0; i < m_cfg.runs.size(); ++i)
-            m_samplers.push_back(std::make_unique<TextSampler>(*m_data.text, m_cfg.sample, m_cfg.train.batch,
-                                                               m_cfg.model.gpt.block_size));
+            m_samplers.push_back(std::make_unique<TextSampler>(*m_data.text, m_cfg.sample, m_cfg.model.gpt.block_size));
     m_runs.clear();
     for (std::size_t i = 0; i < m_cfg.runs.size(); ++i)
         m_runs.push_back(std::make_unique<Run>(
