@@ -2,6 +2,7 @@
 #include "engine/model/model.hpp"
 #include "engine/model/gpt.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/base/error.hpp"
@@ -9,6 +10,18 @@
 #include "engine/core/rng.hpp"
 
 namespace mpx {
+
+std::vector<int> updated_layers(const ModelConfig& m) {
+    std::vector<int> out;
+    if (m.kind == ModelKind::gpt) {
+        out = gpt_param_layers(m.gpt, m.attention.qk_norm);
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+    } else {
+        for (int l = 0; l < m.layers(); ++l) out.push_back(l);
+    }
+    return out;
+}
 
 InitialWeights init_weights(const ModelConfig& m, std::uint64_t seed) {
     if (m.kind == ModelKind::gpt) return init_gpt_weights(m, seed);

@@ -23,6 +23,9 @@ struct InitialWeights {
 };
 // (The GPT's: init_gpt_weights, gpt.hpp; this gives it for model.kind = gpt too.)
 InitialWeights init_weights(const ModelConfig& m, std::uint64_t seed);
+// The site layers whose parameters an optimizer updates, ascending: every MLP layer; the GPT's
+// (gpt_param_layers: its attention layers only under QK-norm, whose γ they hold).
+std::vector<int> updated_layers(const ModelConfig& m);
 
 // One trainable parameter: working copy, optional FP32 master, gradient, unscaled gradient (a
 // separate FP32 copy where the gradient is stored narrower and the policy keeps one; else the

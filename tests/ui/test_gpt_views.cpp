@@ -5,6 +5,7 @@
 // (scores stored as inf) add up, over every head and window, to the engine's own count of scores
 // past FP16's largest value at that block on that step.
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QPushButton>
@@ -20,10 +21,12 @@
 #include "engine/base/text.hpp"
 #include "engine/compute/site_names.hpp"
 #include "engine/io/samples_csv.hpp"
+#include "engine/model/gpt.hpp"
 #include "engine/run/session.hpp"
 #include "ui/kit/png_export.hpp"
 #include "ui/views/attention_view.hpp"
 #include "ui/views/samples_view.hpp"
+#include "ui/views/updates_view.hpp"
 #include "ui/window/main_window.hpp"
 
 using mpx::gui::EngineState;
@@ -149,6 +152,51 @@ private slots:
         QVERIFY(!v->columnRect(0).isEmpty());
         QVERIFY(v->columnRect(2).right() <= v->width());
         w->setClassroom(false);
+    }
+
+    // The Updates view lists the layers whose parameters the optimizer updates, by the names the
+    // other views use, and each layer's curve is the engine's update_ulp histogram of that step:
+    // one update per parameter of the layer (its weights, biases and the LayerNorm feeding it).
+    void updates_lists_the_layers_the_optimizer_updates() {
+        mpx::SessionConfig c = classroom(3);
+        c.runs = {"fp32", "amp-bf16"};
+        c.instruments.every = 1;
+        w->setView(MainWindow::View::updates);
+        applyAndWait(c);
+        runTo(3);
+        w->store()->drainNow();
+        mpx::ui::UpdatesView* v = w->updatesView();
+        const auto* choice = v->findChild<QComboBox*>();
+        QVERIFY(choice);
+        const std::vector<int> layers = mpx::updated_layers(c.model);
+        QCOMPARE(choice->count(), static_cast<int>(layers.size()) + 1);
+        mpx::Session s(c);
+        for (int k = 0; k < 3; ++k) s.step();
+        const std::vector<int> owner = mpx::gpt_param_layers(s.config().model.gpt);
+        const mpx::InitialWeights init = mpx::init_weights(s.config().model, c.seed);  // the text's vocabulary read
+        for (std::size_t i = 0; i < layers.size(); ++i) {
+            const int l = layers[i];
+            QCOMPARE(choice->itemText(static_cast<int>(i) + 1), QString::fromStdString(mpx::layer_label(c.model, l)));
+            QVERIFY(!choice->itemText(static_cast<int>(i) + 1).startsWith(QStringLiteral("fc")));
+            unsigned long long params = 0;
+            for (std::size_t p = 0; p < owner.size(); ++p)
+                if (owner[p] == l) params += static_cast<unsigned long long>(init.tensors[p].size());
+            v->setLayer(l);
+            v->setStep(2);
+            for (int r = 0; r < 2; ++r) {
+                const mpx::ui::UpdatesView::Curve got = v->curve(r);
+                QCOMPARE(got.step, 2LL);
+                const mpx::HistogramSnapshot& snap = s.run(static_cast<std::size_t>(r)).histograms().snapshots().back();
+                QCOMPARE(snap.step, 2LL);
+                const mpx::Histogram* h = snap.find(l, mpx::HistTensor::update_ulp);
+                QVERIFY(h);
+                QCOMPARE(got.nonzero + got.zero, params);
+                for (int b = mpx::core::k_bin_min; b <= mpx::core::k_bin_max; ++b)
+                    QCOMPARE(got.n[static_cast<std::size_t>(b - mpx::core::k_bin_min)], snap.count(*h, b));
+            }
+        }
+        // No attention layer without QK-norm: it holds no parameter.
+        QCOMPARE(std::count(layers.begin(), layers.end(), mpx::gpt_layer(mpx::GptSite::attn, 0)), 0L);
     }
 
     void attention_marks_the_scores_the_engine_counted() {

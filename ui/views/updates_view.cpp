@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/model/model.hpp"
 #include "ui/kit/concepts.hpp"
 #include "ui/kit/log2_axis.hpp"
 #include "ui/kit/number_text.hpp"
@@ -96,8 +97,9 @@ void UpdatesView::rebuildChoices() {
     const QSignalBlocker block(m_layer);
     m_layer->clear();
     m_layer->addItem(tr("all layers"), -1);
+    // The layers an optimizer updates, by the names the other views use ("fc2"; "block 0 · q, k, v").
     if (const auto s = m_store->session())
-        for (int l = 0; l < s->config.model.layers(); ++l) m_layer->addItem(QStringLiteral("fc%1").arg(l + 1), l);
+        for (int l : mpx::updated_layers(s->config.model)) m_layer->addItem(gui::layerName(*s, l), l);
     m_layer->setCurrentIndex(0);
 }
 
