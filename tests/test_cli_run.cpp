@@ -418,7 +418,8 @@ private slots:
             // The GPT presets' steps cost 10–1,000× an MLP's (gpt-nanogpt-cpu: 53 ms a run in Release,
             // about 4 s under ASan): 3 steps, the first of which collects histograms.
             // The GPT presets (the gpt- ones and the attention-overflow lesson) write samples.
-            const bool gpt = preset.startsWith(QStringLiteral("gpt-")) || preset == QStringLiteral("attention-overflow");
+            const bool gpt = preset.startsWith(QStringLiteral("gpt-")) || preset == QStringLiteral("attention-overflow") ||
+                             preset == QStringLiteral("fp16-for-rl");
             const QString steps = preset == QStringLiteral("accumulation") ? QStringLiteral("40")
                                   : gpt ? QStringLiteral("3")
                                                                               : QStringLiteral("300");

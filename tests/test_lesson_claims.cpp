@@ -27,6 +27,7 @@ struct Trained {
     std::vector<std::string> labels;
     std::vector<std::vector<StepRecord>> records;
     long long last_step = 0;
+    std::vector<MismatchResult> mismatches;  // the log-probability mismatch's, for its claims
 };
 
 Trained train_all(const SessionConfig& c) {
@@ -34,8 +35,10 @@ Trained train_all(const SessionConfig& c) {
     Trained t;
     for (std::size_t i = 0; i < s.run_count(); ++i) t.labels.push_back(s.run(i).info().label);
     t.records.resize(s.run_count());
-    while (!s.finished())
+    while (!s.finished()) {
         for (const StepRecord& r : s.step()) t.records[static_cast<std::size_t>(r.run)].push_back(r);
+        for (MismatchResult& m : s.take_mismatches()) t.mismatches.push_back(std::move(m));
+    }
     t.last_step = c.steps - 1;
     return t;
 }
@@ -145,7 +148,7 @@ private slots:
         QVERIFY2(!c.claims.empty(), "a lesson declares the numbers and effects its text states");
         const Trained t = train_all(c);
         int failed = 0;
-        for (const ClaimResult& r : check_claims(c, t.labels, t.records, t.last_step)) {
+        for (const ClaimResult& r : check_claims(c, t.labels, t.records, t.last_step, t.mismatches)) {
             if (!r.holds) ++failed;
             qInfo("%s", describe(r).c_str());
         }

@@ -22,6 +22,7 @@
 #include "engine/compute/site_names.hpp"
 #include "engine/config/device_choice.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/mismatch_csv.hpp"
 #include "engine/io/samples_csv.hpp"
 #include "engine/io/export.hpp"
 #include "engine/precision/fp8_snippet.hpp"
@@ -146,6 +147,22 @@ void print_final_samples(const std::vector<TextSample>& samples, const std::vect
     }
 }
 
+// The log-probability mismatch's last measurement, one line a policy: mean and largest |Δ log p| and
+// the ratio of each mean to the first policy's (engine/run/logprob_mismatch.hpp).
+void print_final_mismatch(const std::vector<MismatchResult>& results) {
+    if (results.empty()) return;
+    const long long step = results.back().step;
+    const MismatchResult* first = nullptr;
+    for (const MismatchResult& r : results) {
+        if (r.step != step) continue;
+        if (!first) first = &r;
+        std::printf("log p mismatch, %s's weights at step %lld, %s vs %s over %lld tokens: mean |Δ| %.3g, max %.3g nats",
+                    r.weights.c_str(), r.step, r.policy.c_str(), r.reference.c_str(), r.tokens, r.mean_abs, r.max_abs);
+        if (first != &r && first->mean_abs > 0.0) std::printf(" (%.2f× %s's)", r.mean_abs / first->mean_abs, first->policy.c_str());
+        std::printf("\n");
+    }
+}
+
 int run_run(const RunOptions& o) {
     set_thread_count(o.threads);
     if (!o.resume.empty()) {
@@ -232,9 +249,10 @@ int run_run(const RunOptions& o) {
     // A GPT session's samples go beside the CSV (engine/io/samples_csv.hpp).
     const bool gpt = cfg.model.kind == ModelKind::gpt;
     if (gpt && !o.csv.empty())
-        mpx::check_outputs({{"the samples of --csv", samples_path(o.csv)}},
+        mpx::check_outputs({{"the samples of --csv", samples_path(o.csv)}, {"the mismatch of --csv", mismatch_path(o.csv)}},
                            {config_input(o.flags), {"the state given to --resume", o.resume}});
     std::vector<TextSample> samples;
+    std::vector<MismatchResult> mismatches;  // the log-probability mismatch (mismatch.policies)
     std::unique_ptr<CsvWriter> csv;
     if (!o.csv.empty()) csv = std::make_unique<CsvWriter>(o.csv);
     std::vector<Summary> sum(infos.size());
@@ -288,6 +306,7 @@ int run_run(const RunOptions& o) {
     while (!session.finished()) {
         for (const auto& recs : session.step_ahead()) take(recs);
         for (TextSample& t : session.take_samples()) samples.push_back(std::move(t));
+        for (MismatchResult& m : session.take_mismatches()) mismatches.push_back(std::move(m));
         if (!o.quiet) print_live_effects(session, mid_line);
     }
     if (const auto recs = session.finish_pending(); !recs.empty()) take(recs);  // none: the last step is never left
@@ -299,6 +318,7 @@ int run_run(const RunOptions& o) {
         // Sidecar first: a CSV never appears without the configuration that reproduces it.
         nlohmann::json sidecar = sidecar_json(session.config(), infos, device_name, recorded);
         if (gpt) write_samples_csv(samples_path(o.csv), samples, infos, sidecar);
+        if (cfg.mismatch.enabled()) write_mismatch_csv(mismatch_path(o.csv), mismatches, sidecar);
         csv->commit(sidecar_path(o.csv), sidecar.dump(2) + "\n");
         std::cerr << "mpx-cli: wrote " << o.csv << " and " << sidecar_path(o.csv).string() << "\n";
     }
@@ -342,13 +362,14 @@ int run_run(const RunOptions& o) {
         if (const std::string v = run_forward_verdict(sum[i].bad_steps, sum[i].bad_sites, sum[i].steps, cfg.model); !v.empty())
             std::printf("%s: %s\n", infos[i].label.c_str(), v.c_str());
     print_final_samples(samples, infos);
+    print_final_mismatch(mismatches);
     if (o.check_claims) {
         if (cfg.claims.empty())
             std::printf("claims: this configuration declares none\n");
         std::vector<std::string> labels;
         for (const RunInfo& info : infos) labels.push_back(info.label);
         int failed = 0;
-        const auto results = check_claims(cfg, labels, kept, cfg.steps - 1);
+        const auto results = check_claims(cfg, labels, kept, cfg.steps - 1, mismatches);
         for (const ClaimResult& r : results) {
             failed += !r.holds;
             std::printf("%s\n", describe(r).c_str());

@@ -19,10 +19,13 @@ namespace mpx {
 // (backed_off, grew, hysteresis: the step's scale event; forward_inf: the step's first inf/NaN was
 // stored in the forward pass, where no loss scale reaches — engine/compute/overflow_verdict.hpp;
 // inf_magnitude: StepRecord::first_nonfinite_magnitude, what overflowed there before rounding).
+// mismatch_mean_abs, mismatch_max_abs: the log-probability mismatch's mean and largest |Δ log p| of
+// the policy the claim's `run` names (mismatch.policies; engine/run/mismatch_result.hpp), on the
+// steps it was measured.
 enum class ClaimMetric : std::uint8_t {
     loss, loss_scale, new_scale, skipped, found_inf, backed_off, grew, hysteresis, grad_norm, underflow_frac,
     overflow_count, lost_update_frac, small_update_frac, small_kept_frac, eval_loss, eval_accuracy,
-    fp8_saturated_frac, fp8_underflow_frac, penalty, forward_inf, inf_magnitude };
+    fp8_saturated_frac, fp8_underflow_frac, penalty, forward_inf, inf_magnitude, mismatch_mean_abs, mismatch_max_abs };
 constexpr EnumName<ClaimMetric> claim_metric_names[] = {
     {ClaimMetric::loss, "loss"},
     {ClaimMetric::loss_scale, "loss_scale"},
@@ -44,7 +47,9 @@ constexpr EnumName<ClaimMetric> claim_metric_names[] = {
     {ClaimMetric::fp8_underflow_frac, "fp8_underflow_frac"},
     {ClaimMetric::penalty, "penalty"},
     {ClaimMetric::forward_inf, "forward_inf"},
-    {ClaimMetric::inf_magnitude, "inf_magnitude"}};
+    {ClaimMetric::inf_magnitude, "inf_magnitude"},
+    {ClaimMetric::mismatch_mean_abs, "mismatch_mean_abs"},
+    {ClaimMetric::mismatch_max_abs, "mismatch_max_abs"}};
 constexpr std::span<const EnumName<ClaimMetric>> names_of(ClaimMetric) { return claim_metric_names; }
 
 // Over the steps of the range that have a value (evaluations only on evaluating steps).

@@ -227,6 +227,7 @@ void validate(const SessionConfig& c) {
     if (c.model.kind != ModelKind::gpt && c.train.z_loss != 0.0)
         throw ConfigError("train.z_loss", "is the GPT's (the log Z of its LM head's softmax); the MLP's losses have no "
                                           "z-loss: set train.z_loss = 0, or model.kind = gpt");
+    validate_mismatch(c);  // the GPT's section (refused on an MLP)
     if (c.model.kind == ModelKind::gpt) {
         if (c.device == "cuda")
             throw ConfigError("device", "the GPT trains on the CPU backend only until the CUDA backend has been measured "
@@ -318,6 +319,7 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
     if (!known.contains("fp8")) known["fp8"] = fp8_to_json(c.fp8);  // to_json leaves it out without FP8 runs
     if (!known.contains("fp4")) known["fp4"] = fp4_to_json(c.fp4);  // and this one without FP4 runs
     if (!known.contains("accumulate")) known["accumulate"] = c.accumulate;  // and this one at its defaults
+    if (!known.contains("mismatch")) known["mismatch"] = to_json(c.mismatch);  // and this one while it is off
     // and the GPT's norm section on an MLP, so --set model.kind=gpt --set norm.stats=storage works
     // in either order (validation refuses it on a run that stays an MLP, naming norm.stats)
     if (!known.contains("norm")) known["norm"] = {{"stats", std::string(to_string(NormStats::fp32))}};

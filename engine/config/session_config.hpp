@@ -15,6 +15,7 @@
 #include "engine/config/data_config.hpp"
 #include "engine/config/live_change.hpp"
 #include "engine/config/model_config.hpp"
+#include "engine/config/mismatch_config.hpp"
 #include "engine/config/sample_config.hpp"
 #include "engine/config/train_config.hpp"
 #include "engine/precision/fp8_scaling.hpp"
@@ -55,6 +56,7 @@ struct SessionConfig {
     DatasetConfig data;
     TrainConfig train;
     SampleConfig sample;  // the GPT's text samples (engine/config/sample_config.hpp)
+    MismatchConfig mismatch;  // the GPT's log-probability mismatch (engine/config/mismatch_config.hpp)
     ScalerConfig scaler = scaler_preset("pytorch");  // for runs whose label names no scaler
     // Scaler fields laid over every dynamic run's scaler, named presets included (e.g. a shorter
     // growth_interval so several frameworks show their events within a short demo).

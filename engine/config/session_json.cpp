@@ -71,6 +71,7 @@ nlohmann::json to_json(const SessionConfig& c) {
         j["autocast"] = std::string(to_string(c.model.autocast));
         j["norm"] = {{"stats", std::string(to_string(c.model.norm_stats))}};
         j["sample"] = to_json(c.sample);
+        if (c.mismatch.enabled()) j["mismatch"] = to_json(c.mismatch);
     } else {
         j["model"] = {{"sizes", model_sizes_text(c.model.sizes)},
                       {"activation", std::string(to_string(c.model.activation))},
@@ -197,6 +198,7 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
     if (r.has("data")) c.data = dataset_config_from_json(r.at("data"), c.data);
     if (r.has("train")) c.train = train_config_from_json(r.at("train"), c.train);
     if (r.has("sample")) c.sample = sample_config_from_json(r.at("sample"), c.sample);
+    if (r.has("mismatch")) c.mismatch = mismatch_config_from_json(r.at("mismatch"), c.mismatch);
     if (r.has("scaler")) c.scaler = scaler_config_from_json(r.at("scaler"));
     if (r.has("scaler_overrides")) {
         const auto& o = r.at("scaler_overrides");

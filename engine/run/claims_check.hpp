@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/config/session_config.hpp"
+#include "engine/run/mismatch_result.hpp"
 #include "engine/run/record.hpp"
 
 namespace mpx {
@@ -23,8 +24,10 @@ std::optional<double> claim_metric(ClaimMetric m, const StepRecord& r);
 
 // Every claim of c against records[run][k] of the runs labelled `labels` (as resolved, in the
 // session's order), the steps in order; `last_step` is the session's final step (claims' `to` -1).
+// The mismatch metrics read `mismatches` (Session::take_mismatches, every one), their runs the policies.
 std::vector<ClaimResult> check_claims(const SessionConfig& c, const std::vector<std::string>& labels,
-                                      const std::vector<std::vector<StepRecord>>& records, long long last_step);
+                                      const std::vector<std::vector<StepRecord>>& records, long long last_step,
+                                      const std::vector<MismatchResult>& mismatches = {});
 
 // One line a person reads: "holds  underflow_frac mean of amp-fp16+none, steps 0-999 = 0.62 in
 // [0.55, 0.7]: 'about 60 %'".

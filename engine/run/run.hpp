@@ -87,6 +87,10 @@ public:
     // The GPT's attention buffers and this step's counts at each block's scores, as step `step` left
     // them (engine/run/attention_maps.cpp): call after its finish_step, before anything else.
     AttentionMaps attention_maps(long long step);
+    // The current weights as exact floats, one vector a parameter in the model's order: each one's
+    // FP32 master where it has one, else its working copy (engine/run/logprob_mismatch.cpp). Only
+    // downloads; sized on the first call, so later ones allocate nothing.
+    void read_weights(std::vector<std::vector<float>>& out);
 
     const RunInfo& info() const { return m_info; }
     bool failed() const { return !m_failure.empty(); }

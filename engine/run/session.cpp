@@ -139,6 +139,15 @@ void Session::build_runs() {
         m_runs.push_back(std::make_unique<Run>(
             static_cast<int>(i), resolve_run(m_cfg.runs[i], m_cfg), m_cfg,
             m_init, m_factory()));
+    m_mismatch.reset();
+    m_mismatches.clear();
+    m_mismatch_measured = false;
+    if (m_data.text && m_cfg.mismatch.enabled()) {
+        m_mismatch = std::make_unique<LogprobMismatch>(m_cfg, m_init, m_factory);
+        for (std::size_t i = 0; i < m_runs.size(); ++i)
+            if (m_cfg.runs[i] == m_cfg.mismatch.run || m_runs[i]->info().label == m_cfg.mismatch.run) m_mismatch_run = i;
+        if (m_cfg.mismatch.run.empty()) m_mismatch_run = 0;
+    }
     m_micro.assign(static_cast<std::size_t>(m_cfg.train.accumulation), Batch{});
     m_order.resize(m_runs.size());
     for (std::size_t i = 0; i < m_order.size(); ++i) m_order[i] = i;
@@ -273,6 +282,7 @@ std::vector<StepRecord> Session::complete_step(std::vector<StepRecord> out) {
         else for (std::size_t i = 0; i < m_runs.size(); ++i) evaluate(i);
     }
     if (samples(m_step)) write_samples(m_step, evaluates(m_step) ? &out : nullptr);
+    if (measures_mismatch(m_step)) measure_mismatch(m_step);
     ++m_step;
     apply_due();  // the next step's changes land now, between steps, as a live edit would
     return out;
@@ -297,7 +307,7 @@ std::vector<StepRecord> Session::step() {
 }
 
 bool Session::can_leave_pending() const {
-    if (m_step + 1 >= m_cfg.steps || evaluates(m_step) || samples(m_step)) return false;
+    if (m_step + 1 >= m_cfg.steps || evaluates(m_step) || samples(m_step) || measures_mismatch(m_step)) return false;
     if (steps_in_parallel()) return false;  // CPU runs finish their step where they take it
     const auto& list = m_cfg.live_changes;
     if (m_applied < list.size() && list[m_applied].step <= m_step + 1) return false;  // lands before the next
@@ -364,6 +374,19 @@ void Session::write_samples(long long step, const std::vector<StepRecord>* evalu
         if (m_runs[i]->failed()) continue;
         m_samples.push_back({static_cast<int>(i), step, loss[i], m_samplers[i]->text(), m_samplers[i]->nonfinite()});
     }
+}
+
+bool Session::measures_mismatch(long long step) const {
+    if (!m_mismatch || m_eval.empty()) return false;
+    const int every = m_cfg.mismatch.every;
+    return (every > 0 && step % every == 0) || step + 1 == m_cfg.steps;
+}
+
+void Session::measure_mismatch(long long step) {
+    Run& run = *m_runs[m_mismatch_run];
+    if (run.failed()) return;
+    for (const MismatchResult& r : m_mismatch->measure(run, m_eval, step)) m_mismatches.push_back(r);
+    m_mismatch_measured = true;
 }
 
 void Session::sample_now() {

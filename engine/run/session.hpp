@@ -18,6 +18,7 @@
 #include "engine/compute/backend_factory.hpp"
 #include "engine/config/session_config.hpp"
 #include "engine/model/dataset.hpp"
+#include "engine/run/logprob_mismatch.hpp"
 #include "engine/run/run.hpp"
 #include "engine/run/sample.hpp"
 
@@ -93,6 +94,15 @@ public:
     // its update and before its evaluation and samples; take_attention() hands them over once.
     void keep_attention() { m_keep_attention = true; }
     std::shared_ptr<AttentionSnapshot> take_attention() { return std::exchange(m_attention, nullptr); }
+    // The log-probability mismatch (engine/run/logprob_mismatch.hpp) measured since the last call, in
+    // step and policy order: on every mismatch.every-th step from step 0 and on the last step, after
+    // the step's evaluation and samples, on the mismatch run's weights (none while it has stopped).
+    std::vector<MismatchResult> take_mismatches() { return std::exchange(m_mismatches, {}); }
+    bool measures_mismatch(long long step) const;  // whether step `step` (0-based) measures it
+    // The last measurement's per-token Δ of policy i (LogprobMismatch::deltas); empty before one.
+    std::span<const float> mismatch_deltas(std::size_t i) const {
+        return m_mismatch && m_mismatch_measured ? m_mismatch->deltas(i) : std::span<const float>{};
+    }
     // Raises the step count (a resumed session trained further); never lowers it.
     void extend_to(long long steps) { m_cfg.steps = std::max(m_cfg.steps, steps); }
     // Back to step 0 with the same seed: same weights, same batches, the same live changes replayed.
@@ -160,6 +170,11 @@ private:
     std::vector<TextSample> m_samples;                      // written, not yet taken
     bool m_keep_attention = false;
     std::shared_ptr<AttentionSnapshot> m_attention;         // kept, not yet taken
+    std::unique_ptr<LogprobMismatch> m_mismatch;            // mismatch.policies' models, built once
+    std::size_t m_mismatch_run = 0;                         // the run whose weights it reads
+    bool m_mismatch_measured = false;
+    std::vector<MismatchResult> m_mismatches;               // measured, not yet taken
+    void measure_mismatch(long long step);
     long long m_step = 0;
     // Live changes: m_cfg.live_changes[0, m_applied) are in force, every one whose step is <= m_step.
     std::size_t m_applied = 0;
