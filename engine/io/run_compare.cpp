@@ -43,6 +43,10 @@ constexpr DefaultColumn k_default_columns[] = {
     {"skipped", false},     {"scale_event", true}, {"grad_norm", true},
     {"lr", false},          {"eval_loss", true},   {"eval_accuracy", true}};
 
+// Compared by default only where both files have them, and never noted otherwise: mpx writes the
+// column on every run (empty without a gradient penalty), the exported script only for a penalty session.
+constexpr std::string_view k_where_both_columns[] = {"penalty"};
+
 
 }  // namespace
 
@@ -55,7 +59,8 @@ std::optional<ColumnRule> column_rule(std::string_view column) {
         return ColumnRule{CompareKind::text, 0.0};
     // Relative: FP32 accumulation in another order moves the loss in its sixth digit; the norm
     // sums more terms; the schedule's lr is one formula in FP64 or FP32.
-    if (column == "loss" || column == "eval_loss") return ColumnRule{CompareKind::relative, 1e-5};
+    // The gradient penalty λ·‖g‖ is a loss term: the loss's tolerance (an empty cell, no penalty, compares as a value).
+    if (column == "loss" || column == "eval_loss" || column == "penalty") return ColumnRule{CompareKind::relative, 1e-5};
     if (column == "grad_norm") return ColumnRule{CompareKind::relative, 1e-4};
     if (column == "lr") return ColumnRule{CompareKind::relative, 1e-6};
     return ColumnRule{CompareKind::relative, 0.0};
@@ -292,6 +297,8 @@ CompareReport compare_runs(const RunTable& a, const RunTable& b, const CompareOp
         for (const std::string& column : options.columns) wanted.emplace_back(column, false);
     } else {
         for (const DefaultColumn& d : default_compared_columns()) wanted.emplace_back(std::string(d.name), d.optional);
+        for (std::string_view c : k_where_both_columns)
+            if (a.column(c) >= 0 && b.column(c) >= 0) wanted.emplace_back(std::string(c), true);
         for (const auto& tolerance : options.tolerances) {
             const std::string& column = tolerance.first;  // a plain reference: clang < 16 captures no binding
             if (std::none_of(wanted.begin(), wanted.end(), [&](const auto& w) { return w.first == column; }))

@@ -184,6 +184,10 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
         throw ConfigError("model.dropout", "the GPT's dropout masks come from mpx's counter-based RNG at four places a "
                                            "block, which PyTorch's RNG cannot reproduce and train.py does not read; export "
                                            "it with --set model.dropout=0");
+    if (cfg.model.kind == ModelKind::gpt && cfg.train.gradient_penalty > 0.0)
+        throw ConfigError("train.gradient_penalty", "mpx trains no gradient penalty on the GPT (its R-rules are the MLP's "
+                                                    "only), so the script would have nothing to match; export it with "
+                                                    "--set train.gradient_penalty=0");
     std::string refused;  // every run that cannot be exported, in one line
     int count = 0;
     for (const std::string& label : cfg.runs)
@@ -271,6 +275,12 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
                   {"weight_decay", t.weight_decay},
                   {"advance_on_skip", t.advance_on_skip},
                   {"z_loss", t.z_loss}};
+    // PyTorch's gradient-penalty recipe (docs/penalty.md): λ and the form; each run's two steps of
+    // it below, where a mistake switch or a run's suffix drops one (as Run::setup_penalty resolves them).
+    if (t.gradient_penalty > 0.0) {
+        s["train"]["gradient_penalty"] = t.gradient_penalty;
+        s["train"]["penalty"] = std::string(enum_name(t.penalty));
+    }
     // The learning rate after k schedule steps, as the optimizer is given it (FP32), for k < steps.
     std::vector<float> lrs;
     for (long long k = 0; k < steps; ++k) lrs.push_back(static_cast<float>(lr_at(t, k, steps)));
@@ -301,6 +311,12 @@ std::vector<std::string> export_torch(const SessionConfig& cfg, const std::files
         to_json(sc, info.scaler);
         r["scaler"] = sc;
         r["skips_on_inf"] = LossScaler(info.scaler).skips_on_inf();
+        if (t.gradient_penalty > 0.0) {
+            const auto mistake = info.spec.penalty_mistake;
+            const bool scaled = t.penalty_scaled_grads && mistake != PenaltyMistake::unscaled_grads;
+            r["penalty"] = {{"scaled_grads", scaled},
+                            {"unscale", scaled && t.penalty_unscale && mistake != PenaltyMistake::no_unscale}};
+        }
         if (info.scaler.kind == ScalerKind::dynamic) {
             const ScalerPresetSource src = scaler_preset_source(info.scaler.preset == "custom" ? "pytorch" : info.scaler.preset);
             r["scaler_follows"] = {{"framework", src.framework}, {"source", src.source}};

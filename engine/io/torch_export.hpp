@@ -30,8 +30,8 @@ std::string torch_export_refusal(const SessionConfig& cfg, const std::string& la
 // Writes the folder `out` (which must not exist, or be an empty folder) all at once: everything goes
 // to a temporary folder beside it, renamed into place only when complete, so an error leaves nothing
 // behind. Throws ConfigError naming the run ("runs") for one that cannot be exported, naming
-// "--out" for a folder in the way or "steps" for an export over k_max_torch_export_bytes or half
-// the memory, IoError for a failed write. Returns the files written, relative
+// "--out" for a folder in the way, "steps" for an export over k_max_torch_export_bytes or half
+// the memory, "train.gradient_penalty" for a GPT with a penalty (mpx trains none), IoError for a failed write. Returns the files written, relative
 // to `out`.
 std::vector<std::string> export_torch(const SessionConfig& cfg, const std::filesystem::path& out);
 

@@ -258,10 +258,11 @@ def load_gpt_data(session, device):
 # ---- formats: rounding to where a precision stores a value (--emulate) ------------------------------
 
 def round_tf32(t):
-    """Nearest-even to TF32's 10 fraction bits; inf and NaN pass through."""
+    """Nearest-even to TF32's 10 fraction bits; inf and NaN pass through. The gradient passes as
+    through .half().float() (t plus an exact, detached difference), so a penalty can differentiate it."""
     bits = t.contiguous().view(torch.int32)
     rounded = (bits + 0xFFF + ((bits >> 13) & 1)) & ~0x1FFF
-    return torch.where(torch.isfinite(t), rounded.view(torch.float32), t)
+    return torch.where(torch.isfinite(t), t + (rounded.view(torch.float32) - t).detach(), t)
 
 
 ROUND = {
@@ -289,21 +290,23 @@ class EmulatedLinear(torch.autograd.Function):
     """y = x w^T + b as a GEMM with operands in `compute` accumulates it: products in FP32, operands
     (the gradient dy too, on the way back) rounded to the compute format; a FP16/BF16 GEMM writes
     its outputs in that format (autocast casts the bias too), a TF32 one in FP32; the weight and
-    bias gradients are written in the layer's grad_through format."""
+    bias gradients are written in the layer's grad_through format. The inputs are saved and rounded
+    again on the way back, so a penalty's create_graph=True differentiates the backward too."""
 
     @staticmethod
     def forward(ctx, x, w, b, layer):
         c = layer["compute"]
+        ctx.save_for_backward(x, w)
         xc, wc = ROUND[c](x), ROUND[c](w)
-        ctx.save_for_backward(xc, wc)
         ctx.layer = layer
         ctx.has_bias = b is not None
         return F.linear(xc, wc, ROUND[c](b) if b is not None and c in DTYPES else b)
 
     @staticmethod
     def backward(ctx, dy):
-        xc, wc = ctx.saved_tensors
+        x, w = ctx.saved_tensors
         c, through = ctx.layer["compute"], ctx.layer["grad_through"]
+        xc, wc = ROUND[c](x), ROUND[c](w)
         written = c if c in DTYPES else "fp32"
         dyc = ROUND[c](dy)
         dx = ROUND[written](dyc @ wc)
@@ -908,6 +911,7 @@ class Run:
         native_fp32_params = not self.emulated and not self.has_master and self.working_dtype == torch.float32
         self.scaler = make_scaler(spec, device, native_fp32_params, self.store_unscaled if self.emulated else None)
         self.skips_on_inf = spec["skips_on_inf"]
+        self.penalty = spec.get("penalty")  # {scaled_grads, unscale}: where the session has a gradient penalty
         self.stopped = None
 
     def native_problem(self):
@@ -952,17 +956,22 @@ class Run:
         lr = self.optimizer.param_groups[0]["lr"]
         scale = self.scaler.get_scale()
         if self.stopped:
-            return dict(loss=math.nan, loss_scale=scale, found_inf=0, skipped=1, scale_event="none", grad_norm=None, lr=lr)
+            return dict(loss=math.nan, loss_scale=scale, found_inf=0, skipped=1, scale_event="none", grad_norm=None, lr=lr,
+                        penalty=None)
         self.model.zero_grad(set_to_none=True)
         self.optimizer.zero_grad(set_to_none=True)
         factor = t["loss_weight"] / len(micro)
-        loss_sum = 0.0
+        loss_sum, penalty_sum = 0.0, 0.0
         for x, target, keep in micro:
             loss = self.loss(self.forward(x, keep), target, loss_kind, t.get("z_loss", 0.0))
             loss_sum += loss.item()
             # (loss x factor) x scale, as PyTorch users average micro-batches; mpx multiplies by one
             # factor, scale x factor: the same bits while the scale is a power of two (every preset's).
-            self.scaler.scale(loss * factor).backward()
+            loss = loss * factor
+            if self.penalty:
+                loss, penalty = self.add_penalty(loss)
+                penalty_sum += penalty
+            self.scaler.scale(loss).backward()
             if self.emulated:  # each micro-batch's gradients added into the stored ones, in their format
                 for p, lay in zip(self.params, self.fmt):
                     p.grad = ROUND[lay["grad"]](p.grad)
@@ -987,7 +996,36 @@ class Run:
         if not skipped or t["advance_on_skip"]:
             self.scheduler.step()
         return dict(loss=loss_sum / len(micro) * t["loss_weight"], loss_scale=scale, found_inf=int(found_inf),
-                    skipped=int(skipped), scale_event=event, grad_norm=grad_norm, lr=lr)
+                    skipped=int(skipped), scale_event=event, grad_norm=grad_norm, lr=lr,
+                    penalty=penalty_sum if self.penalty else None)
+
+    def add_penalty(self, loss):
+        """PyTorch's AMP examples, "Gradient penalty": the gradients of the scaled loss, unscaled by
+        hand (unscale_ is for gradients an optimizer owns), their norm (or its square) under autocast,
+        λ times it added to the loss. Returns the total and λ·norm. session.json's two switches each
+        drop one step, to show the classic mistakes: scaled_grads false takes the gradients of the
+        unscaled loss; unscale false forgets the 1/S (the penalty is S times too heavy)."""
+        lam, t = self.train_cfg["gradient_penalty"], self.train_cfg["penalty"]
+        if self.penalty["scaled_grads"]:
+            scaled_grads = torch.autograd.grad(self.scaler.scale(loss), self.params, create_graph=True)
+        else:  # the mistake: no scaler.scale, so FP16 gradients underflow
+            scaled_grads = torch.autograd.grad(loss, self.params, create_graph=True)
+        if self.penalty["unscale"]:
+            inv_scale = 1. / self.scaler.get_scale()
+            grads = [p * inv_scale for p in scaled_grads]
+        else:  # the mistake: no 1/S (or nothing to unscale)
+            grads = list(scaled_grads)
+        if self.emulated:  # `p * inv_scale` keeps the gradient's dtype (half-fp16: FP16)
+            grads = [ROUND[lay["grad"]](g) for g, lay in zip(grads, self.fmt)]
+        with self.autocast():
+            grad_norm = 0
+            for grad in grads:
+                grad_norm += grad.pow(2).sum()
+            if t == "norm":
+                grad_norm = grad_norm.sqrt()
+            penalty = lam * grad_norm
+            loss = loss + penalty
+        return loss, penalty.item()
 
     def write_back(self):
         """After the optimizer: working copies from the masters; emulated, every value stored in its format."""
@@ -1035,6 +1073,10 @@ class Run:
                 sc += f"; {self.spec['snippet']['framework']}'s own settings for it: session.json, this run's 'snippet'"
         else:
             sc = f"scaler: {self.spec['scaler']['kind']} (scale {self.scaler.get_scale():g})"
+        if self.penalty:  # which steps of the AMP examples' recipe this run takes (add_penalty)
+            p = self.penalty
+            sc += ("; gradient penalty: " + self.train_cfg["penalty"] + ", " + ("the mistake: no 1/S" if p["scaled_grads"]
+                   and not p["unscale"] else "the mistake: grads of the unscaled loss" if not p["scaled_grads"] else "the recipe"))
         return f"# {self.label}: {how}; {sc}"
 
 
@@ -1054,18 +1096,18 @@ class CsvLog:
     far (compare reads the steps both files hold). A device or a FIFO (--csv /dev/null, to time a
     run) is written to like a file."""
 
-    def __init__(self, path, header):
-        self.path, self.rows = path, 0
+    def __init__(self, path, header, columns=COLUMNS):
+        self.path, self.rows, self.columns = path, 0, columns
         try:
             self.f = open(path, "w", encoding="utf-8", newline="")
-            self.f.write("".join(line + "\n" for line in header) + ",".join(COLUMNS) + "\n")
+            self.f.write("".join(line + "\n" for line in header) + ",".join(columns) + "\n")
             self.f.flush()
         except OSError as e:
             raise ExportError(f"{path}: cannot write it ({e.strerror})") from None
 
     def write(self, rec):
         try:
-            self.f.write(",".join(number(rec[c]) for c in COLUMNS) + "\n")
+            self.f.write(",".join(number(rec[c]) for c in self.columns) + "\n")
             self.f.flush()
         except OSError as e:
             raise ExportError(f"{self.path}: cannot write it ({e.strerror})") from None
@@ -1129,7 +1171,8 @@ def train(args):
         runs.append(build_run(session, data, label, args.device, args.emulate))
     header = [f"# train.py from mpx export-torch ({session['program']}, preset {session['preset']}); "
               f"torch {torch.__version__}, device {args.device}"] + [r.describe() for r in runs]
-    log = CsvLog(args.csv, header)
+    # mpx's `penalty` column (λ·‖g‖ summed over micro-batches) where the session has a gradient penalty.
+    log = CsvLog(args.csv, header, COLUMNS + ["penalty"] * ("gradient_penalty" in session["train"]))
     train_loop(session, steps, runs, data, log, args.device)
     log.close()
     print(f"train.py: wrote {args.csv} ({log.rows} rows)", file=sys.stderr)
