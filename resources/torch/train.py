@@ -1005,21 +1005,22 @@ class Run:
         λ times it added to the loss. Returns the total and λ·norm. session.json's two switches each
         drop one step, to show the classic mistakes: scaled_grads false takes the gradients of the
         unscaled loss; unscale false forgets the 1/S (the penalty is S times too heavy)."""
-        lam, t = self.train_cfg["gradient_penalty"], self.train_cfg["penalty"]
+        lam, t = self.train_cfg["gradient_penalty"], self.train_cfg["penalty"]  # the page's λ is 1
         if self.penalty["scaled_grads"]:
-            scaled_grads = torch.autograd.grad(self.scaler.scale(loss), self.params, create_graph=True)
+            scaled_grad_params = torch.autograd.grad(outputs=self.scaler.scale(loss), inputs=self.params,
+                                                     create_graph=True)
         else:  # the mistake: no scaler.scale, so FP16 gradients underflow
-            scaled_grads = torch.autograd.grad(loss, self.params, create_graph=True)
+            scaled_grad_params = torch.autograd.grad(outputs=loss, inputs=self.params, create_graph=True)
         if self.penalty["unscale"]:
             inv_scale = 1. / self.scaler.get_scale()
-            grads = [p * inv_scale for p in scaled_grads]
+            grad_params = [p * inv_scale for p in scaled_grad_params]
         else:  # the mistake: no 1/S (or nothing to unscale)
-            grads = list(scaled_grads)
+            grad_params = list(scaled_grad_params)
         if self.emulated:  # `p * inv_scale` keeps the gradient's dtype (half-fp16: FP16)
-            grads = [ROUND[lay["grad"]](g) for g, lay in zip(grads, self.fmt)]
+            grad_params = [ROUND[lay["grad"]](g) for g, lay in zip(grad_params, self.fmt)]
         with self.autocast():
             grad_norm = 0
-            for grad in grads:
+            for grad in grad_params:
                 grad_norm += grad.pow(2).sum()
             if t == "norm":
                 grad_norm = grad_norm.sqrt()
