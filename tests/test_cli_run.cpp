@@ -417,8 +417,9 @@ private slots:
             // accumulation's runs model every GEMM product by product (about 27x slower): fewer steps.
             // The GPT presets' steps cost 10–1,000× an MLP's (gpt-nanogpt-cpu: 53 ms a run in Release,
             // about 4 s under ASan): 3 steps, the first of which collects histograms.
-            // The GPT presets (the gpt- ones and the attention-overflow lesson) write samples.
+            // The GPT presets (the gpt- ones and the GPT lessons) write samples.
             const bool gpt = preset.startsWith(QStringLiteral("gpt-")) || preset == QStringLiteral("attention-overflow") ||
+                             preset == QStringLiteral("keep-ends-in-bf16") || preset == QStringLiteral("softmax-and-norms") ||
                              preset == QStringLiteral("fp16-for-rl");
             const QString steps = preset == QStringLiteral("accumulation") ? QStringLiteral("40")
                                   : gpt ? QStringLiteral("3")

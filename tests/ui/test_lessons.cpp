@@ -24,8 +24,8 @@ using mpx::gui::LogKind;
 namespace {
 
 const char* const k_teaching[] = {"formats", "underflow", "lost-updates", "bf16-no-scaler", "overflow-storm", "hysteresis",
-                                   "accumulation", "fp4", "gradient-penalty", "attention-overflow",
-                                   "fp16-for-rl"};
+                                   "accumulation", "fp4", "gradient-penalty", "attention-overflow", "keep-ends-in-bf16",
+                                   "softmax-and-norms", "fp16-for-rl"};
 
 int sentences(const QString& text) {
     return int(text.count(QRegularExpression(QStringLiteral("[.?!](\\s|$)"))));

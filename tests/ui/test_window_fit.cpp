@@ -107,6 +107,8 @@ private slots:
         QTest::newRow("lost-updates") << "lost-updates";
         QTest::newRow("gradient-penalty") << "gradient-penalty";  // four runs, the longest labels
         QTest::newRow("attention-overflow") << "attention-overflow";  // five runs, GPT switches in their labels
+        QTest::newRow("keep-ends-in-bf16") << "keep-ends-in-bf16";    // MXFP4 with its first/last switches in two labels
+        QTest::newRow("softmax-and-norms") << "softmax-and-norms";    // four runs, three GPT switches in their labels
     }
     void a_lesson_fits_a_laptop_screen() {
         QFETCH(QString, preset);
