@@ -2,9 +2,10 @@
 // over a step axis, or a chart of stacked horizontal bars. Nothing else in mpx includes Qt Charts,
 // so replacing it means rewriting this class only.
 // Rule: callers hand over data in real units; log axes are done here (points ≤ 0 are dropped),
-// and each series is updated with one replace() per redraw. Titles are fitted here: a title too wide
-// for the chart loses its trailing qualifiers (" (…)", " · …", a legend after "&nbsp;") before Qt
-// would cut it mid-word, so its name always shows whole.
+// and each series is updated with one replace() per redraw. Titles are fitted here, by the rule of
+// title_fit.hpp: a title too wide for the chart loses its trailing qualifiers (" (…)", " · …", a
+// legend after "&nbsp;") before Qt would cut it mid-word, so its name always shows whole.
+// The class is written in parts, each named in plot_private.hpp.
 #pragma once
 
 #include <QColor>

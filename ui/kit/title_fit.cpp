@@ -1,0 +1,55 @@
+// Title fitting (title_fit.hpp): measuring rich text and dropping a title's trailing qualifiers.
+#include "ui/kit/title_fit.hpp"
+
+#include <QTextDocument>
+#include <algorithm>
+
+namespace mpx::ui::fit {
+
+QString plainText(const QString& html) {
+    QTextDocument doc;
+    doc.setHtml(html);
+    return doc.toPlainText();
+}
+
+// The width a title's rich text takes in `font`, with the margin Qt Charts gives its text items.
+double htmlWidth(const QString& html, const QFont& font) {
+    QTextDocument doc;
+    doc.setDocumentMargin(4);
+    doc.setDefaultFont(font);
+    doc.setHtml(html);
+    return doc.idealWidth();
+}
+
+// A title and its shorter forms, each less its last qualifier: "Held-out loss · every 50 steps",
+// "Held-out loss"; "Training loss (each step's batch)", "Training loss". A form is never cut inside
+// its name, so the last one still says which chart it is.
+QStringList titleForms(const QString& html, const QStringList& separators) {
+    QStringList out{html};
+    QString t = html;
+    for (;;) {
+        qsizetype at = -1;
+        for (const QString& sep : separators) at = std::max(at, t.lastIndexOf(sep));
+        if (at <= 0) break;
+        QString cut = t.left(at);
+        for (bool trimmed = false; !trimmed;) {
+            trimmed = true;
+            for (const QString& end : {QStringLiteral(" "), QStringLiteral("&nbsp;"), QStringLiteral(" ·")})
+                if (cut.endsWith(end)) cut.chop(end.size()), trimmed = false;
+        }
+        const QString plain = plainText(cut).trimmed();
+        if (plain.isEmpty() || plain == QStringLiteral("★")) break;
+        out << cut;
+        t = cut;
+    }
+    return out;
+}
+
+// The first form that fits `room` pixels; the shortest where none does (Qt elides that one).
+QString fitted(const QStringList& forms, const QFont& font, double room) {
+    for (const QString& f : forms)
+        if (htmlWidth(f, font) <= room) return f;
+    return forms.back();
+}
+
+}  // namespace mpx::ui::fit
