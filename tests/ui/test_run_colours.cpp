@@ -1,10 +1,14 @@
 // Issue 27 item 5: a run's colour says its precision, whatever the lesson. The same precision is
 // drawn alike in every preset, runs of one precision that differ in a '+' suffix differ in shade and
 // dash, and no two runs of one session are drawn identically; the window's legend reads the styles.
+// Issue 47 item 10: on a projector every two runs of a preset stay apart in colour (CIEDE2000,
+// checked against Sharma, Wu and Dalal's published pairs).
 #include <QCheckBox>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <array>
+#include <cmath>
 #include <map>
 
 #include "engine/config/run_plan.hpp"
@@ -29,6 +33,9 @@ std::map<std::string, RunStyle> stylesOf(const std::string& preset) {
 }
 
 QColor colourOf(std::string_view label) { return mpx::gui::precisionColour(mpx::parse_run_spec(label)); }
+
+using mpx::gui::deltaE2000;
+using mpx::gui::Lab;
 
 }  // namespace
 
@@ -91,6 +98,38 @@ private slots:
             for (auto b = std::next(a); b != styles.end(); ++b)
                 QVERIFY2(a->second.colour != b->second.colour || a->second.pen != b->second.pen,
                          qPrintable(QStringLiteral("%1 and %2").arg(QString::fromStdString(a->first), QString::fromStdString(b->first))));
+    }
+
+    // The formula against Sharma, Wu and Dalal's test pairs (their table 1: pairs 1, 7, 17, 25).
+    void delta_e_2000_matches_the_published_pairs() {
+        QVERIFY(std::abs(deltaE2000(Lab{50.0, 2.6772, -79.7751}, Lab{50.0, 0.0, -82.7485}) - 2.0425) < 1e-4);
+        QVERIFY(std::abs(deltaE2000(Lab{50.0, 0.0, 0.0}, Lab{50.0, -1.0, 2.0}) - 2.3669) < 1e-4);
+        QVERIFY(std::abs(deltaE2000(Lab{50.0, 2.5, 0.0}, Lab{73.0, 25.0, -18.0}) - 27.1492) < 1e-4);
+        QVERIFY(std::abs(deltaE2000(Lab{60.2574, -34.0099, 36.2677}, Lab{60.4626, -34.1751, 39.4387}) - 1.2644) < 1e-4);
+    }
+
+    // On a projector, washed out by the room's light (a fifth of white added: dark shades close up):
+    // every two runs of a shipped preset differ by at least 10 in CIEDE2000 — lines told apart at a
+    // glance, whatever their dashes. Before this, lost-updates' pure-fp16 and +sr were 7.6 apart and
+    // attention-overflow's +attn-before and +qk-norm one colour.
+    void runs_of_a_preset_stay_apart_on_a_projector_data() { no_two_runs_of_a_preset_are_drawn_alike_data(); }
+    void runs_of_a_preset_stay_apart_on_a_projector() {
+        QFETCH(QString, preset);
+        constexpr double k_projector = 10.0, k_family = 8.0;
+        const auto styles = stylesOf(preset.toStdString());
+        QStringList close;
+        for (auto a = styles.begin(); a != styles.end(); ++a)
+            for (auto b = std::next(a); b != styles.end(); ++b) {
+                const double d = mpx::gui::projectedDifference(a->second.colour, b->second.colour);
+                const bool family = mpx::gui::precisionColour(mpx::parse_run_spec(a->first)) ==
+                                    mpx::gui::precisionColour(mpx::parse_run_spec(b->first));
+                if (d < (family ? k_family : k_projector))
+                    close << QStringLiteral("%1 (%2) and %3 (%4): ΔE2000 %5")
+                                 .arg(QString::fromStdString(a->first), a->second.colour.name(),
+                                      QString::fromStdString(b->first), b->second.colour.name())
+                                 .arg(d, 0, 'f', 1);
+            }
+        QVERIFY2(close.isEmpty(), qPrintable(close.join(QStringLiteral("; "))));
     }
 
     // Runs no preset ships together, one precision many times: still all different.
