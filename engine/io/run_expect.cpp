@@ -161,11 +161,13 @@ ExpectedRule expected_rule(std::string_view precision, double initial_loss, doub
     const double spacing = bf16_spacing(initial_loss);
     r.text = std::string(precision) + ": rel 1e-5 on steps 0-" + std::to_string(k_strict_last) +
              " (no rounding flipped yet), then loss within " + short_number(spacing, 2) + " (BF16's spacing at the initial loss " +
-             short_number(initial_loss, 2) + "); grad_norm within rel 2^-8 and eval_accuracy identical, judged on steps 0-" +
+             short_number(initial_loss, 2) + "); grad_norm and a gradient penalty within rel 2^-8 and eval_accuracy identical, judged on steps 0-" +
              std::to_string(k_strict_last) + " only";
     for (const char* c : {"loss", "eval_loss"})
         r.plans.push_back({c, {CompareKind::relative, 0.0}, spacing, k_strict_last, k_fp32_rel, std::nullopt});
     r.plans.push_back({"grad_norm", {CompareKind::relative, k_bf16_roundoff}, 0.0, std::nullopt, 0.0, k_strict_last});
+    // The penalty is a norm of the gradients (docs/penalty.md): the same rule, where the files have it.
+    r.plans.push_back({"penalty", {CompareKind::relative, k_bf16_roundoff}, 0.0, std::nullopt, 0.0, k_strict_last});
     r.plans.push_back({"eval_accuracy", *column_rule("eval_accuracy"), 0.0, std::nullopt, 0.0, k_strict_last});
     return r;
 }
