@@ -9,7 +9,6 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QShortcut>
@@ -24,6 +23,7 @@
 #include <exception>
 #include <system_error>
 
+#include "ui/kit/line_key.hpp"
 #include "ui/kit/message_bar.hpp"
 #include "ui/kit/number_text.hpp"
 #include "ui/kit/plot_widget.hpp"
@@ -98,71 +98,6 @@ QTableWidgetItem* cell(const QString& text, const QVariant& value, Qt::Alignment
 }
 
 }  // namespace
-
-// The chart's key: line samples with their names, wrapped onto as many rows as the width needs.
-// (Qt Charts' own legend keeps one row and cuts every name short once a few lines share it.)
-class LineKey : public QWidget {
-public:
-    struct Entry {
-        QPen pen;  // Qt::NoPen: a heading, drawn bold without a sample
-        QString text;
-    };
-    LineKey() { setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred); }
-    void setEntries(const QList<Entry>& entries) {
-        m_entries = entries;
-        updateGeometry();
-        update();
-    }
-    const QList<Entry>& entries() const { return m_entries; }
-    bool hasHeightForWidth() const override { return true; }
-    int heightForWidth(int w) const override { return layoutAt(w).second; }
-    QSize sizeHint() const override { return {400, heightForWidth(std::max(width(), 400))}; }
-    QSize minimumSizeHint() const override { return {100, heightForWidth(std::max(width(), 100))}; }
-
-protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        p.setRenderHint(QPainter::Antialiasing);
-        const auto [places, height] = layoutAt(width());
-        const QFontMetrics fm(font());
-        for (int i = 0; i < m_entries.size(); ++i) {
-            const Entry& e = m_entries[i];
-            QPointF at = places[i];
-            const double mid = at.y() + fm.height() / 2.0;
-            QFont f = font();
-            f.setBold(e.pen.style() == Qt::NoPen);
-            if (e.pen.style() != Qt::NoPen) {
-                p.setPen(e.pen);
-                p.drawLine(QPointF(at.x(), mid), QPointF(at.x() + k_sample, mid));
-                at.rx() += k_sample + 5;
-            }
-            p.setFont(f);
-            p.setPen(palette().color(QPalette::WindowText));
-            p.drawText(QPointF(at.x(), at.y() + fm.ascent()), e.text);
-        }
-    }
-
-private:
-    static constexpr int k_sample = 28, k_gap = 16;
-    // Each entry's top-left for width w, and the height they take.
-    std::pair<QList<QPointF>, int> layoutAt(int w) const {
-        QFont bold = font();
-        bold.setBold(true);
-        const QFontMetrics fm(font()), fb(bold);
-        QList<QPointF> places;
-        double x = 0, y = 0;
-        const int line = fm.height() + 4;
-        for (const Entry& e : m_entries) {
-            const bool heading = e.pen.style() == Qt::NoPen;
-            const double ew = (heading ? fb.horizontalAdvance(e.text) : k_sample + 5 + fm.horizontalAdvance(e.text));
-            if (x > 0 && (x + ew > w || (heading && !places.isEmpty()))) x = 0, y += line;  // a heading starts a row
-            places << QPointF(x, y);
-            x += ew + (heading ? 6 : k_gap);
-        }
-        return {places, m_entries.isEmpty() ? 0 : int(y) + line};
-    }
-    QList<Entry> m_entries;
-};
 
 AccumulatorLab::AccumulatorLab(QWidget* parent) : QWidget(parent) {
     setWindowTitle(tr("Accumulator lab"));
