@@ -36,7 +36,7 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
                                                  "against the weights' spacing), fp8 (FP8 runs' scales, amax "
                                                  "history, saturated and flushed shares) or fp4 (FP4 runs: where "
                                                  "values land on E2M1's eight sizes, block tops, clamped and flushed)."),
-                                  QStringLiteral("charts|boundaries|range|where|updates|fp8|fp4|samples|attention"));
+                                  QStringLiteral("charts|boundaries|range|where|updates|fp8|fp4|samples|attention|mismatch"));
     const QCommandLineOption trace(QStringLiteral("trace"),
                                    QStringLiteral("Open a recorded trace (mpx-cli trace) and replay a scaler rule over it."),
                                    QStringLiteral("FILE"));

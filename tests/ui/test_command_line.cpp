@@ -28,7 +28,7 @@ private slots:
     }
 
     void view_names_the_central_tab() {
-        for (const char* name : {"charts", "boundaries", "range", "where", "updates", "fp8", "fp4"}) {
+        for (const char* name : {"charts", "boundaries", "range", "where", "updates", "fp8", "fp4", "samples", "attention", "mismatch"}) {
             const QString v = QString::fromLatin1(name);
             const auto r = parseCommandLine({"mpx", "--view", v});
             QVERIFY2(r.options.has_value(), qPrintable(r.error));
@@ -53,7 +53,7 @@ private slots:
         QTest::newRow("after-steps not a number") << QStringList{"mpx", "--after-steps", "ten", "--screenshot", "a.png"} << "ten";
         QTest::newRow("after-steps without screenshot") << QStringList{"mpx", "--after-steps", "10"} << "--screenshot";
         QTest::newRow("stray argument") << QStringList{"mpx", "default"} << "default";
-        QTest::newRow("unknown view") << QStringList{"mpx", "--view", "boundary"} << "--view takes charts, boundaries, range, where, updates, fp8, fp4, samples, attention, got 'boundary'";
+        QTest::newRow("unknown view") << QStringList{"mpx", "--view", "boundary"} << "--view takes charts, boundaries, range, where, updates, fp8, fp4, samples, attention, mismatch, got 'boundary'";
     }
     void rejects_bad_input() {
         QFETCH(QStringList, args);

@@ -250,6 +250,8 @@ void EngineWorker::stepInto(std::vector<mpx::StepRecord>& out) {
 }
 
 void EngineWorker::takeSamples() {
+    std::vector<mpx::MismatchResult> measured = m_session->take_mismatches();  // measured as samples are: after a step
+    if (!measured.empty()) m_buffer->appendMismatches(measured);
     std::vector<mpx::TextSample> fresh = m_session->take_samples();
     if (fresh.empty()) return;
     m_samples.insert(m_samples.end(), fresh.begin(), fresh.end());

@@ -23,6 +23,7 @@ void RecordBuffer::beginSession(SessionInfoPtr info) {
     m_boundaries.reset();
     m_fp8.clear();
     m_samples.clear();
+    m_mismatches.clear();
     m_attention.clear();
 }
 
@@ -59,6 +60,12 @@ void RecordBuffer::appendSamples(std::vector<mpx::TextSample>& samples) {
     samples.clear();
 }
 
+void RecordBuffer::appendMismatches(std::vector<mpx::MismatchResult>& results) {
+    std::lock_guard lock(m_mutex);
+    for (mpx::MismatchResult& r : results) m_mismatches.push_back(std::move(r));
+    results.clear();
+}
+
 void RecordBuffer::appendAttention(std::shared_ptr<const mpx::AttentionSnapshot> a) {
     std::lock_guard lock(m_mutex);
     m_attention.push_back(std::move(a));
@@ -79,6 +86,7 @@ Drained RecordBuffer::drain() {
     d.boundaries.swap(m_boundaries);
     d.fp8.swap(m_fp8);
     d.samples.swap(m_samples);
+    d.mismatches.swap(m_mismatches);
     d.attention.swap(m_attention);
     return d;
 }

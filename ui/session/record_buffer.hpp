@@ -13,6 +13,7 @@
 #include "engine/precision/fp8_scaling.hpp"
 #include "engine/run/attention_maps.hpp"
 #include "engine/run/boundary_grid.hpp"
+#include "engine/run/mismatch_result.hpp"
 #include "engine/run/record.hpp"
 #include "engine/run/text_sample.hpp"
 #include "ui/session/session_info.hpp"
@@ -27,6 +28,7 @@ struct Drained {
     std::shared_ptr<const mpx::Boundaries> boundaries;  // the newest grids since the last drain, or null
     std::vector<std::pair<int, mpx::Fp8ScaleRow>> fp8;  // (run, row) in step order: FP8 runs' scaled tensors
     std::vector<mpx::TextSample> samples;  // the GPT's text samples, in step and run order
+    std::vector<mpx::MismatchResult> mismatches;  // the log-probability mismatch, in step and policy order
     std::vector<std::shared_ptr<const mpx::AttentionSnapshot>> attention;  // the GPT's attention maps, in step order
 };
 
@@ -40,6 +42,7 @@ public:
     // One step's FP8 scale rows of every run (Run::fp8_scales() of that step); moves them out.
     void appendFp8(std::vector<std::pair<int, mpx::Fp8ScaleRow>>& rows);
     void appendSamples(std::vector<mpx::TextSample>& samples);  // moves the elements out
+    void appendMismatches(std::vector<mpx::MismatchResult>& results);  // moves the elements out
     void appendAttention(std::shared_ptr<const mpx::AttentionSnapshot> a);
     // The newest grids replace any not yet drained: the window only ever draws the latest.
     void setBoundaries(std::shared_ptr<const mpx::Boundaries> b);
@@ -56,6 +59,7 @@ private:
     std::shared_ptr<const mpx::Boundaries> m_boundaries;
     std::vector<std::pair<int, mpx::Fp8ScaleRow>> m_fp8;
     std::vector<mpx::TextSample> m_samples;
+    std::vector<mpx::MismatchResult> m_mismatches;
     std::vector<std::shared_ptr<const mpx::AttentionSnapshot>> m_attention;
 };
 

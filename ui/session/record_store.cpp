@@ -42,6 +42,7 @@ void RecordStore::startSession(SessionInfoPtr info) {
     m_stepsPerSecond = 0;
     m_boundaries.reset();
     m_samples.clear();
+    m_mismatches.clear();
     m_attention.clear();
     m_attentionBytes = 0;
     emit sessionStarted();
@@ -187,6 +188,10 @@ void RecordStore::drainNow() {
         for (mpx::TextSample& s : d.samples) m_samples.push_back(std::move(s));
         while (m_samples.size() > k_sample_cap) m_samples.pop_front();
         emit samplesUpdated();
+    }
+    if (!d.mismatches.empty()) {
+        for (mpx::MismatchResult& r : d.mismatches) m_mismatches.push_back(std::move(r));
+        emit mismatchUpdated();
     }
     if (!d.attention.empty()) {
         for (auto& a : d.attention) {

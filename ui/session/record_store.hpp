@@ -77,6 +77,8 @@ public:
     const std::deque<mpx::TextSample>& samples() const { return m_samples; }
     // Each run's newest sample, or null.
     const mpx::TextSample* latestSample(int run) const;
+    // The log-probability mismatch of this session (mismatch.policies), in step and policy order.
+    const std::vector<mpx::MismatchResult>& mismatches() const { return m_mismatches; }
     // The GPT's attention maps kept at some steps while the Attention view was shown, oldest first,
     // at most k_attention_bytes (the oldest dropped first).
     static constexpr std::size_t k_attention_bytes = std::size_t{64} << 20;
@@ -100,6 +102,7 @@ signals:
     void scalersEdited();             // once per drain that brought a live scaler edit
     void boundariesUpdated();         // a drain brought newer grids
     void samplesUpdated();            // a drain brought text samples
+    void mismatchUpdated();           // a drain brought log-probability mismatch results
     void attentionUpdated();          // a drain brought attention maps
 
 private:
@@ -129,6 +132,7 @@ private:
     double m_stepsPerSecond = 0;
     std::shared_ptr<const mpx::Boundaries> m_boundaries;
     std::deque<mpx::TextSample> m_samples;
+    std::vector<mpx::MismatchResult> m_mismatches;
     std::deque<std::shared_ptr<const mpx::AttentionSnapshot>> m_attention;
     std::size_t m_attentionBytes = 0;
     bool m_outside = false;                  // showSession's session is shown

@@ -40,6 +40,7 @@
 #include "ui/views/format_explorer.hpp"
 #include "ui/views/fp4_view.hpp"
 #include "ui/views/attention_view.hpp"
+#include "ui/views/mismatch_view.hpp"
 #include "ui/views/samples_view.hpp"
 #include "ui/views/fp8_view.hpp"
 #include "ui/views/range_view.hpp"
@@ -349,6 +350,13 @@ void MainWindow::buildActions() {
         m_attention->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0);
         m_classroomAction->setChecked(m_classroom->isOn());
     });
+    // The log-probability mismatch (fp16-for-rl): the last tab (CentralView::mismatch), its classroom scale.
+    auto* mismatch = new MismatchView(m_store);
+    m_views->setTabToolTip(m_views->addTab(mismatch, tr("Mismatch")),
+                           tr("GPT sessions with a mismatch section: one run's weights read in other precisions, how "
+                              "far each held-out token's log-probability moves from the reference's (RL's FP16 vs BF16)."));
+    connect(m_classroom, &Classroom::changed, mismatch,
+            [this, mismatch] { mismatch->setPresentationScale(m_classroom->isOn() ? Classroom::k_chartScale : 1.0); });
     bar->insertAction(presetLabel, m_classroomAction);
     view->addAction(m_classroomAction);
     QMenu* keep = view->addMenu(tr("Keep in classroom"));

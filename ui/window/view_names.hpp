@@ -9,9 +9,9 @@
 
 namespace mpx::ui {
 
-enum class CentralView { charts, boundaries, range, where, updates, fp8, fp4, samples, attention };
-inline constexpr std::array<const char*, 9> k_central_view_names = {"charts", "boundaries", "range",   "where",    "updates",
-                                                                   "fp8",    "fp4",        "samples", "attention"};
+enum class CentralView { charts, boundaries, range, where, updates, fp8, fp4, samples, attention, mismatch };
+inline constexpr std::array<const char*, 10> k_central_view_names = {"charts", "boundaries", "range",   "where",     "updates",
+                                                                    "fp8",    "fp4",        "samples", "attention", "mismatch"};
 
 inline QString centralViewName(CentralView v) {
     return QString::fromLatin1(k_central_view_names[static_cast<std::size_t>(v)]);
