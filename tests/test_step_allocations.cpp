@@ -215,6 +215,32 @@ private slots:
         QCOMPARE(allocations_in([&] { sampler.write(s.run(1), c.seed, 1); }), 0LL);
         QCOMPARE(sampler.text().size(), c.sample.prompt.size() + 24);  // the prompt's ASCII, 24 characters
     }
+
+    // The log-probability mismatch (engine/run/logprob_mismatch.hpp) allocates nothing after its
+    // first measurement: its models and buffers are made once, the run's weights read into them.
+    void a_mismatch_measurement_allocates_nothing_after_the_first() {
+        SessionConfig c = load_config("fp16-for-rl");
+        c.steps = 2;
+        Session s(c);
+        s.step();
+        const SessionConfig& sc = s.config();
+        const int T = sc.model.gpt.block_size, B = sc.train.batch;
+        const auto starts = eval_window_starts(*s.dataset().text, T, B, sc.data.n_test);
+        std::vector<EvalChunk> split(starts.size() / static_cast<std::size_t>(B));
+        for (std::size_t k = 0; k < split.size(); ++k) {
+            split[k].rows = B;
+            gather_windows(*s.dataset().text, std::span(starts).subspan(k * static_cast<std::size_t>(B), static_cast<std::size_t>(B)), T,
+                           split[k].data.x, split[k].data.labels);
+        }
+        LogprobMismatch m(sc, init_weights(sc.model, sc.seed), [] { return make_cpu_backend(); });
+        for (int threads : {1, 3}) {
+            set_thread_count(threads);
+            m.measure(s.run(0), split, 0);  // a thread count's first pass may size the pool's own buffers
+            QCOMPARE(allocations_in([&] { m.measure(s.run(0), split, 1); }), 0LL);
+        }
+        set_thread_count(1);
+        QVERIFY(m.measure(s.run(0), split, 1)[1].mean_abs > 0.0);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestStepAllocations)
