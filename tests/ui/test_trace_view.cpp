@@ -5,9 +5,16 @@
 // trace is shown and Reset goes back to training; a bad file is refused with the reader's message,
 // leaving the app as it was. MPX_TRACE_PNG=path saves the window there (for looking at it).
 #include <QAction>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QFile>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -18,8 +25,10 @@
 #include "ui/kit/message_bar.hpp"
 #include "ui/panels/charts_panel.hpp"
 #include "ui/panels/live_panel.hpp"
+#include "ui/panels/setup_panel.hpp"
 #include "ui/panels/sweep_panel.hpp"
 #include "ui/session/trace_session.hpp"
+#include "ui/views/where_view.hpp"
 #include "ui/window/main_window.hpp"
 
 using namespace mpx;
@@ -57,6 +66,40 @@ ScalerConfig staticAt(double scale) {
 bool write(const QString& path, const QByteArray& text) {
     QFile f(path);
     return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
+}
+
+// A model's trace as a user brings it: module names as PyTorch gives them (long, dotted), 60 steps,
+// histograms every 10 (the recorder's every=10), an overflow at step 30 that halved the scale.
+const QStringList k_modules{QStringLiteral("embed.tok"), QStringLiteral("encoder.layers.0.self_attn.qkv_proj"),
+                            QStringLiteral("encoder.layers.1.self_attn.out_proj"), QStringLiteral("encoder.layers.1.mlp.fc2"),
+                            QStringLiteral("pooler.dense"), QStringLiteral("sampler.fc1")};
+
+bool writeModelTrace(const QString& path) {
+    QByteArray t = "# mpx-trace 1; torch 2.4.0; every 10\n"
+                   "step,scale,found_inf,skipped,loss,amax,amax_site,censored,forward_nonfinite,forward_site,grad_norm,lr\n";
+    QByteArray h = "run,step,layer,tensor,bin_log2,count\n";
+    for (int s = 0; s < 60; ++s) {
+        const bool over = s == 30;
+        t += QStringLiteral("%1,%2,%3,%3,%4,%5,sampler.fc1,%3,0,,%6,0.001\n")
+                 .arg(s).arg(s <= 30 ? 65536.0 : 32768.0, 0, 'f', 1).arg(over ? 1 : 0).arg(2.0 - s / 60.0)
+                 .arg(over ? 2.0 : 0.25).arg(over ? QString() : QStringLiteral("0.5")).toUtf8();
+        if (s % 10 == 0)
+            for (int m = 0; m < k_modules.size(); ++m)
+                for (int b = -30 + m; b <= -2; b += 4)
+                    h += QStringLiteral("trace,%1,%2,grad_output,%3,%4\n").arg(s).arg(k_modules[m]).arg(b).arg(10 + m).toUtf8();
+    }
+    return write(path, t) && write(QString(path).replace(QStringLiteral(".csv"), QStringLiteral(".histograms.csv")), h);
+}
+
+// The tab page (a scroll area) that holds `panel`, made current.
+QScrollArea* showTab(mpx::ui::MainWindow& w, QWidget* panel) {
+    for (QTabWidget* tabs : w.findChildren<QTabWidget*>())
+        for (int i = 0; i < tabs->count(); ++i)
+            if (auto* area = qobject_cast<QScrollArea*>(tabs->widget(i)); area && area->widget() == panel) {
+                tabs->setCurrentIndex(i);
+                return area;
+            }
+    return nullptr;
 }
 
 }  // namespace
@@ -252,7 +295,7 @@ private slots:
         QVERIFY(!w.charts()->following());
         QCOMPARE(w.charts()->viewX0(), x0);
         QCOMPARE(w.charts()->viewX1(), x1);
-        QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("3 of 6 steps skipped")));
+        QVERIFY2(w.statusBar()->currentMessage().contains(QStringLiteral("3 of 6 steps skipped")), qPrintable(w.statusBar()->currentMessage()));
 
         // The Sweep tab sweeps the rule over the trace: each point's skips are replay_trace's.
         mpx::ui::SweepPanel* p = w.sweepPanel();
@@ -304,6 +347,122 @@ private slots:
         QVERIFY(!p->job()->trace());
         QVERIFY(run->isEnabled());
         QVERIFY(w.store()->session()->runs[0].label != QStringLiteral("recorded"));
+    }
+
+    // Issue 47 item 13: a trace of one's own model, at 1280x800 (normal and classroom), shows only
+    // what a trace has, whole: the Setup tab the trace's facts (no MLP/GPT/data/training forms), no
+    // chart tile for a measure a trace lacks, the Sweep tab without Runs and Steps and no sideways
+    // scroll after a sweep, the Where view's module names whole or cut in the middle with their last
+    // component whole and a hint about the recorder, and the status bar's verdict in whole clauses
+    // with no training field (backend, state, rate, progress) beside it.
+    void traceShowsOnlyWhatATraceHas_data() {
+        QTest::addColumn<bool>("classroom");
+        QTest::newRow("normal") << false;
+        QTest::newRow("classroom") << true;
+    }
+    void traceShowsOnlyWhatATraceHas() {
+        QFETCH(bool, classroom);
+        QVERIFY(m_dir.isValid());
+        const QString path = m_dir.filePath(QStringLiteral("model.csv"));
+        QVERIFY(writeModelTrace(path));
+        mpx::ui::MainWindow w;
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.applyConfig(mpx::load_config("default"), QStringLiteral("default"));  // a training session for Reset to return to
+        QTRY_VERIFY_WITH_TIMEOUT(w.store()->session() && w.store()->session()->config.name == "default", 10'000);
+        w.setClassroom(classroom);
+        QVERIFY(w.openTrace(path));
+        QCOMPARE(w.store()->session()->layerNames, k_modules);
+        QTest::qWait(200);
+
+        // Setup: the trace's facts; no training form shows.
+        mpx::ui::SetupPanel* setup = w.setupPanel();
+        QVERIFY(showTab(w, setup));
+        QTest::qWait(100);
+        QVERIFY(setup->showsTrace());
+        for (QWidget* field : setup->findChildren<QWidget*>())
+            if (qobject_cast<QAbstractSpinBox*>(field) || qobject_cast<QComboBox*>(field) || qobject_cast<QCheckBox*>(field) ||
+                qobject_cast<QLineEdit*>(field))
+                QVERIFY2(!field->isVisibleTo(setup), qPrintable(field->toolTip().left(80)));
+        QStringList texts;
+        for (QLabel* l : setup->findChildren<QLabel*>())
+            if (l->isVisibleTo(setup)) texts << l->text();
+        const QString shown = texts.join(QLatin1Char('\n'));
+        QVERIFY2(shown.contains(QStringLiteral("model.csv")) && shown.contains(QStringLiteral("60 recorded")) &&
+                     shown.contains(QStringLiteral("6 recorded")) && shown.contains(QStringLiteral("every 10 steps")),
+                 qPrintable(shown));
+        for (const char* training : {"Hidden", "Blocks", "Optimizer", "Batch", "Data set", "Precisions to compare"})
+            QVERIFY2(!shown.contains(QLatin1String(training)), training);
+
+        // The charts: only those the trace has data for, none titled as missing.
+        QVERIFY(w.charts()->chartOrder().size() >= 2);
+        QVERIFY(w.charts()->chartOrder().size() < mpx::ui::k_chart_count);
+        for (int c = 0; c < mpx::ui::k_chart_count; ++c) {
+            mpx::ui::PlotWidget* plot = w.charts()->plot(static_cast<mpx::ui::ChartId>(c));
+            QCOMPARE(plot->isVisibleTo(w.charts()), w.charts()->chartOrder().contains(static_cast<mpx::ui::ChartId>(c)));
+            QVERIFY2(!plot->title().contains(QStringLiteral("not in a trace")), qPrintable(plot->title()));
+        }
+
+        // The status bar (where the classroom keeps it): the verdict in whole clauses, alone.
+        QStatusBar* bar = w.statusBar();
+        bar->show();
+        QTest::qWait(100);
+        for (QWidget* field : bar->findChildren<QWidget*>())
+            if (qobject_cast<QLabel*>(field) || qobject_cast<QProgressBar*>(field))
+                QVERIFY2(!field->isVisibleTo(bar) || field->parentWidget() != bar, qPrintable(field->objectName()));
+        const QString verdict = bar->currentMessage();
+        QVERIFY2(verdict.startsWith(QStringLiteral("Verdict (pytorch rule): ")), qPrintable(verdict));
+        QVERIFY2(QFontMetrics(bar->font()).horizontalAdvance(verdict) <= bar->width() - 20, qPrintable(verdict));
+        QString whole = verdict;
+        if (whole.endsWith(QStringLiteral("; …"))) whole.chop(3);
+        QVERIFY2(w.traceSession()->verdict.startsWith(whole) &&
+                     (whole.size() == w.traceSession()->verdict.size() || w.traceSession()->verdict.mid(whole.size()).startsWith(QStringLiteral("; "))),
+                 qPrintable(verdict));
+
+        // The Where view: the modules' names whole, or their middle cut and the last component whole;
+        // the hint names the recorder's every=, not a setting of mpx's.
+        w.setView(mpx::ui::MainWindow::View::where);
+        QTest::qWait(200);
+        const QStringList labels = w.whereView()->rowLabels();
+        QCOMPARE(labels.size(), k_modules.size());
+        for (int m = 0; m < k_modules.size(); ++m) {
+            const QString last = k_modules[m].mid(k_modules[m].lastIndexOf(QLatin1Char('.')));
+            QVERIFY2(labels[m] == k_modules[m] || (labels[m].endsWith(last) && labels[m].contains(QStringLiteral("…")) &&
+                                                   k_modules[m].startsWith(labels[m].left(labels[m].indexOf(QStringLiteral("…"))))),
+                     qPrintable(labels[m]));
+        }
+        QVERIFY(!w.whereView()->subtitle().contains(QStringLiteral("instruments.every")));
+        QVERIFY2(w.whereView()->subtitle().contains(QStringLiteral("every=1")), qPrintable(w.whereView()->subtitle()));
+        const QFontMetrics fm(w.whereView()->font());
+        QCOMPARE(mpx::ui::WhereView::rowLabel(fm, QStringLiteral("encoder.layers.1.mlp.fc1"), fm.horizontalAdvance(QStringLiteral("encoder.l….fc1"))).right(4),
+                 QStringLiteral(".fc1"));
+
+        // The Sweep tab: a trace's sweep has no runs or steps to set, and stays within its width.
+        mpx::ui::SweepPanel* sweep = w.sweepPanel();
+        QScrollArea* area = showTab(w, sweep);
+        QVERIFY(area);
+        QVERIFY(!sweep->rowShown(sweep->runsField()));
+        QVERIFY(!sweep->rowShown(sweep->stepsField()));
+        sweep->setGrid("scaler.init_scale", "2^8..2^20*2", "scaler.growth_interval", "2^4..2^10*2", "pytorch");
+        QSignalSpy done(sweep->job(), &gui::SweepJob::finished);
+        QCOMPARE(sweep->start(), QString());
+        QVERIFY(done.wait(20'000));
+        QTest::qWait(200);
+        QCOMPARE(area->horizontalScrollBar()->maximum(), 0);
+        w.resize(1280, 600);  // shorter: a vertical scroll bar takes its width from the form, which still fits
+        QTest::qWait(200);
+        QVERIFY(area->verticalScrollBar()->maximum() > 0);
+        QCOMPARE(area->horizontalScrollBar()->maximum(), 0);
+        if (const QByteArray png = qgetenv("MPX_TRACE_PNG"); !png.isEmpty())
+            (void)w.grab().save(QString::fromLocal8Bit(png).replace(QStringLiteral(".png"), classroom ? QStringLiteral("-classroom.png") : QStringLiteral("-1280.png")));
+
+        // Back to training: the forms return, the Sweep tab's rows too, the status fields.
+        w.reset();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.store()->showsOutsideSession(), 10'000);
+        QVERIFY(!setup->showsTrace());
+        QVERIFY(sweep->rowShown(sweep->runsField()));
+        QVERIFY(sweep->rowShown(sweep->stepsField()));
     }
 };
 

@@ -183,14 +183,16 @@ void ChartsPanel::layoutCharts() {
     std::stable_sort(order.begin(), order.end(), [this](ChartId a, ChartId b) { return m_named.indexOf(a) < m_named.indexOf(b); });
     for (int i = 0; i < k_chart_count; ++i)
         if (!m_highlighted[i]) order << static_cast<ChartId>(i);
+    order.removeIf([this](ChartId c) { return m_absent[static_cast<int>(c)]; });  // a trace has no data for it
     if (columns == m_columns && order == m_order) return;
     m_columns = columns;
     m_order = order;
     for (int i = 0; i < k_chart_count; ++i) m_grid->removeWidget(m_plots[i]);
     for (int r = 0; r < m_grid->rowCount(); ++r) m_grid->setRowStretch(r, 0);
     for (int c = 0; c < m_grid->columnCount(); ++c) m_grid->setColumnStretch(c, 0);
-    for (int i = 0; i < k_chart_count; ++i) m_grid->addWidget(plot(m_order[i]), i / columns, i % columns);
-    for (int r = 0; r * columns < k_chart_count; ++r) m_grid->setRowStretch(r, 1);
+    for (int i = 0; i < k_chart_count; ++i) m_plots[i]->setVisible(!m_absent[i]);
+    for (int i = 0; i < m_order.size(); ++i) m_grid->addWidget(plot(m_order[i]), i / columns, i % columns);
+    for (int r = 0; r * columns < m_order.size(); ++r) m_grid->setRowStretch(r, 1);
     for (int c = 0; c < columns; ++c) m_grid->setColumnStretch(c, 1);
 }
 
@@ -383,6 +385,7 @@ void ChartsPanel::refresh() {
 
 void ChartsPanel::updateTitles() {
     const auto session = m_store->session();
+    bool relayout = false;
     for (const ChartSpec& c : chartTable()) {
         // Scale events are keyed under the chart, beside their lanes, not by the title's symbols.
         QString title = c.scaleEvents ? chartPlainTitle(c.id) : chartTitle(c);
@@ -396,20 +399,24 @@ void ChartsPanel::updateTitles() {
             else title = tr("%1 · every %2 steps").arg(title).arg(session->config.eval_every);
         }
         // A replayed trace holds no measure of this chart (held-out data, memory, throughput ...):
-        // the title says so rather than leave an empty chart unexplained.
+        // the chart goes (layoutCharts), rather than take a tile to say so.
+        bool absent = false;
         if (session && m_store->showsOutsideSession() && m_store->steps() > 0) {
             bool any = false;
             double lo = 0, hi = 0;
             for (int r = 0; r < m_store->runCount(); ++r)
                 any = any || (c.draw == Draw::stacked ? m_store->memory(r).total() > 0
                                                       : m_store->history(r).range(c.metric, 0, static_cast<double>(m_store->steps()), lo, hi));
-            QString name = chartPlainTitle(c.id);  // its name without the "(...)" note: the words that matter fit
-            if (const qsizetype paren = name.indexOf(QStringLiteral(" (")); paren > 0) name.truncate(paren);
-            if (!any) title = tr("%1 · not in a trace").arg(name);
+            absent = !any;
+        }
+        if (absent != m_absent[static_cast<int>(c.id)]) {
+            m_absent[static_cast<int>(c.id)] = absent;
+            relayout = true;
         }
         if (highlighted(c.id)) title = QStringLiteral("<span style='color:#d35400'>★</span> ") + title;
         if (title != m_titles[static_cast<int>(c.id)]) plot(c.id)->setTitle(m_titles[static_cast<int>(c.id)] = title);
     }
+    if (relayout) layoutCharts();
 }
 
 void ChartsPanel::setPresentationScale(double s) {

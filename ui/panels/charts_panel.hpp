@@ -115,6 +115,7 @@ private:
     QLabel* m_zoomHint = nullptr;
     PlotWidget* m_plots[k_chart_count] = {};
     bool m_highlighted[k_chart_count] = {};
+    bool m_absent[k_chart_count] = {};  // a trace shown holds nothing for this chart: not laid out
     double m_scale = 1.0;
     QString m_titles[k_chart_count];
     QList<ChartId> m_order;  // layout order: the lesson's charts first

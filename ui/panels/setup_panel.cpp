@@ -49,12 +49,39 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
     m_badge->setWordWrap(true);
     layout->addWidget(m_badge);
     setPendingReset(false);
-    layout->addWidget(buildRuns());
-    layout->addWidget(buildModel());
-    layout->addWidget(buildData());
-    layout->addWidget(buildTraining());
+    m_trainingBoxes = {m_badge, buildRuns(), buildModel(), buildData(), buildTraining()};
+    for (QWidget* w : m_trainingBoxes) layout->addWidget(w);
+    auto* trace = new QGroupBox(tr("Trace"));
+    m_traceForm = form(trace);
+    m_traceBox = trace;
+    m_traceBox->hide();
+    layout->addWidget(m_traceBox);
     layout->addStretch(1);
 }
+
+// A trace is the user's own model: its layers, data and precision are not mpx's settings, so the
+// tab says what the trace holds, and how to get back to training.
+void SetupPanel::showTrace(const gui::TraceSession* trace) {
+    while (m_traceForm->rowCount() > 0) m_traceForm->removeRow(0);
+    if (trace) {
+        for (const auto& [name, value] : gui::traceSummary(*trace)) {
+            auto* v = new QLabel(value);
+            v->setWordWrap(true);
+            v->setTextInteractionFlags(Qt::TextSelectableByMouse);
+            m_traceForm->addRow(name, v);
+        }
+        auto* back = new QLabel(tr("A trace is replayed, not trained: its model, data and precisions are your own. Tune "
+                                   "the rule in the Scaler tab, sweep it in the Sweep tab. Reset (Ctrl+R) or a preset "
+                                   "leaves the trace for training, with the settings this tab shows then."));
+        back->setWordWrap(true);
+        back->setStyleSheet(QStringLiteral("QLabel { color: #666; }"));
+        m_traceForm->addRow(back);
+    }
+    for (QWidget* w : m_trainingBoxes) w->setVisible(!trace);
+    m_traceBox->setVisible(trace != nullptr);
+}
+
+bool SetupPanel::showsTrace() const { return !m_traceBox->isHidden(); }
 
 void SetupPanel::setPendingReset(bool pending) {
     m_pending = pending;

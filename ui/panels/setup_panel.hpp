@@ -6,6 +6,7 @@
 #include <QWidget>
 
 #include "ui/session/config_bridge.hpp"
+#include "ui/session/trace_session.hpp"
 
 class QCheckBox;
 class QComboBox;
@@ -30,6 +31,10 @@ public:
     void setRunChecked(const QString& label, bool checked);
     void setPendingReset(bool pending);  // the title badge
     bool pendingReset() const { return m_pending; }
+    // A trace shown (File ▸ Open trace…): the tab shows what the trace holds instead of the training
+    // forms, which do not describe it; nullptr brings the forms back. The forms keep their values.
+    void showTrace(const gui::TraceSession* trace);
+    bool showsTrace() const;
 
 signals:
     void edited();
@@ -55,6 +60,9 @@ private:
     bool m_pending = false;
     int m_classSetting = 2;  // data.classes as set or typed: kept while a kind that fixes its own is shown
     QLabel* m_badge = nullptr;
+    QList<QWidget*> m_trainingBoxes;  // the forms a trace hides
+    QWidget* m_traceBox = nullptr;
+    QFormLayout* m_traceForm = nullptr;
     QGridLayout* m_runGrid = nullptr;
     QList<QCheckBox*> m_runBoxes;
     QLineEdit* m_addRun = nullptr;

@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -21,7 +22,7 @@ namespace {
 
 // Every numeric setting of the engine's field lists, as --set keys; the box is editable, so any
 // other numeric key (data.noise, steps, ...) can be typed.
-void fillFields(QComboBox* box) {
+void fillFields(QComboBox* box, bool scalerOnly = false) {
     box->setEditable(true);
     const auto add = [box](const QString& section, const QList<gui::FieldSpec>& fields) {
         for (const auto& f : fields) {
@@ -31,14 +32,14 @@ void fillFields(QComboBox* box) {
         }
     };
     add(QStringLiteral("scaler"), gui::scalerFields());
-    add(QStringLiteral("train"), gui::trainFields());
+    if (!scalerOnly) add(QStringLiteral("train"), gui::trainFields());
 }
 
 }  // namespace
 
 SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent), m_job(new gui::SweepJob(this)) {
     auto* v = new QVBoxLayout(this);
-    auto* form = new QFormLayout;
+    auto* form = m_form = new QFormLayout;
     m_field1 = new QComboBox;
     fillFields(m_field1);
     m_field1->setCurrentText(QStringLiteral("scaler.init_scale"));
@@ -97,6 +98,9 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent), m_job(new gui::SweepJ
     v->addLayout(view);
     m_map = new SweepHeatmap;
     m_map->setMinimumHeight(320);
+    // Narrower than the dock it opens in: its own least width (360) was the dock's, and the vertical
+    // scroll bar a finished sweep brings then pushed the form sideways ("ield 1" at the left).
+    m_map->setMinimumWidth(280);
     v->addWidget(m_map, 1);
     auto* exports = new QHBoxLayout;
     m_csv = new QPushButton(tr("Export CSV…"));
@@ -143,6 +147,31 @@ void SweepPanel::setGrid(const QString& field1, const QString& values1, const QS
     m_presets->setText(categoricalValues);
 }
 
+void SweepPanel::setTrace(std::shared_ptr<const mpx::Trace> trace) {
+    const bool traced = trace != nullptr;
+    m_job->setTrace(std::move(trace));
+    m_form->setRowVisible(m_runs, !traced);
+    m_form->setRowVisible(m_steps, !traced);
+    for (QComboBox* box : {m_field1, m_field2}) {
+        const QString current = box->currentText();
+        const bool none = box == m_field2;
+        const QSignalBlocker block(box);
+        box->clear();
+        if (none) box->addItem(tr("(none)"));
+        fillFields(box, traced);
+        box->setCurrentText(current);
+    }
+}
+
+bool SweepPanel::rowShown(QWidget* field) const {
+    QFormLayout::ItemRole role;
+    int row = -1;
+    m_form->getWidgetPosition(field, &row, &role);
+    return row >= 0 && m_form->isRowVisible(row);
+}
+QWidget* SweepPanel::runsField() const { return m_runs; }
+QWidget* SweepPanel::stepsField() const { return m_steps; }
+
 void SweepPanel::setRuns(const QString& runs) { m_runs->setText(runs); }
 void SweepPanel::setSteps(int steps) { m_steps->setValue(steps); }
 void SweepPanel::setOutcome(const QString& column) { m_outcome->setCurrentText(column); }
@@ -150,9 +179,11 @@ void SweepPanel::setOutcome(const QString& column) { m_outcome->setCurrentText(c
 QString SweepPanel::start() {
     m_error->clear();
     mpx::SessionConfig base = m_base ? m_base() : mpx::load_config("default");
-    QStringList sets{QStringLiteral("steps=%1").arg(m_steps->value())};
-    const QString runs = m_runs->text().trimmed();
-    if (!runs.isEmpty()) sets << QStringLiteral("runs=") + runs;
+    QStringList sets;  // a trace's sweep replays its own steps, its one run
+    if (!m_job->trace()) {
+        sets << QStringLiteral("steps=%1").arg(m_steps->value());
+        if (const QString runs = m_runs->text().trimmed(); !runs.isEmpty()) sets << QStringLiteral("runs=") + runs;
+    }
     const auto applied = gui::applyOverrides(base, sets);
     QString error = applied.error;
     QStringList grid;

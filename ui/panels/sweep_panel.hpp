@@ -12,6 +12,7 @@
 #include "ui/session/sweep_job.hpp"
 
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -34,6 +35,12 @@ public:
     void setRuns(const QString& runs);
     void setSteps(int steps);
     void setOutcome(const QString& column);
+    // A trace to sweep the rule over (nullptr: training again). A trace's sweep replays scaler settings
+    // only (sweep_trace): the Runs and Steps rows and the train.* fields, which it would not use, go.
+    void setTrace(std::shared_ptr<const mpx::Trace> trace);
+    bool rowShown(QWidget* field) const;  // for tests: whether the form shows that field's row
+    QWidget* runsField() const;
+    QWidget* stepsField() const;
 
     QString start();  // an error message, or empty when the sweep started
     void cancel();
@@ -53,6 +60,7 @@ private:
 
     std::function<mpx::SessionConfig()> m_base;
     gui::SweepJob* m_job;
+    QFormLayout* m_form;
     QComboBox *m_field1, *m_field2, *m_outcome, *m_run;
     QLineEdit *m_values1, *m_values2, *m_presets, *m_runs;
     QSpinBox* m_steps;

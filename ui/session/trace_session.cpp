@@ -3,6 +3,7 @@
 
 #include <QCoreApplication>
 #include <QFileInfo>
+#include <QLocale>
 
 #include <algorithm>
 #include <cmath>
@@ -212,6 +213,48 @@ TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::Sc
     verdict.text = t.verdict;
     t.notes.push_back(verdict);
     return t;
+}
+
+QList<std::pair<QString, QString>> traceSummary(const TraceSession& t) {
+    QList<std::pair<QString, QString>> rows;
+    if (!t.trace) return rows;
+    const mpx::Trace& tr_ = *t.trace;
+    const QLocale loc;
+    rows.append({tr("File"), QFileInfo(QString::fromStdString(tr_.name)).fileName()});
+    if (!tr_.steps.empty()) {
+        long long overflows = 0, skips = 0;
+        for (const mpx::TraceStep& s : tr_.steps) {
+            overflows += s.found_inf;
+            skips += s.skipped;
+        }
+        rows.append({tr("Steps"), tr("%1 recorded (steps %2 to %3)")
+                                      .arg(loc.toString(static_cast<qlonglong>(tr_.steps.size())))
+                                      .arg(tr_.steps.front().step)
+                                      .arg(tr_.steps.back().step)});
+        rows.append({tr("Recorded scale"), tr("%1 to %2; %3 overflowed, %4 skipped")
+                                               .arg(tr_.steps.front().scale, 0, 'g', 6)
+                                               .arg(tr_.steps.back().scale, 0, 'g', 6)
+                                               .arg(overflows)
+                                               .arg(skips)});
+    }
+    rows.append({tr("Amax"), tr_.amax_known ? tr("recorded every step (the frontier 65504 / amax)")
+                                            : tr("not known: rebuilt from a log (overflow decisions only)")});
+    if (tr_.sites.empty()) {
+        rows.append({tr("Modules"), tr("no histograms (no %1 beside the trace): the Range and Where views stay empty")
+                                        .arg(QString::fromStdString(mpx::trace_histograms_path(tr_.name).filename().string()))});
+    } else {
+        const qsizetype kept = t.info ? t.info->layerNames.size() : 0;
+        rows.append({tr("Modules"), kept < static_cast<qsizetype>(tr_.sites.size())
+                                        ? tr("%1 recorded, the first %2 one by one").arg(tr_.sites.size()).arg(kept)
+                                        : tr("%1 recorded").arg(tr_.sites.size())});
+        rows.append({tr("Histograms"), tr("every %1 steps (the recorder's every=), %2 steps")
+                                           .arg(t.info ? t.info->config.instruments.every : 0)
+                                           .arg(tr_.histograms.size())});
+    }
+    rows.append({tr("Replayed rule"), tr("%1, from a scale of %2 (the Scaler tab)")
+                                          .arg(QString::fromStdString(t.rule.preset.empty() ? "custom" : t.rule.preset))
+                                          .arg(t.rule.init_scale, 0, 'g', 6)});
+    return rows;
 }
 
 QString exportReplayCsv(const TraceSession& t, const QString& path) {

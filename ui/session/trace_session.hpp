@@ -16,7 +16,10 @@
 //              above it). Only in a trace that holds amaxes (not one rebuilt from a log).
 #pragma once
 
+#include <QList>
 #include <QString>
+
+#include <utility>
 
 #include <memory>
 #include <vector>
@@ -55,6 +58,10 @@ inline constexpr int k_trace_max_layers = mpx::k_trace_max_sites;
 // The trace with `rule` replayed over it, as a session of `generation` (the caller keeps it apart
 // from the engine's). Throws ConfigError when the rule is not valid (mpx::validate).
 TraceSession traceSession(std::shared_ptr<const mpx::Trace> trace, const mpx::ScalerConfig& rule, quint64 generation);
+// What the trace holds, as "name: value" rows for the Setup tab (the file, its steps, the recorded
+// scale and skips, its modules and how often their histograms were recorded, the rule replayed):
+// a trace has no model, data or training settings of mpx's own.
+QList<std::pair<QString, QString>> traceSummary(const TraceSession& t);
 // The replay as `mpx-cli replay --csv` writes it (replay_csv), atomically; the reason, or empty.
 QString exportReplayCsv(const TraceSession& t, const QString& path);
 

@@ -216,6 +216,14 @@ QString WhereView::subtitle() const {
                   "behind the other colour are collected every %3 steps). Click a cell to see that layer's values in "
                   "the Range view.").arg(rows, castName()).arg(collectedEvery());
     const long long every = collectedEvery();
+    if (session && m_store->showsOutsideSession()) {  // a trace: its histograms are the recorder's, not a setting here
+        if (every <= 1)
+            return tr("%1, one column per recorded step (every step). Click a cell to see that module's values in the Range "
+                      "view.").arg(rows);
+        return tr("%1, one column per recorded histogram (every %2 steps, the recorder's every=: a step between two "
+                  "columns is not shown; for every step, record with mpx_trace.Recorder(..., every=1)). Click a cell to "
+                  "see that module's values in the Range view.").arg(rows).arg(every);
+    }
     if (every <= 1)
         return tr("%1, one column per collected step (every step). Click a cell to see that layer's values in the Range view.").arg(rows);
     return tr("%1, one column per collected step (every %2 steps: a step between two columns is not shown; for every "
@@ -416,7 +424,7 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
     for (int l = 0; l < L; ++l) {
         const double y0 = r.top() + r.height() * static_cast<double>(l) / L, h = r.height() / static_cast<double>(L);
         const double room = r.left() - area.left() - 12;  // clear of the skip rings on the first column
-        const QString t = p.fontMetrics().elidedText(gui::layerName(*m_store->session(), l), Qt::ElideLeft, static_cast<int>(room));
+        const QString t = rowLabel(p.fontMetrics(), gui::layerName(*m_store->session(), l), static_cast<int>(room));
         p.drawText(QRectF(area.left(), y0, room, h), Qt::AlignRight | Qt::AlignVCenter, t);
         if (l > 0) {
             p.setPen(QPen(QColor(255, 255, 255), 1));
@@ -478,6 +486,28 @@ void WhereView::paintCanvas(QPainter& p, const QRect& area) {
         p.drawText(QRect(r.left() + indent, y, width - indent, box.height()), Qt::AlignLeft | Qt::TextWordWrap, lines[k]);
         y += box.height();
     }
+}
+
+// A module's name that does not fit loses its middle, never its last component: "encoder.lay….mlp.fc1"
+// still says which layer and which op (cut from the left, "…ler.fc1" named neither).
+QString WhereView::rowLabel(const QFontMetrics& fm, const QString& name, int room) {
+    if (fm.horizontalAdvance(name) <= room) return name;
+    const qsizetype dot = name.lastIndexOf(QLatin1Char('.'));
+    const QString last = dot > 0 ? name.mid(dot) : QString();  // ".fc1"
+    const int left = room - fm.horizontalAdvance(last);
+    if (last.isEmpty() || left < fm.horizontalAdvance(QStringLiteral("a…b"))) return fm.elidedText(name, Qt::ElideMiddle, room);
+    return fm.elidedText(name.left(dot), Qt::ElideMiddle, left) + last;
+}
+
+QStringList WhereView::rowLabels() const {
+    QStringList out;
+    const auto session = m_store->session();
+    if (!session) return out;
+    const QRect area = m_canvas->rect();
+    const int room = heatRectIn(area).left() - area.left() - 12;
+    const QFontMetrics fm(m_canvas->font());
+    for (int l = 0; l < layers(); ++l) out << rowLabel(fm, gui::layerName(*session, l), room);
+    return out;
 }
 
 int WhereView::notesWidth(const QRect& area) const {

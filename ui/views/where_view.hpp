@@ -18,6 +18,7 @@
 #include "ui/session/record_store.hpp"
 
 class QComboBox;
+class QFontMetrics;
 class QLabel;
 
 namespace mpx::ui {
@@ -70,6 +71,11 @@ public:
     int columnAt(double x) const;  // -1 outside
     QString message() const;
     void setPresentationScale(double s);
+    // A row's label in `room` pixels: whole where it fits, else elided in the middle with the name's
+    // last component ("fc1" of "encoder.layers.1.mlp.fc1") kept whole.
+    static QString rowLabel(const QFontMetrics& fm, const QString& name, int room);
+    // For tests: each row's label as drawn at the view's present size.
+    QStringList rowLabels() const;
 
 signals:
     // A cell was clicked: show `layer` of `run` at `step` in the Range view.

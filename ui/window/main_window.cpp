@@ -577,7 +577,7 @@ bool MainWindow::openTrace(const QString& path) {
         m_trace = std::move(previous);
         return false;
     }
-    m_sweep->job()->setTrace(m_trace->trace);
+    m_sweep->setTrace(m_trace->trace);
     m_live->setScaler(rule);
     m_lessonDock->hide();
     m_charts->setHighlighted({ChartId::scale, ChartId::loss});  // the replay against the frontier first, and taller
@@ -600,7 +600,8 @@ bool MainWindow::replayTrace(const mpx::ScalerConfig& rule) {
     *m_trace = std::move(t);
     m_store->showSession(m_trace->info, m_trace->records, m_trace->notes, m_trace->histograms);
     if (!following) m_charts->zoomTo(x0, x1);
-    statusBar()->showMessage(m_trace->verdict);
+    m_status->showVerdict(m_trace->verdict);
+    m_setup->showTrace(m_trace.get());  // what the trace holds, not the training forms
     m_messages->showMessage(
         MessageBar::Kind::success,
         tr("%1.\nTrace %2, %3 recorded steps: the recording (dashed), the rule replayed over it (solid: tune it in the "
@@ -614,7 +615,8 @@ bool MainWindow::replayTrace(const mpx::ScalerConfig& rule) {
 
 void MainWindow::leaveTrace() {
     m_trace.reset();
-    m_sweep->job()->setTrace(nullptr);
+    m_sweep->setTrace(nullptr);
+    m_setup->showTrace(nullptr);
     m_live->setScaler(m_base.scaler);  // the tab showed the replayed rule
     statusBar()->clearMessage();
 }
