@@ -165,7 +165,7 @@ void AttentionView::setPresentationScale(double s) {
 
 QFont AttentionView::scaled(double f) const {
     QFont font = this->font();
-    font.setPointSizeF(font.pointSizeF() * m_scale * f);
+    font.setPointSizeF(font.pointSizeF() * m_textScale * f);
     return font;
 }
 
@@ -225,29 +225,97 @@ std::pair<float, float> AttentionView::range() const {
     return {lo, hi};
 }
 
+QString AttentionView::headline() const { return tr("Attention: which earlier characters each position reads"); }
+
+// Where and when once for both maps (they show one step's snapshot), then how to read them.
+QString AttentionView::explanation() const {
+    if (const QString msg = message(); !msg.isEmpty()) return msg;
+    const mpx::AttentionMaps* m = mapsOf(runA());
+    return tr("Step %1 · block %2 · head %3 · window %4. Row i: the query at position i; column j: the key it reads "
+              "(j ≤ i; the future is left blank). %5")
+        .arg(m->step).arg(m_block->currentIndex()).arg(m_head->currentIndex()).arg(m_window->currentIndex())
+        .arg(m_values->currentIndex() == 0 ? tr("Scores q·kᵀ as stored; × marks one past its format's largest value, stored as inf.")
+                                           : tr("Probabilities: each row sums to 1; × marks a position whose score became inf."));
+}
+
+// The run in its colour, then what is drawn, on one line where it fits and on two where not.
+int AttentionView::mapTitle(QPainter* p, int run, const QPoint& at, int width) const {
+    const mpx::AttentionMaps* m = mapsOf(run);
+    const auto session = m_store->session();
+    if (!m || !session) return 0;
+    const bool scores = m_values->currentIndex() == 0;
+    const mpx::AttentionBlock& blk = m->blocks[static_cast<std::size_t>(std::max(0, m_block->currentIndex()))];
+    QFont bold = scaled();
+    bold.setBold(true);
+    const QFontMetrics bm(bold), fm(scaled());
+    const int line = fm.lineSpacing();
+    const QString label = session->runs[static_cast<std::size_t>(run)].label;
+    const QString what = tr("%1 in %2").arg(scores ? tr("scores") : tr("probabilities")).arg(formatName(scores ? blk.scores_format : blk.probs_format));
+    const bool oneLine = bm.horizontalAdvance(label) + fm.horizontalAdvance(QStringLiteral(" · ") + what) <= width;
+    const int height = (oneLine ? 1 : 2) * line;
+    if (!p) return height;
+    p->setFont(bold);
+    p->setPen(runStyle(session, run).colour);
+    p->drawText(QRect(at.x(), at.y(), width, line), Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(label, Qt::ElideRight, width));
+    p->setFont(scaled());
+    p->setPen(palette().color(QPalette::WindowText));
+    if (oneLine)
+        p->drawText(QRect(at.x() + bm.horizontalAdvance(label), at.y(), width, line), Qt::AlignLeft | Qt::AlignVCenter,
+                    QStringLiteral(" · ") + what);
+    else
+        p->drawText(QRect(at.x(), at.y() + line, width, line), Qt::AlignLeft | Qt::AlignVCenter, what);
+    return height;
+}
+
+// Every text is measured as it wraps at its width (the headline and its explanation across the
+// view, a map's title and caption in its column), and the maps take the square that is left: in
+// the classroom view's large type the maps shrink, the words stay whole.
 AttentionView::Layout AttentionView::layout(const QRect& r) const {
+    // The maps are what the view is for: the text steps down from the classroom's size until they
+    // take at least two fifths of the height (or all the width there is).
     Layout l;
-    const QFontMetrics title(scaled(1.25)), body(scaled());
+    for (m_textScale = m_scale;; m_textScale = std::max(1.0, m_textScale - 0.1)) {
+        l = layoutAt(r);
+        if (m_textScale <= 1.0 || l.side >= std::min(l.widest, r.height() * 2 / 5)) return l;
+    }
+}
+
+AttentionView::Layout AttentionView::layoutAt(const QRect& r) const {
+    Layout l;
+    const QFontMetrics title(scaled(1.25)), body(scaled()), small(scaled(0.9));
     const int line = body.lineSpacing();
-    l.title = QRect(r.left() + k_margin, r.top() + 4, r.width() - 2 * k_margin, title.lineSpacing() + 2 * line + 4);
+    const int width = r.width() - 2 * k_margin;
+    const auto wrapped = [](const QFontMetrics& fm, int w, const QString& text) {
+        return fm.boundingRect(QRect(0, 0, std::max(1, w), 100000), Qt::TextWordWrap, text).height();
+    };
+    l.title = QRect(r.left() + k_margin, r.top() + 4, width,
+                    wrapped(title, width, headline()) + 2 + wrapped(body, width, explanation()) + 4);
     const int legendW = body.horizontalAdvance(QStringLiteral("-1.234e+04")) + 30;
-    const int maps = runB() >= 0 && mapsOf(runB()) ? 2 : 1;
-    // Room around each map: two title lines above, tick labels and the axis name left and below,
-    // two caption lines under those.
+    const int runs[2] = {runA(), runB() >= 0 && mapsOf(runB()) ? runB() : -1};
+    const int maps = runs[1] >= 0 ? 2 : 1;
+    // Room around each map: its title above, tick labels and the axis name left and below, the
+    // caption under those.
     const int left = body.horizontalAdvance(QStringLiteral("000")) + line + 10;
-    const int above = 2 * line + 6, below = line + 4 + line + 4 + 4 * line + 4;
-    const int availW = (r.width() - 2 * k_margin - legendW - k_gap - (maps - 1) * k_gap) / maps - left;
+    const int availW = (width - legendW - k_gap - (maps - 1) * k_gap) / maps - left;
+    l.column = std::max(40, availW) + k_gap - 4;  // titles and captions take the column, not the map's width
+    int above = 0, caption = 0;
+    for (int k = 0; k < maps; ++k) {
+        above = std::max(above, mapTitle(nullptr, runs[k], {}, l.column));
+        caption = std::max(caption, wrapped(body, l.column, captionOf(runs[k])));
+    }
+    above += 6;
+    const int below = 4 + small.lineSpacing() + line + 8 + caption;
     const int availH = r.bottom() - l.title.bottom() - 8 - above - below;
     l.side = std::max(40, std::min(availW, availH));
+    l.widest = availW;
     int x = r.left() + k_margin + left;
     const int y = l.title.bottom() + 8 + above;
-    // Titles and captions take the column (the map and the room beside it), not the map's width.
-    l.column = std::max(l.side, availW) + k_gap - 4;
     for (int k = 0; k < maps; ++k) {
         l.maps[k] = QRect(x, y, l.side, l.side);
         x += std::max(l.side, availW) + k_gap + left;
     }
-    l.legend = QRect(x - left, y, legendW, l.side);
+    // The colour bar's three labels and the three marks under it need their lines whatever the map's size.
+    l.legend = QRect(x - left, y, legendW, std::max(l.side, 7 * line));
     return l;
 }
 
@@ -282,7 +350,7 @@ QString AttentionView::captionOf(int run) const {
     const QString fmt = formatName(k.scores_format);
     if (all == 0 && k.overflow == 0)
         return tr("No score of block %1 passed %2's largest value, %3, on this step.").arg(block).arg(fmt, largest(k.scores_format));
-    return tr("× %1 here, %2 in block %3 (%4 heads × %5 windows): scores past %6's largest value, %7, stored as inf. "
+    return tr("× %1 here, %2 in block %3 (%4 heads × %5 windows) past %6's largest value, %7. "
               "The engine counted %8 (the largest %9).")
         .arg(here).arg(all).arg(block).arg(m->heads).arg(m->batch).arg(fmt, largest(k.scores_format))
         .arg(k.overflow).arg(k.overflow_max, 0, 'g', 6);
@@ -295,20 +363,12 @@ void AttentionView::paintCanvas(QPainter& p, const QRect& r) {
     const int line = bm.lineSpacing();
     p.setPen(ink);
     p.setFont(scaled(1.25));
-    p.drawText(l.title.topLeft() + QPoint(0, tm.ascent()), tr("Attention: which earlier characters each position reads"));
+    const QRect head = tm.boundingRect(l.title, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, headline());
+    p.drawText(l.title, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, headline());
     p.setFont(scaled());
     p.setPen(grey);
-    const QRect caption = l.title.adjusted(0, tm.lineSpacing() + 2, 0, 0);
-    if (const QString msg = message(); !msg.isEmpty()) {
-        p.drawText(caption, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, msg);
-        return;
-    }
-    const bool scores = m_values->currentIndex() == 0;
-    p.drawText(caption, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop,
-               tr("Row i: the query at position i; column j: the key at position j it reads (j ≤ i; the future is "
-                  "masked and left blank). %1")
-                   .arg(scores ? tr("Scores q·kᵀ as stored; × marks a score that passed its format's largest value and became inf.")
-                               : tr("Probabilities: each row sums to 1; × marks a row position whose score became inf.")));
+    p.drawText(l.title.adjusted(0, head.height() + 2, 0, 0), Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, explanation());
+    if (!message().isEmpty()) return;
     const auto [lo, hi] = range();
     const auto session = m_store->session();
     const int runs[2] = {runA(), l.maps[1].isValid() ? runB() : -1};
@@ -317,25 +377,10 @@ void AttentionView::paintCanvas(QPainter& p, const QRect& r) {
         if (!m) continue;
         const QRect map = l.maps[k];
         const int T = m->T;
-        const mpx::AttentionBlock& blk = m->blocks[static_cast<std::size_t>(std::max(0, m_block->currentIndex()))];
-        // Titles: the run in its colour, then what is drawn.
-        QFont bold = scaled();
-        bold.setBold(true);
-        p.setFont(bold);
-        p.setPen(runStyle(session, runs[k]).colour);
-        const QString label = session->runs[static_cast<std::size_t>(runs[k])].label;
-        p.drawText(QRect(map.left(), map.top() - 2 * line - 6, l.column, line), Qt::AlignLeft | Qt::AlignVCenter, label);
-        // Two short lines, each within the map's width: the run and what is drawn, then where and when.
-        p.setFont(scaled());
+        // The title: the run in its colour, what is drawn, where and when.
+        const int titleH = mapTitle(nullptr, runs[k], {}, l.column);
+        mapTitle(&p, runs[k], QPoint(map.left(), map.top() - 6 - titleH), l.column);
         p.setPen(ink);
-        const int after = QFontMetrics(bold).horizontalAdvance(label);
-        p.drawText(QRect(map.left() + after, map.top() - 2 * line - 6, l.column - after, line),
-                   Qt::AlignLeft | Qt::AlignVCenter,
-                   tr(" · %1 in %2").arg(scores ? tr("scores") : tr("probabilities"))
-                       .arg(formatName(scores ? blk.scores_format : blk.probs_format)));
-        p.drawText(QRect(map.left(), map.top() - line - 4, l.column, line), Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("step %1 · block %2 · head %3 · window %4")
-                       .arg(m->step).arg(m_block->currentIndex()).arg(m_head->currentIndex()).arg(m_window->currentIndex()));
         // Cells.
         p.fillRect(map, Qt::white);
         for (int i = 0; i < T; ++i)
@@ -386,11 +431,11 @@ void AttentionView::paintCanvas(QPainter& p, const QRect& r) {
         p.drawText(QRect(-map.height() / 2, -line / 2 - 2, map.height(), line), Qt::AlignCenter, tr("query position i"));
         p.restore();
         p.setPen(grey);
-        p.drawText(QRect(map.left(), map.bottom() + 8 + sm.lineSpacing() + line, l.column, 4 * line + 2),
+        p.drawText(QRect(map.left(), map.bottom() + 8 + sm.lineSpacing() + line, l.column, r.bottom() - map.bottom()),
                    Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, captionOf(runs[k]));
     }
     // Legend: the colour bar with its ends and middle, then the marks.
-    const QRect bar(l.legend.left(), l.legend.top(), 16, std::max(40, l.legend.height() - 4 * line));
+    const QRect bar(l.legend.left(), l.legend.top() + line / 2, 16, std::max(3 * line, l.legend.height() - 4 * line));
     for (int y = 0; y < bar.height(); ++y) {
         p.setPen(attentionColour(1.0 - static_cast<double>(y) / std::max(1, bar.height() - 1)));
         p.drawLine(bar.left(), bar.top() + y, bar.right(), bar.top() + y);
@@ -403,7 +448,7 @@ void AttentionView::paintCanvas(QPainter& p, const QRect& r) {
         p.drawText(QRect(bar.right() + 4, y - line / 2, l.legend.width() - 20, line), Qt::AlignLeft | Qt::AlignVCenter,
                    QString::number(lo + t * (hi - lo), 'g', 4));
     }
-    int y = bar.bottom() + 8;
+    int y = bar.bottom() + line / 2 + 8;  // below the lowest value's label
     const auto entry = [&](const QColor& c, const QString& text, bool cross) {
         const QRect sw(l.legend.left(), y, 14, 14);
         p.fillRect(sw, c);

@@ -9,6 +9,8 @@
 
 #include <QWidget>
 
+class QPainter;
+
 #include <memory>
 
 #include "ui/kit/view_canvas.hpp"
@@ -64,8 +66,16 @@ private:
         QRect maps[2];
         int side = 0;
         int column = 0;  // the width of a map's titles and caption
+        int widest = 0;  // the side the width alone would allow
     };
     Layout layout(const QRect& r) const;
+    Layout layoutAt(const QRect& r) const;  // at m_textScale
+    // The texts the layout measures: the view's headline and the line under it, a map's title
+    // (the run, what is drawn, where and when) as it wraps in `width` — its height, drawn when
+    // `p` is given.
+    QString headline() const;
+    QString explanation() const;
+    int mapTitle(QPainter* p, int run, const QPoint& at, int width) const;
     void rebuildChoices();
     void refresh();
     QFont scaled(double f = 1.0) const;
@@ -79,6 +89,9 @@ private:
     QComboBox *m_runA, *m_runB, *m_block, *m_head, *m_window, *m_values;
     QSlider* m_step;
     double m_scale = 1.0;
+    // The text's scale the last layout chose: the classroom's m_scale, or less where the words at
+    // that size would leave the maps too small to read (never below the desktop's 1).
+    mutable double m_textScale = 1.0;
     bool m_follow = true;  // the slider at its right end follows the newest snapshot
 };
 
