@@ -4,6 +4,7 @@
 // and samples.csv (engine/io/samples_csv.hpp).
 #include <QtTest>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -149,6 +150,26 @@ private slots:
         std::vector<std::vector<StepRecord>> a, b;
         QCOMPARE(samples_of(with, &a).size(), std::size_t{24});
         QCOMPARE(samples_of(without, &b).size(), std::size_t{0});
+        for (std::size_t k = 0; k < a.size(); ++k)
+            for (std::size_t r = 0; r < runs.size(); ++r) QVERIFY2(differs(a[k][r], b[k][r]).isEmpty(), qPrintable(differs(a[k][r], b[k][r])));
+    }
+
+    // Session::set_interrupt: while the flag is up a sample stops at its next character and is
+    // dropped, training goes on bit for bit; lowered, the next step's samples are whole again.
+    void an_interrupted_sample_is_dropped_and_training_goes_on() {
+        const std::vector<std::string> runs{"fp32", "amp-bf16"};
+        Session cut(sampling_gpt(runs, 6, 1)), whole(sampling_gpt(runs, 6, 1));
+        std::atomic<bool> interrupt{true};
+        cut.set_interrupt(&interrupt);
+        std::vector<std::vector<StepRecord>> a, b;
+        for (int k = 0; k < 3; ++k) a.push_back(cut.step());
+        QCOMPARE(cut.take_samples().size(), std::size_t{0});
+        interrupt = false;
+        for (int k = 0; k < 3; ++k) a.push_back(cut.step());
+        const std::vector<TextSample> after = cut.take_samples();
+        const std::vector<TextSample> all = samples_of(whole, &b);
+        QCOMPARE(after.size(), std::size_t{6});  // steps 3, 4, 5
+        for (std::size_t k = 0; k < after.size(); ++k) QVERIFY2(differs(after[k], all[6 + k]).isEmpty(), qPrintable(differs(after[k], all[6 + k])));
         for (std::size_t k = 0; k < a.size(); ++k)
             for (std::size_t r = 0; r < runs.size(); ++r) QVERIFY2(differs(a[k][r], b[k][r]).isEmpty(), qPrintable(differs(a[k][r], b[k][r])));
     }

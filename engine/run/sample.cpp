@@ -72,12 +72,14 @@ TextSampler::TextSampler(const TextCorpus& text, const SampleConfig& cfg, int bl
     m_out.reserve(cfg.prompt.size() + static_cast<std::size_t>(m_length) * 4);  // a symbol is ≤ 4 bytes
 }
 
-void TextSampler::write(Run& run, std::uint64_t seed, long long step) {
+bool TextSampler::write(Run& run, std::uint64_t seed, long long step, const std::atomic<bool>* interrupt) {
     const std::size_t V = m_probs.size(), T = static_cast<std::size_t>(m_block);
     m_ids.resize(m_prompt);
+    m_out.clear();
     const std::uint64_t key = sample_key(seed, step);
     m_nonfinite = false;
     for (int k = 0; k < m_length; ++k) {
+        if (interrupt && interrupt->load(std::memory_order_relaxed)) return false;
         // The one sequence holds the last block_size ids, from position 0; causal attention keeps
         // the later positions (left as they were) out of the logits at the last one.
         const std::size_t n = std::min(m_ids.size(), T), first = m_ids.size() - n;
@@ -91,8 +93,8 @@ void TextSampler::write(Run& run, std::uint64_t seed, long long step) {
         }
         m_ids.push_back(static_cast<std::uint16_t>(id));
     }
-    m_out.clear();
     for (std::uint16_t id : m_ids) m_out += m_text->vocab[id];
+    return true;
 }
 
 // ---- the run's forward pass on text ----------------------------------------------------------------

@@ -6,6 +6,7 @@
 // count and resume — so two runs part only where their own probabilities do.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -40,8 +41,9 @@ class TextSampler {
 public:
     TextSampler(const TextCorpus& text, const SampleConfig& cfg, int block_size);
     // The run's text from its current weights, for step `step` of a session seeded `seed`: read it
-    // with text() and nonfinite() until the next write.
-    void write(Run& run, std::uint64_t seed, long long step);
+    // with text() and nonfinite() until the next write. False, and no text, when `interrupt` was
+    // raised before the last character (Session::set_interrupt).
+    bool write(Run& run, std::uint64_t seed, long long step, const std::atomic<bool>* interrupt = nullptr);
     const std::string& text() const { return m_out; }
     bool nonfinite() const { return m_nonfinite; }
 

@@ -362,16 +362,17 @@ void Session::write_samples(long long step, const std::vector<StepRecord>* evalu
     // Each run alone, as evaluation: on the pool's threads where runs step there. Every buffer the
     // sampler writes into is its own; the text is copied out after.
     std::vector<std::optional<double>> loss(m_runs.size());
+    std::vector<char> written(m_runs.size(), 0);
     const auto one = [&](std::size_t i) {
         Run& run = *m_runs[i];
         if (run.failed()) return;
         loss[i] = evaluated ? (*evaluated)[i].eval_loss : run.evaluate(m_eval, m_data.loss).loss;
-        m_samplers[i]->write(run, m_cfg.seed, step);
+        written[i] = m_samplers[i]->write(run, m_cfg.seed, step, m_interrupt);
     };
     if (steps_in_parallel()) parallel_for(m_runs.size(), one);
     else for (std::size_t i = 0; i < m_runs.size(); ++i) one(i);
     for (std::size_t i = 0; i < m_runs.size(); ++i) {
-        if (m_runs[i]->failed()) continue;
+        if (!written[i]) continue;  // a stopped run, or an interrupted sample
         m_samples.push_back({static_cast<int>(i), step, loss[i], m_samplers[i]->text(), m_samplers[i]->nonfinite()});
     }
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -90,6 +91,11 @@ public:
     // taken (−1 before the first) would, with the held-out loss of those weights. ConfigError on an
     // MLP session (its model writes no text).
     void sample_now();
+    // A flag another thread raises to cut short the samples being written: the app raises it when
+    // this session is about to be replaced, reset or closed, so a long sample (sample.length up to
+    // 4096 forward passes) does not hold the engine thread. A run's interrupted sample is dropped,
+    // not recorded; training is unchanged. Null (the default): never interrupted.
+    void set_interrupt(const std::atomic<bool>* flag) { m_interrupt = flag; }
     // The next step keeps every GPT run's attention maps (engine/run/attention_maps.hpp), read after
     // its update and before its evaluation and samples; take_attention() hands them over once.
     void keep_attention() { m_keep_attention = true; }
@@ -168,6 +174,7 @@ private:
     std::vector<EvalChunk> m_eval;  // the held-out split in batch-sized chunks
     std::vector<std::unique_ptr<TextSampler>> m_samplers;  // the GPT: one per run, buffers made once
     std::vector<TextSample> m_samples;                      // written, not yet taken
+    const std::atomic<bool>* m_interrupt = nullptr;         // set_interrupt's
     bool m_keep_attention = false;
     std::shared_ptr<AttentionSnapshot> m_attention;         // kept, not yet taken
     std::unique_ptr<LogprobMismatch> m_mismatch;            // mismatch.policies' models, built once

@@ -40,7 +40,9 @@ EngineController::EngineController(QObject* parent) : QObject(parent) {
 }
 
 EngineController::~EngineController() {
-    // The worker's event loop ends after the slice in progress (≤ 10 ms plus one step).
+    // The worker's event loop ends after the slice in progress (≤ 10 ms plus one step; a sample
+    // in progress stops at its next character).
+    m_worker->interruptSamples();
     m_thread.quit();
     m_thread.wait();
     delete m_worker;
@@ -60,6 +62,7 @@ void EngineController::setThreads(unsigned n) {
 unsigned EngineController::cores() { return mpx::core_count(); }
 
 void EngineController::configure(const mpx::SessionConfig& cfg) {
+    m_worker->interruptSamples();  // the old session's samples would only delay the new one
     post([w = m_worker, cfg] { w->configure(cfg); });
 }
 void EngineController::start(qint64 stopAtStep) {
@@ -72,6 +75,7 @@ void EngineController::stepOnce() {
     post([w = m_worker] { w->stepOnce(); });
 }
 void EngineController::reset() {
+    m_worker->interruptSamples();
     post([w = m_worker] { w->reset(); });
 }
 void EngineController::setScaler(const mpx::ScalerConfig& s) {

@@ -154,10 +154,12 @@ void EngineWorker::releaseFreedMemory() {
 
 void EngineWorker::configure(const mpx::SessionConfig& cfg) {
     m_running = false;
+    m_interrupt = false;
     guard(QStringLiteral("Cannot start this configuration: "), [&] {
         QString device, note;
         mpx::BackendFactory factory = backendFor(cfg.device, device, note);
         auto session = std::make_unique<mpx::Session>(cfg, std::move(factory));
+        session->set_interrupt(&m_interrupt);
         m_session = std::move(session);  // only now: a bad configuration keeps the old session
         releaseFreedMemory();
         m_device = device;
@@ -168,6 +170,7 @@ void EngineWorker::configure(const mpx::SessionConfig& cfg) {
 }
 
 void EngineWorker::reset() {
+    m_interrupt = false;
     if (!m_session) return;
     m_running = false;
     guard(QStringLiteral("Reset failed: "), [&] {

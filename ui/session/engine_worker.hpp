@@ -7,6 +7,7 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -45,6 +46,10 @@ public:
     // maps; the worker hands one to the buffer at most every 250 ms while training and the last
     // one whenever training stops.
     void setAttentionWanted(bool wanted);
+    // From any thread, before queuing configure or reset or closing: the session's samples in
+    // progress stop at their next character and are dropped (Session::set_interrupt), so the
+    // queued call comes next instead of waiting for up to sample.length forward passes per run.
+    void interruptSamples() { m_interrupt.store(true, std::memory_order_relaxed); }
 
 signals:
     void stateChanged(mpx::gui::EngineState state, qint64 step);
@@ -72,6 +77,7 @@ private:
 
     RecordBuffer* m_buffer;
     std::unique_ptr<mpx::Session> m_session;
+    std::atomic<bool> m_interrupt{false};  // interruptSamples'; cleared when the queued call begins
     RecordSpool m_spool;
     QString m_device;
     quint64 m_generation = 0;
