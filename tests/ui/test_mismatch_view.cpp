@@ -1,15 +1,18 @@
 // The Mismatch view on the fp16-for-rl lesson's session (fewer steps), offscreen at 1280×800: its
 // bars are the counts an independent Session of the same configuration measures for the same step
 // (not the store's own copy), taller where more tokens fall, each policy in its precision's colour;
-// the hover names the bin and every policy's count; the picture exports; an MLP session explains
+// the hover names the bin and every policy's count; File ▸ Export CSV writes A.mismatch.csv beside
+// the CSV; the picture exports; an MLP session explains
 // why there is nothing to show.
 #include <QApplication>
+#include <QFile>
 #include <QImage>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "engine/io/mismatch_csv.hpp"
 #include "engine/run/session.hpp"
 #include "ui/session/run_colours.hpp"
 #include "ui/views/mismatch_view.hpp"
@@ -109,6 +112,17 @@ private slots:
         const QString tip = v->tooltipAt(v->barRect(1, fullest).center());
         QVERIFY2(tip.contains(QStringLiteral("amp-bf16: %1 of 2,048 tokens").arg(bf16[fullest])), qPrintable(tip));
         QVERIFY2(tip.contains(QStringLiteral("≤ |Δ| <")), qPrintable(tip));
+        // File ▸ Export CSV writes the measurements beside the CSV, as mpx-cli run --csv does: the
+        // engine's own results' text, named by the sidecar.
+        QSignalSpy exported(w->engine(), &mpx::gui::EngineController::exported);
+        w->engine()->exportCsv(dir.filePath(QStringLiteral("rl.csv")));
+        QVERIFY(exported.wait(10'000));
+        QFile written(dir.filePath(QStringLiteral("rl.mismatch.csv")));
+        QVERIFY(written.open(QIODevice::ReadOnly));
+        QCOMPARE(written.readAll().toStdString(), mpx::mismatch_csv(want));
+        QFile sidecar(dir.filePath(QStringLiteral("rl.json")));
+        QVERIFY(sidecar.open(QIODevice::ReadOnly));
+        QVERIFY(sidecar.readAll().contains("\"mismatch\": \"rl.mismatch.csv\""));
         // The picture exports.
         const QString png = dir.filePath(QStringLiteral("mismatch.png"));
         QVERIFY(w->exportViewPng(png));

@@ -12,6 +12,7 @@
 
 #include "engine/base/error.hpp"
 #include "engine/io/export.hpp"
+#include "engine/io/mismatch_csv.hpp"
 #include "engine/io/samples_csv.hpp"
 #include "ui/session/config_bridge.hpp"
 
@@ -87,6 +88,7 @@ void EngineWorker::publishSession(const QString& device, const QString& note) {
     m_pending.clear();
     m_fp8.clear();
     m_samples.clear();
+    m_mismatches.clear();
     m_attentionHeld.reset();
     m_boundaryRefusal = mpx::boundary_refusal(m_session->config().data);
     m_boundariesFailed = false;
@@ -254,7 +256,10 @@ void EngineWorker::stepInto(std::vector<mpx::StepRecord>& out) {
 
 void EngineWorker::takeSamples() {
     std::vector<mpx::MismatchResult> measured = m_session->take_mismatches();  // measured as samples are: after a step
-    if (!measured.empty()) m_buffer->appendMismatches(measured);
+    if (!measured.empty()) {
+        m_mismatches.insert(m_mismatches.end(), measured.begin(), measured.end());
+        m_buffer->appendMismatches(measured);
+    }
     std::vector<mpx::TextSample> fresh = m_session->take_samples();
     if (fresh.empty()) return;
     m_samples.insert(m_samples.end(), fresh.begin(), fresh.end());
@@ -378,14 +383,18 @@ void EngineWorker::exportCsv(const QString& path) {
         for (std::size_t i = 0; i < m_session->run_count(); ++i) infos.push_back(m_session->run(i).info());
         // The configuration lists every live change with its step: loading the sidecar replays them.
         nlohmann::json sidecar = mpx::sidecar_json(m_session->config(), infos, m_device.toStdString(), m_spooledSteps);
-        if (m_session->config().model.kind == mpx::ModelKind::gpt) {  // first: the sidecar names it
-            // Both outputs checked before either is written: a folder or a name without a file part
+        if (m_session->config().model.kind == mpx::ModelKind::gpt) {  // first: the sidecar names them
+            // Every output checked before any is written: a folder or a name without a file part
             // given as the CSV would otherwise put the samples beside it ("/tmp/dir" → "/tmp/dir.samples.csv").
-            const std::filesystem::path csv = path.toStdString(), samples = mpx::samples_path(csv);
+            const std::filesystem::path csv = path.toStdString(), samples = mpx::samples_path(csv),
+                                        mismatch = mpx::mismatch_path(csv);
             if (!csv.has_filename() || std::filesystem::is_directory(csv))
                 throw mpx::IoError("'" + csv.string() + "' is a folder; name the CSV file to write");
-            mpx::check_outputs({{"the CSV", csv}, {"the samples", samples}});
+            const bool measures = m_session->config().mismatch.enabled();
+            if (measures) mpx::check_outputs({{"the CSV", csv}, {"the samples", samples}, {"the mismatch", mismatch}});
+            else mpx::check_outputs({{"the CSV", csv}, {"the samples", samples}});
             mpx::write_samples_csv(samples, m_samples, infos, sidecar);
+            if (measures) mpx::write_mismatch_csv(mismatch, m_mismatches, sidecar);
         }
         m_spool.exportCsv(path.toStdString(), sidecar, infos);
         emit exported(path);

@@ -89,6 +89,7 @@ private:
     std::vector<mpx::StepRecord> m_pending;
     std::vector<std::pair<int, mpx::Fp8ScaleRow>> m_fp8;  // FP8 scale rows not yet in the buffer
     std::vector<mpx::TextSample> m_samples;  // this session's, for the export (the buffer gets copies)
+    std::vector<mpx::MismatchResult> m_mismatches;  // likewise its log-probability mismatch measurements
     void takeSamples();  // the session's new samples: kept for the export, copied to the buffer
     void takeAttention(bool stopping);  // the step's attention maps, to the buffer when due
     bool m_attentionWanted = false;
