@@ -146,6 +146,14 @@ private slots:
             QVERIFY(r.top() >= p->plotRect().bottom());
             QVERIFY(r.bottom() <= p->height() - 2);
             if (lane > 0) QVERIFY(r.top() >= p->laneRect(lane - 1).bottom());
+            // Its name whole, left of the plot, under none of its marks (issue 47 item 12: names sat
+            // left, right or mid-lane by where the marks left room, and under them where none did).
+            const QRectF name = p->laneNameRect(lane);
+            QCOMPARE(p->laneShownName(lane), p->laneName(lane));
+            QVERIFY(name.right() <= p->plotRect().left());
+            QCOMPARE(name.left(), p->laneNameRect(0).left());
+            QVERIFY(!p->laneMarkRects(lane).isEmpty());
+            for (const QRectF& m : p->laneMarkRects(lane)) QVERIFY(!m.intersects(name));
         }
         // DeepSpeed's line is no longer hidden under Megatron's: equal scales at step 0, drawn apart.
         QList<double> atStart;

@@ -1,7 +1,8 @@
 // PlotWidget's event lanes (plot_widget.hpp): rows of marks under the x axis, one per run, on the
 // plot's step axis, and the markers they draw with.
 // Rule: the lanes live in the chart's bottom margin, which setLanes and addLaneMarks size for them;
-// they never squeeze the plot or its axis labels.
+// they never squeeze the plot or its axis labels. Each name sits in a gutter left of the plot and the
+// marks over the plot only, so no mark covers a name in any view (the left margin makes the gutter).
 #include "ui/kit/plot_private.hpp"
 
 #include <QPainter>
@@ -44,55 +45,90 @@ QRectF inWidget(const QRectF& r, const QChart* chart, const QChartView* view) {
 
 }  // namespace
 
+// The widest name's box: its text and a little room either side, never more than 40 % of the chart
+// (a longer name is shortened, laneShownName; its lane's run is also named by the legend and colour).
+double PlotWidget::Private::laneNameWidth() const {
+    const QFontMetricsF fm(laneFont());
+    double w = 0;
+    for (const Lane& lane : lanes) w = std::max(w, fm.horizontalAdvance(lane.name) + 6);
+    return std::min(w, std::max(48.0, view->width() * 0.4));
+}
+
+QRectF PlotWidget::Private::laneNameRect(int lane) const {
+    const QRectF r = laneRect(lane);
+    const QFontMetricsF fm(laneFont());
+    const double room = chart->plotArea().left() - markReach() - k_nameGap - k_laneLeft;
+    const double w = std::max(0.0, std::min(fm.horizontalAdvance(lanes[lane].name) + 6, room));
+    return QRectF(k_laneLeft, r.center().y() - fm.height() / 2, w, fm.height());
+}
+
+// Whole where it fits. Otherwise less the "+" parts every lane's name has, which tell no lane from
+// another ("amp-fp16+attn-before+pytorch" beside "amp-fp16+attn-split+pytorch" is "…+attn-before+…":
+// eliding the middle cut the very words that differ), then elided in the middle if still too wide.
+QString PlotWidget::Private::laneShownName(int lane) const {
+    const QFontMetricsF fm(laneFont());
+    const double room = laneNameRect(lane).width() - 5;
+    QString shown = lanes[lane].name;
+    if (fm.horizontalAdvance(shown) > room && lanes.size() > 1) {
+        const QStringList parts = shown.split(QLatin1Char('+'));
+        auto everywhere = [&](const QString& part) {
+            return std::all_of(lanes.begin(), lanes.end(), [&](const Lane& l) { return l.name.split(QLatin1Char('+')).contains(part); });
+        };
+        qsizetype first = -1, last = -1;
+        QStringList kept;
+        for (qsizetype k = 0; k < parts.size(); ++k)
+            if (!everywhere(parts[k])) {
+                kept << parts[k];
+                if (first < 0) first = k;
+                last = k;
+            }
+        if (!kept.isEmpty() && kept.size() < parts.size())
+            shown = (first > 0 ? QStringLiteral("…+") : QString()) + kept.join(QLatin1Char('+')) +
+                    (last < parts.size() - 1 ? QStringLiteral("+…") : QString());
+    }
+    return fm.elidedText(shown, Qt::ElideMiddle, room);
+}
+
+QList<QRectF> PlotWidget::Private::laneMarkRects(int lane) const {
+    QList<QRectF> out;
+    const QRectF area = chart->plotArea();
+    const double x0 = x->min(), x1 = x->max(), cy = laneRect(lane).center().y();
+    for (const LaneMarks& m : laneMarks)
+        if (m.lane == lane)
+            for (double step : m.steps)
+                if (step >= x0 && step <= x1) {
+                    const double px = area.left() + (step - x0) / (x1 - x0) * area.width();
+                    out << QRectF(px - m.size / 2, cy - m.size / 2, m.size, m.size);
+                }
+    return out;
+}
+
 void PlotWidget::LaneItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
     if (d->lanes.isEmpty()) return;
     const QRectF area = d->chart->plotArea();
     const double x0 = m_owner->xMin(), x1 = m_owner->xMax();
-    const QFont font = d->laneFont();
-    const QFontMetricsF fm(font);
     p->setRenderHint(QPainter::Antialiasing, true);
-    // The chart's fill under the names and inside hollow marks: a theme's chart brush may be a
-    // gradient, whose colour() is black, so its first stop stands for it.
+    // The chart's fill inside hollow marks: a theme's chart brush may be a gradient, whose colour()
+    // is black, so its first stop stands for it.
     const QBrush brush = d->chart->backgroundBrush();
     QColor fill = brush.color();
     if (brush.style() != Qt::SolidPattern)
         fill = brush.gradient() && !brush.gradient()->stops().isEmpty() ? brush.gradient()->stops().first().second
                                                                        : QColor(Qt::white);
-    p->setFont(font);
+    p->setFont(d->laneFont());
     for (int i = 0; i < d->lanes.size(); ++i) {
         const Lane& lane = d->lanes[i];
         const QRectF r = d->laneRect(i);
         const double cy = r.center().y();
-        if (i % 2 == 1) p->fillRect(QRectF(area.left(), r.top(), area.width(), r.height()), QColor(0, 0, 0, 12));
+        // Every other row shaded across its name too, so the eye follows a name to its marks.
+        if (i % 2 == 1) p->fillRect(r, QColor(0, 0, 0, 12));
         QColor line = lane.colour;
         line.setAlpha(150);
         p->setPen(QPen(line, 1.2 * d->fontScale, lane.pen, Qt::FlatCap));
         p->drawLine(QPointF(area.left(), cy), QPointF(area.right(), cy));
-        // Where each mark of the lane sits, and how far it reaches either side.
-        QList<QPair<double, double>> at;
-        for (const Private::LaneMarks& m : d->laneMarks)
-            if (m.lane == i)
-                for (double step : m.steps)
-                    if (step >= x0 && step <= x1) at.append({area.left() + (step - x0) / (x1 - x0) * area.width(), m.size / 2});
-        // The name at the row's left, under the y labels and into the plot where it is longer, or
-        // at its right end where marks lie under the left; where both have marks, under them.
-        const QString name = fm.elidedText(lane.name, Qt::ElideMiddle, std::max(20.0, area.left() - 6 + area.width() * 0.3));
-        const double w = fm.horizontalAdvance(name) + 6;
-        auto clear = [&](double a, double b) {
-            return std::none_of(at.begin(), at.end(), [&](const auto& m) { return m.first + m.second > a && m.first - m.second < b; });
-        };
-        const bool left = clear(r.left(), r.left() + w), right = !left && clear(area.right() - w, area.right());
-        const QRectF box(right ? area.right() - w : r.left(), cy - fm.height() / 2, w, fm.height());
-        auto drawName = [&] {
-            QColor back = fill;
-            back.setAlpha(215);
-            p->setPen(Qt::NoPen);
-            p->setBrush(back);
-            p->drawRoundedRect(box, 2, 2);
-            p->setPen(QColor(0x33, 0x33, 0x33));  // the line beside it says which run; a pale run's name would not read
-            p->drawText(box.adjusted(3, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, name);
-        };
-        if (!left && !right) drawName();
+        // The name in the gutter left of the plot, where no mark reaches (plot_private.hpp's rule).
+        p->setPen(QColor(0x33, 0x33, 0x33));  // the line beside it says which run; a pale run's name would not read
+        p->drawText(d->laneNameRect(i).adjusted(3, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, d->laneShownName(i));
         for (const Private::LaneMarks& m : d->laneMarks) {
             if (m.lane != i) continue;
             const QPainterPath shape = markerPath(m.shape, m.size);
@@ -105,8 +141,26 @@ void PlotWidget::LaneItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, Q
                 p->drawPath(shape.translated(px, cy));
             }
         }
-        if (left || right) drawName();
     }
+}
+
+// The chart's left margin: as much as the gutter needs beyond what the y axis's labels and title
+// already leave, none without lanes. The y axis's part is the plot's left edge less the margin it was
+// laid out with (plotLaidOutLeft): the margin asked for last may not be laid out yet, and measuring
+// against it grew the margin by the same deficit on every call before the chart's next layout.
+void PlotWidget::fitLaneGutter() {
+    const QRectF area = d->chart->plotArea();
+    QMargins m = d->chart->margins();
+    int left = 2;
+    if (!d->lanes.isEmpty() && !d->bars && d->placeholderText.isEmpty()) {
+        if (area.width() < 10) return;  // not laid out yet
+        const double yPart = area.left() - d->plotLaidOutLeft;
+        const double need = Private::k_laneLeft + d->laneNameWidth() + Private::k_nameGap + d->markReach();
+        left = std::max(2, static_cast<int>(std::ceil(need - yPart)));
+    }
+    if (left == m.left()) return;
+    m.setLeft(left);
+    d->chart->setMargins(m);
 }
 
 void PlotWidget::setLanes(const QList<Lane>& lanes) {
@@ -136,6 +190,7 @@ int PlotWidget::addLaneMarks(int lane, const QString& name, const QColor& fill, 
     const double before = d->lanesHeight();
     d->laneMarks << Private::LaneMarks{lane, name, fill, border, shape, size, {}};
     if (d->lanesHeight() != before) roomForLanes();  // a larger mark makes each row taller
+    fitLaneGutter();                                  // and reaches further left
     return static_cast<int>(d->laneMarks.size()) - 1;
 }
 
@@ -158,9 +213,24 @@ QRectF PlotWidget::laneRect(int lane) const {
     return inWidget(d->laneRect(lane), d->chart, d->view);
 }
 
+QRectF PlotWidget::laneNameRect(int lane) const {
+    if (lane < 0 || lane >= d->lanes.size()) return {};
+    return inWidget(d->laneNameRect(lane), d->chart, d->view);
+}
+
+QString PlotWidget::laneShownName(int lane) const { return lane >= 0 && lane < d->lanes.size() ? d->laneShownName(lane) : QString(); }
+
+QList<QRectF> PlotWidget::laneMarkRects(int lane) const {
+    QList<QRectF> out;
+    if (lane < 0 || lane >= d->lanes.size()) return out;
+    for (const QRectF& r : d->laneMarkRects(lane)) out << inWidget(r, d->chart, d->view);
+    return out;
+}
+
 QRectF PlotWidget::plotRect() const { return inWidget(d->chart->plotArea(), d->chart, d->view); }
 
 void PlotWidget::placeLanes() {
+    fitLaneGutter();
     d->laneItem->setVisible(!d->lanes.isEmpty() && !d->bars && d->placeholderText.isEmpty());
     d->laneItem->changed();
 }

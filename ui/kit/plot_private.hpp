@@ -118,6 +118,7 @@ public:
     LaneItem* laneItem = nullptr;
     double fontScale = 1.0;  // setFontScale's
     QSize tileMinimum;       // setTileMinimumSize's (invalid: none set)
+    int plotLaidOutLeft = 2;  // the chart's left margin when it last laid out its plot area (fitLaneGutter)
     QFont laneFont() const { return plot::scaled(plot::axisFont(), fontScale); }
     double laneHeight() const {
         qreal mark = 0;
@@ -136,8 +137,22 @@ public:
         const QRectF area = chart->plotArea();
         const double h = laneHeight();
         const double top = chart->size().height() - 2 - lanesHeight() + k_laneGap + lane * h;
-        return QRectF(6, top, area.right() - 6, h);
+        return QRectF(k_laneLeft, top, area.right() - k_laneLeft, h);
     }
+    // The lanes' one placement rule (issue 47 item 12): each name sits in a gutter at the lane's left,
+    // between the chart's edge and the plot, and the marks only over the plot, so no mark ever covers
+    // a name, whatever the view, zoom or step. The chart's left margin grows where the y labels leave
+    // the gutter too narrow for the longest name (fitLaneGutter, plot_lanes.cpp).
+    static constexpr double k_laneLeft = 10, k_nameGap = 3;  // k_laneLeft: clear of the highlight's 3 px frame
+    double markReach() const {  // how far a mark reaches left of its step: half the largest mark
+        qreal mark = 0;
+        for (const LaneMarks& m : laneMarks) mark = std::max(mark, m.size);
+        return mark / 2 + 1;
+    }
+    QRectF laneNameRect(int lane) const;         // the name's box, chart coordinates (plot_lanes.cpp)
+    QString laneShownName(int lane) const;       // the name as it fits that box
+    QList<QRectF> laneMarkRects(int lane) const;  // each mark in view, chart coordinates
+    double laneNameWidth() const;                // the widest name's box, capped (plot_lanes.cpp)
 };
 
 // The event lanes, drawn in one item under the x axis (in the chart's bottom margin, which

@@ -76,6 +76,7 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent),
         // plot is placed after, on the area as it ends.
         if (d->placing) return;
         d->placing = true;
+        d->plotLaidOutLeft = d->chart->margins().left();
         fitBarTicks();
         fitTitles();
         setCursorStep(d->cursorX);

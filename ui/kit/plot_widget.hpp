@@ -90,7 +90,8 @@ public:
     bool isHighlighted() const { return m_highlighted; }
 
     // Event lanes: one row per lane under the x axis's labels, on the plot's step axis, with marks at
-    // steps (a scale event of each run). A lane's name sits at its left; the x title carries
+    // steps (a scale event of each run). A lane's name sits at its left, left of the plot (the chart's
+    // left margin grows for it where the y labels leave too little room); the x title carries
     // the key of the marks in view ("◆ halved ◇ kept"). An empty list removes the lanes and marks.
     void setLanes(const QList<Lane>& lanes);
     // The least size of the chart without its lanes: the lanes' rows are added to it, so they never
@@ -104,6 +105,13 @@ public:
     void setLaneSteps(int id, const QList<double>& steps);
     QList<double> laneSteps(int id) const;
     QRectF laneRect(int lane) const;  // where the lane is drawn, in the widget's pixels
+    // The lane's name: its box (left of the plot, where no mark reaches), the text shown in it
+    // (shortened only where a name is wider than 40 % of the chart: less the "+" parts every lane
+    // shares, then elided in the middle), and the box of each
+    // mark in view; all in the widget's pixels, as painted.
+    QRectF laneNameRect(int lane) const;
+    QString laneShownName(int lane) const;
+    QList<QRectF> laneMarkRects(int lane) const;
     QRectF plotRect() const;          // the plot area, in the widget's pixels
 
     // Bar mode: stacked horizontal bars, one bar per category; a legend names the sets.
@@ -120,6 +128,7 @@ private:
     void placeBand();
     void placePlaceholder();
     void placeLanes();
+    void fitLaneGutter();  // the chart's left margin: room for the lanes' names left of the plot
     void fitBarTicks();
     void fitTitles();          // the chart, x and y titles, fitted to the room they have now
     QStringList keyNames() const;
