@@ -450,6 +450,9 @@ private slots:
         QVERIFY(done.wait(20'000));
         QTest::qWait(200);
         QCOMPARE(area->horizontalScrollBar()->maximum(), 0);
+        // The sweep's message has the status bar for a while; once it goes, the verdict is back.
+        bar->clearMessage();
+        QTRY_VERIFY(bar->currentMessage().startsWith(QStringLiteral("Verdict (pytorch rule): ")));
         w.resize(1280, 600);  // shorter: a vertical scroll bar takes its width from the form, which still fits
         QTest::qWait(200);
         QVERIFY(area->verticalScrollBar()->maximum() > 0);
