@@ -144,6 +144,19 @@ private slots:
         emit plot->hovered(std::nan(""), {});
     }
 
+    // Issue 47 item 16: zoomed between evaluations, the held-out line runs to the plot's edges, from
+    // the evaluation before the view to the one after; it was a lone dot at step 150.
+    void a_zoomed_held_out_chart_draws_the_segments_crossing_its_edges() {
+        auto* plot = w->charts()->plot(ChartId::evalLoss);
+        emit plot->xRangeRequested(120, 180);
+        QCOMPARE(plot->xMin(), 120.0);
+        QList<double> steps;
+        for (const QPointF& q : plot->points(w->charts()->lineSeries(ChartId::evalLoss, 0))) steps << q.x();
+        QCOMPARE(steps, (QList<double>{100, 150, 200}));
+        emit plot->resetRequested();
+        QVERIFY(w->charts()->following());
+    }
+
     void lost_updates_are_a_percent_per_run() {
         using mpx::gui::Metric;
         for (int r = 0; r < 3; ++r) {

@@ -1,7 +1,13 @@
-// PlotWidget's layout, read from what the widget lays out (issue 47 item 12): an event lane's name is
-// never under one of its marks, in any view, zoom or font scale, and always at the lane's left.
+// PlotWidget's layout, read from what the widget lays out (issue 47 items 12 and 16): an event lane's
+// name is never under one of its marks, in any view, zoom or font scale, and always at the lane's left;
+// a dot on the top of the y range lies wholly inside the plot (which clips its series); the hover
+// readout's tooltip grows with the classroom scale.
+#include <QApplication>
 #include <QChartView>
+#include <QScatterSeries>
 #include <QTest>
+#include <QToolTip>
+#include <QValueAxis>
 
 #include "ui/kit/plot_widget.hpp"
 
@@ -94,6 +100,58 @@ private slots:
         for (int lane = 0; lane < shown.size(); ++lane) QCOMPARE(p.laneShownName(lane), shown[lane]);
         for (int lane = 0; lane < names.size(); ++lane) {
         }
+    }
+
+    // A held-out accuracy of 100 %: the y range ends at 100, and the dot there lay on the plot's top
+    // edge, its upper half clipped. Now the range gives it half a dot of room; the ticks still end at 100.
+    void a_dot_at_the_top_of_the_range_lies_wholly_inside_the_plot() {
+        PlotWidget p(QStringLiteral("Held-out accuracy"));
+        const int line = p.addLine(QStringLiteral("acc"), Qt::darkGreen);
+        const int dots = p.addMarkers(QStringLiteral("acc"), Qt::darkGreen, Qt::white, PlotWidget::Marker::circle, 7);
+        const QList<QPointF> pts{{0, 40}, {50, 100}, {100, 100}};
+        p.setPoints(line, pts);
+        p.setPoints(dots, pts);
+        p.setXRange(-10, 110);
+        p.setYRange(0, 100);
+        p.resize(500, 260);
+        p.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&p));
+        QCoreApplication::processEvents();
+        QChart* chart = p.findChild<QChartView*>()->chart();
+        auto* series = qobject_cast<QScatterSeries*>(chart->series().value(dots));
+        QVERIFY(series);
+        const QPointF at = chart->mapToPosition(QPointF(50, 100), series);
+        const double r = series->markerSize() / 2;
+        const QRectF dot(at.x() - r, at.y() - r, 2 * r, 2 * r);
+        QVERIFY2(chart->plotArea().contains(dot), qPrintable(QStringLiteral("dot top %1, plot top %2").arg(dot.top()).arg(chart->plotArea().top())));
+        auto* y = qobject_cast<QValueAxis*>(chart->axes(Qt::Vertical).value(0));
+        QCOMPARE(y->tickInterval(), 20.0);
+        QVERIFY(y->max() > 100 && y->max() < 110);  // the last tick is 100
+        QCOMPARE(y->min(), 0.0);                    // no dot at 0: no room asked there
+    }
+
+    // Classroom's scale reaches the hover readout, which every view shows as a tooltip for the plot.
+    void the_readout_tooltip_grows_with_the_classroom_scale() {
+        PlotWidget p(QStringLiteral("Loss"));
+        p.resize(400, 250);
+        p.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&p));
+        auto tipSize = [&] {
+            QToolTip::showText(p.mapToGlobal(QPoint(200, 120)), QStringLiteral("<b>step 12</b>"), &p);
+            double pt = -1;
+            for (QWidget* t : QApplication::topLevelWidgets())
+                if (t->inherits("QTipLabel") && t->isVisible()) pt = t->font().pointSizeF();
+            QToolTip::hideText();
+            QTest::qWait(350);  // the tooltip fades before another is made
+            return pt;
+        };
+        const double desktop = tipSize();
+        QVERIFY(desktop > 0);
+        p.setFontScale(1.6);
+        const double classroom = tipSize();
+        QVERIFY2(std::abs(classroom - 1.6 * desktop) < 0.2, qPrintable(QStringLiteral("%1 pt vs %2 pt").arg(classroom).arg(desktop)));
+        p.setFontScale(1.0);
+        QCOMPARE(tipSize(), desktop);
     }
 };
 

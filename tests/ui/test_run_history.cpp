@@ -110,6 +110,32 @@ private slots:
         QCOMPARE(pts.size(), 3);
     }
 
+    // Issue 47 item 16: a zoom between evaluations (every 50 steps) still draws the segments that cross
+    // its edges, from the last evaluation before the view to the first after it; before, the bucket
+    // next to the view was empty and the line was one lone dot (steps 40-60 gave step 50 alone).
+    void a_zoom_between_evaluations_keeps_the_segments_crossing_its_edges() {
+        RunHistory h;
+        for (int i = 0; i < 200; ++i) {
+            mpx::StepRecord r = rec(i, 1.0);
+            if (i % 50 == 0) r.eval_loss = 1.0 + i / 50;  // steps 0, 50, 100, 150
+            h.append(r);
+        }
+        QList<QPointF> pts;
+        h.decimate(Metric::evalLoss, Reduce::mean, 40, 60, 100, pts);
+        QCOMPARE(pts, (QList<QPointF>{{0, 1}, {50, 2}, {100, 3}}));
+        pts.clear();
+        h.decimate(Metric::evalLoss, Reduce::mean, 60, 90, 100, pts);  // no evaluation in view
+        QCOMPARE(pts, (QList<QPointF>{{50, 2}, {100, 3}}));
+        pts.clear();
+        h.decimate(Metric::evalLoss, Reduce::mean, 160, 199, 100, pts);  // nothing after the last
+        QCOMPARE(pts, (QList<QPointF>{{150, 4}}));
+        pts.clear();
+        h.decimate(Metric::loss, Reduce::mean, 40, 60, 100, pts);  // a dense metric: one bucket either side, as before
+        QCOMPARE(pts.size(), 23);
+        QCOMPARE(pts.front().x(), 39.0);
+        QCOMPARE(pts.back().x(), 61.0);
+    }
+
     void smoothing_zero_is_the_raw_value_and_high_smoothing_lags() {
         RunHistory h;
         for (int i = 0; i < 200; ++i) h.append(rec(i, i < 100 ? 1.0 : 0.0));

@@ -5,6 +5,8 @@
 #include "ui/kit/plot_private.hpp"
 #include "ui/kit/title_fit.hpp"
 
+#include <QScatterSeries>
+
 namespace mpx::ui {
 namespace plot {
 
@@ -123,9 +125,10 @@ void PlotWidget::setYScale(YScale scale) {
     }
     // A log axis ticks whole powers only, before any data too: the axis's initial 0…1 with its
     // fractional ticks printed "1e1 1e1 1e1 1e0 1e0" on every empty chart a class first sees.
-    if (scale != YScale::linear && d->y->tickInterval() < 1.0) {
-        const double lo = std::floor(d->y->min());
-        applyAxis(d->y, lo, std::max(std::ceil(d->y->max()), lo + 1.0), 1.0);
+    if (scale != YScale::linear && d->yStep < 1.0) {
+        const double lo = std::floor(d->yLo);
+        d->yHi = std::max(std::ceil(d->yHi), lo + 1.0), d->yLo = lo, d->yStep = 1.0;
+        applyYRange();
     }
     if (changed)
         for (int i = 0; i < d->series.size(); ++i) applyPoints(i);
@@ -161,10 +164,8 @@ void PlotWidget::setYRange(double lo, double hi) {
         // Whole powers only: a range of one decade (a single held-out point) that already matched
         // the axis's initial 0…1 must still get its interval, or fractional ticks print 1e0 1e0 1e1.
         const double step = std::max(1.0, std::ceil((hi - lo) / 5));
-        if (d->y->min() == lo && d->y->max() == hi && d->y->tickInterval() == step) return;
-        applyAxis(d->y, lo, hi, step);
-        for (int i = 0; i < d->series.size(); ++i)
-            if (d->offsets[i] != 0) applyPoints(i);
+        d->yLo = lo, d->yHi = hi, d->yStep = step;
+        applyYRange();
         return;
     }
     if (!std::isfinite(lo) || !std::isfinite(hi)) lo = 0, hi = 1;
@@ -177,8 +178,33 @@ void PlotWidget::setYRange(double lo, double hi) {
     const double step = niceStep(hi - lo, 5);
     lo = std::floor(lo / step + 1e-9) * step;
     hi = std::ceil(hi / step - 1e-9) * step;
-    if (d->y->min() == lo && d->y->max() == hi && d->y->tickInterval() == step) return;
-    applyAxis(d->y, lo, hi, step);
+    d->yLo = lo, d->yHi = hi, d->yStep = step;
+    applyYRange();
+}
+
+// The asked range, widened where a dot lies on its end (issue 47 item 16): the plot clips its series
+// at its edge, and a held-out chart's 100 % dots showed their lower half only. The widening is half
+// the dot and a pixel, in the axis's units at this height; the ticks stay those of the asked range.
+void PlotWidget::applyYRange() {
+    if (!std::isfinite(d->yLo)) return;
+    const double lo = d->yLo, hi = d->yHi;
+    double reach = 0;  // pixels
+    bool atTop = false, atBottom = false;
+    const double height = d->chart->plotArea().height();
+    for (int i = 0; i < d->series.size(); ++i) {
+        const auto* dots = qobject_cast<const QScatterSeries*>(d->series[i]);
+        if (!dots || !dots->isVisible() || dots->count() == 0) continue;
+        const double r = dots->markerSize() / 2 + 1;
+        const double near = height > 4 * r ? r * (hi - lo) / (height - 2 * r) : 0;
+        bool top = false, bottom = false;
+        for (const QPointF& q : dots->points()) top = top || q.y() > hi - near, bottom = bottom || q.y() < lo + near;
+        if (top || bottom) reach = std::max(reach, r);
+        atTop = atTop || top, atBottom = atBottom || bottom;
+    }
+    const double pad = height > 4 * reach ? reach * (hi - lo) / (height - 2 * reach) : 0;
+    const double a = atBottom ? lo - pad : lo, b = atTop ? hi + pad : hi;
+    if (d->y->min() == a && d->y->max() == b && d->y->tickInterval() == d->yStep) return;
+    applyAxis(d->y, a, b, d->yStep);
     for (int i = 0; i < d->series.size(); ++i)
         if (d->offsets[i] != 0) applyPoints(i);
 }

@@ -101,6 +101,7 @@ public:
     QPen basePen;      // the chart's own background frame and fill, restored when unhighlighted
     QBrush baseBrush;
     QList<qreal> offsets;  // per series: pixels drawn above its values
+    double yLo = 0, yHi = 1, yStep = 0.2;  // setYRange's, in axis units, before applyYRange widens it
     QString title, xTitle, yTitle;                // as given
     QString shownTitle, shownXTitle, shownYTitle;  // as fitted
     QStringList keyNames;  // the lanes' key as last fitted

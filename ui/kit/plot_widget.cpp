@@ -8,6 +8,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
+#include <QToolTip>
 #include <QVBoxLayout>
 
 namespace mpx::ui {
@@ -86,6 +87,7 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent),
         // Dodged series are offset in pixels: a new height moves them in axis units.
         for (int i = 0; i < d->series.size(); ++i)
             if (d->offsets[i] != 0) applyPoints(i);
+        applyYRange();  // half a dot's room at an end is so many axis units at this height
         d->placing = false;
     });
     setXRange(0, 100);
@@ -185,7 +187,9 @@ QList<QPointF> PlotWidget::points(int id) const {
 }
 
 void PlotWidget::setSeriesVisible(int id, bool visible) {
-    if (id >= 0 && id < d->series.size()) d->series[id]->setVisible(visible);
+    if (id < 0 || id >= d->series.size() || d->series[id]->isVisible() == visible) return;
+    d->series[id]->setVisible(visible);
+    applyYRange();
 }
 
 void PlotWidget::setHighlighted(bool on) {
@@ -223,6 +227,11 @@ void PlotWidget::setFontScale(double s) {
     d->chart->legend()->setFont(grow(d->chart->legend()->font()));
     d->bandLabel->setFont(grow(d->bandLabel->font()));
     d->placeholder->setFont(grow(d->placeholder->font()));
+    // The hover readout too (issue 47 item 16: classroom's tooltip kept desktop text). Every view shows
+    // it with QToolTip::showText(…, this plot), and a tooltip takes the style sheet of the widget it
+    // is shown for; without classroom, no style sheet, so the desktop's tooltip is Qt's own.
+    setStyleSheet(s == 1.0 ? QString()
+                           : QStringLiteral("QToolTip { font-size: %1pt; }").arg(QToolTip::font().pointSizeF() * s, 0, 'f', 1));
     if (!d->lanes.isEmpty()) roomForLanes();
     placeBand();
     placePlaceholder();

@@ -133,6 +133,7 @@ private:
     void fitTitles();          // the chart, x and y titles, fitted to the room they have now
     QStringList keyNames() const;
     void applyPoints(int id);  // the given points, through the y transform, into the series
+    void applyYRange();        // setYRange's range, widened by half a dot where a dot lies on an end
     class View;
     class Private;
     class LaneItem;

@@ -116,15 +116,22 @@ void RunHistory::decimate(Metric m, Reduce red, double x0, double x1, int column
     const Row& row = m_rows[static_cast<std::size_t>(m)];
     const auto nb = static_cast<long long>(row.n.size());
     if (nb == 0 || columns < 1 || !(x1 >= x0)) return;
-    // One bucket either side of the view, so lines run to the plot's edges.
-    const long long b0 = std::clamp(static_cast<long long>(std::floor(x0 / m_width)) - 1, 0LL, nb - 1);
-    const long long b1 = std::clamp(static_cast<long long>(std::floor(x1 / m_width)) + 1, 0LL, nb - 1);
-    const long long count = b1 - b0 + 1;
+    // The view's buckets, and either side the nearest bucket that holds a value, each a point of its
+    // own, so lines run to the plot's edges: for a metric measured now and then (evaluations every
+    // 50 steps) the bucket next to the view is empty, and a zoom between two evaluations showed a
+    // lone dot instead of the segments crossing its edges (issue 47 item 16).
+    const long long v0 = std::clamp(static_cast<long long>(std::floor(x0 / m_width)), 0LL, nb - 1);
+    const long long v1 = std::clamp(static_cast<long long>(std::floor(x1 / m_width)), 0LL, nb - 1);
+    long long before = v0 - 1, after = v1 + 1;
+    while (before >= 0 && row.n[static_cast<std::size_t>(before)] == 0) --before;
+    while (after < nb && row.n[static_cast<std::size_t>(after)] == 0) ++after;
+    const long long count = v1 - v0 + 1;
     const long long groups = std::min<long long>(count, columns);
-    out.reserve(out.size() + static_cast<qsizetype>(2 * groups));
-    for (long long g = 0; g < groups; ++g) {
-        const long long ba = b0 + g * count / groups;
-        const long long bb = b0 + (g + 1) * count / groups;  // exclusive
+    out.reserve(out.size() + static_cast<qsizetype>(2 * groups + 4));
+    for (long long g = -1; g <= groups; ++g) {
+        const long long ba = g < 0 ? before : g == groups ? after : v0 + g * count / groups;
+        const long long bb = g < 0 || g == groups ? ba + 1 : v0 + (g + 1) * count / groups;  // exclusive
+        if (ba < 0 || ba >= nb) continue;  // no value before (after) the view
         float lo = k_inf, hi = -k_inf;
         long long at_lo = 0, at_hi = 0;
         double sum = 0;
