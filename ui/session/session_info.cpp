@@ -1,7 +1,8 @@
-// The session's layer names.
+// The session's layer names, and the layers its optimizer updates.
 #include "ui/session/session_info.hpp"
 
 #include "engine/compute/site_names.hpp"
+#include "engine/model/model.hpp"
 
 namespace mpx::gui {
 
@@ -13,5 +14,7 @@ QString layerName(const SessionInfo& s, int layer) {
     if (layer >= 0 && layer < s.layerNames.size()) return s.layerNames[layer];
     return QString::fromStdString(mpx::layer_label(s.config.model, layer));
 }
+
+std::vector<int> updatedLayers(const SessionInfo& s) { return mpx::updated_layers(s.config.model); }
 
 }  // namespace mpx::gui

@@ -47,6 +47,8 @@ struct SessionInfo {
 // The session's layers: its layerNames, or the model's (mpx::layer_name: fc1..fcN, the GPT's embed, block0.attn.qkv, ...).
 int layerCount(const SessionInfo& s);
 QString layerName(const SessionInfo& s, int layer);
+// The layers whose parameters the optimizer updates (mpx::updated_layers), ascending.
+std::vector<int> updatedLayers(const SessionInfo& s);
 using SessionInfoPtr = std::shared_ptr<const SessionInfo>;
 
 enum class EngineState { empty, ready, running, paused, finished };

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/model/model.hpp"
 #include "ui/kit/concepts.hpp"
 #include "ui/kit/log2_axis.hpp"
 #include "ui/kit/number_text.hpp"
@@ -99,7 +98,7 @@ void UpdatesView::rebuildChoices() {
     m_layer->addItem(tr("all layers"), -1);
     // The layers an optimizer updates, by the names the other views use ("fc2"; "block 0 · q, k, v").
     if (const auto s = m_store->session())
-        for (int l : mpx::updated_layers(s->config.model)) m_layer->addItem(gui::layerName(*s, l), l);
+        for (int l : gui::updatedLayers(*s)) m_layer->addItem(gui::layerName(*s, l), l);
     m_layer->setCurrentIndex(0);
 }
 
