@@ -63,20 +63,22 @@ unsigned EngineController::cores() { return mpx::core_count(); }
 
 void EngineController::configure(const mpx::SessionConfig& cfg) {
     m_worker->interruptSamples();  // the old session's samples would only delay the new one
-    post([w = m_worker, cfg] { w->configure(cfg); });
+    const unsigned request = m_worker->requestConfigure();
+    m_worker->requestEpoch();
+    post([w = m_worker, cfg, request] { w->configure(cfg, request); });
 }
 void EngineController::start(qint64 stopAtStep) {
-    post([w = m_worker, stopAtStep] { w->start(stopAtStep); });
+    post([w = m_worker, stopAtStep, e = m_worker->epoch()] { w->start(stopAtStep, e); });
 }
 void EngineController::pause() {
     post([w = m_worker] { w->pause(); });
 }
 void EngineController::stepOnce() {
-    post([w = m_worker] { w->stepOnce(); });
+    post([w = m_worker, e = m_worker->epoch()] { w->stepOnce(e); });
 }
 void EngineController::reset() {
     m_worker->interruptSamples();
-    post([w = m_worker] { w->reset(); });
+    post([w = m_worker, e = m_worker->requestEpoch()] { w->reset(e); });
 }
 void EngineController::setScaler(const mpx::ScalerConfig& s) {
     post([w = m_worker, s] { w->setScaler(s); });

@@ -154,7 +154,8 @@ void EngineWorker::releaseFreedMemory() {
 #endif
 }
 
-void EngineWorker::configure(const mpx::SessionConfig& cfg) {
+void EngineWorker::configure(const mpx::SessionConfig& cfg, unsigned request) {
+    if (request != m_configureRequests.load(std::memory_order_relaxed)) return;  // a newer one is queued
     m_running = false;
     m_interrupt = false;
     guard(QStringLiteral("Cannot start this configuration: "), [&] {
@@ -171,7 +172,8 @@ void EngineWorker::configure(const mpx::SessionConfig& cfg) {
     boundariesIfStale();  // the grids at step 0, when the view is open
 }
 
-void EngineWorker::reset() {
+void EngineWorker::reset(unsigned epoch) {
+    if (superseded(epoch)) return;
     m_interrupt = false;
     if (!m_session) return;
     m_running = false;
@@ -185,7 +187,8 @@ void EngineWorker::reset() {
     boundariesIfStale();
 }
 
-void EngineWorker::start(long long stopAtStep) {
+void EngineWorker::start(long long stopAtStep, unsigned epoch) {
+    if (superseded(epoch)) return;
     if (!m_session || m_session->finished()) {
         emitState();
         return;
@@ -206,8 +209,8 @@ void EngineWorker::pause() {
     emitState();
 }
 
-void EngineWorker::stepOnce() {
-    if (!m_session || m_session->finished()) return;
+void EngineWorker::stepOnce(unsigned epoch) {
+    if (superseded(epoch) || !m_session || m_session->finished()) return;
     m_running = false;
     guard(QStringLiteral("Training stopped: "), [&] {
         std::vector<mpx::StepRecord> out;

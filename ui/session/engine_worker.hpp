@@ -26,11 +26,22 @@ public:
     ~EngineWorker() override;
 
     // Called on the worker's thread (EngineController queues them).
-    void configure(const mpx::SessionConfig& cfg);  // a new session at step 0; the old one stays if this fails
-    void start(long long stopAtStep);              // run until paused, finished or stopAtStep (-1: none)
+    // Superseded calls are skipped, so a burst of preset changes, resets and steps (a hundred a
+    // second from the stress test; a user clicking through the presets) builds and steps only what
+    // the last of them asks for instead of each in turn: a configure when a newer configure was
+    // requested (its session would be replaced before anyone saw it), a reset, step or start when
+    // a newer configure or reset was (its work would be undone). Each carries the request number
+    // or epoch EngineController read when it queued it.
+    void configure(const mpx::SessionConfig& cfg, unsigned request);  // a new session at step 0; the old one stays if this fails
+    void start(long long stopAtStep, unsigned epoch);  // run until paused, finished or stopAtStep (-1: none)
     void pause();
-    void stepOnce();
-    void reset();                                   // same configuration, step 0
+    void stepOnce(unsigned epoch);
+    void reset(unsigned epoch);                     // same configuration, step 0
+    // From any thread, as a call is queued: configure's request number; the epoch a configure or
+    // reset opens; the epoch now, for a step or start.
+    unsigned requestConfigure() { return m_configureRequests.fetch_add(1, std::memory_order_relaxed) + 1; }
+    unsigned requestEpoch() { return m_epoch.fetch_add(1, std::memory_order_relaxed) + 1; }
+    unsigned epoch() const { return m_epoch.load(std::memory_order_relaxed); }
     void setScaler(const mpx::ScalerConfig& s);                           // the session scaler
     void setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s);  // these runs' scalers
     void setTrain(const mpx::TrainConfig& t);
@@ -78,6 +89,9 @@ private:
     RecordBuffer* m_buffer;
     std::unique_ptr<mpx::Session> m_session;
     std::atomic<bool> m_interrupt{false};  // interruptSamples'; cleared when the queued call begins
+    std::atomic<unsigned> m_configureRequests{0};  // requestConfigure's count
+    std::atomic<unsigned> m_epoch{0};              // requestEpoch's count
+    bool superseded(unsigned epoch) const { return epoch != this->epoch(); }
     RecordSpool m_spool;
     QString m_device;
     quint64 m_generation = 0;
