@@ -15,35 +15,15 @@
 
 #include "engine/io/export.hpp"
 #include "engine/run/session.hpp"
+#include "cli_test_support.hpp"
 
 using nlohmann::json;
 
 namespace {
 
-struct Result {
-    int code = -1;
-    QString out, err;
-};
-
-Result cli(const QStringList& args, int timeout_ms = 60000) {
-    QProcess p;
-    p.start(QStringLiteral(MPX_CLI_PATH), args);
-    Result r;
-    if (!p.waitForFinished(timeout_ms)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = QStringLiteral("timed out");
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
-
-QString describe(const Result& r) {
-    return QStringLiteral("exit %1\nstdout: %2\nstderr: %3").arg(r.code).arg(r.out.left(2000), r.err.left(2000));
-}
+using Result = mpx::test::CliRun;
+using mpx::test::cli;
+using mpx::test::describe;
 
 // CSV rows (header included) as fields; run labels never need quoting here.
 QList<QStringList> read_csv(const QString& path) {
