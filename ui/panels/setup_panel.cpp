@@ -179,6 +179,16 @@ QWidget* SetupPanel::buildGptFields() {
         f->addRow(label, s);
         connect(s, &QSpinBox::valueChanged, this, &SetupPanel::changed);
     };
+    const auto decimal = [&](QDoubleSpinBox*& s, double lo, double hi, int decimals, double step, const QString& label,
+                             const QString& tip) {
+        s = new QDoubleSpinBox;
+        s->setRange(lo, hi);
+        s->setDecimals(decimals);
+        s->setSingleStep(step);
+        s->setToolTip(tip);
+        f->addRow(label, s);
+        connect(s, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
+    };
     const auto combo = [&](QComboBox*& c, const QStringList& items, const QString& label, const QString& tip) {
         c = new QComboBox;
         c->addItems(items);
@@ -197,29 +207,17 @@ QWidget* SetupPanel::buildGptFields() {
     m_tie->setToolTip(tr("The LM head reuses the token embedding's weights, as nanoGPT does."));
     f->addRow(m_tie);
     connect(m_tie, &QCheckBox::toggled, this, &SetupPanel::changed);
-    m_initScale = new QDoubleSpinBox;
-    m_initScale->setRange(0.001, 10000);
-    m_initScale->setDecimals(3);
-    m_initScale->setToolTip(tr("Multiplies the spread of every random initial weight; q·kᵀ grows with its square "
-                               "(256 makes gpt-nanogpt-cpu's scores pass FP16's 65504)."));
-    f->addRow(tr("Init scale"), m_initScale);
-    connect(m_initScale, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
-    m_qkInitScale = new QDoubleSpinBox;
-    m_qkInitScale->setRange(0.001, 10000);
-    m_qkInitScale->setDecimals(3);
-    m_qkInitScale->setToolTip(tr("Multiplies the spread of the q and k weights only (model.qk_init_scale): the "
-                                 "attention scores grow with its square while the rest trains as usual — "
-                                 "attention-logit growth (Dehghani et al. 2023) set up at step 0."));
-    f->addRow(tr("q, k init scale"), m_qkInitScale);
-    connect(m_qkInitScale, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
-    m_gptDropout = new QDoubleSpinBox;
-    m_gptDropout->setRange(0, 0.9);
-    m_gptDropout->setSingleStep(0.05);
-    m_gptDropout->setToolTip(tr("nanoGPT's dropout at four places: the embeddings' sum, the attention "
-                                "probabilities and after each block's two projections (0 in its CPU recipe, "
-                                "0.2 for Shakespeare); none when the held-out loss is measured."));
-    f->addRow(tr("Dropout"), m_gptDropout);
-    connect(m_gptDropout, &QDoubleSpinBox::valueChanged, this, &SetupPanel::changed);
+    decimal(m_initScale, 0.001, 10000, 3, 1, tr("Init scale"),
+            tr("Multiplies the spread of every random initial weight; q·kᵀ grows with its square "
+               "(256 makes gpt-nanogpt-cpu's scores pass FP16's 65504)."));
+    decimal(m_qkInitScale, 0.001, 10000, 3, 1, tr("q, k init scale"),
+            tr("Multiplies the spread of the q and k weights only (model.qk_init_scale): the "
+               "attention scores grow with its square while the rest trains as usual — "
+               "attention-logit growth (Dehghani et al. 2023) set up at step 0."));
+    decimal(m_gptDropout, 0, 0.9, 2, 0.05, tr("Dropout"),
+            tr("nanoGPT's dropout at four places: the embeddings' sum, the attention "
+               "probabilities and after each block's two projections (0 in its CPU recipe, "
+               "0.2 for Shakespeare); none when the held-out loss is measured."));
     combo(m_attnScale, gui::attentionScaleNames(), tr("1/√d applied"),
           tr("after q·kᵀ (llm.c: FP16 scores can pass 65504 first), before it on q, or split as d^-¼ on q "
              "and k (PyTorch's math attention); HF transformers#24638."));
