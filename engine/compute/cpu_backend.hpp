@@ -3,7 +3,7 @@
 // the vectorised block paths of engine/precision/format.cpp (equal to format_core.hpp bit for bit).
 // Rule: results are deterministic for a given input, whatever the thread count: GEMMs split by
 // output rows and loops by element pieces, both cut by shape alone, never along a sum.
-// Internal to engine/compute: cpu_backend.cpp (transfers, activations, norms, losses, the step's
+// GEMMs in cpu_gemm.hpp, scratch blocks in cpu_scratch.hpp. Internal to engine/compute: cpu_backend.cpp (transfers, activations, norms, losses, the step's
 // state), cpu_linear.cpp (the GEMMs, FP8 casts included) and cpu_update.cpp (unscale, clipping, the
 // optimizer) define it; everyone else reaches it through make_cpu_backend() (backend.hpp).
 #pragma once
@@ -18,44 +18,13 @@
 
 #include "engine/base/parallel.hpp"
 #include "engine/compute/backend.hpp"
+#include "engine/compute/cpu_gemm.hpp"
+#include "engine/compute/cpu_scratch.hpp"
 #include "engine/precision/fp8_scaling.hpp"
 #include "engine/precision/fp4_cast.hpp"
 #include "engine/precision/mxfp8_cast.hpp"
 
 namespace mpx::cpu {
-
-using Map = Eigen::Map<RowMatrix>;
-using CMap = Eigen::Map<const RowMatrix>;
-
-// A scratch block, shaped per op, that keeps its largest size: it is allocated only to grow, so
-// after a step of each shape nothing in a step allocates (DESIGN: buffers are allocated once and
-// reused every step). The new block is allocated before the old is freed: out of memory stays an
-// exception and the old block stays valid.
-class Scratch {
-public:
-    Map shape(Eigen::Index rows, Eigen::Index cols) {
-        const auto n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
-        if (n > m_capacity) {
-            std::unique_ptr<float, Free> fresh(static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64)));
-            if (!fresh) throw std::bad_alloc();
-            m_data = std::move(fresh);
-            m_capacity = n;
-        }
-        m_rows = rows;
-        m_cols = cols;
-        return map();
-    }
-    Map map() { return Map(m_data.get(), m_rows, m_cols); }
-    float* data() { return m_data.get(); }
-
-private:
-    struct Free {
-        void operator()(float* p) const noexcept { std::free(p); }
-    };
-    std::unique_ptr<float, Free> m_data;
-    std::size_t m_capacity = 0;
-    Eigen::Index m_rows = 0, m_cols = 0;
-};
 
 // Element loops in pieces whose bounds depend on the length alone (parallel.hpp's rule): at least
 // k_piece elements a piece, at most k_max_pieces pieces.
@@ -113,101 +82,6 @@ inline RoundStats round_pieces(Format f, float* values, std::size_t n, Overflow 
 }
 inline RoundStats round_pieces(Format f, float* values, std::size_t n) {
     return round_pieces(f, values, n, format_info(f).default_overflow);
-}
-
-// Eigen's packed panels for the GEMMs that run on one lane (parallel.hpp): kept, so a GEMM does not
-// take a fresh heap block for them on every call as Eigen's product does above 128 KiB.
-struct GemmPanels {
-    Scratch a, b;
-};
-
-// The blocking Eigen's product chooses for a row-major (rows × cols) result of depth `depth` (its
-// gemm_blocking_space, one thread: Eigen computes a row-major result as the transposed product),
-// with the panels in a GemmPanels.
-class PanelBlocking : public Eigen::internal::level3_blocking<float, float> {
-public:
-    PanelBlocking(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth) {
-        m_mc = cols;
-        m_nc = rows;
-        m_kc = depth;
-        Eigen::internal::computeProductBlockingSizes<float, float, 1, Eigen::Index>(m_kc, m_mc, m_nc, Eigen::Index{1});
-    }
-    void use(GemmPanels& p) {
-        m_blockA = p.a.shape(1, m_mc * m_kc).data();
-        m_blockB = p.b.shape(1, m_kc * m_nc).data();
-    }
-};
-
-// out = a · b exactly as `out.noalias() = a * b` computes it (the same kernel, blocking and order
-// of sums), with Eigen's panels in `panels`. Products Eigen computes without panels (a small one
-// coefficient by coefficient, a matrix-vector one) go to Eigen as they are.
-template <class Out, class A, class B>
-void gemm_into(Out out, const A& a, const B& b, GemmPanels& panels) {
-    if (b.rows() + out.rows() + out.cols() < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD || out.rows() == 1 ||
-        out.cols() == 1 || a.cols() == 0) {
-        out.noalias() = a * b;
-        return;
-    }
-    namespace ei = Eigen::internal;
-    const auto lhs = ei::blas_traits<A>::extract(a);
-    const auto rhs = ei::blas_traits<B>::extract(b);
-    constexpr int lhs_order = (decltype(lhs)::Flags & Eigen::RowMajorBit) ? Eigen::RowMajor : Eigen::ColMajor;
-    constexpr int rhs_order = (decltype(rhs)::Flags & Eigen::RowMajorBit) ? Eigen::RowMajor : Eigen::ColMajor;
-    using Gemm = ei::general_matrix_matrix_product<Eigen::Index, float, lhs_order, false, float, rhs_order, false,
-                                                   Eigen::RowMajor, 1>;
-    PanelBlocking blocking(out.rows(), out.cols(), a.cols());
-    blocking.use(panels);
-    out.setZero();
-    Gemm::run(out.rows(), out.cols(), a.cols(), lhs.data(), lhs.outerStride(), rhs.data(), rhs.outerStride(),
-              out.data(), 1, out.outerStride(), 1.0f, blocking, nullptr);
-}
-
-// GEMMs of at least this many FLOPs are cut into row blocks.
-inline constexpr double k_parallel_flops = 1e6;
-
-// out = a · b. A large product is cut into blocks of out's rows by its shape alone (at least 32 rows
-// a block, at most 16 blocks), each block its own GEMM over the whole reduction dimension: never
-// split along it, so the thread count changes no bit. `panels` holds a GemmPanels per lane, grown
-// here before the blocks run.
-template <class A, class B>
-void product(Map out, const A& a, const B& b, std::vector<GemmPanels>& panels) {
-    const auto rows = static_cast<std::size_t>(out.rows());
-    const double flops = 2.0 * static_cast<double>(rows) * static_cast<double>(out.cols()) * static_cast<double>(a.cols());
-    const std::size_t blocks = flops < k_parallel_flops ? 1 : std::clamp<std::size_t>(rows / 32, 1, 16);
-    const std::size_t lanes = lane_count(blocks);
-    if (panels.size() < lanes) panels.resize(lanes);
-    if (blocks == 1) return gemm_into(out, a, b, panels[0]);
-    // Every lane's panels sized for the largest block first: which thread runs which block varies,
-    // the memory it needs does not.
-    const auto largest = static_cast<Eigen::Index>((rows + blocks - 1) / blocks);
-    for (std::size_t l = 0; l < lanes; ++l) PanelBlocking(largest, out.cols(), a.cols()).use(panels[l]);
-    parallel_for_lanes(blocks, [&](std::size_t i, unsigned lane) {
-        const auto [r0, r1] = piece_range(rows, blocks, i);
-        const auto r = static_cast<Eigen::Index>(r0), n = static_cast<Eigen::Index>(r1 - r0);
-        gemm_into(out.middleRows(r, n), a.middleRows(r, n), b, panels[lane]);
-    });
-}
-
-// out = a · b with every element one core::accumulate_dot under p (engine/core/accumulate.hpp): a
-// GEMM under an accumulation model, in k order. Rows spread over the pool; each element is one
-// sequential dot product, so the bits do not depend on the thread count.
-template <class A, class B>
-void product_under_model(Map out, const A& a, const B& b, const AccumulateParams& p) {
-    const int depth = static_cast<int>(a.cols()), cols = static_cast<int>(out.cols());
-    parallel_for(static_cast<std::size_t>(out.rows()), [&](std::size_t i) {
-        const auto r = static_cast<Eigen::Index>(i);
-        for (int j = 0; j < cols; ++j)
-            out(r, j) = core::accumulate_dot(
-                p, depth, [&](int k) { return static_cast<float>(a(r, k)); },
-                [&](int k) { return static_cast<float>(b(k, j)); });
-    });
-}
-
-// out = a · b: Eigen's GEMM (FP32 accumulation), or the model p names where it is not exact.
-template <class A, class B>
-void product(Map out, const A& a, const B& b, std::vector<GemmPanels>& panels, const AccumulateParams* p) {
-    if (p && p->model != AccumulateModel::exact) return product_under_model(out, a, b, *p);
-    product(out, a, b, panels);
 }
 
 inline bool narrower(Format compute, Format storage) {
