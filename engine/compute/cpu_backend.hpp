@@ -3,8 +3,8 @@
 // the vectorised block paths of engine/precision/format.cpp (equal to format_core.hpp bit for bit).
 // Rule: results are deterministic for a given input, whatever the thread count: GEMMs split by
 // output rows and loops by element pieces, both cut by shape alone, never along a sum.
-// GEMMs in cpu_gemm.hpp, scratch blocks in cpu_scratch.hpp. Internal to engine/compute: cpu_backend.cpp (transfers, activations, norms, losses, the step's
-// state), cpu_linear.cpp (the GEMMs, FP8 casts included) and cpu_update.cpp (unscale, clipping, the
+// The GEMMs live in cpu_gemm.hpp, the scratch blocks in cpu_scratch.hpp. Internal to engine/compute:
+// cpu_backend.cpp (transfers, activations, norms, losses, the step's state), cpu_linear.cpp (the GEMMs, FP8 casts included) and cpu_update.cpp (unscale, clipping, the
 // optimizer) define it; everyone else reaches it through make_cpu_backend() (backend.hpp).
 #pragma once
 
