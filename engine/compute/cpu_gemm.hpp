@@ -1,12 +1,15 @@
-// The CPU backend's FP32 GEMMs (internal to engine/compute): Eigen's product with kept panels, cut
-// into blocks of output rows by shape alone so the thread count changes no bit, and the GEMM under
-// an accumulation model (engine/core/accumulate.hpp).
+// The CPU backend's FP32 GEMMs (internal to engine/compute): cut into blocks of output rows by shape
+// alone so the thread count changes no bit, each block one single-threaded GEMM (OpenBLAS's sgemm
+// where the build found it and it serves, cpu_gemm.cpp; else Eigen's product with kept panels), and
+// the GEMM under an accumulation model (engine/core/accumulate.hpp).
 #pragma once
 
 #include <Eigen/Core>
 
 #include <algorithm>
 #include <cstddef>
+#include <type_traits>
+#include <string>
 #include <vector>
 
 #include "engine/base/parallel.hpp"
@@ -14,6 +17,23 @@
 #include "engine/core/accumulate.hpp"
 
 namespace mpx::cpu {
+
+// Which kernel runs a GEMM of FP32 accumulation: decided by shape alone (product), never by thread.
+enum class GemmKernel { eigen, blas };
+
+// An sgemm operand: row-major storage, or transposed (a column-major view of row-major storage).
+struct BlasOperand {
+    const float* data;
+    int stride;
+    bool transposed;
+};
+
+// True where the build found OpenBLAS and its kernel for this CPU is as wide as Eigen's (decided once
+// a process); its name and rule for a reader (bench, docs/benchmarks.md).
+bool blas_serves();
+std::string gemm_kernel_name();
+// c (m × n, row stride ldc) = a · b in one single-threaded OpenBLAS sgemm.
+void blas_gemm(const BlasOperand& a, const BlasOperand& b, int m, int n, int k, float* c, int ldc);
 
 // Eigen's packed panels for the GEMMs that run on one lane (parallel.hpp): kept, so a GEMM does not
 // take a fresh heap block for them on every call as Eigen's product does above 128 KiB.
@@ -38,17 +58,29 @@ public:
     }
 };
 
-// out = a · b exactly as `out.noalias() = a * b` computes it (the same kernel, blocking and order
-// of sums), with Eigen's panels in `panels`. Products Eigen computes without panels (a small one
-// coefficient by coefficient, a matrix-vector one) go to Eigen as they are.
+// out = a · b. GemmKernel::blas: one OpenBLAS sgemm. GemmKernel::eigen: exactly as
+// `out.noalias() = a * b` computes it (the same kernel, blocking and order of sums), with Eigen's
+// panels in `panels`; products Eigen computes without panels (a small one coefficient by
+// coefficient, a matrix-vector one) go to Eigen as they are.
 template <class Out, class A, class B>
-void gemm_into(Out out, const A& a, const B& b, GemmPanels& panels) {
+void gemm_into(Out out, const A& a, const B& b, GemmPanels& panels, GemmKernel kernel = GemmKernel::eigen) {
+    namespace ei = Eigen::internal;
+    if (kernel == GemmKernel::blas && a.cols() > 0) {
+        const auto lhs = ei::blas_traits<A>::extract(a);
+        const auto rhs = ei::blas_traits<B>::extract(b);
+        const auto operand = [](const auto& x) {
+            return BlasOperand{x.data(), static_cast<int>(x.outerStride()),
+                               !(std::decay_t<decltype(x)>::Flags & Eigen::RowMajorBit)};
+        };
+        blas_gemm(operand(lhs), operand(rhs), static_cast<int>(out.rows()), static_cast<int>(out.cols()),
+                  static_cast<int>(a.cols()), out.data(), static_cast<int>(out.outerStride()));
+        return;
+    }
     if (b.rows() + out.rows() + out.cols() < EIGEN_GEMM_TO_COEFFBASED_THRESHOLD || out.rows() == 1 ||
         out.cols() == 1 || a.cols() == 0) {
         out.noalias() = a * b;
         return;
     }
-    namespace ei = Eigen::internal;
     const auto lhs = ei::blas_traits<A>::extract(a);
     const auto rhs = ei::blas_traits<B>::extract(b);
     constexpr int lhs_order = (decltype(lhs)::Flags & Eigen::RowMajorBit) ? Eigen::RowMajor : Eigen::ColMajor;
@@ -67,8 +99,9 @@ inline constexpr double k_parallel_flops = 1e6;
 
 // out = a · b. A large product is cut into blocks of out's rows by its shape alone (at least 32 rows
 // a block, at most 16 blocks), each block its own GEMM over the whole reduction dimension: never
-// split along it, so the thread count changes no bit. `panels` holds a GemmPanels per lane, grown
-// here before the blocks run.
+// split along it, so the thread count changes no bit. The products cut into blocks run on OpenBLAS
+// where it serves (blas_serves); smaller ones stay on Eigen, which is as fast or faster there
+// (docs/benchmarks.md). `panels` holds a GemmPanels per lane, grown here before the blocks run.
 template <class A, class B>
 void product(Map out, const A& a, const B& b, std::vector<GemmPanels>& panels) {
     const auto rows = static_cast<std::size_t>(out.rows());
@@ -77,14 +110,16 @@ void product(Map out, const A& a, const B& b, std::vector<GemmPanels>& panels) {
     const std::size_t lanes = lane_count(blocks);
     if (panels.size() < lanes) panels.resize(lanes);
     if (blocks == 1) return gemm_into(out, a, b, panels[0]);
+    const GemmKernel kernel = blas_serves() ? GemmKernel::blas : GemmKernel::eigen;
     // Every lane's panels sized for the largest block first: which thread runs which block varies,
     // the memory it needs does not.
     const auto largest = static_cast<Eigen::Index>((rows + blocks - 1) / blocks);
-    for (std::size_t l = 0; l < lanes; ++l) PanelBlocking(largest, out.cols(), a.cols()).use(panels[l]);
+    if (kernel == GemmKernel::eigen)
+        for (std::size_t l = 0; l < lanes; ++l) PanelBlocking(largest, out.cols(), a.cols()).use(panels[l]);
     parallel_for_lanes(blocks, [&](std::size_t i, unsigned lane) {
         const auto [r0, r1] = piece_range(rows, blocks, i);
         const auto r = static_cast<Eigen::Index>(r0), n = static_cast<Eigen::Index>(r1 - r0);
-        gemm_into(out.middleRows(r, n), a.middleRows(r, n), b, panels[lane]);
+        gemm_into(out.middleRows(r, n), a.middleRows(r, n), b, panels[lane], kernel);
     });
 }
 
@@ -103,7 +138,7 @@ void product_under_model(Map out, const A& a, const B& b, const AccumulateParams
     });
 }
 
-// out = a · b: Eigen's GEMM (FP32 accumulation), or the model p names where it is not exact.
+// out = a · b: the FP32 GEMM above (FP32 accumulation), or the model p names where it is not exact.
 template <class A, class B>
 void product(Map out, const A& a, const B& b, std::vector<GemmPanels>& panels, const AccumulateParams* p) {
     if (p && p->model != AccumulateModel::exact) return product_under_model(out, a, b, *p);
