@@ -6,10 +6,16 @@
 #
 #     bench/csv_identity.sh BIN_A BIN_B [STEPS]     e.g. /tmp/base/build/bin/mpx-cli build/bin/mpx-cli
 #
+# The same binary twice with other flags for each side proves a setting changes no bit, e.g. the
+# thread count (the GEMMs' row blocks, on Eigen or OpenBLAS, docs/benchmarks.md):
+#
+#     A_ARGS="--threads 1" B_ARGS="--threads 3" bench/csv_identity.sh build/bin/mpx-cli build/bin/mpx-cli
+#
 # Exit status 0 when everything is identical, 1 when a file differs (the columns that differ are
 # named), 2 when a run failed.
 set -u
 A=$1 B=$2 STEPS=${3:-400}
+A_ARGS=${A_ARGS:-} B_ARGS=${B_ARGS:-}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 runs=(
@@ -17,6 +23,7 @@ runs=(
     "clip:default --set train.clip_norm=0.5"
     "sgd:overflow-storm --set train.optimizer=sgd --set train.clip_norm=1.0"
     "step-lr:hysteresis --set train.schedule=step --set train.step_size=9 --set train.advance_on_skip=false"
+    "gpt-classroom" "gpt-nanogpt-cpu"
 )
 status=0
 for r in "${runs[@]}"; do
@@ -24,15 +31,15 @@ for r in "${runs[@]}"; do
     args=${r#*:}
     [ "$name" = "$r" ] && args=$r
     for side in a b; do
-        bin=$A
-        [ $side = b ] && bin=$B
+        bin=$A extra=$A_ARGS
+        [ $side = b ] && bin=$B extra=$B_ARGS
         # shellcheck disable=SC2086  # args holds several words on purpose
-        if ! "$bin" run --config $args --steps "$STEPS" --quiet --csv "$OUT/$name.$side.csv" \
+        if ! "$bin" run --config $args $extra --steps "$STEPS" --quiet --csv "$OUT/$name.$side.csv" \
             --histograms "$OUT/$name.$side.hist.csv" --fp8-scales "$OUT/$name.$side.fp8.csv" \
             > "$OUT/$name.$side.log" 2>&1; then
             # --fp8-scales is refused for sessions without FP8 runs: run again without it
             # shellcheck disable=SC2086
-            "$bin" run --config $args --steps "$STEPS" --quiet --csv "$OUT/$name.$side.csv" \
+            "$bin" run --config $args $extra --steps "$STEPS" --quiet --csv "$OUT/$name.$side.csv" \
                 --histograms "$OUT/$name.$side.hist.csv" > "$OUT/$name.$side.log" 2>&1 ||
                 { echo "FAIL $name ($bin): $(tail -1 "$OUT/$name.$side.log")"; status=2; continue 2; }
         fi

@@ -11,9 +11,12 @@ mpx_die() { echo "mpx: $*" >&2; exit 1; }
 # Qt Charts and would build neither the app nor the tests). python3-numpy: the independent FP4
 # reference the tests hold mpx-cli quantize against (tests/fp4/ref_quantize.py). fortunes: the English
 # text the GPT trains on (docs/gpt.md; read from /usr/share/games/fortunes, nothing is downloaded).
+# libopenblas-pthread-dev: the CPU backend's large FP32 GEMMs (engine/compute/cpu_gemm.hpp; without it
+# they run on Eigen). Installing it also makes OpenBLAS Debian's libblas.so.3, so PyTorch's FP32 sums
+# run on it too; the PyTorch comparisons hold with either BLAS (tests/test_torch_export.cpp).
 MPX_PACKAGES=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
   libcli11-dev qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev xvfb xauth python3 python3-numpy ccache
-  fortunes)
+  fortunes libopenblas-pthread-dev)
 
 # The test command's own: PyTorch (Debian's, CPU) is the outside reference the export-torch test
 # trains against (tests/test_torch_export.cpp); the app and its build do not need it.
