@@ -9,7 +9,9 @@
 
 #include <QDir>
 #include <QFile>
+#include <QHash>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 
 #include "torch_test_support.hpp"
@@ -27,12 +29,43 @@ QStringList row_of(const QString& path, const QString& prefix) {
     return {};
 }
 
+// A run CSV's rows as column → cell maps ('#' lines before the header skipped, as compare skips them).
+QList<QHash<QString, QString>> rows_of(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    QList<QHash<QString, QString>> rows;
+    QStringList header;
+    for (const QByteArray& line : f.readAll().split('\n')) {
+        if (line.isEmpty() || line.startsWith('#')) continue;
+        const QStringList cells = QString::fromUtf8(line).split(QLatin1Char(','));
+        if (header.isEmpty()) {
+            header = cells;
+            continue;
+        }
+        QHash<QString, QString> row;
+        for (int i = 0; i < header.size() && i < cells.size(); ++i) row.insert(header[i], cells[i]);
+        rows.append(row);
+    }
+    return rows;
+}
+
+// The first step whose overflow decision (found_inf) differs between two one-run CSVs, or -1.
+int first_found_inf_difference(const QString& a, const QString& b) {
+    const auto ra = rows_of(a), rb = rows_of(b);
+    for (int i = 0; i < ra.size() && i < rb.size(); ++i)
+        if (ra[i].value(QStringLiteral("found_inf")).toDouble() != rb[i].value(QStringLiteral("found_inf")).toDouble())
+            return ra[i].value(QStringLiteral("step")).toInt();
+    return -1;
+}
+
 }  // namespace
 
 class TestTorchExport : public QObject {
     Q_OBJECT
 
     QTemporaryDir m_dir;
+    // The steps on which DeepSpeed's mirrored scaler is judged (mirror_scaler_follows_other_rules).
+    QString m_ds_steps = QStringLiteral("0-119");
     QString path(const QString& name) const { return m_dir.filePath(name); }
 
     // Exports `flags` to DIR, trains it with mpx into mpx.csv and with PyTorch into torch.csv.
@@ -148,17 +181,31 @@ private slots:
                                 QStringLiteral("--scaler"), QStringLiteral("deepspeed"), QStringLiteral("--set"), QStringLiteral("scaler.init_scale=16777216"),
                                 QStringLiteral("--set"), QStringLiteral("scaler.growth_interval=20"), QStringLiteral("--steps"), QStringLiteral("120")};
         QVERIFY(train_both(QStringLiteral("ds"), flags));
-        Proc c = compare(QStringLiteral("ds"), {QStringLiteral("--columns"), QStringLiteral("loss_scale,found_inf,skipped,scale_event")});
+        // Judged up to the first step whose overflow decision parts, where there is one: a step
+        // overflows when its largest scaled gradient passes 65504, and mpx's FP32 GEMMs (Eigen or
+        // OpenBLAS) and PyTorch's (Debian's reference BLAS or OpenBLAS, whichever libblas.so.3 is)
+        // sum in other orders, so a step whose largest gradient lies within that rounding of the
+        // edge falls either way: with OpenBLAS in PyTorch, step 71 (found_inf 1 vs 0; grad norm 0.25
+        // at scale 2^20), with the reference BLAS none. Before it both train the same weights within
+        // FP32 rounding (compare --expect on these steps, expect_agrees_on_every_documented_flow),
+        // and the rule's every event happens on them (steps 0-28), which is what is checked here.
+        const int parts = first_found_inf_difference(path(QStringLiteral("ds-mpx.csv")), path(QStringLiteral("ds-torch.csv")));
+        QVERIFY2(parts == -1 || parts >= 60, qPrintable(QStringLiteral("the overflow decisions part early, at step %1").arg(parts)));
+        if (parts != -1) m_ds_steps = QStringLiteral("0-%1").arg(parts - 1);
+        Proc c = compare(QStringLiteral("ds"), {QStringLiteral("--columns"), QStringLiteral("loss_scale,found_inf,skipped,scale_event"),
+                                                QStringLiteral("--steps"), m_ds_steps});
         QVERIFY2(c.exit_code == 0, qPrintable(said(c)));
-        QFile f(path(QStringLiteral("ds-torch.csv")));
-        QVERIFY(f.open(QIODevice::ReadOnly));
-        const QByteArray text = f.readAll();
-        QVERIFY2(text.contains(",hysteresis,") && text.contains(",grow,") && text.contains(",backoff,"), "every event of the rule");
+        QSet<QString> events;
+        for (const auto& row : rows_of(path(QStringLiteral("ds-torch.csv"))))
+            if (parts == -1 || row.value(QStringLiteral("step")).toInt() < parts) events.insert(row.value(QStringLiteral("scale_event")));
+        QVERIFY2(events.contains(QStringLiteral("hysteresis")) && events.contains(QStringLiteral("grow")) &&
+                     events.contains(QStringLiteral("backoff")),
+                 "every event of the rule on the steps judged");
         const Proc m = cli(QStringList{QStringLiteral("run")} + flags +
                            QStringList{QStringLiteral("--set"), QStringLiteral("scaler.backoff_factor=0.25"), QStringLiteral("--csv"),
                                        path(QStringLiteral("ds-mpx.csv")), QStringLiteral("--quiet")});
         QVERIFY2(m.exit_code == 0, qPrintable(said(m)));
-        c = compare(QStringLiteral("ds"), {QStringLiteral("--columns"), QStringLiteral("loss_scale")});
+        c = compare(QStringLiteral("ds"), {QStringLiteral("--columns"), QStringLiteral("loss_scale"), QStringLiteral("--steps"), m_ds_steps});
         QVERIFY2(c.exit_code == 1, qPrintable(said(c)));
     }
 
@@ -307,7 +354,8 @@ private slots:
     // rel 1e-5 on steps 0-2, then BF16's spacing at the initial loss; the scaler identical), the GPT's
     // three emulated BF16 steps on the steps both files hold; the two changed settings are named with
     // the column where they part: the 1 % lr (train.lr; lr from step 0) and DeepSpeed's backoff 0.25
-    // (scaler.backoff_factor; loss_scale at the first backoff). overflow-storm's FP32 run is left out
+    // (scaler.backoff_factor; loss_scale at the first backoff); DeepSpeed's flow on the steps
+    // mirror_scaler_follows_other_rules judges (before an overflow on the edge). overflow-storm's FP32 run is left out
     // as its documented flow leaves it out: it parts at its last step (docs/pytorch.md says why).
     void expect_agrees_on_every_documented_flow() {
         for (const char* f : {"default-torch.csv", "lr-torch.csv", "storm-torch.csv", "ds-torch.csv", "features-torch.csv", "gpt-torch.csv",
@@ -334,9 +382,9 @@ private slots:
         const QStringList ds{"run", "--config", "overflow-storm", "--precision", "amp-fp16", "--scaler", "deepspeed", "--set",
                              "scaler.init_scale=16777216", "--set", "scaler.growth_interval=20", "--steps", "120", "--quiet", "--csv"};
         QVERIFY(cli(ds + QStringList{path("ds-again-mpx.csv")}).exit_code == 0);
-        c = expect("ds-again-mpx.csv", "ds-torch.csv", "ds");
+        c = expect("ds-again-mpx.csv", "ds-torch.csv", "ds", {"--steps", m_ds_steps});
         QVERIFY2(c.exit_code == 0, qPrintable(said(c)));
-        c = expect("ds-mpx.csv", "ds-torch.csv", "ds");
+        c = expect("ds-mpx.csv", "ds-torch.csv", "ds", {"--steps", m_ds_steps});
         QVERIFY2(c.exit_code == 1 && c.out.contains("settings that differ (A vs B):\n  scaler.backoff_factor: 0.25 vs 0.5\n"), qPrintable(said(c)));
         QVERIFY2(last_line(c).startsWith("differ: setting scaler.backoff_factor (0.25 vs 0.5); amp-fp16+deepspeed parts at step "),
                  qPrintable(said(c)));
