@@ -1,8 +1,10 @@
 // Title fitting (title_fit.hpp): measuring rich text and dropping a title's trailing qualifiers.
 #include "ui/kit/title_fit.hpp"
 
+#include <QApplication>
 #include <QTextDocument>
 #include <algorithm>
+#include <cmath>
 
 namespace mpx::ui::fit {
 
@@ -50,6 +52,24 @@ QString fitted(const QStringList& forms, const QFont& font, double room) {
     for (const QString& f : forms)
         if (htmlWidth(f, font) <= room) return f;
     return forms.back();
+}
+
+Paragraph paragraph(const QStringList& forms, const QFontMetrics& fm, int width) {
+    for (const QString& f : forms)
+        if (fm.horizontalAdvance(f) <= width) return {f, fm.boundingRect(QRect(0, 0, width, 1 << 20), k_paragraphFlags, f).height(), false};
+    const QString last = forms.isEmpty() ? QString() : forms.back();
+    return {last, fm.boundingRect(QRect(0, 0, std::max(1, width), 1 << 20), k_paragraphFlags, last).height(), true};
+}
+
+bool showsWhole(const QString& text, const QFontMetrics& fm, const QRect& rect) {
+    const QRect need = fm.boundingRect(QRect(0, 0, rect.width(), 1 << 20), k_paragraphFlags, text);
+    return need.width() <= rect.width() && need.height() <= rect.height();
+}
+
+int chartMinimumHeight(double lines, double fontScale) {
+    QFont f = QApplication::font();
+    f.setPointSizeF(f.pointSizeF() * fontScale);
+    return static_cast<int>(std::ceil(QFontMetrics(f).lineSpacing() * lines)) + 24;
 }
 
 }  // namespace mpx::ui::fit

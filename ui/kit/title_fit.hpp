@@ -3,9 +3,13 @@
 // cut it mid-word. Titles are rich text (HTML), measured as Qt Charts lays them out.
 // Rule: a shorter form is never cut inside the title's name, so the last form still says which chart
 // it is; where even that does not fit, the caller gets it whole and Qt elides it.
+// Text a view paints itself (a canvas's title, legend, captions) follows the same rule and is never
+// elided: the first form that fits one line, else the last form word-wrapped onto the lines it needs.
 #pragma once
 
 #include <QFont>
+#include <QFontMetrics>
+#include <QRect>
 #include <QString>
 #include <QStringList>
 
@@ -18,5 +22,23 @@ double htmlWidth(const QString& html, const QFont& font);
 QStringList titleForms(const QString& html, const QStringList& separators);
 // The first form that fits `room` pixels; the shortest where none does (Qt elides that one).
 QString fitted(const QStringList& forms, const QFont& font, double room);
+
+// Painted plain text: the form chosen for `width` and the height it takes there.
+struct Paragraph {
+    QString text;
+    int height = 0;
+    bool wrapped = false;  // no form fits one line: the last one, word-wrapped
+};
+Paragraph paragraph(const QStringList& forms, const QFontMetrics& fm, int width);
+// Whether `text`, drawn with Qt::TextWordWrap in `rect`, shows whole: every line within the rect's
+// width, all lines within its height (a word wider than the rect is cut by its edge).
+bool showsWhole(const QString& text, const QFontMetrics& fm, const QRect& rect);
+// The least height a Qt Charts chart keeps its tick labels in (below it Qt shortens every tick label
+// and the x title to "…"): `lines` lines of the application font at `fontScale` — title, plot, tick
+// labels, axis title and legend row together — plus the chart's margins. A view's page scrolls
+// rather than squeeze a chart below it.
+int chartMinimumHeight(double lines, double fontScale);
+// The flags a fitted paragraph is drawn with.
+constexpr int k_paragraphFlags = Qt::TextWordWrap;
 
 }  // namespace mpx::ui::fit

@@ -23,6 +23,7 @@
 #include "ui/kit/column_chart.hpp"
 #include "ui/kit/number_text.hpp"
 #include "ui/kit/plot_widget.hpp"
+#include "ui/kit/title_fit.hpp"
 #include "ui/views/fp4_words.hpp"
 #include "ui/views/pixel_lines.hpp"
 #include "ui/views/recipe_layers.hpp"
@@ -31,6 +32,9 @@ namespace mpx::ui {
 namespace {
 
 constexpr std::size_t k_none = static_cast<std::size_t>(-1);
+// The time charts' least height in lines of text: about eight for title, ticks, x title and legend,
+// the rest the plot's (Qt Charts cuts every tick label to "…" below about five lines of plot).
+constexpr double k_chartLines = 14;
 
 
 
@@ -142,7 +146,8 @@ Fp4View::Fp4View(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_
     m_codes = new ColumnChart;
     m_codes->setToolTip(tr("Every value is divided by its block's scale and rounded to one of FP4's 8 sizes. Each bar: "
                            "the share of the tensor's values that landed on that size (the sign is kept apart). Grey: "
-                           "became 0. Red: the top, 6 (values above it are clamped to it)."));
+                           "became 0. Orange: 4, unused in a block whose largest value lands on 3 or below (a lost "
+                           "binade). Red: the top, 6 (values above it are clamped to it)."));
     left->addWidget(m_codesTitle);
     left->addWidget(m_codesCaption);
     left->addWidget(m_codes, 1);
@@ -156,8 +161,8 @@ Fp4View::Fp4View(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_
     right->addWidget(m_topsTitle);
     right->addWidget(m_topsCaption);
     right->addWidget(m_tops, 1);
-    bars->addLayout(left, 3);
-    bars->addLayout(right, 2);
+    bars->addLayout(left, 2);  // eight bars beside three: each bar's value whole above it
+    bars->addLayout(right, 1);
     v->addLayout(bars, 3);
     m_consistency = new QLabel;
     m_consistency->setWordWrap(true);
@@ -175,10 +180,12 @@ Fp4View::Fp4View(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_
     m_share->setXTitle(tr("step"));
     m_share->setYTitle(tr("% of values"));
     m_share->setYLabelFormat(QStringLiteral("%.3g%%"));
-    m_share->addLine(tr("clamped at ±6 (of all values)"), QColor(0xd6, 0x27, 0x28), 1.8);
-    m_share->addLine(tr("flushed to 0 (of the non-zero values)"), QColor(0x94, 0x67, 0xbd), 1.8);
+    // Short names: Qt Charts keeps the legend on one row and cuts longer ones on a laptop; the
+    // caption beneath says of which values each share is.
+    m_share->addLine(tr("clamped at ±6"), QColor(0xd6, 0x27, 0x28), 1.8);
+    m_share->addLine(tr("flushed to 0"), QColor(0x94, 0x67, 0xbd), 1.8);
     m_share->setLegendVisible(true);
-    m_share->setMinimumHeight(170);
+    m_share->setMinimumHeight(fit::chartMinimumHeight(k_chartLines, 1.0));
     m_shareCaption = captionLabel();
     shareBox->addWidget(m_share, 1);
     shareBox->addWidget(m_shareCaption);
@@ -189,9 +196,9 @@ Fp4View::Fp4View(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_
     m_scale->setYScale(PlotWidget::YScale::log2);
     m_scale->setXTitle(tr("step"));
     m_scale->setYTitle(tr("S_enc (log₂ scale)"));
-    m_scale->addLine(tr("S_enc = 2688 ÷ the tensor's largest |value|"), QColor(0x33, 0x22, 0x88), 1.8);
+    m_scale->addLine(tr("S_enc = 2688 ÷ amax"), QColor(0x33, 0x22, 0x88), 1.8);
     m_scale->setLegendVisible(true);
-    m_scale->setMinimumHeight(170);
+    m_scale->setMinimumHeight(fit::chartMinimumHeight(k_chartLines, 1.0));
     m_scaleCaption = captionLabel(tr("2688 ÷ the tensor's largest |value|, one number for the whole tensor: it falls "
                                      "as the values grow."));
     m_scale->setToolTip(tr("NVFP4's second level of scaling: one FP32 number for the whole tensor, 2688 ÷ its largest "
@@ -429,10 +436,11 @@ void Fp4View::updateTexts() {
     m_explain->setText(text);
     m_topsTitle->setText(tr("Where each block's largest value lands"));
     m_topsCaption->setText(fp4words::topsCaption(shown.kind));
-    m_share->setTitle(tr("%1: clamped at ±6 or flushed to 0, per step").arg(m_where));
+    // The chart's name first: a title too wide drops its trailing parts (title_fit.hpp), not its name.
+    m_share->setTitle(tr("Clamped at ±6 or flushed to 0 · %1").arg(m_where));
     m_shareCaption->setText(fp4words::shareCaption(shown.kind, shown.recipe.mx_scale_rule));
     m_scaleBox->setVisible(nv);
-    m_scale->setTitle(tr("%1: NVFP4's tensor scale S_enc, per step").arg(m_where));
+    m_scale->setTitle(tr("NVFP4's tensor scale S_enc · %1").arg(m_where));
 }
 
 void Fp4View::updateSlider() {
@@ -470,15 +478,16 @@ void Fp4View::updateBars() {
         for (unsigned long long c : r->codes) total += c;
         for (int k = 0; k < 8; ++k) {
             const double sh = share(r->codes[k], total);
-            codes.append({magnitudeText(k), sh, percentText(sh), codeColour(k)});
+            codes.append({magnitudeText(k), sh, fp4words::barText(sh), codeColour(k)});
         }
         const unsigned long long rest = r->blocks - std::min(r->blocks, r->top6 + r->top4);
         const double s6 = share(r->top6, r->blocks), s4 = share(r->top4, r->blocks), s3 = share(rest, r->blocks);
-        tops.append({tr("on 6\n(full range)"), s6, percentText(s6), codeColour(7)});
-        tops.append({tr("on 4"), s4, percentText(s4), codeColour(6)});
-        tops.append({tr("3 or below\n(lost binade)"), s3, percentText(s3), QColor(0x77, 0x77, 0x77)});
+        tops.append({tr("on 6\n(full range)"), s6, fp4words::barText(s6), codeColour(7)});
+        tops.append({tr("on 4"), s4, fp4words::barText(s4), codeColour(6)});
+        tops.append({tr("3 or below\n(lost binade)"), s3, fp4words::barText(s3), QColor(0x77, 0x77, 0x77)});
         m_codesCaption->setText(
             tr("Share of the %1 values on each size. Grey: 0 (zeros, plus %2 of the non-zero values flushed); "
+               "orange: 4, the size a block leaves unused when its largest value lands below it (right); "
                "red: 6, the top (%3 of all values clamped there from above).")
                 .arg(count(p->count), percentText(p->underflowShare()), percentText(p->saturatedShare())));
     } else {
@@ -577,6 +586,7 @@ void Fp4View::setPresentationScale(double s) {
     m_tops->setFontScale(s);
     m_share->setFontScale(s);
     m_scale->setFontScale(s);
+    for (PlotWidget* p : {m_share, m_scale}) p->setMinimumHeight(fit::chartMinimumHeight(k_chartLines, s));
 }
 
 }  // namespace mpx::ui

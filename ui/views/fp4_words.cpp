@@ -5,6 +5,7 @@
 #include <QLocale>
 #include <QStringList>
 
+#include <cmath>
 #include <string_view>
 
 #include "ui/kit/number_text.hpp"
@@ -138,6 +139,12 @@ QString consistency(const Shown& s, int every, const std::optional<gui::Fp4Consi
                 .arg(count(c->mismatched), count(c->compared), percentText(share), blocks);
     if (nv) text += tr(" NVFP4's 16×16 tiles (the default; this run has +1d) avoid this.");
     return text;
+}
+
+QString barText(double share) {
+    const double pc = 100 * share;
+    if (pc >= 9.95 || pc == 0) return QStringLiteral("%1 %").arg(QLocale().toString(std::round(pc), 'f', 0));
+    return QStringLiteral("%1 %").arg(QLocale().toString(pc, 'g', 2));
 }
 
 }  // namespace mpx::ui::fp4words

@@ -31,6 +31,9 @@ QString explain(const Shown& s);
 // The captions of the block-tops chart (what a lost binade is) and of the shares chart.
 QString topsCaption(mpx::Fp4Kind k);
 QString shareCaption(mpx::Fp4Kind k, mpx::core::MxScaleRule rule);
+// A bar's value in at most three digits ("21 %", "5.1 %", "0.62 %"): eight of them share half a
+// laptop's view, and a wider one would be cut ("20.…"); the tooltip and caption keep the rest.
+QString barText(double share);
 // The weights' readout: `c` the newest comparison at or before `shownStep`, `every` instruments.every.
 QString consistency(const Shown& s, int every, const std::optional<gui::Fp4Consistency>& c, long long shownStep);
 

@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLocale>
+#include <QScrollArea>
 #include <QStackedWidget>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -20,11 +21,16 @@
 #include "ui/kit/number_text.hpp"
 #include "ui/kit/plot_widget.hpp"
 #include "ui/kit/run_style.hpp"
+#include "ui/kit/title_fit.hpp"
 #include "ui/views/pixel_lines.hpp"
 #include "ui/views/recipe_layers.hpp"
 
 namespace mpx::ui {
 namespace {
+
+// The charts' least heights in lines of text: about eight for title, ticks, x title and legend, the
+// rest the plot's (Qt Charts cuts every tick label to "…" below about five lines of plot).
+constexpr double k_scaleLines = 14, k_shareLines = 13;
 
 QString tensorWords(mpx::Fp8Tensor t) {
     switch (t) {
@@ -102,14 +108,16 @@ Fp8View::Fp8View(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_
     m_scale->setYScale(PlotWidget::YScale::log2);
     m_scale->setXTitle(tr("step"));
     m_scale->setYTitle(tr("|value| (log₂ scale)"));
-    m_scale->addLine(tr("amax: the largest |value| of the step"), QColor(0x1f, 0x77, 0xb4), 1.8);
+    // Short names: Qt Charts keeps its legend on one row and cuts longer ones mid-word on a laptop;
+    // the tooltip and the words above the chart say the rest.
+    m_scale->addLine(tr("amax (largest |value|)"), QColor(0x1f, 0x77, 0xb4), 1.8);
     // Solid, not dashed: a dashed pen over thousands of points costs most of a redraw (measured with
     // bench_redraw --synthetic: 27 ms of paint per redraw dashed).
-    m_scale->addLine(tr("limit: format max ÷ scale — larger values saturate"), QColor(0xff, 0x7f, 0x0e), 1.4);
-    m_scale->addMarkers(tr("a step where values saturated"), QColor(0xd6, 0x27, 0x28), QColor(0x80, 0x10, 0x10),
+    m_scale->addLine(tr("limit (max ÷ scale)"), QColor(0xff, 0x7f, 0x0e), 1.4);
+    m_scale->addMarkers(tr("a step that saturated"), QColor(0xd6, 0x27, 0x28), QColor(0x80, 0x10, 0x10),
                         PlotWidget::Marker::circle, 7);
     m_scale->setLegendVisible(true);
-    m_scale->setMinimumHeight(220);
+    m_scale->setMinimumHeight(fit::chartMinimumHeight(k_scaleLines, 1.0));
     m_scale->setToolTip(tr("Blue: the largest |value| in the tensor on each step (its amax). Orange: the largest "
                            "|value| the step's scale lets through. Where blue goes above orange, values are too big for "
                            "FP8 and are clipped to its largest number (they saturate)."));
@@ -122,14 +130,21 @@ Fp8View::Fp8View(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_
     m_share->setXTitle(tr("step"));
     m_share->setYTitle(tr("% of values"));
     m_share->setYLabelFormat(QStringLiteral("%.3g%%"));
-    m_share->addLine(tr("saturated (of all values)"), QColor(0xd6, 0x27, 0x28), 1.8);
-    m_share->addLine(tr("flushed to zero (of the non-zero values)"), QColor(0x94, 0x67, 0xbd), 1.8);
+    m_share->addLine(tr("saturated (of all)"), QColor(0xd6, 0x27, 0x28), 1.8);
+    m_share->addLine(tr("flushed to 0 (of the non-zero)"), QColor(0x94, 0x67, 0xbd), 1.8);
     m_share->setLegendVisible(true);
-    m_share->setMinimumHeight(170);
+    m_share->setMinimumHeight(fit::chartMinimumHeight(k_shareLines, 1.0));
     m_share->setToolTip(tr("Red: of the tensor's values on a step, the share too big for FP8 (clipped to its largest "
                            "number). Purple: of its non-zero values, the share too small for FP8 (rounded to 0)."));
     v->addWidget(m_share, 2);
-    m_stack->addWidget(page);
+    // Below the charts' minimum heights (a laptop, classroom text) the page scrolls instead of
+    // squeezing the charts until Qt Charts shortens their tick labels to "…".
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setWidget(page);
+    m_stack->addWidget(scroll);
 
     connect(m_run, &QComboBox::currentIndexChanged, this, [this] {
         if (m_filling) return;
@@ -300,9 +315,9 @@ void Fp8View::updateWindow() {
         m_scale->setXBand(std::nan(""), std::nan(""));
         return;
     }
-    const QString label = a == b ? tr("step %1's amax set the scale of step %2").arg(a).arg(at)
-                                 : tr("amax history: the largest amax of steps %1–%2 set the scale of step %3")
-                                       .arg(a).arg(b).arg(at);
+    // Short: the chart writes it beside the band, over the lines (the words above the chart explain).
+    const QString label = a == b ? tr("step %1's amax → step %2's scale").arg(a).arg(at)
+                                 : tr("amax of steps %1–%2 → step %3's scale").arg(a).arg(b).arg(at);
     m_scale->setXBand(static_cast<double>(a) - 0.5, static_cast<double>(b) + 0.5, label);
 }
 
@@ -325,8 +340,7 @@ void Fp8View::updateTexts() {
                       "that the largest |value| (the <i>amax</i>) of %2 lands on %1's largest number, %3. "
                       "The orange limit line is the largest |value| that scale lets through. When the amax line "
                       "climbs above it, the values above the line saturate (are clipped to %3). The shaded span marks "
-                      "the steps the scale was taken from (point at a step to move it). Step 0 has no history: "
-                      "its scale is 1, so its limit, %3, may be off the top.")
+                      "the steps the scale was taken from (point at a step to move it).")
                        .arg(fname,
                             recent ? tr("the step before") : tr("the previous %1 steps (the amax history)").arg(len),
                             number(fmax));
@@ -349,8 +363,10 @@ void Fp8View::updateTexts() {
     if (s == nullptr || s->points().empty()) text += tr("<br><i>No step yet: press Run or Step.</i>");
     m_explain->setText(text);
     m_where = where;
-    m_scale->setTitle(s && s->block() ? tr("%1: largest |value| of each step").arg(where)
-                                      : tr("%1: largest |value| against what the scale lets through").arg(where));
+    // The chart's name first: a title too wide for a laptop drops its trailing parts (title_fit.hpp),
+    // so the tensor it is of goes before the name would.
+    m_scale->setTitle(s && s->block() ? tr("Largest |value| of each step · %1").arg(where)
+                                      : tr("Largest |value| and the scale's limit · %1").arg(where));
     m_scale->setSeriesVisible(limitLine, !(s && s->block()));
 }
 
@@ -422,7 +438,7 @@ void Fp8View::refresh() {
         flush();
         if (std::isfinite(limit0)) limit.prepend(QPointF(0, limit0));
     }
-    m_share->setTitle(tr("%1: share of values saturated or flushed to zero").arg(m_where));
+    m_share->setTitle(tr("Share saturated or flushed to zero · %1").arg(m_where));
     QString summary = satSteps == 0 ? tr("No value saturated")
                                     : tr("%1 saturated values; the most: %2 of the values of step %3")
                                           .arg(satSteps == 1 ? tr("1 step") : tr("%1 steps").arg(satSteps),
@@ -497,6 +513,8 @@ void Fp8View::setPresentationScale(double s) {
     m_message->setFont(f);
     m_scale->setFontScale(s);
     m_share->setFontScale(s);
+    m_scale->setMinimumHeight(fit::chartMinimumHeight(k_scaleLines, s));
+    m_share->setMinimumHeight(fit::chartMinimumHeight(k_shareLines, s));
 }
 
 }  // namespace mpx::ui

@@ -82,7 +82,7 @@ private:
     PlotWidget* m_scale = nullptr;
     PlotWidget* m_share = nullptr;
     QLabel* m_summary = nullptr;  // between the charts: steps that saturated, the largest shares
-    QString m_where;  // "fc2 · x (activations, E4M3)": the charts' titles start with it
+    QString m_where;  // "fc2 · x (activations, E4M3)": the charts' titles end with it
     long long m_hover = -1;
     double m_x0 = 0, m_x1 = -1;  // the zoomed step range; x1 < x0: follow the whole run
     bool m_filling = false;

@@ -7,6 +7,7 @@
 #include <QHBoxLayout>
 #include <QHelpEvent>
 #include <QLabel>
+#include <QLocale>
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
@@ -21,6 +22,7 @@
 #include "ui/kit/plot_widget.hpp"
 #include "ui/kit/run_style.hpp"
 #include "ui/kit/step_scrubber.hpp"
+#include "ui/kit/title_fit.hpp"
 #include "ui/kit/view_canvas.hpp"
 #include "ui/views/chart_table.hpp"
 
@@ -187,17 +189,138 @@ void UpdatesView::setPresentationScale(double s) {
     m_canvas->update();
 }
 
-QRect UpdatesView::histogramRect() const {
+QWidget* UpdatesView::canvas() const { return m_canvas; }
+
+QRect UpdatesView::histogramRect() const { return layout().plot.translated(m_canvas->geometry().topLeft()); }
+
+// Per legend line its forms, longest first: each run's share left of the line, then what its cure
+// (engine/core/write_back.hpp) did with those updates.
+std::vector<QStringList> UpdatesView::legendForms() const {
+    std::vector<QStringList> out;
+    const auto session = m_store->session();
+    if (!session) return out;
+    for (int run = 0; run < m_store->runCount(); ++run) {
+        const Curve c = curve(run);
+        if (c.run < 0) continue;
+        const QString& label = session->runs[static_cast<std::size_t>(run)].label;
+        if (c.nonzero + c.zero == 0) {
+            out.push_back({tr("%1: no update at step %2 (the step was skipped)").arg(label).arg(c.step),
+                           tr("%1: step %2 skipped").arg(label).arg(c.step)});
+            continue;
+        }
+        const QString share = percentText(shareBelowHalfUlp(run));
+        const QString zero = QLocale().toString(c.zero);
+        out.push_back(c.zero ? QStringList{tr("%1: %2 of the non-zero updates are left of the line (and %3 updates were "
+                                              "exactly 0)").arg(label, share, zero),
+                                           tr("%1: %2 of the non-zero updates left of the line; %3 exactly 0").arg(label, share, zero),
+                                           tr("%1: %2 left of the line").arg(label, share)}
+                             : QStringList{tr("%1: %2 of the non-zero updates are left of the line").arg(label, share),
+                                           tr("%1: %2 left of the line").arg(label, share)});
+        const mpx::WriteBack wb = session->runs[static_cast<std::size_t>(run)].writeBack;
+        if (wb == mpx::WriteBack::nearest) continue;
+        const gui::RunHistory& h = m_store->history(run);
+        const QString kept = percentText(h.at(gui::Metric::smallKept, c.step).mean);
+        if (wb == mpx::WriteBack::kahan) {
+            const QString cmax = QString::number(h.at(gui::Metric::compensation, c.step).mean, 'g', 3);
+            out.push_back({tr("Kahan kept %1 of them in its buffer (largest |c| %2); they land once they add up to half a "
+                              "gap").arg(kept, cmax),
+                           tr("Kahan kept %1 of them in its buffer; they land once they add up to half a gap").arg(kept),
+                           tr("Kahan kept %1 of them in its buffer").arg(kept)});
+        } else {
+            out.push_back({tr("SR: %1 of them moved a whole gap this step, each with probability = its share: none lost "
+                              "on average").arg(kept),
+                           tr("SR: %1 of them moved a whole gap, each with probability = its share").arg(kept),
+                           tr("SR: %1 of them moved a whole gap").arg(kept)});
+        }
+    }
+    return out;
+}
+
+// The canvas's texts and histogram for `area`, each text at its form `shorter` steps shorter (or
+// its shortest), fitted to its room; the histogram takes what is left.
+UpdatesView::Layout UpdatesView::layoutAt(const QRect& area, int shorter) const {
     const QFontMetrics fm(m_canvas->font());
-    const QRect a = m_canvas->rect();
+    QFont boldFont = m_canvas->font();
+    boldFont.setBold(true);
+    const QFontMetrics fmb(boldFont);
     const int line = fm.lineSpacing();
-    int cured = 0;  // runs with a stochastic or Kahan write-back take a second legend line
-    if (const auto s = m_store->session())
-        for (const auto& run : s->runs) cured += run.writeBack != mpx::WriteBack::nearest;
-    const int legend = (std::max(1, m_store->runCount()) + cured) * line;
-    return QRect(a.left() + 64, a.top() + line + 10, a.width() - 64 - 18,
-                 std::max(40, a.height() - line - 10 - 2 * line - 10 - legend - 6))
-        .translated(m_canvas->geometry().topLeft());
+    const auto from = [shorter](const QStringList& forms) { return forms.mid(std::min<qsizetype>(shorter, forms.size() - 1)); };
+    Layout l;
+    const int pad = 8;
+    const QString where = tr("%1, step %2").arg(m_layer->currentText()).arg(step());
+    const fit::Paragraph title = fit::paragraph(
+        from({tr("How big each weight update is, measured in gaps between neighbouring stored weights (%1)").arg(where),
+              tr("Each update measured in gaps between neighbouring stored weights (%1)").arg(where),
+              tr("Updates in gaps between stored weights (%1)").arg(where)}),
+        fmb, area.width() - 2 * pad);
+    l.title = {QRect(area.left() + pad, area.top() + 4, area.width() - 2 * pad, title.height), title.text, true};
+    // Left: the upright title, then the tick labels ("12.5 %": digits share one width), then the plot.
+    const int tickRoom = fm.horizontalAdvance(QStringLiteral("00.0 %")) + 6 + 4;
+    const int left = area.left() + 2 + line + 4 + tickRoom;
+    const int right = area.right() - std::max(18, fm.horizontalAdvance(QStringLiteral("2²⁰")) / 2 + 4);
+    const auto [lo, hi] = axisRange();
+    const Log2Axis ax{lo, hi, QRectF(left, 0, right - left, 1)};
+    l.halfUlpX = ax.x(k_halfUlp);
+    const int split = static_cast<int>(l.halfUlpX);
+    const fit::Paragraph lost = fit::paragraph(
+        from({tr("← left of this line: the update is less than half the weight's spacing — rounding throws it away"),
+              tr("← less than half a spacing: rounding throws it away"), tr("← lost in rounding")}),
+        fm, split - left - pad);
+    const fit::Paragraph kept = fit::paragraph(
+        from({tr("half a spacing (2⁻¹) or more → the stored weight changes"), tr("half a spacing or more → kept"),
+              tr("kept →")}),
+        fm, right - split - pad);
+    const int wordsTop = l.title.rect.bottom() + 1 + 6;
+    const int words = std::max(lost.height, kept.height);
+    l.lost = {QRect(left, wordsTop, split - left - pad, lost.height), lost.text};
+    l.kept = {QRect(split + pad, wordsTop, right - split - pad, kept.height), kept.text};
+    const int plotTop = wordsTop + words + 4;
+    const fit::Paragraph xTitle = fit::paragraph(
+        from({tr("|update| ÷ gap between the weight and its neighbour (log₂ scale; 1 = one gap)"),
+              tr("|update| ÷ gap to the neighbouring weight (log₂)"), tr("|update| ÷ gap (log₂)")}),
+        fm, right - left);
+    // The legend from the bottom up: each line beside its run's swatch, a cure's line indented.
+    const std::vector<QStringList> forms = legendForms();
+    std::vector<fit::Paragraph> legend;
+    int legendHeight = 0;
+    const auto session = m_store->session();
+    const int swatch = 18, indent = fm.horizontalAdvance(QStringLiteral("    "));
+    std::size_t i = 0;
+    for (int run = 0; run < m_store->runCount() && i < forms.size(); ++run) {
+        if (curve(run).run < 0) continue;
+        const bool cure = session && curve(run).nonzero + curve(run).zero > 0 &&
+                          session->runs[static_cast<std::size_t>(run)].writeBack != mpx::WriteBack::nearest;
+        for (int k = 0; k < (cure ? 2 : 1) && i < forms.size(); ++k, ++i) {
+            const int x = area.left() + pad + swatch + (k ? indent : 0);
+            legend.push_back(fit::paragraph(from(forms[i]), fm, area.right() - pad - x));
+            l.legend.push_back({QRect(x, 0, area.right() - pad - x, legend.back().height), legend.back().text});
+            l.legendRun.push_back(k ? -1 - run : run);  // a cure's line: −1 − run
+            legendHeight += legend.back().height;
+        }
+    }
+    const int below = (line + 6) + xTitle.height + 6 + legendHeight + 4;
+    const int plotHeight = std::max(1, area.bottom() - plotTop - below);
+    l.plot = QRect(left, plotTop, right - left, plotHeight);
+    l.xTitle = {QRect(left, l.plot.bottom() + 1 + line + 6, right - left, xTitle.height), xTitle.text};
+    int y = l.xTitle.rect.bottom() + 1 + 6;
+    for (Text& t : l.legend) {
+        t.rect.moveTop(y);
+        y += t.rect.height();
+    }
+    const QString yTitle = fit::paragraph(from({tr("share of updates"), tr("share")}), fm, l.plot.height()).text;
+    l.yTitle = {QRect(area.left() + 2, l.plot.top(), line, l.plot.height()), yTitle};
+    return l;
+}
+
+UpdatesView::Layout UpdatesView::layout() const {
+    // The histogram keeps at least five lines of height: texts shorten before it goes below.
+    const int least = 5 * QFontMetrics(m_canvas->font()).lineSpacing();
+    Layout l;
+    for (int shorter = 0; shorter < 3; ++shorter) {
+        l = layoutAt(m_canvas->rect(), shorter);
+        if (l.plot.height() >= least) break;
+    }
+    return l;
 }
 
 std::pair<double, double> UpdatesView::axisRange() const {
@@ -221,32 +344,28 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
         return;
     }
     const QFontMetrics fm(p.font());
-    const int line = fm.lineSpacing();
     const QColor text = palette().color(QPalette::WindowText);
-    const QRect r = histogramRect().translated(-m_canvas->geometry().topLeft());
+    const Layout l = layout();
+    const QRect r = l.plot;
     const auto [lo, hi] = axisRange();
     const Log2Axis ax{lo, hi, QRectF(r)};
     const auto session = m_store->session();
     const int runs = m_store->runCount();
     std::vector<Curve> curves;
     double ymax = 0;
-    long long step = -1;
     for (int run = 0; run < runs; ++run) {
         curves.push_back(curve(run));
         const Curve& c = curves.back();
-        step = std::max(step, c.step);
         for (auto n : c.n)
             if (c.nonzero) ymax = std::max(ymax, static_cast<double>(n) / static_cast<double>(c.nonzero));
     }
-    ymax = shareAxisTop(ymax, 1.45);  // room above the peaks for the bands' words
+    ymax = shareAxisTop(ymax);
 
     QFont bold = p.font();
     bold.setBold(true);
     p.setFont(bold);
     p.setPen(text);
-    p.drawText(area.left() + 8, area.top() + 4 + fm.ascent(),
-               fm.elidedText(tr("How big each weight update is, measured in gaps between neighbouring stored weights "
-                                "(%1, step %2)").arg(m_layer->currentText()).arg(step), Qt::ElideRight, area.width() - 16));
+    p.drawText(l.title.rect, fit::k_paragraphFlags, l.title.text);
     p.setFont(m_canvas->font());
 
     // Left of the half-ulp line: rounding throws the update away.
@@ -254,15 +373,12 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
     p.fillRect(QRectF(r.left(), r.top(), xh - r.left(), r.height()), QColor(0xf8, 0xd7, 0xd3));
     p.fillRect(QRectF(xh, r.top(), r.right() - xh, r.height()), QColor(0xe3, 0xf2, 0xe6));
     p.setPen(QPen(text, 1.5, Qt::DashLine));
-    p.drawLine(QPointF(xh, r.top() - 4), QPointF(xh, r.bottom()));
-    // The bands' words inside the plot's top, wrapped to their band.
-    const int pad = 8;
+    p.drawLine(QPointF(xh, l.lost.rect.top()), QPointF(xh, r.bottom()));
+    // The bands' words above the plot, each beside the line on its side.
     p.setPen(QColor(0x8e, 0x24, 0x1a));
-    p.drawText(QRectF(r.left() + pad, r.top() + 4, xh - r.left() - 2 * pad, 3 * line), Qt::AlignRight | Qt::AlignTop | Qt::TextWordWrap,
-               tr("← left of this line: the update is less than half the weight's spacing — rounding throws it away"));
+    p.drawText(l.lost.rect, fit::k_paragraphFlags | Qt::AlignRight, l.lost.text);
     p.setPen(QColor(0x1e, 0x6b, 0x34));
-    p.drawText(QRectF(xh + pad, r.top() + 4, r.right() - xh - 2 * pad, 3 * line), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-               tr("half a spacing (2⁻¹) or more → the stored weight changes"));
+    p.drawText(l.kept.rect, fit::k_paragraphFlags | Qt::AlignLeft, l.kept.text);
     // One outline per run (outlines stay readable where runs overlap), lightly filled.
     p.setRenderHint(QPainter::Antialiasing, true);
     for (const Curve& c : curves) {
@@ -287,39 +403,21 @@ void UpdatesView::paintCanvas(QPainter& p, const QRect& area) const {
         p.drawPath(path);
     }
     p.setRenderHint(QPainter::Antialiasing, false);
-    drawShareAxis(p, QRectF(r), ymax, text, tr("share of updates"), area.left() + 2);
+    drawShareAxis(p, QRectF(r), ymax, text, l.yTitle.text, l.yTitle.rect.left());
     ax.draw(p, text);
-    p.drawText(QRect(r.left(), r.bottom() + 6 + line, r.width(), line), Qt::AlignHCenter,
-               tr("|update| ÷ gap between the weight and its neighbour (log₂ scale; 1 = one gap)"));
-    // Legend with each run's lost share.
-    int y = r.bottom() + 8 + 2 * line;
-    for (const Curve& c : curves) {
-        if (c.run < 0) continue;
-        p.fillRect(QRect(r.left(), y + 3, 12, line - 6), runColour(session, c.run));
-        p.setPen(text);
-        const double share = shareBelowHalfUlp(c.run);
-        const QString& label = session->runs[static_cast<std::size_t>(c.run)].label;
-        p.drawText(QPointF(r.left() + 18, y + fm.ascent()),
-                   c.nonzero + c.zero == 0
-                       ? tr("%1: no update at step %2 (the step was skipped)").arg(label).arg(c.step)
-                       : tr("%1: %2 of the non-zero updates are left of the line%3")
-                             .arg(label, percentText(share),
-                                  c.zero ? tr(" (and %1 updates were exactly 0)").arg(QLocale().toString(c.zero)) : QString()));
-        y += line;
-        // What a cure did with the updates left of the line (engine/core/write_back.hpp).
-        const mpx::WriteBack wb = session->runs[static_cast<std::size_t>(c.run)].writeBack;
-        if (wb == mpx::WriteBack::nearest || c.nonzero + c.zero == 0) continue;
-        const gui::RunHistory& h = m_store->history(c.run);
-        const double kept = h.at(gui::Metric::smallKept, c.step).mean;
-        p.setPen(palette().color(QPalette::PlaceholderText));
-        const QString cure =
-            wb == mpx::WriteBack::kahan
-                ? tr("    Kahan kept %1 of them in its buffer (largest |c| %2); they land once they add up to half a gap")
-                      .arg(percentText(kept), QString::number(h.at(gui::Metric::compensation, c.step).mean, 'g', 3))
-                : tr("    SR: %1 of them moved a whole gap this step, each with probability = its share: none lost on average")
-                      .arg(percentText(kept));
-        p.drawText(QPointF(r.left() + 18, y + fm.ascent()), fm.elidedText(cure, Qt::ElideRight, r.width() - 18));
-        y += line;
+    p.drawText(l.xTitle.rect, fit::k_paragraphFlags | Qt::AlignHCenter, l.xTitle.text);
+    // The legend: each run's lost share beside its colour, its cure's line (grey) beneath.
+    const int swatch = l.legend.empty() ? 0 : l.legend.front().rect.left() - 18;
+    for (std::size_t i = 0; i < l.legend.size(); ++i) {
+        const Text& t = l.legend[i];
+        const int run = l.legendRun[i];
+        if (run >= 0) {
+            p.fillRect(QRect(swatch, t.rect.top() + 3, 12, fm.height() - 6), runColour(session, run));
+            p.setPen(text);
+        } else {
+            p.setPen(palette().color(QPalette::PlaceholderText));
+        }
+        p.drawText(t.rect, fit::k_paragraphFlags, t.text);
     }
 }
 

@@ -12,6 +12,7 @@
 class QComboBox;
 
 #include <array>
+#include <vector>
 
 #include "engine/compute/histograms.hpp"
 #include "ui/session/record_store.hpp"
@@ -49,6 +50,23 @@ public:
     long long step() const;  // the collected step shown (the first run's), -1 when none
     bool following() const;
     QRect histogramRect() const;
+    // Where the canvas puts each text, in the canvas's coordinates, as paintCanvas draws it. Texts are
+    // fitted (ui/kit/title_fit.hpp): a shorter form, else wrapped, never cut; when the histogram would
+    // be squeezed below its minimum, every text takes its next shorter form first.
+    struct Text {
+        QRect rect;
+        QString text;
+        bool bold = false;
+    };
+    struct Layout {
+        Text title, lost, kept, yTitle, xTitle;  // lost, kept: the bands' words above the plot
+        QRect plot;                              // the histogram
+        double halfUlpX = 0;                     // where the half-ulp line stands
+        std::vector<Text> legend;                // per run its line, then its cure's line (if any)
+        std::vector<int> legendRun;              // the run of each legend line
+    };
+    Layout layout() const;
+    QWidget* canvas() const;
     void refresh();
     QString message() const;
     void setPresentationScale(double s);
@@ -62,6 +80,8 @@ private:
     void paintCanvas(QPainter& p, const QRect& area) const;
     QString tooltipAt(QPoint pos) const;
     std::pair<double, double> axisRange() const;
+    Layout layoutAt(const QRect& area, int shorter) const;
+    std::vector<QStringList> legendForms() const;
 
     void rebuildChoices();
     void stepsChanged();
