@@ -71,7 +71,7 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
     m_zoomHint->setStyleSheet(QStringLiteral("color: #666"));
     bar->addWidget(m_zoomHint);
     auto* resetZoomButton = new QPushButton(tr("Reset zoom"));
-    resetZoomButton->setToolTip(tr("Follow the whole run again (or double-click a chart). Wheel zooms, "
+    resetZoomButton->setToolTip(tr("Follow the whole run again (or double-click a chart). Ctrl+wheel zooms, "
                                    "dragging pans; all charts share the step axis."));
     bar->addWidget(resetZoomButton);
     outer->addLayout(bar);
@@ -356,8 +356,9 @@ void ChartsPanel::setView(double x0, double x1, bool follow) {
         const auto session = m_store->session();
         const double limit = std::max<double>(
             {k_min_span, static_cast<double>(m_store->steps()), session ? static_cast<double>(session->totalSteps) : 0.0});
-        double span = std::clamp(x1 - x0, k_min_span, limit * 1.1);
-        x0 = std::clamp(x0, -0.05 * span, limit - 0.5 * span);
+        // Never past the run's steps (issue 47 item 9): a zoom out stops at [0, the last step].
+        const double span = std::clamp(x1 - x0, k_min_span, limit);
+        x0 = std::clamp(x0, 0.0, limit - span);
         m_x0 = x0;
         m_x1 = x0 + span;
     }
