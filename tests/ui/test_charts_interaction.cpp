@@ -3,12 +3,16 @@
 // log holds every scale event with its old and new scale, and clicking an event moves the charts to
 // its step.
 #include <QChartView>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QValueAxis>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTest>
 #include <QToolTip>
+#include <QWheelEvent>
+#include <QWindow>
 
 #include "engine/scaler/scaler.hpp"
 #include "ui/kit/log2_axis.hpp"
@@ -17,6 +21,16 @@
 #include "ui/panels/event_log_panel.hpp"
 #include "ui/views/chart_table.hpp"
 #include "ui/window/main_window.hpp"
+
+// Qt's own door for a platform's input (qpa/qwindowsysteminterface.h, which Debian's qt6-base-dev
+// does not install): a wheel handed in here reaches the widget under it as a person's, spontaneous,
+// so that one a chart ignores goes on to its scroll area. QTest has no wheel before Qt 6.8.
+class QWindowSystemInterface {
+public:
+    static bool handleWheelEvent(QWindow* window, const QPointF& local, const QPointF& global, QPoint pixelDelta,
+                                 QPoint angleDelta, Qt::KeyboardModifiers mods, Qt::ScrollPhase phase,
+                                 Qt::MouseEventSource source);
+};
 
 using mpx::gui::EngineState;
 using mpx::gui::RecordStore;
@@ -85,6 +99,54 @@ private slots:
         emit loss->resetRequested();  // double click
         QVERIFY(w->charts()->following());
         QCOMPARE(w->charts()->plot(ChartId::scale)->xMin(), 0.0);
+    }
+
+    // Issue 47 item 9: over the chart list the wheel scrolls the list and leaves the step axis as it
+    // was; Ctrl+wheel zooms around the pointer; zooming out stops at the run's steps, [0, 600].
+    void the_wheel_scrolls_the_chart_list_and_ctrl_wheel_zooms_within_the_run() {
+        w->resize(1280, 800);  // the hysteresis charts do not fit: the list scrolls
+        auto* area = w->charts()->findChild<QScrollArea*>();
+        QVERIFY(area);
+        QTRY_VERIFY(area->verticalScrollBar()->maximum() > 0);
+        area->verticalScrollBar()->setValue(0);
+        mpx::ui::PlotWidget* p = w->charts()->plot(w->charts()->chartOrder().first());
+        auto* view = p->findChild<QChartView*>()->viewport();
+        const QPoint at = view->rect().center();
+        // A wheel turned by a person, through the platform's queue as a mouse's would come.
+        const auto turn = [&](int delta, Qt::KeyboardModifiers mods, QPoint pos) {
+            const QPointF local = view->mapTo(w.get(), pos);
+            QWindowSystemInterface::handleWheelEvent(w->windowHandle(), local, w->windowHandle()->mapToGlobal(local),
+                                                     QPoint(), QPoint(0, delta), mods, Qt::NoScrollPhase,
+                                                     Qt::MouseEventNotSynthesized);
+            QCoreApplication::processEvents();
+        };
+        const double x0 = p->xMin(), x1 = p->xMax();
+        QCOMPARE(x1, 600.0);
+        turn(-120, Qt::NoModifier, at);
+        QVERIFY2(area->verticalScrollBar()->value() > 0, "the wheel did not scroll the chart list");
+        QCOMPARE(p->xMin(), x0);
+        QCOMPARE(p->xMax(), x1);
+        QVERIFY(w->charts()->following());
+        area->verticalScrollBar()->setValue(0);
+        turn(120, Qt::ControlModifier, at);  // in: 0.8 of the span, around the pointer
+        QCOMPARE(area->verticalScrollBar()->value(), 0);
+        QVERIFY(!w->charts()->following());
+        QVERIFY2(std::abs((p->xMax() - p->xMin()) - 0.8 * (x1 - x0)) < 1e-6, qPrintable(QString::number(p->xMax() - p->xMin())));
+        // Out, many times, with the pointer near either end: never past step 0 or the run's end.
+        for (int k = 0; k < 12; ++k) {
+            turn(-120, Qt::ControlModifier, QPoint(k % 2 ? view->width() - 5 : 5, at.y()));
+            QVERIFY2(p->xMin() >= 0 && p->xMax() <= 600, qPrintable(QStringLiteral("%1–%2").arg(p->xMin()).arg(p->xMax())));
+        }
+        QCOMPARE(p->xMin(), 0.0);
+        QCOMPARE(p->xMax(), 600.0);
+        // A drag past the start slides back to step 0.
+        turn(120, Qt::ControlModifier, at);
+        const double span = p->xMax() - p->xMin();
+        emit p->xRangeRequested(-300, -300 + span);
+        QCOMPARE(p->xMin(), 0.0);
+        QCOMPARE(p->xMax(), span);
+        emit p->resetRequested();
+        w->resize(1500, 950);
     }
 
     void hovering_shows_every_runs_value_at_that_step() {

@@ -209,6 +209,11 @@ void PlotWidget::applyYRange() {
         if (d->offsets[i] != 0) applyPoints(i);
 }
 
+void PlotWidget::setXLimits(double lo, double hi) {
+    d->xLimitLo = lo;
+    d->xLimitHi = hi;
+}
+
 double PlotWidget::xMin() const { return d->x->min(); }
 double PlotWidget::xMax() const { return d->x->max(); }
 

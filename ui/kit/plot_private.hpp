@@ -56,6 +56,8 @@ public:
     }
 
     double xAt(double px) const;  // the data x at widget pixel px
+    void zoomAround(double px, double factor);  // asks for the x range × factor, pixel px staying put
+    void request(double x0, double x1);         // emits xRangeRequested, clamped into setXLimits'
 
 protected:
     void mouseMoveEvent(QMouseEvent* e) override;
@@ -89,6 +91,7 @@ public:
     QGraphicsSimpleTextItem* placeholder = nullptr;  // the empty state's one line, centred
     QString placeholderText;                          // in full (the item may show it elided)
     double bandX0 = std::nan(""), bandX1 = std::nan("");
+    double xLimitLo = std::nan(""), xLimitHi = std::nan("");  // setXLimits'
     // bar mode
     QHorizontalStackedBarSeries* bars = nullptr;
     QBarCategoryAxis* barCategories = nullptr;

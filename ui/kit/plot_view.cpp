@@ -1,10 +1,14 @@
-// PlotWidget's mouse (plot_widget.hpp): hover, drag to pan, wheel to zoom, double click to reset,
-// the tooltip at rest. The view only asks: it emits the owner's signals and changes no range itself.
-// Rule: a new x range is requested (xRangeRequested), never set here, so charts sharing a step axis
-// move together.
+// PlotWidget's mouse (plot_widget.hpp): hover, drag to pan, Ctrl+wheel or a touchpad pinch to zoom,
+// double click to reset, the tooltip at rest, the figure menu on a right click (chart_image.hpp). The
+// view only asks: it emits the owner's signals and changes no range itself.
+// Rules: a new x range is requested (xRangeRequested), never set here, so charts sharing a step axis
+// move together. A wheel without Ctrl is not the chart's: it goes on to the scroll area that holds the
+// chart (a list of charts scrolls under the pointer, as every list does); zoom is Ctrl+wheel, as in
+// most plotting tools.
 #include "ui/kit/plot_private.hpp"
 
 #include <QMouseEvent>
+#include <QNativeGestureEvent>
 #include <QToolTip>
 #include <QWheelEvent>
 
@@ -20,7 +24,7 @@ void PlotWidget::View::mouseMoveEvent(QMouseEvent* e) {
     const QPointF pos = e->position();
     if (m_dragging) {
         const double dx = xAt(pos.x()) - xAt(m_dragStart);
-        emit m_owner->xRangeRequested(m_startX0 - dx, m_startX1 - dx);
+        request(m_startX0 - dx, m_startX1 - dx);
     } else if (chart()->plotArea().contains(pos)) {
         emit m_owner->hovered(xAt(pos.x()), e->globalPosition().toPoint());
     } else {
@@ -47,13 +51,29 @@ void PlotWidget::View::mouseDoubleClickEvent(QMouseEvent*) { emit m_owner->reset
 
 void PlotWidget::View::leaveEvent(QEvent*) { emit m_owner->hovered(std::nan(""), {}); }
 
+void PlotWidget::View::request(double x0, double x1) {
+    const Private& d = *m_owner->d;
+    if (std::isfinite(d.xLimitLo) && std::isfinite(d.xLimitHi) && d.xLimitHi > d.xLimitLo) {
+        const double span = std::min(x1 - x0, d.xLimitHi - d.xLimitLo);
+        x0 = std::clamp(x0, d.xLimitLo, d.xLimitHi - span);
+        x1 = x0 + span;
+    }
+    emit m_owner->xRangeRequested(x0, x1);
+}
+
+void PlotWidget::View::zoomAround(double px, double factor) {
+    const double at = xAt(px);
+    const double x0 = m_owner->xMin(), x1 = m_owner->xMax();
+    request(at - (at - x0) * factor, at + (x1 - at) * factor);
+}
+
 void PlotWidget::View::wheelEvent(QWheelEvent* e) {
     const double steps = e->angleDelta().y() / 120.0;
-    if (steps == 0) return;
-    const double factor = std::pow(0.8, steps);  // wheel up zooms in around the mouse
-    const double at = xAt(e->position().x());
-    const double x0 = m_owner->xMin(), x1 = m_owner->xMax();
-    emit m_owner->xRangeRequested(at - (at - x0) * factor, at + (x1 - at) * factor);
+    if (!(e->modifiers() & Qt::ControlModifier) || steps == 0 || m_owner->d->bars) {
+        e->ignore();  // the parent scrolls
+        return;
+    }
+    zoomAround(e->position().x(), std::pow(0.8, steps));  // wheel up zooms in around the pointer
     e->accept();
 }
 
@@ -68,6 +88,14 @@ void PlotWidget::View::resizeEvent(QResizeEvent* e) {
 // readout within a second of the mouse stopping (issue 27). At rest over the plot the readout is asked
 // for again instead; elsewhere the widget's own tooltip (the Memory chart's explanation).
 bool PlotWidget::View::viewportEvent(QEvent* e) {
+    // A touchpad's pinch (where the platform reports one): spread to zoom in, as Ctrl+wheel up.
+    if (e->type() == QEvent::NativeGesture) {
+        const auto* g = static_cast<QNativeGestureEvent*>(e);
+        if (g->gestureType() != Qt::ZoomNativeGesture || m_owner->d->bars) return QChartView::viewportEvent(e);
+        zoomAround(g->position().x(), std::clamp(1.0 - g->value(), 0.5, 2.0));
+        e->accept();
+        return true;
+    }
     if (e->type() != QEvent::ToolTip) return QChartView::viewportEvent(e);
     const auto* help = static_cast<QHelpEvent*>(e);
     const Private& d = *m_owner->d;

@@ -5,6 +5,8 @@
 // transform and a series' pixel offset are applied on the way in (applyPoints), never stored.
 #include "ui/kit/plot_private.hpp"
 
+#include "ui/kit/chart_image.hpp"
+
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
@@ -92,6 +94,7 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent),
     });
     setXRange(0, 100);
     setYRange(0, 1);
+    installChartImageMenu(this);  // Copy image, Save image… on a right click
 }
 
 PlotWidget::~PlotWidget() = default;
@@ -207,6 +210,19 @@ void PlotWidget::setLegendVisible(bool visible) {
     lf.setPointSizeF(8.5 * d->fontScale);
     l->setFont(lf);
     l->setVisible(visible);
+}
+
+bool PlotWidget::legendVisible() const { return d->chart->legend()->isVisible(); }
+
+QList<LineKey::Entry> PlotWidget::visibleLines() const {
+    QList<LineKey::Entry> key;
+    for (const QXYSeries* s : d->series) {
+        if (!qobject_cast<const QLineSeries*>(s) || !s->isVisible() || s->name().isEmpty()) continue;
+        const auto same = std::find_if(key.begin(), key.end(), [s](const LineKey::Entry& e) { return e.text == s->name(); });
+        if (same == key.end()) key.append({s->pen(), s->name()});
+        else if (s->pen().color().alpha() > same->pen.color().alpha()) same->pen = s->pen();
+    }
+    return key;
 }
 
 void PlotWidget::setFontScale(double s) {

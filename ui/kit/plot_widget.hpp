@@ -16,6 +16,8 @@
 #include <QWidget>
 #include <memory>
 
+#include "ui/kit/line_key.hpp"
+
 namespace mpx::ui {
 
 class PlotWidget : public QWidget {
@@ -69,6 +71,9 @@ public:
     double xTickInterval() const;
     static double xTickFor(double span, int plotWidth);  // 1, 2 or 5 × 10^k, a label every ~90 px
     void setYRange(double lo, double hi);  // real units
+    // The x range a zoom or a drag may ask for (the run's steps, [0, last step]): a request wider than
+    // [lo, hi] asks for [lo, hi], one past an end slides back inside. NaN: no limit.
+    void setXLimits(double lo, double hi);
     double xMin() const;
     double xMax() const;
     int plotWidth() const;  // pixels of the plot area: the column count for decimation
@@ -77,6 +82,10 @@ public:
     void setXBand(double x0, double x1, const QString& label = {});
     QPair<double, double> xBand() const;  // NaN, NaN while hidden
     void setLegendVisible(bool visible);  // the series' names under the plot
+    bool legendVisible() const;
+    // The shown lines (not markers) as a key: each name once, with its most opaque pen (a run's line
+    // over its faint raw envelope). A figure of the chart draws it where the legend is hidden.
+    QList<LineKey::Entry> visibleLines() const;
     // The empty state: one centred line ("press Run") and no axes, which without data would be
     // invented ones; an empty text shows the chart again. Bars set later stay hidden until then.
     void setPlaceholder(const QString& text);
@@ -119,7 +128,7 @@ public:
 
 signals:
     void hovered(double x, const QPoint& globalPos);  // data x under the mouse; NaN on leaving
-    void xRangeRequested(double x0, double x1);        // the user zoomed (wheel) or panned (drag)
+    void xRangeRequested(double x0, double x1);        // the user zoomed (Ctrl+wheel, pinch) or panned (drag)
     void resetRequested();                             // double click
     void plotResized();
 

@@ -1,6 +1,6 @@
 // savePng: QSaveFile (a temporary beside the target, renamed on commit), never a direct write.
 // pictureOf: the page's widgets sorted into picture, legend and control, the first two rendered in
-// place onto a white sheet.
+// place onto a white sheet; a scroll area's content is laid out on the sheet whole (unrolled).
 #include "ui/kit/png_export.hpp"
 
 #include <QAbstractButton>
@@ -14,6 +14,7 @@
 #include <QLineEdit>
 #include <QPainter>
 #include <QSaveFile>
+#include <QScrollArea>
 #include <QTabBar>
 #include <QWidget>
 
@@ -75,36 +76,63 @@ bool labelsAControl(const QLabel* label) {
 
 struct Part {
     const QWidget* widget;
-    QRect shown;  // in the widget's coordinates: the part its ancestors (a scroll area) let show
-    QPoint at;    // its top left in the page's coordinates
+    QRect shown;  // in the widget's coordinates: the part its ancestors let show
+    QPoint at;    // its top left on the sheet (the page's coordinates, scroll areas unrolled)
     bool legend;
 };
 
-// Sorts the children of `parent` into parts, depth first, in painting order.
-void collect(const QWidget* page, const QWidget* parent, std::vector<Part>& parts) {
+// A scroll area whose content is drawn whole: it grows by `by` pixels at `bottom`, and the parts
+// below it, outside it, move down as much. Its own parts are [first, last).
+struct Unrolled {
+    int bottom;
+    int by;
+    std::size_t first, last;
+};
+
+void collect(const QWidget* page, const QWidget* parent, QPoint origin, QRect clip, std::vector<Part>& parts,
+             std::vector<Unrolled>& unrolled);
+
+// Sorts `w` (its top left at `at` on the sheet, `clip` what its ancestors show, sheet coordinates)
+// into a part, or into its children's parts.
+void visit(const QWidget* page, const QWidget* w, QPoint at, QRect clip, std::vector<Part>& parts,
+           std::vector<Unrolled>& unrolled) {
+    const QRect seen = QRect(at, w->size()) & clip;
+    if (seen.isEmpty()) return;
+    const Part part{w, seen.translated(-at), at, false};
+    const PicturePart mark = markOf(w);
+    const auto* scroll = qobject_cast<const QScrollArea*>(w);
+    if (mark == PicturePart::picture || (mark == PicturePart::automatic && qobject_cast<const QGraphicsView*>(w))) {
+        parts.push_back(part);
+    } else if (scroll && scroll->widget() && scroll->widget()->isVisibleTo(page) && mark == PicturePart::automatic) {
+        // The content whole, from its top, whatever is scrolled into view (issue 47 item 7: the
+        // hysteresis lesson's second chart was cut in half); the sheet grows by what did not show.
+        const QWidget* content = scroll->widget();
+        const QWidget* port = scroll->viewport();
+        const QPoint top = at + port->pos();
+        const std::size_t first = parts.size();
+        visit(page, content, top, QRect(top, content->size()), parts, unrolled);
+        const int by = std::max(0, content->height() - port->height());
+        if (by > 0) unrolled.push_back({at.y() + scroll->height(), by, first, parts.size()});
+    } else if (isLegendEntry(w)) {
+        if (qobject_cast<const QAbstractButton*>(w)->isChecked()) parts.push_back({w, part.shown, at, true});
+    } else if (isControl(w)) {
+        return;
+    } else if (const auto* label = qobject_cast<const QLabel*>(w)) {
+        if (!labelsAControl(label)) parts.push_back(part);
+    } else if (w->findChildren<QWidget*>(Qt::FindDirectChildrenOnly).isEmpty()) {
+        parts.push_back(part);  // a widget that paints itself: a canvas, a heatmap, a colour bar
+    } else {
+        collect(page, w, at, seen, parts, unrolled);
+    }
+}
+
+// The children of `parent` (its top left at `origin` on the sheet), depth first, in painting order.
+void collect(const QWidget* page, const QWidget* parent, QPoint origin, QRect clip, std::vector<Part>& parts,
+             std::vector<Unrolled>& unrolled) {
     for (const QObject* o : parent->children()) {
         const auto* w = qobject_cast<const QWidget*>(o);
         if (!w || w->isWindow() || !w->isVisibleTo(page)) continue;
-        // What of w its ancestors up to the page show.
-        QRect shown = w->rect();
-        for (const QWidget* a = w->parentWidget(); a; a = a == page ? nullptr : a->parentWidget())
-            shown &= QRect(w->mapFrom(a, QPoint(0, 0)), a->size());
-        if (shown.isEmpty()) continue;
-        const Part part{w, shown, w->mapTo(page, QPoint(0, 0)), false};
-        const PicturePart mark = markOf(w);
-        if (mark == PicturePart::picture || (mark == PicturePart::automatic && qobject_cast<const QGraphicsView*>(w))) {
-            parts.push_back(part);
-        } else if (isLegendEntry(w)) {
-            if (qobject_cast<const QAbstractButton*>(w)->isChecked()) parts.push_back({w, shown, part.at, true});
-        } else if (isControl(w)) {
-            continue;
-        } else if (const auto* label = qobject_cast<const QLabel*>(w)) {
-            if (!labelsAControl(label)) parts.push_back(part);
-        } else if (w->findChildren<QWidget*>(Qt::FindDirectChildrenOnly).isEmpty()) {
-            parts.push_back(part);  // a widget that paints itself: a canvas, a heatmap, a colour bar
-        } else {
-            collect(page, w, parts);
-        }
+        visit(page, w, origin + w->pos(), clip, parts, unrolled);
     }
 }
 
@@ -124,8 +152,19 @@ void setPicturePart(QWidget* w, PicturePart part) { w->setProperty(k_partPropert
 
 QPixmap pictureOf(const QWidget* page) {
     std::vector<Part> parts;
-    collect(page, page, parts);
+    std::vector<Unrolled> unrolled;
+    collect(page, page, QPoint(0, 0), page->rect(), parts, unrolled);
     if (parts.empty()) return const_cast<QWidget*>(page)->grab();
+    // What lies below an unrolled scroll area moves down by what it grew, top to bottom.
+    std::sort(unrolled.begin(), unrolled.end(), [](const Unrolled& a, const Unrolled& b) { return a.bottom < b.bottom; });
+    for (std::size_t u = 0; u < unrolled.size(); ++u) {
+        const Unrolled& grown = unrolled[u];
+        for (std::size_t i = 0; i < parts.size(); ++i)
+            if ((i < grown.first || i >= grown.last) && parts[i].at.y() + parts[i].shown.top() >= grown.bottom)
+                parts[i].at.ry() += grown.by;
+        for (std::size_t v = u + 1; v < unrolled.size(); ++v)
+            if (unrolled[v].bottom >= grown.bottom) unrolled[v].bottom += grown.by;
+    }
     // Where a row of controls was, nothing is drawn: each empty band across the page closes up to
     // k_gap pixels, the parts below it moving up.
     constexpr int k_gap = 6;
@@ -144,7 +183,6 @@ QPixmap pictureOf(const QWidget* page) {
     for (Part& p : parts) p.at.ry() -= lift(p.at.y() + p.shown.top());
     QRect bounds;
     for (const Part& p : parts) bounds |= p.shown.translated(p.at);
-    bounds &= QRect(0, 0, page->width(), page->height());
     if (bounds.isEmpty()) return const_cast<QWidget*>(page)->grab();
     const qreal dpr = page->devicePixelRatioF();
     QPixmap out(bounds.size() * dpr);

@@ -23,7 +23,9 @@ enum class PicturePart { automatic, picture, control };
 void setPicturePart(QWidget* w, PicturePart part);
 
 // `page` as shown, less its controls, cropped to what is left: a white background where a control
-// was, each picture part at its place. The whole page when nothing of it is a picture.
+// was, each picture part at its place. A scroll area in it is drawn whole, its content from the top
+// whatever is scrolled into view, the page growing by what the area did not show (every chart of a
+// list of charts, not the visible part). The whole page when nothing of it is a picture.
 QPixmap pictureOf(const QWidget* page);
 bool saveViewPng(const QWidget* page, const QString& path);  // savePng(pictureOf(page), path)
 
