@@ -91,7 +91,7 @@ private slots:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         mpx::SessionConfig c = mpx::load_config(preset.toStdString());
-        c.steps = preset == QLatin1String("lost-updates") ? 120 : 24;
+        c.steps = preset == QLatin1String("lost-updates") ? 120 : preset == QLatin1String("fp8") ? 100 : 24;  // fp8: five share ticks
         QSignalSpy started(w.store(), &mpx::gui::RecordStore::sessionStarted);
         w.applyConfig(c, preset);
         QVERIFY(started.wait(10'000));

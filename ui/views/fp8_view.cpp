@@ -30,7 +30,7 @@ namespace {
 
 // The charts' least heights in lines of text: about eight for title, ticks, x title and legend, the
 // rest the plot's (Qt Charts cuts every tick label to "…" below about five lines of plot).
-constexpr double k_scaleLines = 14, k_shareLines = 13;
+constexpr double k_scaleLines = 14, k_shareLines = 16;
 
 QString tensorWords(mpx::Fp8Tensor t) {
     switch (t) {
