@@ -95,6 +95,63 @@ private slots:
         QCOMPARE(back.data, c.data);
     }
 
+    // The app's pace (engine/config/pace.hpp): each text reads to its rate and events switch, and
+    // writes back as a preset keeps it (a plain rate as its number); a bad one names "pace".
+    void pace_reads_and_round_trips_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<double>("rate");
+        QTest::addColumn<bool>("events");
+        QTest::addColumn<QString>("json");  // what to_json writes ("" : no key, the default)
+        QTest::newRow("fast") << "fast" << 0.0 << false << "";
+        QTest::newRow("five") << "5" << 5.0 << false << "5";
+        QTest::newRow("half") << "0.5" << 0.5 << false << "0.5";
+        QTest::newRow("twenty_events") << "20,events" << 20.0 << true << "\"20,events\"";
+        QTest::newRow("spaced_case") << " 20 , Events " << 20.0 << true << "\"20,events\"";
+        QTest::newRow("fast_events") << "fast,events" << 0.0 << true << "\"fast,events\"";
+    }
+    void pace_reads_and_round_trips() {
+        QFETCH(QString, text);
+        QFETCH(double, rate);
+        QFETCH(bool, events);
+        QFETCH(QString, json);
+        const Pace p = parse_pace(text.toStdString());
+        QCOMPARE(p.steps_per_second, rate);
+        QCOMPARE(p.events, events);
+        QCOMPARE(parse_pace(to_string(p)), p);
+        SessionConfig c = load_config("default");
+        c.pace = p;
+        const nlohmann::json j = to_json(c);
+        QCOMPARE(QString::fromStdString(j.contains("pace") ? j.at("pace").dump() : ""), json);
+        QCOMPARE(session_config_from_json(nlohmann::json::parse(j.dump())).pace, p);  // a saved session reads back
+        SessionConfig set = load_config("default");
+        apply_override(set, "pace=" + text.toStdString());  // --set reaches it, though the preset has no key
+        QCOMPARE(set.pace, p);
+    }
+
+    void bad_pace_is_refused_naming_it_data() {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QString>("says");
+        QTest::newRow("zero") << "0" << "would never step";
+        QTest::newRow("negative") << "-2" << "would never step";
+        QTest::newRow("too_fast") << "5000" << "outside 0.1 to 1000";
+        QTest::newRow("too_slow") << "0.01" << "outside 0.1 to 1000";
+        QTest::newRow("word") << "\"slow\"" << "is not a pace";
+        QTest::newRow("other_switch") << "\"5,pauses\"" << "is not a pace";
+        QTest::newRow("empty") << "\"\"" << "is not a pace";
+        QTest::newRow("object") << "{\"rate\": 5}" << "must be steps per second";
+    }
+    void bad_pace_is_refused_naming_it() {
+        QFETCH(QString, json);
+        QFETCH(QString, says);
+        nlohmann::json j = to_json(load_config("default"));
+        j["pace"] = nlohmann::json::parse(json.toStdString());
+        const QString e = config_error([&] { session_config_from_json(j); });
+        QVERIFY2(e.startsWith(QStringLiteral("pace|pace: ")) && e.contains(says), qPrintable(e));
+        SessionConfig c = load_config("default");
+        QCOMPARE(error_field([&] { apply_override(c, "pace=" + json.toStdString()); }), QStringLiteral("pace"));
+        QCOMPARE(c.pace, load_config("default").pace);  // unchanged
+    }
+
     // The GPT's switches reach the JSON by --set and come back.
     void gpt_switches_round_trip() {
         SessionConfig c;

@@ -19,7 +19,16 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
                                     QStringLiteral("NAME|FILE"));
     const QCommandLineOption set(QStringLiteral("set"), QStringLiteral("Override any field, e.g. scaler.growth_interval=50 (repeatable)."),
                                  QStringLiteral("key=value"));
-    const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start training at once."));
+    const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start training at once (at the pace)."));
+    const QCommandLineOption pace(QStringLiteral("pace"),
+                                  QStringLiteral("How fast Run steps: fast (as fast as the engine goes), N steps per "
+                                                 "second (e.g. 5 or 0.5), and either with ,events to slow to %1 steps/s "
+                                                 "for %2 steps around a skipped step, a scale change or an overflow "
+                                                 "(e.g. 20,events). Overrides the configuration's \"pace\"; Step "
+                                                 "and --after-steps are never paced.")
+                                      .arg(mpx::k_event_steps_per_second)
+                                      .arg(mpx::k_event_steps),
+                                  QStringLiteral("fast|N[,events]"));
     const QCommandLineOption after(QStringLiteral("after-steps"), QStringLiteral("With --screenshot: train N steps first."),
                                    QStringLiteral("N"));
     const QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window and quit."),
@@ -40,7 +49,7 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
     const QCommandLineOption trace(QStringLiteral("trace"),
                                    QStringLiteral("Open a recorded trace (mpx-cli trace) and replay a scaler rule over it."),
                                    QStringLiteral("FILE"));
-    p.addOptions({help, config, set, start, after, shot, explorer, classroom, view, trace});
+    p.addOptions({help, config, set, start, pace, after, shot, explorer, classroom, view, trace});
     CommandLineResult r;
     // Parsed before QApplication exists, Qt names the program "<executable_name>": it is mpx.
     r.help = p.helpText().replace(QStringLiteral("<executable_name>"), QStringLiteral("mpx"));
@@ -53,6 +62,14 @@ CommandLineResult parseCommandLine(const QStringList& arguments) {
     cl.config = p.value(config);
     cl.sets = p.values(set);
     cl.start = p.isSet(start);
+    if (p.isSet(pace)) {
+        try {
+            cl.pace = mpx::parse_pace(p.value(pace).toStdString(), "--pace");
+        } catch (const std::exception& e) {
+            r.error = QString::fromStdString(e.what());
+            return r;
+        }
+    }
     cl.screenshot = p.value(shot);
     cl.explorer = p.value(explorer);
     cl.trace = p.value(trace);
@@ -128,11 +145,12 @@ ResolvedConfig resolveConfig(const CommandLine& cl, const std::optional<mpx::Ses
         out.error = base.error;
         return out;
     }
-    const ConfigResult withSets = applyOverrides(*base.config, cl.sets);
+    ConfigResult withSets = applyOverrides(*base.config, cl.sets);
     if (!withSets.config) {
         out.error = withSets.error;
         return out;
     }
+    if (cl.pace) withSets.config->pace = *cl.pace;
     if (const QString problem = checkConfig(*withSets.config); !problem.isEmpty()) {
         out.error = problem;
         return out;

@@ -1,5 +1,5 @@
 // The desktop app's command line: mpx [--config NAME|FILE] [--set key=value]... [--start]
-// [--classroom] [--explorer VALUE] [--view charts|boundaries|range|where|updates|fp8] [--after-steps N --screenshot FILE.png]. Rule: a bad configuration is reported here, before any
+// [--pace fast|N[,events]] [--classroom] [--explorer VALUE] [--view charts|boundaries|range|where|updates|fp8] [--after-steps N --screenshot FILE.png]. Rule: a bad configuration is reported here, before any
 // window opens, so scripts get a message and a non-zero exit code.
 #pragma once
 
@@ -13,6 +13,7 @@ namespace mpx::gui {
 struct CommandLine {
     QString config;      // empty: the last session's configuration, else "default"
     QStringList sets;
+    std::optional<mpx::Pace> pace;  // --pace: over the configuration's (engine/config/pace.hpp)
     bool start = false;
     qint64 afterSteps = -1;  // -1: not given
     QString screenshot;     // with --explorer: a picture of the explorer window

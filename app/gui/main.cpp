@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
         screenshotWhenReady(w, steps, cl.screenshot);
         if (steps > 0) w.run(steps);  // stops at exactly `steps` so the picture is reproducible
     } else if (cl.start) {
-        w.run();
+        w.run(-1, mpx::Timing::paced);  // at the configuration's pace (--pace)
     }
     return QApplication::exec();
 }

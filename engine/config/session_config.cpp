@@ -135,6 +135,7 @@ void validate(const SessionConfig& c) {
     if (!(c.adaptive_threshold > 0.0 && c.adaptive_threshold <= 1.0))
         throw ConfigError("adaptive_threshold", "must be in (0, 1]");
     if (c.memory_budget < 1) throw ConfigError("memory_budget", "must be a positive byte count");
+    validate(c.pace);
     validate(c.model);
     validate(c.data);
     validate(c.train);
@@ -318,6 +319,7 @@ void apply_overrides(SessionConfig& c, const std::vector<std::string>& assignmen
     if (!known.contains("live_changes")) known["live_changes"] = nlohmann::json::array();
     if (!known.contains("fp8")) known["fp8"] = fp8_to_json(c.fp8);  // to_json leaves it out without FP8 runs
     if (!known.contains("fp4")) known["fp4"] = fp4_to_json(c.fp4);  // and this one without FP4 runs
+    if (!known.contains("pace")) known["pace"] = session_json::pace_to_json(c.pace);  // and this one at fast
     if (!known.contains("accumulate")) known["accumulate"] = c.accumulate;  // and this one at its defaults
     if (!known.contains("mismatch")) known["mismatch"] = to_json(c.mismatch);  // and this one while it is off
     // and the GPT's norm section on an MLP, so --set model.kind=gpt --set norm.stats=storage works

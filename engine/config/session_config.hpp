@@ -16,6 +16,7 @@
 #include "engine/config/live_change.hpp"
 #include "engine/config/model_config.hpp"
 #include "engine/config/mismatch_config.hpp"
+#include "engine/config/pace.hpp"
 #include "engine/config/sample_config.hpp"
 #include "engine/config/train_config.hpp"
 #include "engine/precision/fp8_scaling.hpp"
@@ -38,9 +39,13 @@ struct InstrumentsConfig {
 struct SessionConfig {
     std::string name = "default";
     std::string description;
-    // A teaching preset's guided text (ui/panels/lesson_panel.*): {chart:KEY} names a chart, {explorer:VALUE}
-    // opens the format explorer. Empty for other configurations.
+    // A teaching preset's guided text (ui/panels/lesson_panel.*): {chart:KEY} names a chart, {view:NAME}
+    // a central view, {steps:A-B} a step range, {explorer:VALUE} opens the format explorer. Empty for
+    // other configurations.
     std::string lesson;
+    // How fast the app's Run plays it (engine/config/pace.hpp); the JSON key "pace" holds steps per
+    // second (5), or text ("fast", "20,events"). Absent: fast.
+    Pace pace;
     // Present: the app opens in its classroom view, keeping these controls visible (ui/panels/classroom.*).
     std::optional<std::vector<std::string>> classroom;
     // The lesson's checked claims (engine/config/claims.hpp): each quotes the lesson's words it checks.

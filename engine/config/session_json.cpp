@@ -3,6 +3,7 @@
 #include "engine/config/session_json.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -26,6 +27,17 @@ nlohmann::json fp8_to_json(const Fp8Config& f) {
             {"margin", f.margin},
             {"e4m3_overflow", std::string(enum_name(f.e4m3_overflow))}};
 }
+nlohmann::json pace_to_json(const Pace& p) {
+    if (p.events || p.steps_per_second == 0.0) return to_string(p);  // "fast,events", "20,events"
+    const double r = p.steps_per_second;  // a plain rate as the number a teacher writes: 5, 0.5
+    if (r == std::floor(r)) return static_cast<long long>(r);
+    return r;
+}
+Pace pace_from_json(const nlohmann::json& v) {
+    if (v.is_string()) return parse_pace(v.get<std::string>());
+    if (v.is_number()) return parse_pace(format_number(v.get<double>()));
+    throw ConfigError("pace", "must be steps per second (e.g. 5) or text such as \"fast\" or \"20,events\"");
+}
 nlohmann::json fp4_to_json(const Fp4Config& f) {
     return {{"rht", f.rht},
             {"sr", f.sr},
@@ -40,6 +52,8 @@ nlohmann::json fp4_to_json(const Fp4Config& f) {
 
 using session_json::fp4_to_json;
 using session_json::fp8_to_json;
+using session_json::pace_from_json;
+using session_json::pace_to_json;
 
 nlohmann::json to_json(const SessionConfig& c) {
     nlohmann::json j;
@@ -47,6 +61,7 @@ nlohmann::json to_json(const SessionConfig& c) {
     j["description"] = c.description;
     if (!c.lesson.empty()) j["lesson"] = c.lesson;
     if (c.classroom) j["classroom"] = *c.classroom;
+    if (c.pace != Pace{}) j["pace"] = pace_to_json(c.pace);
     if (!c.claims.empty()) {
         nlohmann::json claims = nlohmann::json::array();
         for (const Claim& claim : c.claims) claims.push_back(to_json(claim));
@@ -139,6 +154,7 @@ SessionConfig session_config_from_json(const nlohmann::json& j) {
     r.get("name", c.name);
     r.get("description", c.description);
     r.get("lesson", c.lesson);
+    if (r.has("pace")) c.pace = pace_from_json(r.at("pace"));
     if (r.has("runs")) c.runs = string_list(r, "runs");
     r.get("steps", c.steps);
     r.get("seed", c.seed);

@@ -27,6 +27,23 @@ private slots:
         QCOMPARE(cfg.config->scaler.growth_interval, 20);
     }
 
+    // --pace overrides the configuration's "pace"; the help names its forms.
+    void pace_overrides_the_configurations() {
+        const auto r = parseCommandLine({"mpx", "--config", "default", "--pace", "20,events"});
+        QVERIFY2(r.options.has_value(), qPrintable(r.error));
+        QVERIFY(r.options->pace.has_value());
+        const auto cfg = resolveConfig(*r.options, std::nullopt);
+        QVERIFY2(cfg.config.has_value(), qPrintable(cfg.error));
+        QCOMPARE(cfg.config->pace, (mpx::Pace{20.0, true}));
+        const auto plain = resolveConfig(*parseCommandLine({"mpx", "--pace", "5"}).options, std::nullopt);
+        QCOMPARE(plain.config->pace, (mpx::Pace{5.0, false}));
+        const auto none = resolveConfig(*parseCommandLine({"mpx"}).options, std::nullopt);
+        QCOMPARE(none.config->pace, mpx::load_config("default").pace);  // the preset's own
+        QVERIFY(r.help.contains(QStringLiteral("--pace <fast|N[,events]>")));
+        QVERIFY(r.help.contains(QStringLiteral("20,events")));
+        QVERIFY(!r.help.contains(QStringLiteral("<executable_name>")));
+    }
+
     void view_names_the_central_tab() {
         for (const char* name : {"charts", "boundaries", "range", "where", "updates", "fp8", "fp4", "samples", "attention", "mismatch"}) {
             const QString v = QString::fromLatin1(name);
@@ -52,6 +69,9 @@ private slots:
         QTest::newRow("unknown option") << QStringList{"mpx", "--frobnicate"} << "frobnicate";
         QTest::newRow("after-steps not a number") << QStringList{"mpx", "--after-steps", "ten", "--screenshot", "a.png"} << "ten";
         QTest::newRow("after-steps without screenshot") << QStringList{"mpx", "--after-steps", "10"} << "--screenshot";
+        QTest::newRow("pace zero") << QStringList{"mpx", "--pace", "0"} << "--pace: '0' steps per second would never step";
+        QTest::newRow("pace word") << QStringList{"mpx", "--pace", "slow"} << "--pace: 'slow' is not a pace; write fast, a number";
+        QTest::newRow("pace too fast") << QStringList{"mpx", "--pace", "2000"} << "outside 0.1 to 1000";
         QTest::newRow("stray argument") << QStringList{"mpx", "default"} << "default";
         QTest::newRow("unknown view") << QStringList{"mpx", "--view", "boundary"} << "--view takes charts, boundaries, range, where, updates, fp8, fp4, samples, attention, mismatch, got 'boundary'";
     }

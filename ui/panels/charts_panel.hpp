@@ -32,6 +32,10 @@ public:
     void focusStep(qint64 step);  // centre every chart on this step and mark it
     void resetZoom();             // back to following the whole run
     void zoomTo(double x0, double x1);  // show steps [x0, x1] on every chart
+    // A lesson's link (charts_panel_focus.cpp): scrolls the chart list until the chart is whole in
+    // view (its top, where it is taller than the view); whether it now is.
+    bool showChart(ChartId c);
+    bool chartInView(ChartId c) const;  // the chart lies whole inside the scroll area's viewport
     void setLossLogScale(bool on);
     bool lossLogScale() const;
     void setSmoothing(double s);  // [0, 0.99]

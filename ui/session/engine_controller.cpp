@@ -36,6 +36,7 @@ EngineController::EngineController(QObject* parent) : QObject(parent) {
         setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 5);
 #endif
     }, Qt::DirectConnection);
+    connect(&m_thread, &QThread::finished, m_worker, [w = m_worker] { w->threadEnding(); }, Qt::DirectConnection);
     m_thread.start(QThread::LowPriority);
 }
 
@@ -65,10 +66,15 @@ void EngineController::configure(const mpx::SessionConfig& cfg) {
     m_worker->interruptSamples();  // the old session's samples would only delay the new one
     const unsigned request = m_worker->requestConfigure();
     m_worker->requestEpoch();
+    m_pace = cfg.pace;
     post([w = m_worker, cfg, request] { w->configure(cfg, request); });
 }
-void EngineController::start(qint64 stopAtStep) {
-    post([w = m_worker, stopAtStep, e = m_worker->epoch()] { w->start(stopAtStep, e); });
+void EngineController::start(qint64 stopAtStep, mpx::Timing timing) {
+    post([w = m_worker, stopAtStep, timing, e = m_worker->epoch()] { w->start(stopAtStep, e, timing); });
+}
+void EngineController::setPace(const mpx::Pace& p) {
+    m_pace = p;
+    post([w = m_worker, p] { w->setPace(p); });
 }
 void EngineController::pause() {
     post([w = m_worker] { w->pause(); });

@@ -6,6 +6,7 @@
 #include <QObject>
 #include <QThread>
 
+#include "engine/run/step_pacer.hpp"
 #include "ui/session/record_buffer.hpp"
 #include "ui/session/session_info.hpp"
 
@@ -23,8 +24,11 @@ public:
     EngineState state() const { return m_state; }
     qint64 step() const { return m_step; }  // steps done, as last reported by the worker
 
-    void configure(const mpx::SessionConfig& cfg);  // a new session (replaces the current one)
-    void start(qint64 stopAtStep = -1);
+    void configure(const mpx::SessionConfig& cfg);  // a new session (replaces the current one); its pace too
+    // Timing::paced keeps pace() (the Run button); fastest ignores it (a run to a step for a
+    // picture or a test). Either way every later call is served at once: a paced Run waits on a
+    // timer in the worker's event loop, never in a sleep.
+    void start(qint64 stopAtStep = -1, mpx::Timing timing = mpx::Timing::fastest);
     void pause();
     void stepOnce();
     void reset();
@@ -33,6 +37,9 @@ public:
     // comes back as runFailed with the field named, and the session carries on.
     void setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s);
     void setTrain(const mpx::TrainConfig& t);
+    // How fast a paced Run steps (engine/config/pace.hpp), from its next step on.
+    void setPace(const mpx::Pace& p);
+    const mpx::Pace& pace() const { return m_pace; }  // the last configured or set
     void exportCsv(const QString& path);
     void sampleNow();  // a GPT session's runs write a sample now; it arrives through buffer()
     // Whether the window shows the decision boundaries: the worker computes grids only while it
@@ -66,6 +73,7 @@ private:
     EngineState m_state = EngineState::empty;
     qint64 m_step = 0;
     unsigned m_threads = 1;
+    mpx::Pace m_pace;
 };
 
 }  // namespace mpx::gui

@@ -6,6 +6,8 @@
 #endif
 
 #include <QMetaObject>
+#include <QTimer>
+#include <algorithm>
 #include <chrono>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -27,7 +29,12 @@ double secondsNow() {
 
 }  // namespace
 
-EngineWorker::EngineWorker(RecordBuffer* buffer) : m_buffer(buffer) {}
+EngineWorker::EngineWorker(RecordBuffer* buffer) : m_buffer(buffer) {
+    m_paceTimer = new QTimer(this);
+    m_paceTimer->setSingleShot(true);
+    m_paceTimer->setTimerType(Qt::PreciseTimer);
+    connect(m_paceTimer, &QTimer::timeout, this, &EngineWorker::runSlice);
+}
 EngineWorker::~EngineWorker() = default;
 
 bool EngineWorker::guard(const QString& what, const std::function<void()>& f, OnError onError) {
@@ -157,6 +164,8 @@ void EngineWorker::releaseFreedMemory() {
 void EngineWorker::configure(const mpx::SessionConfig& cfg, unsigned request) {
     if (request != m_configureRequests.load(std::memory_order_relaxed)) return;  // a newer one is queued
     m_running = false;
+    cancelPacedWait();
+    m_stepPacer.set_pace(cfg.pace);
     m_interrupt = false;
     guard(QStringLiteral("Cannot start this configuration: "), [&] {
         QString device, note;
@@ -177,6 +186,7 @@ void EngineWorker::reset(unsigned epoch) {
     m_interrupt = false;
     if (!m_session) return;
     m_running = false;
+    cancelPacedWait();
     guard(QStringLiteral("Reset failed: "), [&] {
         m_session->reset();
         releaseFreedMemory();
@@ -187,13 +197,16 @@ void EngineWorker::reset(unsigned epoch) {
     boundariesIfStale();
 }
 
-void EngineWorker::start(long long stopAtStep, unsigned epoch) {
+void EngineWorker::start(long long stopAtStep, unsigned epoch, mpx::Timing timing) {
     if (superseded(epoch)) return;
     if (!m_session || m_session->finished()) {
         emitState();
         return;
     }
     m_stopAt = stopAtStep;
+    m_paced = timing == mpx::Timing::paced;
+    if (!m_running) m_stepPacer.restart();  // a new Run: its first step at once
+    cancelPacedWait();                      // and not after an earlier Run's wait
     m_running = true;
     emitState();
     if (!m_slicePosted) {
@@ -205,6 +218,7 @@ void EngineWorker::start(long long stopAtStep, unsigned epoch) {
 void EngineWorker::pause() {
     if (!m_running) return;
     m_running = false;
+    cancelPacedWait();
     takeAttention(true);  // the maps of the step training paused at
     emitState();
 }
@@ -212,6 +226,7 @@ void EngineWorker::pause() {
 void EngineWorker::stepOnce(unsigned epoch) {
     if (superseded(epoch) || !m_session || m_session->finished()) return;
     m_running = false;
+    cancelPacedWait();
     guard(QStringLiteral("Training stopped: "), [&] {
         std::vector<mpx::StepRecord> out;
         stepInto(out);
@@ -297,17 +312,37 @@ void EngineWorker::flush(std::vector<mpx::StepRecord>& out) {
     if (!out.empty()) m_buffer->append(out);
 }
 
+void EngineWorker::cancelPacedWait() {
+    if (!m_paceTimer->isActive()) return;
+    m_paceTimer->stop();
+    m_slicePosted = false;
+}
+
+void EngineWorker::setPace(const mpx::Pace& p) {
+    m_stepPacer.set_pace(p);
+    if (!m_paceTimer->isActive()) return;
+    cancelPacedWait();  // the wait the old pace set: the new one decides at once
+    m_slicePosted = true;
+    QMetaObject::invokeMethod(this, &EngineWorker::runSlice, Qt::QueuedConnection);
+}
+
 void EngineWorker::runSlice() {
     m_slicePosted = false;
     if (!m_running || !m_session) return;
     const auto deadline = std::chrono::steady_clock::now() + k_slice;
+    const bool paced = m_paced && m_stepPacer.pace().throttles();
+    double wait = 0.0;  // > 0: the next step is due in this many seconds
     const bool ok = guard(QStringLiteral("Training stopped: "), [&] {
         do {
             if (m_session->finished() || (m_stopAt >= 0 && m_session->steps_done() >= m_stopAt)) {
                 m_running = false;
                 break;
             }
+            if (paced && (wait = m_stepPacer.wait(secondsNow())) > 0.0) break;
+            const double began = secondsNow();
+            const std::size_t first = m_pending.size();
             stepInto(m_pending);
+            if (paced) m_stepPacer.stepped(began, {m_pending.begin() + static_cast<std::ptrdiff_t>(first), m_pending.end()});
             boundariesIfDue();
         } while (std::chrono::steady_clock::now() < deadline);
     });
@@ -317,7 +352,9 @@ void EngineWorker::runSlice() {
     if (m_running && !m_session->finished() &&
         !(m_stopAt >= 0 && m_session->steps_done() >= m_stopAt)) {
         m_slicePosted = true;
-        QMetaObject::invokeMethod(this, &EngineWorker::runSlice, Qt::QueuedConnection);
+        // Paced: the event loop idles until the step is due, serving every command meanwhile.
+        if (wait > 0.0) m_paceTimer->start(std::max(1, static_cast<int>(wait * 1000.0 + 0.5)));
+        else QMetaObject::invokeMethod(this, &EngineWorker::runSlice, Qt::QueuedConnection);
     } else {
         m_running = false;
         emitState();

@@ -14,8 +14,11 @@
 
 #include "engine/run/boundary.hpp"
 #include "engine/run/session.hpp"
+#include "engine/run/step_pacer.hpp"
 #include "ui/session/record_buffer.hpp"
 #include "ui/session/record_spool.hpp"
+
+class QTimer;
 
 namespace mpx::gui {
 
@@ -33,7 +36,8 @@ public:
     // a newer configure or reset was (its work would be undone). Each carries the request number
     // or epoch EngineController read when it queued it.
     void configure(const mpx::SessionConfig& cfg, unsigned request);  // a new session at step 0; the old one stays if this fails
-    void start(long long stopAtStep, unsigned epoch);  // run until paused, finished or stopAtStep (-1: none)
+    // Run until paused, finished or stopAtStep (-1: none); Timing::paced keeps the pace (setPace).
+    void start(long long stopAtStep, unsigned epoch, mpx::Timing timing = mpx::Timing::fastest);
     void pause();
     void stepOnce(unsigned epoch);
     void reset(unsigned epoch);                     // same configuration, step 0
@@ -45,6 +49,9 @@ public:
     void setScaler(const mpx::ScalerConfig& s);                           // the session scaler
     void setRunScaler(const QStringList& runs, const mpx::ScalerConfig& s);  // these runs' scalers
     void setTrain(const mpx::TrainConfig& t);
+    // How fast a paced Run steps, from the next step on; configure takes the session's (cfg.pace).
+    // A paced Run waits on a timer between slices, so every queued command still comes first.
+    void setPace(const mpx::Pace& p);
     // The CSV and its sidecar; a GPT session's samples beside them (engine/io/samples_csv.hpp).
     void exportCsv(const QString& path);
     // Every run of a GPT session writes a sample now, from its current weights (Session::sample_now).
@@ -61,6 +68,9 @@ public:
     // progress stop at their next character and are dropped (Session::set_interrupt), so the
     // queued call comes next instead of waiting for up to sample.length forward passes per run.
     void interruptSamples() { m_interrupt.store(true, std::memory_order_relaxed); }
+    // On the worker's thread as it ends (QThread::finished): a paced Run's waiting timer stops
+    // there, its own thread, so the worker can then be deleted from the window's.
+    void threadEnding() { cancelPacedWait(); }
 
 signals:
     void stateChanged(mpx::gui::EngineState state, qint64 step);
@@ -72,6 +82,7 @@ signals:
 private:
     static void releaseFreedMemory();  // freed session memory back to the system (glibc)
     void runSlice();
+    void cancelPacedWait();  // a timer armed for the next paced step is dropped
     void stepInto(std::vector<mpx::StepRecord>& out);  // one lockstep step; throws engine errors
     void flush(std::vector<mpx::StepRecord>& out);
     void publishSession(const QString& device, const QString& note);
@@ -114,6 +125,9 @@ private:
     bool m_boundariesFailed = false;  // an evaluation threw: no more tries in this session
     long long m_boundaryStep = -1;    // steps done when the last grid was computed
     mpx::BoundaryPacer m_pacer;
+    mpx::StepPacer m_stepPacer;
+    bool m_paced = false;            // this Run keeps the pace (Timing::paced)
+    QTimer* m_paceTimer = nullptr;   // single shot: the next paced slice (a child: moves with the worker)
 };
 
 }  // namespace mpx::gui

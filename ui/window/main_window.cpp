@@ -78,6 +78,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildLayout();
     buildActions();
     connectEngine();
+    connectLesson();
     m_status = new StatusLine(statusBar(), m_store, m_engine);
     // The whole available screen (issue 27: the charts need every pixel a laptop has); a saved
     // geometry of the user's wins (restoreSettings).
@@ -123,8 +124,6 @@ void MainWindow::buildLayout() {
     m_lessonDock->setMinimumWidth(300);
     addDockWidget(Qt::RightDockWidgetArea, m_lessonDock);
     m_lessonDock->hide();  // shown by a configuration that carries a lesson
-    connect(m_lesson, &LessonPanel::explorerRequested, this, [this](const QString& v) { showFormatExplorer(v); });
-    connect(m_lesson, &LessonPanel::labRequested, this, [this](const QString& f) { showAccumulatorLab(f); });
 
     auto* top = new QWidget;
     auto* v = new QVBoxLayout(top);
@@ -273,16 +272,13 @@ void MainWindow::applyConfig(const mpx::SessionConfig& cfg, const QString& origi
     m_setup->setConfig(cfg);
     m_live->setScaler(cfg.scaler);
     m_live->setTrain(cfg.train);
+    showPace(cfg.pace);
     // The shipped preset of that name, unless the configuration came from elsewhere.
     const int i = m_presets->findText(QString::fromStdString(cfg.name));
     m_presets->setCurrentIndex(i >= 0 && gui::presetNames().contains(origin) ? i : -1);
     m_store->followEngine();  // a trace shown gives way to this session
     m_engine->configure(cfg);
-    const Lesson lesson = parseLesson(QString::fromStdString(cfg.lesson));
-    m_lesson->setLesson(QString::fromStdString(cfg.name), lesson);
-    m_lessonDock->setVisible(!cfg.lesson.empty());
-    m_charts->setHighlighted(lesson.charts);
-    if (!lesson.explorerValue.isEmpty()) showFormatExplorer(lesson.explorerValue);
+    showLesson(cfg);
     if (cfg.classroom) {
         QStringList keep;
         for (const auto& k : *cfg.classroom) keep << QString::fromStdString(k);
@@ -330,14 +326,14 @@ void MainWindow::reproduceFrom(const QString& sidecarPath) {
                                    "those changes are not replayed: %2").arg(sidecarPath, changes.join(QStringLiteral("; "))));
 }
 
-void MainWindow::run(qint64 stopAtStep) {
+void MainWindow::run(qint64 stopAtStep, mpx::Timing timing) {
     if (m_engine->state() == gui::EngineState::finished) {
         m_messages->showMessage(MessageBar::Kind::warning, tr("All %1 steps are done. Reset (Ctrl+R) to run again, or raise the step count.")
                                                                .arg(m_store->steps()), tr("Reset"));
         return;
     }
     if (!m_store->session() && m_engine->state() == gui::EngineState::empty) reset();
-    m_engine->start(stopAtStep);
+    m_engine->start(stopAtStep, timing);
 }
 
 void MainWindow::pause() { m_engine->pause(); }

@@ -15,6 +15,7 @@ class QComboBox;
 class QDockWidget;
 class QSplitter;
 class QTabWidget;
+class QToolBar;
 
 namespace mpx::ui {
 
@@ -29,6 +30,7 @@ class SamplesView;
 class AttentionView;
 class Classroom;
 class LessonPanel;
+struct LessonView;
 class LivePanel;
 class MessageBar;
 class RangeView;
@@ -51,7 +53,10 @@ public:
     // The configuration the panels describe now (what Reset would build).
     mpx::SessionConfig currentConfig() const;
 
-    void run(qint64 stopAtStep = -1);
+    // Runs every run to the end, or to stopAtStep. Timing::paced keeps the toolbar's pace (the Run
+    // button, Space, mpx --start); fastest, the default, ignores it: a run to a step for a picture
+    // or a test is a seek, not a lecture.
+    void run(qint64 stopAtStep = -1, mpx::Timing timing = mpx::Timing::fastest);
     void pause();
     void stepOnce();
     void reset();
@@ -104,6 +109,13 @@ public:
     QDockWidget* lessonDock() const { return m_lessonDock; }
     Classroom* classroom() const { return m_classroom; }
     void setClassroom(bool on);
+    // How fast Run plays the session: the toolbar's pace, the configuration's "pace" (saved with it).
+    void setPace(const mpx::Pace& p);
+    mpx::Pace pace() const { return m_base.pace; }
+    QComboBox* paceBox() const { return m_paceBox; }
+    QAction* paceEventsAction() const { return m_paceEvents; }
+    // The views a lesson may name ({view:NAME}): each --view name with its tab's title.
+    QList<LessonView> lessonViews() const;
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -120,6 +132,10 @@ private:
     // page of the centre scrolls where it would need more (tests/ui/test_window_fit.cpp).
     void fitToScreen(QSize wanted);
     void addThreadsMenu(QMenu* runMenu);
+    void addPaceControls(QToolBar* bar);
+    void showPace(const mpx::Pace& p);  // the toolbar shows p (no signal)
+    void connectLesson();  // the lesson's links to the views (main_window_lesson.cpp)
+    void showLesson(const mpx::SessionConfig& cfg);
     void saveSettings() const;
     // The trace shown with `rule` replayed over it; the charts keep their zoom. False, with the
     // reason shown, for a rule that is not valid.
@@ -149,6 +165,8 @@ private:
     QSplitter* m_split = nullptr;
     QTabWidget* m_tabs = nullptr;
     QComboBox* m_presets = nullptr;
+    QComboBox* m_paceBox = nullptr;   // steps per second; item data the rate (0: fast)
+    QAction* m_paceEvents = nullptr;  // slow down around events
     FormatExplorer* m_explorer = nullptr;
     AccumulatorLab* m_lab = nullptr;
     LessonPanel* m_lesson = nullptr;

@@ -59,7 +59,7 @@ void MainWindow::buildActions() {
     m_resetAction->setToolTip(tr("Back to step 0 with the settings shown, same seed (Ctrl+R)"));
     connect(m_runAction, &QAction::triggered, this, [this] {
         if (m_engine->state() == gui::EngineState::running) pause();
-        else run();
+        else run(-1, mpx::Timing::paced);
     });
     connect(m_stepAction, &QAction::triggered, this, &MainWindow::stepOnce);
     connect(m_resetAction, &QAction::triggered, this, &MainWindow::reset);
@@ -149,6 +149,7 @@ void MainWindow::buildActions() {
     bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     bar->setMovable(false);
     bar->addActions({m_runAction, m_stepAction, m_resetAction});
+    addPaceControls(bar);
     bar->addSeparator();
     QAction* presetLabel = bar->addWidget(new QLabel(tr(" Preset ")));
     m_presets = new QComboBox;
@@ -211,6 +212,52 @@ void MainWindow::buildActions() {
             m_classroom->setKept(k);
         });
     }
+}
+
+void MainWindow::addPaceControls(QToolBar* bar) {
+    m_paceBox = new QComboBox;
+    m_paceBox->setObjectName(QStringLiteral("paceBox"));
+    m_paceBox->addItem(tr("Fastest"), 0.0);
+    for (double rate : {1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0})
+        m_paceBox->addItem(rate == 1.0 ? tr("1 step/s") : tr("%1 steps/s").arg(rate), rate);
+    m_paceBox->setToolTip(tr("How fast Run steps: slow enough to talk over, or as fast as the engine goes. Step (S) "
+                             "always takes one step. Kept with the configuration (its \"pace\"; mpx --pace)."));
+    m_paceEvents = new QAction(tr("Slow at events"), this);
+    m_paceEvents->setObjectName(QStringLiteral("paceEvents"));
+    m_paceEvents->setCheckable(true);
+    m_paceEvents->setToolTip(tr("Around a skipped step, a scale change or an overflow, Run slows to %1 steps/s for %2 "
+                                "steps, so the event unfolds at talking speed")
+                                 .arg(mpx::k_event_steps_per_second)
+                                 .arg(mpx::k_event_steps));
+    const auto edited = [this] {
+        mpx::Pace p;
+        p.steps_per_second = m_paceBox->currentData().toDouble();
+        p.events = m_paceEvents->isChecked();
+        m_base.pace = p;  // saved with the configuration, kept by Reset
+        m_engine->setPace(p);
+    };
+    connect(m_paceBox, &QComboBox::activated, this, edited);
+    connect(m_paceEvents, &QAction::triggered, this, edited);
+    bar->addWidget(m_paceBox);
+    bar->addAction(m_paceEvents);
+}
+
+void MainWindow::showPace(const mpx::Pace& p) {
+    int i = m_paceBox->findData(p.steps_per_second);
+    if (i < 0) {  // a preset's own rate (0.5, 3): an item of its own, in order
+        i = 1;
+        while (i < m_paceBox->count() && m_paceBox->itemData(i).toDouble() < p.steps_per_second) ++i;
+        m_paceBox->insertItem(i, tr("%1 steps/s").arg(p.steps_per_second), p.steps_per_second);
+    }
+    m_paceBox->setCurrentIndex(i);
+    m_paceEvents->setChecked(p.events);
+}
+
+void MainWindow::setPace(const mpx::Pace& p) {
+    mpx::validate(p);
+    showPace(p);
+    m_base.pace = p;
+    m_engine->setPace(p);
 }
 
 void MainWindow::addThreadsMenu(QMenu* runMenu) {
