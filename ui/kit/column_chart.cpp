@@ -1,6 +1,8 @@
 // ColumnChart: bars on a 0…max-share axis, painted directly (no Qt Charts: eight bars need none).
 #include "ui/kit/column_chart.hpp"
 
+#include "ui/kit/chart_image.hpp"
+
 #include <QApplication>
 #include <QPainter>
 
@@ -12,6 +14,7 @@ namespace mpx::ui {
 ColumnChart::ColumnChart(QWidget* parent) : QWidget(parent) {
     setMinimumHeight(150);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+    installChartImageMenu(this, QStringLiteral("e2m1-values"));  // Copy image, Save image… on a right click
 }
 
 void ColumnChart::setColumns(const QList<Column>& columns) {
