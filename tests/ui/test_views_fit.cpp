@@ -131,6 +131,10 @@ private slots:
                 const QFontMetrics fm(f);
                 const int slot = (bars->width() - 16) / static_cast<int>(cols.size());
                 for (const auto& col : cols)
+                    for (const QString& name : col.label.split(QLatin1Char('\n')))  // the names under the bars whole
+                        QVERIFY2(fm.horizontalAdvance(name) <= slot,
+                                 qPrintable(QStringLiteral("%1: \"%2\" in a %3 px slot").arg(what, name).arg(slot)));
+                for (const auto& col : cols)
                     QVERIFY2(fm.horizontalAdvance(col.value) <= slot,
                              qPrintable(QStringLiteral("%1: \"%2\" %3 px in a %4 px slot").arg(what, col.value)
                                             .arg(fm.horizontalAdvance(col.value)).arg(slot)));

@@ -161,8 +161,8 @@ Fp4View::Fp4View(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_
     right->addWidget(m_topsTitle);
     right->addWidget(m_topsCaption);
     right->addWidget(m_tops, 1);
-    bars->addLayout(left, 2);  // eight bars beside three: each bar's value whole above it
-    bars->addLayout(right, 1);
+    bars->addLayout(left, 3);  // the values short enough for eight bars (fp4words::barText), the
+    bars->addLayout(right, 2);  // three bars' two-line names whole
     v->addLayout(bars, 3);
     m_consistency = new QLabel;
     m_consistency->setWordWrap(true);
@@ -482,9 +482,10 @@ void Fp4View::updateBars() {
         }
         const unsigned long long rest = r->blocks - std::min(r->blocks, r->top6 + r->top4);
         const double s6 = share(r->top6, r->blocks), s4 = share(r->top4, r->blocks), s3 = share(rest, r->blocks);
-        tops.append({tr("on 6\n(full range)"), s6, fp4words::barText(s6), codeColour(7)});
+        // Names short enough for a laptop's third of the view; the caption says what a lost binade is.
+        tops.append({tr("on 6"), s6, fp4words::barText(s6), codeColour(7)});
         tops.append({tr("on 4"), s4, fp4words::barText(s4), codeColour(6)});
-        tops.append({tr("3 or below\n(lost binade)"), s3, fp4words::barText(s3), QColor(0x77, 0x77, 0x77)});
+        tops.append({tr("3 or less"), s3, fp4words::barText(s3), QColor(0x77, 0x77, 0x77)});
         m_codesCaption->setText(
             tr("Share of the %1 values on each size. Grey: 0 (zeros, plus %2 of the non-zero values flushed); "
                "orange: 4, the size a block leaves unused when its largest value lands below it (right); "
