@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -65,6 +67,41 @@ void parallel_for_lanes(std::size_t n, F&& fn) {
     detail::parallel_for_impl(n, const_cast<void*>(static_cast<const void*>(&fn)),
                               [](void* c, std::size_t i, unsigned lane) { (*static_cast<Fn*>(c))(i, lane); });
 }
+
+namespace detail {
+struct ChainState;
+}
+
+// Chains of pieces that run in the background, on the pool's threads and the caller's: chain c's
+// pieces first, first + 1, … run in order, one at a time, each once its number is opened; a free
+// thread takes the ready piece of the lowest number (ties: the lowest chain), so one chain starts
+// its next piece while another still finishes this one (a session's runs: a chain each, a step a
+// piece). Pieces are whole units of work, each alone on its chain's data, so results do not depend
+// on which thread runs them. Opened pieces may still run after open_to returns: nothing a running
+// piece reads may change until wait_for has seen it finish.
+class Chains {
+public:
+    Chains(std::size_t chains, std::function<void(std::size_t chain, long long piece)> fn);
+    ~Chains();  // stop()
+    Chains(const Chains&) = delete;
+    Chains& operator=(const Chains&) = delete;
+
+    // Back to piece `first` of every chain, none open; after stop(), or once wait_for has seen
+    // every opened piece finish.
+    void restart(long long first);
+    // Pieces up to `piece` of every chain may start from now on.
+    void open_to(long long piece);
+    // Returns once every chain has finished `piece`; meanwhile the caller runs ready pieces up to
+    // `piece` itself, or helps the pool's other work. A piece that threw keeps every piece of its
+    // number and later from starting (earlier ones still run); once none runs, wait_for rethrows its
+    // exception (the lowest piece's, then the lowest chain's) when that piece is at most `piece`.
+    void wait_for(long long piece);
+    // No other piece starts; returns once none runs. Its exception, if one threw, is dropped.
+    void stop() noexcept;
+
+private:
+    std::unique_ptr<detail::ChainState> m_state;
+};
 
 // [begin, end) of piece i when `total` items are cut into `pieces` nearly equal parts.
 inline std::pair<std::size_t, std::size_t> piece_range(std::size_t total, std::size_t pieces, std::size_t i) {

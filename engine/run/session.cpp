@@ -1,4 +1,5 @@
-// Lockstep session: one sampler, one gathered batch per micro-step, every run stepped in order.
+// Lockstep session: one sampler, one gathered batch per micro-step, every run stepped in order; on
+// the CPU's threads step_ahead overlaps the runs' steps (step_pipelined), records still in step order.
 #include "engine/run/session.hpp"
 
 #include <algorithm>
@@ -149,6 +150,9 @@ void Session::build_runs() {
         if (m_cfg.mismatch.run.empty()) m_mismatch_run = 0;
     }
     m_micro.assign(static_cast<std::size_t>(m_cfg.train.accumulation), Batch{});
+    m_micro_odd.assign(m_micro.size(), Batch{});
+    for (auto& slot : m_ahead) slot.assign(m_runs.size(), StepRecord{});
+    m_pipelined = false;
     m_order.resize(m_runs.size());
     for (std::size_t i = 0; i < m_order.size(); ++i) m_order[i] = i;
     m_last_us.assign(m_runs.size(), 0.0);
@@ -162,13 +166,14 @@ void Session::build_runs() {
 }
 
 void Session::reset() {
+    if (m_chains) m_chains->stop();  // a pending step's training ends before its runs are rebuilt
     m_pending.reset();  // the runs it was queued on are rebuilt
     m_late.clear();
     build();
 }
 
-void Session::gather_batches() {
-    for (Batch& b : m_micro) {
+void Session::gather_batches(std::vector<Batch>& micro) {
+    for (Batch& b : micro) {
         const auto idx = m_sampler->next();
         if (m_data.text) {  // the sampler's examples are window starts
             m_starts.assign(idx.begin(), idx.end());
@@ -189,7 +194,7 @@ void Session::queue_runs() {
     // Every run's step is queued before any is waited for: on a GPU one run's work runs while the
     // next is queued, and every run's record is read once its work is done.
     const BatchSampler::State drawn_from = m_sampler->state();
-    gather_batches();
+    gather_batches(m_micro);
     try {
         for (auto& r : m_runs) r->queue_step(m_step, m_micro, m_data.loss);
     } catch (...) {
@@ -214,7 +219,7 @@ std::vector<StepRecord> Session::step_runs_in_parallel(double wall) {
     // Each run's whole step, its record read too, on the pool: the runs share nothing meanwhile.
     // A run that fails does not stop the others; the step is dropped all the same.
     const BatchSampler::State drawn_from = m_sampler->state();
-    gather_batches();
+    gather_batches(m_micro);
     std::vector<StepRecord> out(m_runs.size());
     try {
         parallel_for(m_runs.size(), [&](std::size_t k) {
@@ -307,10 +312,12 @@ std::vector<StepRecord> Session::step() {
 }
 
 bool Session::can_leave_pending() const {
-    if (m_step + 1 >= m_cfg.steps || evaluates(m_step) || samples(m_step) || measures_mismatch(m_step)) return false;
-    if (steps_in_parallel()) return false;  // CPU runs finish their step where they take it
+    if (m_step + 1 >= m_cfg.steps || evaluates(m_step) || samples(m_step) || measures_mismatch(m_step) || m_keep_attention)
+        return false;
     const auto& list = m_cfg.live_changes;
     if (m_applied < list.size() && list[m_applied].step <= m_step + 1) return false;  // lands before the next
+    if (pipelines()) return true;  // each run trains its steps in order on its chain
+    if (steps_in_parallel()) return false;  // CPU runs finish their step where they take it
     return std::all_of(m_runs.begin(), m_runs.end(), [](const auto& r) { return r->can_queue_next(); });
 }
 
@@ -321,7 +328,8 @@ std::vector<std::vector<StepRecord>> Session::step_ahead() {
                                "call finish_pending first");
     if (finished()) return out;
     const double wall = wall_now();
-    if (!m_pending && steps_in_parallel()) {  // nothing is left pending on the CPU's threads
+    if (m_pipelined || (!m_pending && pipelines())) return step_pipelined(wall);
+    if (!m_pending && steps_in_parallel()) {  // under SerialHere: nothing is left pending
         out.push_back(complete_step(step_runs_in_parallel(wall)));
         return out;
     }
@@ -343,6 +351,17 @@ std::vector<std::vector<StepRecord>> Session::step_ahead() {
 std::vector<StepRecord> Session::finish_pending() {
     if (!m_late.empty()) return std::exchange(m_late, {});
     if (!m_pending) return {};
+    if (m_pipelined) {
+        const long long step = m_step - 1;
+        try {
+            m_chains->wait_for(step);
+        } catch (...) {
+            drop_pipelined(step);
+            throw;
+        }
+        m_pipelined = false;
+        return take_pipelined(step, *std::exchange(m_pending, std::nullopt));
+    }
     const double wall = *m_pending;
     m_pending.reset();
     return finish_runs(wall);

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/base/parallel.hpp"
 #include "engine/compute/backend_factory.hpp"
 #include "engine/config/session_config.hpp"
 #include "engine/model/dataset.hpp"
@@ -70,10 +71,15 @@ public:
     // Records one step late: queues step N behind step N−1, which stays pending, and only then
     // finishes N−1, so on a GPU the host reads N−1's records while N runs. Returns the steps this
     // call finished, oldest first, each as step() returns it, bit for bit: N−1's (if pending) and
-    // N's where N cannot stay pending: it evaluates, collects histograms or is the last step, a
-    // change is due at N+1, a run's scaler may stop it (AtMin::error), or a backend keeps one step
-    // record (Run::can_queue_next). While a step is pending nothing else may be asked of the
-    // session (step, live changes, save_state throw std::logic_error): finish_pending() first.
+    // N's where N cannot stay pending: it evaluates, writes samples, measures the mismatch, keeps
+    // attention maps or is the last step, a change is due at N+1, a run's scaler may stop it
+    // (AtMin::error), or a backend keeps one step record (Run::can_queue_next). On the CPU's
+    // threads (several runs, several threads) the steps overlap instead: each run trains on a
+    // thread of the pool, and one done with N−1 starts N while another still trains N−1 (no
+    // barrier between the two); N stays pending, training in the background, whenever nothing of
+    // the list above needs it finished. While a step is pending nothing else may be asked of the
+    // session (step, live changes, save_state throw std::logic_error; its runs are not to be read):
+    // finish_pending() first.
     std::vector<std::vector<StepRecord>> step_ahead();
     bool pending() const { return m_pending.has_value() || !m_late.empty(); }
     // The pending step's records (empty when none is). After step_ahead threw (a run's step failed
@@ -135,7 +141,7 @@ public:
     friend std::unique_ptr<Session> load_session_state(const nlohmann::json& j, BackendFactory factory);
 
 private:
-    void gather_batches();  // the step's micro-batches, the same for every run
+    void gather_batches(std::vector<Batch>& micro);  // the step's micro-batches, the same for every run
     void queue_runs();      // the batches, then every run's step; on a throw the step is not taken
     // Whether runs step (and evaluate) on the pool's threads (engine/base/parallel.hpp): CPU runs,
     // more than one, more than one thread. Each run then takes its whole step and reads its record
@@ -144,6 +150,15 @@ private:
     // all the same.
     bool steps_in_parallel() const;
     std::vector<StepRecord> step_runs_in_parallel(double wall);  // the records, in run order
+    // step_ahead with the runs' steps overlapping (Chains, engine/base/parallel.hpp): a chain a run,
+    // a piece a step; where steps run in parallel and this thread may hand work to the pool.
+    bool pipelines() const;
+    std::vector<std::vector<StepRecord>> step_pipelined(double wall);
+    void pipeline_step(std::size_t run, long long step);  // on a pool thread: the run's step, its record kept
+    std::vector<StepRecord> take_pipelined(long long step, double wall);  // a finished step's records
+    void drop_pipelined(long long failed);  // a step failed: it and every later one are not taken
+    // Step s's micro-batches and records: two slots, so step s + 1 is gathered while s trains.
+    std::vector<Batch>& micro_for(long long s) { return s % 2 ? m_micro_odd : m_micro; }
     void order_longest_first();  // m_order by m_last_us, longest first
     std::vector<StepRecord> finish_runs(double wall);
     std::vector<StepRecord> complete_step(std::vector<StepRecord> out);  // evaluation, next step, changes
@@ -191,6 +206,12 @@ private:
     std::chrono::steady_clock::time_point m_start;
     std::optional<double> m_pending;  // step_ahead left step m_step − 1 queued: its wall time
     std::vector<StepRecord> m_late;   // a pending step finished when the next failed to queue
+    std::vector<Batch> m_micro_odd;   // odd steps' micro-batches while steps overlap (micro_for)
+    std::vector<StepRecord> m_ahead[2];         // steps' records by run, as the chains left them (slot s % 2)
+    BatchSampler::State m_drawn[2];             // the sampler before each slot's batches were drawn
+    bool m_pipelined = false;                   // the pending step trains on m_chains
+    // Last: destroyed first, waiting for the steps still training, while everything they use remains.
+    std::unique_ptr<Chains> m_chains;
 };
 
 }  // namespace mpx
