@@ -5,6 +5,7 @@
 // keeps a copy of a run's values between refreshes.
 #include "ui/panels/charts_panel.hpp"
 
+#include <QSet>
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
@@ -222,11 +223,30 @@ void ChartsPanel::drawMemory() {
     QStringList categories;
     double largest = 0;
     // Each run by what tells it apart ("pytorch" beside "deepspeed"): its whole label, elided to the
-    // classroom's tile, read "amp-fp…" three times.
-    for (int r = 0; r < m_store->runCount(); ++r) {
-        categories << shortName(r);
-        largest = std::max(largest, static_cast<double>(m_store->memory(r).total()));
+    // classroom's tile, read "amp-fp…" three times. The bars' names get about a quarter of the
+    // chart's width (Qt Charts cuts the rest), so a cure or preset after '+' is said once: a run whose
+    // base is a run too is "+kahan", under "pure-fp16" ("pure-fp16…" twice told +kahan and +sr
+    // apart no more); a base no other run has stands alone ("amp-fp16": the legend says +pytorch).
+    QStringList names;
+    for (int r = 0; r < m_store->runCount(); ++r) names << shortName(r);
+    for (int r = 0; r < names.size(); ++r) {
+        const qsizetype cut = names[r].indexOf(QLatin1Char('+'));
+        if (cut <= 0) {
+            categories << names[r];
+            continue;
+        }
+        const QString base = names[r].left(cut);
+        bool baseIsRun = false, shared = false;
+        for (int o = 0; o < names.size(); ++o)
+            if (o != r) {
+                baseIsRun = baseIsRun || names[o] == base;
+                shared = shared || names[o].startsWith(base + QLatin1Char('+'));
+            }
+        categories << (baseIsRun ? names[r].mid(cut) : shared ? names[r] : base);
     }
+    if (QSet<QString>(categories.begin(), categories.end()).size() != categories.size()) categories = names;
+    for (int r = 0; r < m_store->runCount(); ++r)
+        largest = std::max(largest, static_cast<double>(m_store->memory(r).total()));
     const bool mib = largest >= 1024.0 * 1024.0;
     const double unit = mib ? 1024.0 * 1024.0 : 1024.0;
     QList<PlotWidget::BarSet> sets;

@@ -2,7 +2,8 @@
 // panel, the preset and file actions, the event log, the menu and status bars) and enlarges the
 // window's fonts; Run/Pause/Step/Reset, the charts and the lesson stay. A chosen set of controls can
 // be kept visible, as TF Playground's hidden-controls list does. Rule: the control keys here are the
-// ones a configuration's "classroom" list names; an unknown key is reported, never guessed.
+// ones a configuration's "classroom" list names; an unknown key is reported, never guessed. The
+// window's own windows (the format explorer, the accumulator lab) follow it too, opened before or after.
 #pragma once
 
 #include <QFont>
@@ -39,7 +40,11 @@ public:
 signals:
     void changed();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* e) override;  // a window of the window's, shown: scaled too
+
 private:
+    void applyTo(QWidget* w);  // the explorer's and the lab's text, as the window's
     struct Control {
         QString key, label;
         QList<QPointer<QWidget>> widgets;

@@ -102,7 +102,10 @@ QWidget* LivePanel::buildScaler() {
     m_target->setToolTip(tr("Whose loss scaler these settings are: the session scaler (followed by every run "
                             "whose label names no scaler), every run of one preset, or a single run. A run "
                             "edited live shows ✎ after its name in the legend; the event log lists each edit."));
-    f->addRow(tr("Applies to"), m_target);
+    // The whole row's width, under its label: a run's label ("amp-bf16+autocast-cpu-1.13 (no scaler)")
+    // beside the label was cut at 1600×1000.
+    f->addRow(new QLabel(tr("Applies to")));
+    f->addRow(m_target);
     m_following = new QLabel;
     m_following->setWordWrap(true);
     m_following->setStyleSheet(QStringLiteral("color: #555"));

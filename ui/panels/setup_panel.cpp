@@ -97,8 +97,12 @@ void SetupPanel::setPendingReset(bool pending) {
 QCheckBox* SetupPanel::addRunBox(const QString& label) {
     auto* box = new QCheckBox(label);
     box->setToolTip(concepts::run(label));
-    const int n = static_cast<int>(m_runBoxes.size());
-    m_runGrid->addWidget(box, n / 2, n % 2);
+    // Two to a row; a long label ("amp-bf16+autocast-cpu-1.13") has a row of its own, where the
+    // dock's half width cut it.
+    const bool wide = label.size() > 18;
+    if (wide && m_runCell % 2) ++m_runCell;
+    m_runGrid->addWidget(box, m_runCell / 2, m_runCell % 2, 1, wide ? 2 : 1);
+    m_runCell += wide ? 2 : 1;
     m_runBoxes << box;
     connect(box, &QCheckBox::toggled, this, &SetupPanel::changed);
     return box;

@@ -65,6 +65,7 @@ private:
     QFormLayout* m_traceForm = nullptr;
     QGridLayout* m_runGrid = nullptr;
     QList<QCheckBox*> m_runBoxes;
+    int m_runCell = 0;  // the run grid's next cell, two to a row
     QLineEdit* m_addRun = nullptr;
     QLabel* m_runError = nullptr;
     QLineEdit* m_sizes = nullptr;

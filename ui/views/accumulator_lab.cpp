@@ -1,6 +1,7 @@
 // The accumulator lab (see accumulator_lab.hpp).
 #include "ui/views/accumulator_lab.hpp"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QFormLayout>
@@ -11,6 +12,7 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QShortcut>
 #include <QSpinBox>
 #include <QSplitter>
@@ -108,7 +110,14 @@ AccumulatorLab::AccumulatorLab(QWidget* parent) : QWidget(parent) {
         s->setContext(Qt::WindowShortcut);
         connect(s, &QShortcut::activated, this, &QWidget::close);
     }
-    auto* outer = new QVBoxLayout(this);
+    // In a scroll area: the classroom's larger text may need more than a laptop's screen.
+    auto* page = new QWidget;
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    (new QVBoxLayout(this))->addWidget(scroll);
+    layout()->setContentsMargins(0, 0, 0, 0);
+    auto* outer = new QVBoxLayout(page);
     outer->setContentsMargins(10, 8, 10, 8);
     outer->setSpacing(6);
 
@@ -128,7 +137,7 @@ AccumulatorLab::AccumulatorLab(QWidget* parent) : QWidget(parent) {
     outer->addWidget(m_messages);
 
     // ---- the controls, in a column at the left ----
-    auto* controls = new QWidget;
+    auto* controls = m_controls = new QWidget;
     auto* cv = new QVBoxLayout(controls);
     cv->setContentsMargins(0, 0, 0, 0);
     auto* formats = new QGroupBox(tr("Operand formats"));
@@ -198,7 +207,6 @@ AccumulatorLab::AccumulatorLab(QWidget* parent) : QWidget(parent) {
     m_progress->setFormat(tr("%v of %m points"));
     cv->addWidget(m_progress);
     cv->addStretch(1);
-    controls->setFixedWidth(220);
 
     // ---- the chart and, beside it, the table ----
     m_plot = new PlotWidget(tr("Largest relative error of C = A·B against FP64"));
@@ -226,16 +234,12 @@ AccumulatorLab::AccumulatorLab(QWidget* parent) : QWidget(parent) {
     m_table->horizontalHeaderItem(maxColumn)->setToolTip(tr("Largest |C − C_FP64| / |C_FP64| over the m × n outputs"));
     m_table->horizontalHeaderItem(meanColumn)->setToolTip(tr("Mean relative error over the m × n outputs"));
     m_table->verticalHeader()->hide();
-    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(true);
-    // Wide enough for its five columns and a scroll bar: no column cut off at the default size.
-    m_table->setMinimumWidth(m_table->fontMetrics().horizontalAdvance(
-                                 QStringLiteral("E4M3 · fp8-fast · 16384 · Max rel. error · 9.99e-05 · ")) +
-                             60);
+    fitToFont();
 
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(chart);
@@ -248,6 +252,7 @@ AccumulatorLab::AccumulatorLab(QWidget* parent) : QWidget(parent) {
     body->addWidget(controls);
     body->addWidget(split, 1);
     outer->addLayout(body, 1);
+    scroll->setWidget(page);
 
     m_timer.setInterval(50);
     connect(&m_timer, &QTimer::timeout, this, &AccumulatorLab::drain);
@@ -420,6 +425,22 @@ bool AccumulatorLab::run() {
 
 void AccumulatorLab::cancel() {
     if (isRunning()) m_stop = true;
+}
+
+void AccumulatorLab::setPresentationScale(double s) { m_plot->setFontScale(s); }
+
+void AccumulatorLab::changeEvent(QEvent* e) {
+    QWidget::changeEvent(e);
+    if (e->type() == QEvent::FontChange) fitToFont();
+}
+
+void AccumulatorLab::fitToFont() {
+    // The controls' column: 220 px in the desktop's font, wider as the font grows.
+    m_controls->setFixedWidth(static_cast<int>(220 * font().pointSizeF() / QApplication::font().pointSizeF()));
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    // Wide enough for its five columns and a scroll bar: no column cut off at the default size.
+    m_table->setMinimumWidth(
+        m_table->fontMetrics().horizontalAdvance(QStringLiteral("E4M3 · fp8-fast · 16384 · Max rel. error · 9.99e-05 · ")) + 60);
 }
 
 void AccumulatorLab::closeEvent(QCloseEvent* e) {

@@ -89,6 +89,8 @@ public:
     QPushButton* runButton() const { return m_run; }
     QPushButton* cancelButton() const { return m_cancel; }
     QProgressBar* progress() const { return m_progress; }
+    // Chart text × s (the classroom view; its window text comes with the font it is given).
+    void setPresentationScale(double s);
     QString note() const;  // the line under the chart (what is not drawn, the largest K's numbers)
     QStringList keyTexts() const;  // the chart's key, entry by entry, as shown
 
@@ -98,6 +100,7 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent* e) override;
+    void changeEvent(QEvent* e) override;  // a new font (the classroom's): the controls' column and the table follow
 
 private:
     void drain();
@@ -105,11 +108,13 @@ private:
     void redraw();
     void fillKey();
     void updateControls();
+    void fitToFont();
 
     struct Series {
         mpx::Format format;
         mpx::AccumulateParams params;
     };
+    QWidget* m_controls = nullptr;
     QList<QCheckBox*> m_formatBoxes;  // in k_labFormats' order (all_formats but E2M1)
     QList<QCheckBox*> m_modelBoxes;   // in AccumulateModel's order
     QSpinBox* m_bits = nullptr;

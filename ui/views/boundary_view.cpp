@@ -127,19 +127,68 @@ QImage BoundaryView::mapImage(int run) const {
     return run >= 0 && run < static_cast<int>(m_images.size()) ? m_images[static_cast<std::size_t>(run)] : QImage();
 }
 
+QString BoundaryView::headerTitle() const {
+    return m_shown ? tr("The class each run's model predicts over the input plane, after %1 steps").arg(m_shown->step) : QString();
+}
+
+QString BoundaryView::caption(int run) const {
+    if (!m_shown) return {};
+    const auto& b = *m_shown;
+    const auto session = m_store->session();
+    const auto ri = static_cast<std::size_t>(run);
+    QString first;
+    if (b.reference == run) first = tr("the reference (FP32)");
+    else if (b.reference >= 0 && ri < b.agreement.size() && b.agreement[ri])
+        first = tr("same as %1 on %2 % of the plane")
+                    .arg(session ? session->runs[static_cast<std::size_t>(b.reference)].label : QString(),
+                         agreementPercent(*b.agreement[ri]));
+    QString second;
+    if (ri < static_cast<std::size_t>(m_store->runCount()) && b.step > 0) {
+        const gui::BucketStat acc = m_store->history(run).latest(gui::Metric::evalAccuracy, b.step - 1);
+        if (acc.valid) {
+            second = tr("held-out accuracy %1 %").arg(agreementPercent(acc.mean));
+            if (acc.last + 1 != b.step) second += tr(" (after %1 steps)").arg(acc.last + 1);
+        }
+    }
+    return first + QLatin1Char('\n') + second;
+}
+
 BoundaryView::Layout BoundaryView::layout() const {
     Layout l;
     const QFontMetrics fm(scaledFont());
     const int line = fm.lineSpacing();
     const int runs = m_shown ? static_cast<int>(m_shown->runs.size()) : 0;
-    l.header = QRect(k_margin, k_margin / 2, width() - 2 * k_margin, 2 * line + 4);
+    // The header wraps rather than cut (the classroom's large text on a laptop): its title in bold.
+    const int headW = width() - 2 * k_margin;
+    const auto wrapped = [](const QFont& f, int w, const QString& t) {
+        return t.isEmpty() ? 0 : QFontMetrics(f).boundingRect(QRect(0, 0, std::max(1, w), 10'000), Qt::TextWordWrap, t).height();
+    };
+    QFont bold = scaledFont();
+    bold.setBold(true);
+    l.title = headerTitle();
+    const int titleLines = wrapped(bold, headW, l.title), costLines = wrapped(scaledFont(), headW, costText());
+    l.header = QRect(k_margin, k_margin / 2, headW, std::max(2 * line, titleLines + costLines) + 4);
+    l.titleHeight = titleLines;
     if (runs == 0) return l;
     l.gap = k_gap;
-    // Captions may wrap once, the legend twice (narrow maps, the classroom's large text).
-    const int titleH = line + 6, footH = 3 * line + 6, legendH = 3 * line + 4;
+    // Captions take the lines they wrap to at the maps' width (two more than one each where the maps
+    // are narrow: the classroom's large text); the legend may wrap twice.
+    const int titleH = line + 6, legendH = 3 * line + 4;
     const int availW = (width() - 2 * k_margin - (runs - 1) * l.gap) / runs;
-    const int availH = height() - k_margin - l.header.bottom() - 4 - titleH - footH - legendH;
-    l.side = std::max(40, std::min(availW, availH));
+    const auto footFor = [&](int side) {
+        int h = 2 * line;
+        for (int run = 0; run < runs; ++run) h = std::max(h, wrapped(scaledFont(), side, caption(run)));
+        return h + 6;
+    };
+    // The largest maps whose captions, wrapped at their width, still leave room for the legend.
+    const int room = height() - k_margin - l.header.bottom() - 4 - titleH - legendH;
+    l.side = std::max(40, std::min(availW, room - footFor(availW)));
+    int footH = footFor(l.side);
+    while (l.side > 40 && l.side + footH > room) {
+        l.side = std::max(40, l.side - 8);
+        footH = footFor(l.side);
+    }
+    l.footHeight = footH;
     l.left = (width() - (runs * l.side + (runs - 1) * l.gap)) / 2;
     l.top = l.header.bottom() + 4 + titleH;
     // The legend right under the maps' captions, where the eye goes next.
@@ -174,11 +223,10 @@ void BoundaryView::paintEvent(QPaintEvent*) {
     bold.setBold(true);
     p.setPen(text);
     p.setFont(bold);
-    p.drawText(l.header.left(), l.header.top() + fm.ascent(),
-               fm.elidedText(tr("The class each run's model predicts over the input plane, after %1 steps").arg(b.step),
-                             Qt::ElideRight, l.header.width()));
+    p.drawText(QRect(l.header.left(), l.header.top(), l.header.width(), l.titleHeight), Qt::AlignLeft | Qt::TextWordWrap, l.title);
     p.setFont(normal);
-    p.drawText(l.header.left(), l.header.top() + line + fm.ascent(), fm.elidedText(costText(), Qt::ElideRight, l.header.width()));
+    p.drawText(QRect(l.header.left(), l.header.top() + l.titleHeight, l.header.width(), l.header.height() - l.titleHeight),
+                  Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, costText());
 
     const double sx = 1.0 / (b.plane.x1 - b.plane.x0), sy = 1.0 / (b.plane.y1 - b.plane.y0);
     const double dot = std::clamp(l.side / 110.0, 1.6, 3.2) * std::sqrt(m_scale);
@@ -192,7 +240,8 @@ void BoundaryView::paintEvent(QPaintEvent*) {
         p.setFont(bold);
         p.setPen(runColour(session, run));
         p.fillRect(QRect(r.left(), r.top() - line - 2, 4, line - 2), runColour(session, run));
-        p.drawText(r.left() + 8, r.top() - fm.descent() - 4, fm.elidedText(label, Qt::ElideRight, r.width() - 8));
+        p.drawText(QRect(r.left() + 8, r.top() - line - 4, r.width() - 8, line), Qt::AlignLeft | Qt::AlignBottom,
+                   QFontMetrics(bold).elidedText(label, Qt::ElideRight, r.width() - 8));
         p.setFont(normal);
 
         p.setRenderHint(QPainter::SmoothPixmapTransform, false);  // one cell, one block: the resolution shows
@@ -248,22 +297,8 @@ void BoundaryView::paintEvent(QPaintEvent*) {
 
         // Under the map: how it compares with FP32, and what the held-out split says.
         p.setPen(text);
-        QString first;
-        if (b.reference == run) first = tr("the reference (FP32)");
-        else if (b.reference >= 0 && b.agreement[ri])
-            first = tr("same as %1 on %2 % of the plane")
-                        .arg(session ? session->runs[static_cast<std::size_t>(b.reference)].label : QString(),
-                             agreementPercent(*b.agreement[ri]));
-        QString second;
-        if (ri < static_cast<std::size_t>(m_store->runCount()) && b.step > 0) {
-            const gui::BucketStat acc = m_store->history(run).latest(gui::Metric::evalAccuracy, b.step - 1);
-            if (acc.valid) {
-                second = tr("held-out accuracy %1 %").arg(agreementPercent(acc.mean));
-                if (acc.last + 1 != b.step) second += tr(" (after %1 steps)").arg(acc.last + 1);
-            }
-        }
-        p.drawText(QRect(r.left(), r.bottom() + 4, r.width(), 3 * line), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
-                   first + QLatin1Char('\n') + second);
+        p.drawText(QRect(r.left(), r.bottom() + 4, r.width(), l.footHeight), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap,
+                      caption(run));
     }
 
     // Legend, wrapping onto a second line where it must: classes, paleness, hatching, no
@@ -279,7 +314,7 @@ void BoundaryView::paintEvent(QPaintEvent*) {
         }
         mark(QRect(x, y + 2, markWidth, s));
         p.setPen(text);
-        p.drawText(x + markWidth + 4, y + fm.ascent(), what);
+        p.drawText(QPointF(x + markWidth + 4, y + fm.ascent()), what);
         x += w + 14;
     };
     const int K = std::max(2, b.classes);

@@ -51,6 +51,8 @@ protected:
 private:
     struct Layout {
         QRect header, legend;
+        QString title;
+        int titleHeight = 0, footHeight = 0;  // the header's title, wrapped; the captions under the maps
         int side = 0, gap = 0, top = 0, left = 0;
     };
     Layout layout() const;
@@ -58,6 +60,8 @@ private:
     QString tooltipAt(QPoint pos) const;
 
     QFont scaledFont() const;
+    QString headerTitle() const;
+    QString caption(int run) const;  // under run `run`'s map: its agreement with FP32, its held-out accuracy
 
     gui::RecordStore* m_store;
     double m_scale = 1.0;

@@ -8,6 +8,7 @@
 #include <QLineEdit>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QScrollArea>
 #include <QShortcut>
 #include <QVBoxLayout>
 #include <cmath>
@@ -18,7 +19,8 @@
 namespace mpx::ui {
 namespace {
 
-constexpr int k_cell = 15;  // px per bit
+// px per bit: the bit's digit with room round it, in the strip's font (the classroom's is larger)
+int cellSize(const QWidget* w) { return std::max(15, QFontMetrics(w->font()).height() - 2); }
 constexpr double k_axisLo = -152, k_axisHi = 132;  // log2 |x|: FP32's subnormals to past its max
 
 const QColor k_sign(142, 68, 173), k_exponent(39, 150, 80), k_mantissa(41, 110, 185);
@@ -70,7 +72,7 @@ void BitStrip::setCode(std::uint32_t code) {
     QWidget::update();
 }
 
-QSize BitStrip::sizeHint() const { return {code_bit_count(m_format) * k_cell + 8, k_cell + 6}; }
+QSize BitStrip::sizeHint() const { return {code_bit_count(m_format) * cellSize(this) + 8 + 8, cellSize(this) + 6}; }
 
 QRect BitStrip::cellRect(int codeBit) const {
     const FormatInfo& d = info(m_format);
@@ -79,7 +81,8 @@ QRect BitStrip::cellRect(int codeBit) const {
     int gap = 0;                    // a small gap after the sign and after the exponent
     if (i >= 1) gap += 4;
     if (i >= 1 + d.exponent_bits) gap += 4;
-    return {i * k_cell + gap, 3, k_cell - 1, k_cell};
+    const int cell = cellSize(this);
+    return {i * cell + gap, 3, cell - 1, cell};
 }
 
 void BitStrip::paintEvent(QPaintEvent*) {
@@ -111,15 +114,55 @@ void BitStrip::mousePressEvent(QMouseEvent* e) {
 // ---- FormatRangeBar ------------------------------------------------------------------------------
 
 FormatRangeBar::FormatRangeBar(QWidget* parent) : QWidget(parent) {
-    setMinimumHeight(280);  // two lines of facts per format row
     setCursor(Qt::SizeHorCursor);
     setToolTip(tr("Each format's range of magnitudes on a log₂ axis: faint = subnormal, solid = normal. Press or "
                   "drag to pick a value.") + QStringLiteral("\n\n") + concepts::subnormal());
 }
 
-QSize FormatRangeBar::sizeHint() const { return {1200, 250}; }
+QString FormatRangeBar::heading() const {
+    return tr("Which format can hold it?  log₂ |x| — faint: subnormal, solid: normal, beyond the band: 0 (underflow) "
+              "or inf (overflow)");
+}
 
-QRect FormatRangeBar::plotRect() const { return rect().adjusted(90, 64, -320, -30); }
+QString FormatRangeBar::facts(Format f) {
+    const FormatInfo& d = info(f);
+    return tr("smallest: subnormal %1, normal %2\nlargest %3 · ε (ulp at 1) %4")
+               .arg(power(d.min_subnormal), power(d.min_normal), QString::number(d.max_finite, 'g', 5), power(d.epsilon)) +
+           (specials(d).isEmpty() ? QString() : tr(" · saturates"));  // the whole rule in the title's tooltip
+}
+
+// Everything placed from the font: the names' column, the facts' column, the wrapped heading, the
+// rows of two lines each, the axis labels under them (the classroom's larger text takes more room).
+FormatRangeBar::Geometry FormatRangeBar::geometry() const {
+    Geometry g;
+    const QFontMetrics fm(font());
+    const int line = fm.lineSpacing(), w = std::max(1, width() - 12);
+    int names = 0, facts = 0;
+    for (Format f : all_formats) {
+        names = std::max(names, fm.horizontalAdvance(formatTitle(f)));
+        for (const QString& l : FormatRangeBar::facts(f).split(QLatin1Char('\n'))) facts = std::max(facts, fm.horizontalAdvance(l));
+    }
+    g.head = QRect(6, 2, w, fm.boundingRect(QRect(0, 0, w, 10'000), Qt::TextWordWrap, heading()).height());
+    g.note = QRect(6, g.head.bottom() + 2, w, fm.boundingRect(QRect(0, 0, w, 10'000), Qt::TextWordWrap, concepts::subnormal()).height());
+    g.names = names + 12;
+    g.plot = QRect(g.names, g.note.bottom() + line + 8, std::max(60, width() - g.names - facts - 20),
+                   std::max(int(std::size(all_formats)) * (2 * line + 6), height() - g.note.bottom() - 2 * line - 16));
+    // A label every 16, 32 or 64 binades: as many as fit their width with a gap.
+    const int label = fm.horizontalAdvance(QStringLiteral("2^-144")) + fm.averageCharWidth() * 2;
+    g.tick = 16;
+    while (g.tick < 64 && g.plot.width() * g.tick / (k_axisHi - k_axisLo) < label) g.tick *= 2;
+    return g;
+}
+
+QSize FormatRangeBar::sizeHint() const { return {1200, minimumSizeHint().height()}; }
+
+QSize FormatRangeBar::minimumSizeHint() const {
+    const QFontMetrics fm(font());
+    const Geometry g = geometry();
+    return {600, g.note.bottom() + 2 * fm.lineSpacing() + 16 + int(std::size(all_formats)) * (2 * fm.lineSpacing() + 6)};
+}
+
+QRect FormatRangeBar::plotRect() const { return geometry().plot; }
 
 int FormatRangeBar::xAt(double l) const {
     const QRect r = plotRect();
@@ -148,20 +191,20 @@ void FormatRangeBar::mouseMoveEvent(QMouseEvent* e) {
 void FormatRangeBar::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
-    const QRect r = plotRect();
+    const Geometry g = geometry();
+    const QRect r = g.plot;
+    const QFontMetrics fm(font());
     p.setPen(palette().color(QPalette::WindowText));
-    p.drawText(QRect(0, 0, width(), 20), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("  Which format can hold it?  log₂ |x| — faint: subnormal, solid: normal, beyond the band: "
-                  "0 (underflow) or inf (overflow)"));
+    p.drawText(g.head, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, heading());
     p.setPen(isEnabled() ? palette().color(QPalette::PlaceholderText) : palette().color(QPalette::Disabled, QPalette::WindowText));
-    p.drawText(QRect(0, 18, width(), 20), Qt::AlignLeft | Qt::AlignVCenter,
-               QStringLiteral("  ") + QFontMetrics(font()).elidedText(concepts::subnormal(), Qt::ElideRight, width() - 16));
-    // Axis: a tick every 16 binades, with 2^0 = 1 marked.
+    p.drawText(g.note, Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, concepts::subnormal());
+    // Axis: a tick every 16 binades (32 or 64 where their labels would touch), with 2^0 = 1 marked.
     p.setPen(QColor(150, 150, 150));
-    for (int l = -144; l <= 128; l += 16) {
+    const int tickW = fm.horizontalAdvance(QStringLiteral("2^-144")) + 4;
+    for (int l = int(std::ceil(k_axisLo / g.tick)) * g.tick; l <= 128; l += g.tick) {
         const int x = xAt(l);
         p.drawLine(x, r.top(), x, r.bottom());
-        p.drawText(QRect(x - 30, r.bottom() + 4, 60, 20), Qt::AlignCenter, QStringLiteral("2^%1").arg(l));
+        p.drawText(QRect(x - tickW / 2, r.bottom() + 4, tickW, fm.height()), Qt::AlignCenter, QStringLiteral("2^%1").arg(l));
     }
     const int rowH = r.height() / int(std::size(all_formats));
     int row = 0;
@@ -175,13 +218,8 @@ void FormatRangeBar::paintEvent(QPaintEvent*) {
         p.fillRect(QRect(xs, y, std::max(1, xn - xs), h), c.lighter(160));
         p.fillRect(QRect(xn, y, std::max(1, xm - xn), h), c);
         p.setPen(palette().color(QPalette::WindowText));
-        p.drawText(QRect(0, y, 84, h), Qt::AlignRight | Qt::AlignVCenter, formatTitle(f));
-        const QString ends = specials(d);
-        p.drawText(QRect(r.right() + 10, y, 320, h), Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("smallest: subnormal %1, normal %2\nlargest %3 · ε (ulp at 1) %4")
-                           .arg(power(d.min_subnormal), power(d.min_normal), QString::number(d.max_finite, 'g', 5),
-                                power(d.epsilon)) +
-                       (ends.isEmpty() ? QString() : tr(" · saturates")));  // the whole rule in the title's tooltip
+        p.drawText(QRect(0, y, g.names - 6, h), Qt::AlignRight | Qt::AlignVCenter, formatTitle(f));
+        p.drawText(QRect(r.right() + 10, y, width() - r.right() - 10, h), Qt::AlignLeft | Qt::AlignVCenter, facts(f));
         // Where the current value falls for this format: green normal, orange subnormal, red lost.
         if (isEnabled() && v > 0 && std::isfinite(v)) {
             const float s = round_to(f, float(v));
@@ -198,8 +236,10 @@ void FormatRangeBar::paintEvent(QPaintEvent*) {
         const int x = std::clamp(xAt(std::log2(v)), r.left(), r.right());
         p.setPen(QPen(QColor(40, 40, 40), 2));
         p.drawLine(x, r.top() - 2, x, r.bottom());
-        p.drawText(QRect(x - 80, r.top() - 20, 160, 18), Qt::AlignCenter,
-                   QStringLiteral("|x| ≈ 2^%1").arg(std::log2(v), 0, 'f', 1));
+        const QString at = QStringLiteral("|x| ≈ 2^%1").arg(std::log2(v), 0, 'f', 1);
+        const int aw = fm.horizontalAdvance(at) + 8;
+        p.drawText(QRect(std::clamp(x - aw / 2, r.left(), std::max(r.left(), r.right() - aw)), r.top() - fm.height() - 4, aw, fm.height()),
+                      Qt::AlignCenter, at);
     }
 }
 
@@ -215,7 +255,15 @@ FormatExplorer::FormatExplorer(QWidget* parent) : QWidget(parent) {
         close->setContext(Qt::WindowShortcut);
         connect(close, &QShortcut::activated, this, &QWidget::close);
     }
-    auto* v = new QVBoxLayout(this);
+    // In a scroll area: the classroom's larger text may need more than a laptop's screen.
+    auto* page = new QWidget;
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(scroll);
+    auto* v = new QVBoxLayout(page);
     auto* head = new QHBoxLayout;
     head->addWidget(new QLabel(tr("Value:")));
     m_input = new QLineEdit;
@@ -270,6 +318,7 @@ FormatExplorer::FormatExplorer(QWidget* parent) : QWidget(parent) {
     v->addWidget(m_table);
     m_range = new FormatRangeBar;
     v->addWidget(m_range, 1);
+    scroll->setWidget(page);
     connect(m_range, &FormatRangeBar::valuePicked, this, [this](double magnitude) {
         const double sign = std::signbit(probe(Format::fp32).value) ? -1.0 : 1.0;
         // Three significant digits: a value a student can read aloud (1020, 6.1e-05).

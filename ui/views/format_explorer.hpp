@@ -40,6 +40,7 @@ public:
     explicit FormatRangeBar(QWidget* parent = nullptr);
     void setValue(float x);
     QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
     double log2At(int x) const;  // the axis position under pixel column x
     int xAt(double log2) const;
 signals:
@@ -49,6 +50,14 @@ protected:
     void mousePressEvent(QMouseEvent* e) override;
     void mouseMoveEvent(QMouseEvent* e) override;
 private:
+    struct Geometry {
+        QRect head, note, plot;  // the heading, the subnormal note (both wrapped), the bands
+        int names = 0;           // the formats' names' column
+        int tick = 16;           // binades between axis labels
+    };
+    Geometry geometry() const;
+    QString heading() const;
+    static QString facts(mpx::Format f);
     QRect plotRect() const;
     float m_value = 1.0f;
 };

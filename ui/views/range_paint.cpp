@@ -26,7 +26,16 @@ struct Geometry {
     int sides = 1;
 };
 
-constexpr int k_left = 64, k_right = 18;
+constexpr int k_right = 18;
+
+// The margin left of the plot, in the small font (fs): the upright "share of values", its widest
+// tick label, and "|value|" clear of the first x label; 64 px at the desktop's size, more in classroom.
+int leftMargin(const QFontMetrics& fs) {
+    const int shares = 2 + fs.height() + 4 + fs.horizontalAdvance(QStringLiteral("12.5 %")) + 8;
+    const int name = 2 + fs.horizontalAdvance(QStringLiteral("|value|")) + 6 +
+                     std::max(fs.horizontalAdvance(QStringLiteral("2⁻⁴⁰")) / 2, fs.horizontalAdvance(QStringLiteral("0 %")) + 6);
+    return std::max({64, shares, name});
+}
 constexpr int k_captionLines = 8;  // at most, per side; the rest is in the caption's tooltip
 constexpr int k_minPlot = 90;      // px: a plot's least height before the view scrolls
 
@@ -78,7 +87,7 @@ Geometry panelGeometry(const QRect& area, int sides, int legendRows, const QFont
     for (int s = 0; s < sides; ++s) {
         const int below = 6 + small + 4 + lines[s] * small + 6;
         const int top = area.top() + 4 + legend + s * h + above;
-        g.plot[s] = QRect(area.left() + k_left, top, area.width() - k_left - k_right, std::max(40, h - above - below));
+        g.plot[s] = QRect(area.left() + leftMargin(fs), top, area.width() - leftMargin(fs) - k_right, std::max(40, h - above - below));
     }
     return g;
 }
@@ -92,7 +101,7 @@ RangeView::Layout RangeView::layoutIn(const QRect& area, const QFont& font) cons
     if (out.sides > 1) out.panels[1] = panel(1);
     std::tie(out.lo, out.hi) = axisRange();
     const QFontMetrics fm(font), fs(smallFont(font));
-    const int width = area.width() - k_left - k_right;
+    const int width = area.width() - leftMargin(fs) - k_right;
     int lines[2] = {0, 0};
     for (int s = 0; s < out.sides; ++s) {
         out.caption[s] = captionLayout(captionOf(out.panels[s], out.lo, out.hi), fs, width);
@@ -296,7 +305,9 @@ void RangeView::paintCanvas(QPainter& p, const QRect& area) const {
             p.setPen(QColor(70, 70, 70));
             p.drawText(QPointF(tx, r.top() + fs.ascent() + 2 + static_cast<double>(row) * fs.lineSpacing()), l.text);
         }
-        drawShareAxis(p, QRectF(r), ymax, text, tr("share of values"), area.left() + 2);
+        // Upright along the plot, clear of "|value|" under it: "share" where the plot is too short.
+        const QString shareTitle = fs.horizontalAdvance(tr("share of values")) + 8 < r.height() ? tr("share of values") : tr("share");
+        drawShareAxis(p, QRectF(r), ymax, text, shareTitle, area.left() + 2);
         // Unscaled overlay first (faint, dashed), then the values as stored.
         const QColor c = runColour(session, pn.run);
         auto barRect = [&](double x0, double s) {
