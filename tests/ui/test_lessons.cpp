@@ -3,6 +3,8 @@
 // (and opens the format explorer where the lesson asks for it). The hysteresis lesson's point is in
 // the chart it names (issue 27 item 3): each run's scale events in a lane of their own.
 #include <QChartView>
+#include <QTextBrowser>
+#include <QUrl>
 #include <QDockWidget>
 #include <QLineSeries>
 #include <QRegularExpression>
@@ -72,6 +74,81 @@ private slots:
         QVERIFY(l.html.contains(chartPlainTitle(ChartId::underflow)));
         QVERIFY(!l.html.contains(QStringLiteral("{chart")));
         QCOMPARE(chartPlainTitle(ChartId::scale), QStringLiteral("Loss scale (log₂)"));
+    }
+
+    // Any preset: a view or step range a lesson names is one the window has (issue 47 item 8).
+    void every_named_view_and_step_range_exists() {
+        MainWindow w;
+        const QList<LessonView> views = w.lessonViews();
+        QCOMPARE(views.size(), 10);
+        QCOMPARE(views[4].name, QStringLiteral("updates"));
+        QCOMPARE(views[4].title, QStringLiteral("Updates"));
+        for (const std::string& name : mpx::preset_names()) {
+            const Lesson l = parseLesson(QString::fromStdString(mpx::load_config(name).lesson), views);
+            QVERIFY2(l.unknownViews.isEmpty(), qPrintable(QString::fromStdString(name) + ": " + l.unknownViews.join(", ")));
+            QVERIFY2(l.badSteps.isEmpty(), qPrintable(QString::fromStdString(name) + ": " + l.badSteps.join(", ")));
+        }
+        // The lessons that send the class to a view or a stretch of steps say it with a link.
+        QCOMPARE(parseLesson(QString::fromStdString(mpx::load_config("lost-updates").lesson), views).views,
+                 QStringList{QStringLiteral("updates")});
+        QCOMPARE(parseLesson(QString::fromStdString(mpx::load_config("overflow-storm").lesson), views).stepRanges,
+                 (QList<StepRange>{{0, 60}}));
+    }
+
+    void markup_makes_links_and_reports_unknown_views_and_steps() {
+        const QList<LessonView> views{{QStringLiteral("updates"), QStringLiteral("Updates")}};
+        const Lesson l = parseLesson(QStringLiteral("See {chart:loss}, the {view:updates} tab, {view:nope}, "
+                                                    "{steps:40-60}, {steps: 5 – 9 } and {steps:60-40}."),
+                                     views);
+        QCOMPARE(l.charts, QList<ChartId>{ChartId::loss});
+        QCOMPARE(l.views, QStringList{QStringLiteral("updates")});
+        QCOMPARE(l.unknownViews, QStringList{QStringLiteral("nope")});
+        QCOMPARE(l.stepRanges, (QList<StepRange>{{40, 60}, {5, 9}}));
+        QCOMPARE(l.badSteps, QStringList{QStringLiteral("60-40")});
+        QVERIFY(l.html.contains(QStringLiteral("href='chart:loss'")));
+        QVERIFY(l.html.contains(QStringLiteral("href='view:updates'")));
+        QVERIFY(l.html.contains(QStringLiteral("<b>Updates</b></a> tab")));
+        QVERIFY(l.html.contains(QStringLiteral("<a href='steps:40-60'>steps 40–60</a>")));
+        QVERIFY(!l.html.contains(QStringLiteral("{")));
+    }
+
+    // Clicking a link (the browser's anchorClicked, as a click emits it): a chart below the fold
+    // scrolls into the viewport, from another view too; a view opens; a step range zooms the axes.
+    void each_link_brings_its_target_into_view() {
+        MainWindow w;
+        w.resize(1280, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        mpx::SessionConfig c = mpx::load_config("lost-updates");
+        c.steps = 100;
+        QSignalSpy started(w.store(), &mpx::gui::RecordStore::sessionStarted);
+        w.applyConfig(c, QStringLiteral("lost-updates"));
+        QVERIFY(started.wait(10'000));
+        w.run();
+        QTRY_COMPARE_WITH_TIMEOUT(w.store()->steps(), 100, 60'000);
+        QTextBrowser* text = w.lessonPanel()->textBrowser();
+        const auto click = [&](const char* link) { emit text->anchorClicked(QUrl(QString::fromLatin1(link))); };
+
+        w.setView(MainWindow::View::updates);
+        QTRY_VERIFY(!w.charts()->chartInView(ChartId::throughput));  // named by no lesson: below the fold
+        click("chart:throughput");
+        QCOMPARE(w.view(), MainWindow::View::charts);
+        QTRY_VERIFY(w.charts()->chartInView(ChartId::throughput));
+        click("chart:lost-updates");
+        QTRY_VERIFY(w.charts()->chartInView(ChartId::lostUpdates));
+
+        click("view:updates");
+        QCOMPARE(w.view(), MainWindow::View::updates);
+        click("view:where");
+        QCOMPARE(w.view(), MainWindow::View::where);
+
+        click("steps:40-60");
+        QCOMPARE(w.view(), MainWindow::View::charts);
+        QVERIFY(!w.charts()->following());
+        QCOMPARE(w.charts()->viewX0(), 40.0);
+        QCOMPARE(w.charts()->viewX1(), 60.0);
+        QVERIFY(!w.lessonPanel()->activate(QUrl(QStringLiteral("chart:nope"))));
+        QVERIFY(!w.lessonPanel()->activate(QUrl(QStringLiteral("ftp:x"))));
     }
 
     void loading_a_lesson_shows_it_and_highlights_its_charts() {

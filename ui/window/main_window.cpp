@@ -224,6 +224,7 @@ void MainWindow::connectEngine() {
     connect(m_store, &gui::RecordStore::sessionStarted, this, [this] {
         if (m_trace && !m_store->showsOutsideSession()) leaveTrace();
         if (const auto s = m_store->session()) m_live->setRuns(s->runs, s->scalers);
+        updateViewTabs();
         updatePendingReset();
         updateRunAction();
     });
@@ -466,7 +467,10 @@ bool MainWindow::exportTorch(const QString& folder) {
 
 bool MainWindow::exportChartsPng(const QString& path) { return saveViewPng(m_charts, path); }
 
-void MainWindow::setView(View v) { m_views->setCurrentIndex(static_cast<int>(v)); }
+void MainWindow::setView(View v) {
+    m_views->setTabVisible(static_cast<int>(v), true);  // asked for: shown, whatever the session
+    m_views->setCurrentIndex(static_cast<int>(v));
+}
 
 MainWindow::View MainWindow::view() const { return static_cast<View>(std::max(0, m_views->currentIndex())); }
 

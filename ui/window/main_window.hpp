@@ -134,6 +134,10 @@ private:
     void addThreadsMenu(QMenu* runMenu);
     void addPaceControls(QToolBar* bar);
     void showPace(const mpx::Pace& p);  // the toolbar shows p (no signal)
+    // The central tabs of views this session has something for (main_window_lesson.cpp): the GPT's
+    // views on a GPT, the boundaries on an MLP, FP8 and FP4 with such runs, so every tab fits a
+    // laptop's width; the tab shown stays, and setView shows the tab it opens.
+    void updateViewTabs();
     void connectLesson();  // the lesson's links to the views (main_window_lesson.cpp)
     void showLesson(const mpx::SessionConfig& cfg);
     void saveSettings() const;

@@ -159,6 +159,11 @@ void MainWindow::buildActions() {
     m_presets->setToolTip(tr("A shipped configuration: runs, model, data, scaler and training together."));
     connect(m_presets, &QComboBox::textActivated, this, &MainWindow::loadConfigFile);
     QAction* presetBox = bar->addWidget(m_presets);
+    // The toolbar's buttons say it short (the menu keeps the full text), so a laptop's width holds them.
+    open->setIconText(tr("Open…"));
+    save->setIconText(tr("Save as…"));
+    csv->setIconText(tr("CSV…"));
+    png->setIconText(tr("PNG…"));
     bar->addAction(open);
     bar->addAction(save);
     bar->addSeparator();
