@@ -233,7 +233,9 @@ private slots:
     // recipe (gpt-nanogpt-cpu's: lr 1e-3, 100 warm-up steps, cosine to 1e-4), 101 steps: FP32 within
     // 1e-5 over steps 0-100 with held-out losses alike (measured 2.3e-7; at the classroom's own lr
     // 3e-3 the GEMM- and exp-order differences grow past 1e-5 at step 64, docs/pytorch.md);
-    // AMP-BF16 emulated within 1e-6 on steps 0-2 and native (CPU autocast) within BF16's spacing at
+    // AMP-BF16 emulated within 1e-6 at step 0, the forward pass of the same weights (measured equal
+    // to the last bit on Debian's reference BLAS and on OpenBLAS; FP32's loss there is 4.5e-6 away,
+    // the control), and native (CPU autocast) within BF16's spacing at
     // the initial loss over 100 steps; AMP-FP16 emulated from 2^24 with growth every 10 steps: the
     // scaler's decisions identical on every step, with the overflows and growths there to compare.
     void gpt_agrees() {
@@ -250,12 +252,16 @@ private slots:
         QVERIFY2(c.exit_code == 0, qPrintable(said(c)));
         const Proc e = run(k_python, {path(QStringLiteral("gpt/train.py")), QStringLiteral("--csv"), path(QStringLiteral("gpt-bf16-torch.csv")),
                                       QStringLiteral("--emulate"), QStringLiteral("all"), QStringLiteral("--runs"), QStringLiteral("amp-bf16"),
-                                      QStringLiteral("--steps"), QStringLiteral("3")});
+                                      QStringLiteral("--steps"), QStringLiteral("1")});
         QVERIFY2(e.exit_code == 0, qPrintable(said(e)));
         c = cli({QStringLiteral("compare"), path(QStringLiteral("gpt-mpx.csv")), path(QStringLiteral("gpt-bf16-torch.csv")), QStringLiteral("--runs"),
-                 QStringLiteral("amp-bf16"), QStringLiteral("--steps"), QStringLiteral("0-2"), QStringLiteral("--columns"), QStringLiteral("loss"),
+                 QStringLiteral("amp-bf16"), QStringLiteral("--steps"), QStringLiteral("0-0"), QStringLiteral("--columns"), QStringLiteral("loss"),
                  QStringLiteral("--tol"), QStringLiteral("loss=1e-6")});
         QVERIFY2(c.exit_code == 0, qPrintable(said(c)));
+        // Not steps 1-2: from the first update the BF16 roundings flip on the FP32 ulps by which the
+        // two sides' GEMM sums differ, which depends on the BLAS behind PyTorch (with OpenBLAS, step 1
+        // parts by 1.0e-6 and step 2 by 5.1e-6, as far as FP32's own rows are from BF16's; with the
+        // reference BLAS 5e-7), so only the step before any update tells the emulation from the BLAS.
         // The control: PyTorch's FP32 rows under BF16's label must fail the same check, or it
         // would not tell BF16 from no low precision at all.
         QFile t(path(QStringLiteral("gpt-torch.csv")));
@@ -268,7 +274,7 @@ private slots:
         w.write(swapped);
         w.close();
         c = cli({QStringLiteral("compare"), path(QStringLiteral("gpt-mpx.csv")), path(QStringLiteral("gpt-swapped-torch.csv")), QStringLiteral("--runs"),
-                 QStringLiteral("amp-bf16"), QStringLiteral("--steps"), QStringLiteral("0-2"), QStringLiteral("--columns"), QStringLiteral("loss"),
+                 QStringLiteral("amp-bf16"), QStringLiteral("--steps"), QStringLiteral("0-0"), QStringLiteral("--columns"), QStringLiteral("loss"),
                  QStringLiteral("--tol"), QStringLiteral("loss=1e-6")});
         QVERIFY2(c.exit_code == 1, qPrintable(said(c)));
 
