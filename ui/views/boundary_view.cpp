@@ -184,8 +184,11 @@ BoundaryView::Layout BoundaryView::layout() const {
     const int room = height() - k_margin - l.header.bottom() - 4 - titleH - legendH;
     l.side = std::max(40, std::min(availW, room - footFor(availW)));
     int footH = footFor(l.side);
-    while (l.side > 40 && l.side + footH > room) {
-        l.side = std::max(40, l.side - 8);
+    // Not below two thirds of the room: where long captions cannot fit beside the maps (mid-run, "after
+    // N steps", the classroom's text), the legend goes lower rather than the maps to nothing.
+    const int least = std::max(40, std::min(availW, room * 2 / 3));
+    while (l.side > least && l.side + footH > room) {
+        l.side = std::max(least, l.side - 8);
         footH = footFor(l.side);
     }
     l.footHeight = footH;
