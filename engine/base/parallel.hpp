@@ -91,8 +91,8 @@ public:
     void restart(long long first);
     // Pieces up to `piece` of every chain may start from now on.
     void open_to(long long piece);
-    // Returns once every chain has finished `piece`; meanwhile the caller runs ready pieces up to
-    // `piece` itself, or helps the pool's other work. A piece that threw keeps every piece of its
+    // Returns once every chain has finished `piece`; meanwhile the caller runs ready pieces itself
+    // (of any opened number), or helps the pool's other work. A piece that threw keeps every piece of its
     // number and later from starting (earlier ones still run); once none runs, wait_for rethrows its
     // exception (the lowest piece's, then the lowest chain's) when that piece is at most `piece`.
     void wait_for(long long piece);
