@@ -30,6 +30,16 @@ void CpuBackend::copy(const Tensor& src, Tensor& dst) {
 }
 
 void CpuBackend::activation_forward(Activation a, const Tensor& z, Tensor& h) {
+    if (!bins()) {  // a step that bins takes the path below: the bins see the whole buffer
+        counts() += core::with_activation(a, [&](auto k) {
+            return store_blocks(h, [&](std::size_t at, std::size_t m, float* out) {
+                float zb[k_fused_block];
+                const float* in = block_of(z, at, m, zb);
+                for (std::size_t i = 0; i < m; ++i) out[i] = core::act_forward<decltype(k)::value>(in[i]);
+            });
+        });
+        return;
+    }
     const float* in = view(z, m_a).data();
     float* out = m_c.shape(z.rows(), z.cols()).data();
     core::with_activation(a, [&](auto k) {
@@ -41,6 +51,18 @@ void CpuBackend::activation_forward(Activation a, const Tensor& z, Tensor& h) {
 }
 
 void CpuBackend::activation_backward(Activation a, const Tensor& z, const Tensor& dh, Tensor& dz) {
+    if (!bins()) {
+        counts() += core::with_activation(a, [&](auto k) {
+            return store_blocks(dz, [&](std::size_t at, std::size_t m, float* out) {
+                float zb[k_fused_block], gb[k_fused_block];
+                const float* zi = block_of(z, at, m, zb);
+                const float* gi = block_of(dh, at, m, gb);
+                for (std::size_t i = 0; i < m; ++i)
+                    out[i] = core::act_backward<decltype(k)::value>(zi[i], gi[i]);
+            });
+        });
+        return;
+    }
     const float* zi = view(z, m_a).data();
     const float* gi = view(dh, m_b).data();
     float* out = m_c.shape(z.rows(), z.cols()).data();
@@ -119,13 +141,13 @@ void CpuBackend::layernorm_backward(const Tensor& x, const Tensor& gamma, const 
 }
 
 void CpuBackend::dropout(Tensor& h, float p, std::uint64_t seed) {
-    const float* in = view(h, m_a).data();
-    float* out = m_c.shape(h.rows(), h.cols()).data();
     const float keep = core::dropout_keep_scale(p);
-    pieces(h.size(), [&](std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i) out[i] = core::dropout_value(in[i], p, keep, seed, i);
+    // In place; the values were binned when first stored.
+    counts() += store_blocks(h, [&](std::size_t at, std::size_t m, float* out) {
+        float hb[k_fused_block];
+        const float* in = block_of(h, at, m, hb);
+        for (std::size_t i = 0; i < m; ++i) out[i] = core::dropout_value(in[i], p, keep, seed, at + i);
     });
-    store(out, h, Sink{&counts(), nullptr});  // the values were binned when first stored
 }
 
 void CpuBackend::softmax_cross_entropy(const Tensor& logits, std::span<const int> labels, ScaleBy by,

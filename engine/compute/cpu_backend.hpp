@@ -84,6 +84,39 @@ inline RoundStats round_pieces(Format f, float* values, std::size_t n) {
     return round_pieces(f, values, n, format_info(f).default_overflow);
 }
 
+// Element loops that read tensors and store one go a block at a time: each block decoded onto the
+// stack (FP32 storage read in place), computed, and rounded into the destination's storage while it
+// is in L1, in one pass and one parallel dispatch instead of a decode, a loop and a store each over
+// full-size buffers.
+inline constexpr std::size_t k_fused_block = 256;
+
+// n values of t from element `at` as floats: FP32 storage in place, anything else decoded into tmp.
+inline const float* block_of(const Tensor& t, std::size_t at, std::size_t n, float* tmp) {
+    if (t.format() == Format::fp32) return static_cast<const float*>(t.data()) + at;
+    decode_buffer(t.format(), static_cast<const char*>(t.data()) + at * format_info(t.format()).storage_bytes,
+                  {tmp, n});
+    return tmp;
+}
+
+// dst's values from fn(at, m, out), which writes the m values from element `at` into out (at most
+// k_fused_block); stored in dst's format, counted. Every element is read before its block is
+// stored, so fn may read dst itself (an in-place op).
+template <class F>
+RoundStats store_blocks(Tensor& dst, F&& fn) {
+    const std::size_t bytes = format_info(dst.format()).storage_bytes;
+    char* d = static_cast<char*>(dst.data());
+    return counted_pieces(dst.size(), [&](std::size_t b, std::size_t e) {
+        RoundStats c;
+        float out[k_fused_block];
+        for (std::size_t at = b; at < e; at += k_fused_block) {
+            const std::size_t m = std::min(k_fused_block, e - at);
+            fn(at, m, out);
+            c += encode_buffer(dst.format(), {out, m}, d + at * bytes);
+        }
+        return c;
+    });
+}
+
 inline bool narrower(Format compute, Format storage) {
     return compute != Format::fp32 && compute != storage;
 }
@@ -127,9 +160,23 @@ struct Sink {
 // rounding added to `sink` when given.
 inline CMap operand(const Tensor& t, Scratch& scratch, Format compute, Sink sink) {
     if (!narrower(compute, t.format())) return view(t, scratch);
-    decode_pieces(t.format(), t.data(), scratch.shape(t.rows(), t.cols()).data(), t.size());
-    bin_values(sink.bins, scratch.data(), t.size());
-    const RoundStats cast = round_pieces(compute, scratch.data(), t.size());
+    float* v = scratch.shape(t.rows(), t.cols()).data();
+    RoundStats cast;
+    if (t.format() == Format::fp32) {  // FP32 weights: rounded from their storage, one pass
+        const auto* src = static_cast<const float*>(t.data());
+        bin_values(sink.bins, src, t.size());
+        if (!sink.counts) {  // counted where it was cast before (the forward pass): the values alone
+            pieces(t.size(), [&](std::size_t b, std::size_t e) { round_copy_uncounted(compute, {src + b, e - b}, v + b); });
+            return CMap(v, t.rows(), t.cols());
+        }
+        cast = counted_pieces(t.size(), [&](std::size_t b, std::size_t e) {
+            return round_copy(compute, {src + b, e - b}, v + b);
+        });
+    } else {
+        decode_pieces(t.format(), t.data(), v, t.size());
+        bin_values(sink.bins, v, t.size());
+        cast = round_pieces(compute, v, t.size());
+    }
     if (sink.counts) *sink.counts += cast;
     return CMap(scratch.data(), t.rows(), t.cols());
 }

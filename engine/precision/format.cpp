@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -86,6 +87,31 @@ struct BlockTally {
     RoundStats stats;
     explicit BlockTally(Format f) : edges(core::tally_edges(f)) {}
     void add_block(const float* in, const float* out, std::size_t n) {
+        if (!add_plain_block(in, out, n)) add_any_block(in, out, n);
+    }
+    // Most blocks hold only zeros that stayed zero and finite values that stayed normal and in
+    // range: then the tally is the non-zero count and the largest stored value, which one cheaper
+    // pass finds (and says whether the block was such a block; if not, it counts nothing).
+    bool add_plain_block(const float* in, const float* out, std::size_t n) {
+        const std::uint32_t over1 = edges.over_from - 1u, normal = edges.min_normal;
+        const std::uint32_t normal_span = 0x7f800000u - normal;
+        std::uint32_t zeros = 0, plain = 1u, k = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint32_t a = bits_of(in[i]) & 0x7fffffffu, b = bits_of(out[i]) & 0x7fffffffu;
+            const std::uint32_t zero = static_cast<std::uint32_t>((a | b) == 0u);
+            // 0 < a < over_from: non-zero, finite, no overflow; min normal <= b < inf
+            const std::uint32_t value = static_cast<std::uint32_t>(a - 1u < over1) &
+                                        static_cast<std::uint32_t>(b - normal < normal_span);
+            zeros += zero;
+            plain &= zero | value;
+            k = k > b ? k : b;
+        }
+        if (!plain) return false;
+        stats.nonzero += n - zeros;
+        if (k > stats.stored_max) stats.stored_max = k;
+        return true;
+    }
+    void add_any_block(const float* in, const float* out, std::size_t n) {
         std::uint32_t z = 0, o = 0, u = 0, s = 0, f = 0, m = 0, k = 0;
         for (std::size_t i = 0; i < n; ++i) {
             const core::TallyFlags t = core::tally_flags(edges, bits_of(in[i]), bits_of(out[i]));
@@ -250,6 +276,13 @@ void round_block(Format f, Overflow mode, const float* src, std::size_t m, Store
         case Format::fp16:
 #ifdef MPX_X86
             if (mode == Overflow::infinity && k_has_f16c) {
+                if constexpr (std::is_same_v<Store, std::uint16_t>) {  // FP16 storage: the codes go there
+                    if (bits) {
+                        fp16_encode_f16c(src, bits, m);
+                        fp16_decode_f16c(bits, out, m);
+                        return;
+                    }
+                }
                 std::uint16_t tmp[k_chunk];
                 fp16_encode_f16c(src, tmp, m);
                 fp16_decode_f16c(tmp, out, m);
@@ -276,27 +309,50 @@ void round_block(Format f, Overflow mode, const float* src, std::size_t m, Store
     }
 }
 
+// `dst` (when given) gets the rounded values: src itself (in place) or a buffer apart from it.
 template <typename Store>
-RoundStats round_all(Format f, Overflow mode, const float* src, std::size_t n, Store* bits, float* inplace) {
+RoundStats round_all(Format f, Overflow mode, const float* src, std::size_t n, Store* bits, float* dst) {
     BlockTally t(f);
     float out[k_chunk];
     for (std::size_t off = 0; off < n; off += k_chunk) {
         const std::size_t m = std::min(k_chunk, n - off);
-        round_block(f, mode, src + off, m, bits ? bits + off : nullptr, out);
-        t.add_block(src + off, out, m);
-        if (inplace) std::memcpy(inplace + off, out, m * sizeof(float));
+        float* to = dst && dst != src ? dst + off : out;  // in place: the inputs stay until counted
+        round_block(f, mode, src + off, m, bits ? bits + off : nullptr, to);
+        t.add_block(src + off, to, m);
+        if (dst == src) std::memcpy(dst + off, out, m * sizeof(float));
     }
+    return t.stats;
+}
+
+// The tally of FP32 values stored as they are (only subnormals and the largest value to count).
+RoundStats tally_unchanged(const float* v, std::size_t n) {
+    BlockTally t(Format::fp32);
+    for (std::size_t off = 0; off < n; off += k_chunk) t.add_block(v + off, v + off, std::min(k_chunk, n - off));
     return t.stats;
 }
 }  // namespace
 
 RoundStats round_in_place(Format f, std::span<float> values, Overflow mode) {
-    if (f == Format::fp32) {  // nothing changes; only subnormals to count
-        BlockTally t(f);
-        t.add_block(values.data(), values.data(), values.size());
-        return t.stats;
-    }
+    if (f == Format::fp32) return tally_unchanged(values.data(), values.size());  // nothing changes
     return round_all<std::uint32_t>(f, mode, values.data(), values.size(), nullptr, values.data());
+}
+
+void round_copy_uncounted(Format f, std::span<const float> src, float* dst, Overflow mode) {
+    const std::size_t n = src.size();
+    if (f == Format::fp32) {
+        if (n) std::memcpy(dst, src.data(), n * sizeof(float));
+        return;
+    }
+    for (std::size_t off = 0; off < n; off += k_chunk)
+        round_block<std::uint32_t>(f, mode, src.data() + off, std::min(k_chunk, n - off), nullptr, dst + off);
+}
+
+RoundStats round_copy(Format f, std::span<const float> src, float* dst, Overflow mode) {
+    if (f == Format::fp32) {
+        if (!src.empty()) std::memcpy(dst, src.data(), src.size() * sizeof(float));
+        return tally_unchanged(dst, src.size());
+    }
+    return round_all<std::uint32_t>(f, mode, src.data(), src.size(), nullptr, dst);
 }
 
 RoundStats encode_buffer(Format f, std::span<const float> values, void* dst, Overflow mode) {
@@ -304,10 +360,8 @@ RoundStats encode_buffer(Format f, std::span<const float> values, void* dst, Ove
     switch (info(f).storage_bytes) {
         case 4:
             if (f == Format::fp32) {
-                std::memcpy(dst, values.data(), n * sizeof(float));
-                BlockTally t(f);
-                t.add_block(values.data(), values.data(), n);
-                return t.stats;
+                if (n) std::memcpy(dst, values.data(), n * sizeof(float));
+                return tally_unchanged(values.data(), n);
             }
             return round_all(f, mode, values.data(), n, static_cast<std::uint32_t*>(dst), nullptr);
         case 2: return round_all(f, mode, values.data(), n, static_cast<std::uint16_t*>(dst), nullptr);

@@ -54,6 +54,17 @@ RoundStats round_in_place(Format f, std::span<float> values, Overflow mode);
 inline RoundStats round_in_place(Format f, std::span<float> values) {
     return round_in_place(f, values, info(f).default_overflow);
 }
+// Rounds src into dst (a buffer apart from src, or src itself), counted: round_in_place on a copy,
+// in one pass.
+RoundStats round_copy(Format f, std::span<const float> src, float* dst, Overflow mode);
+inline RoundStats round_copy(Format f, std::span<const float> src, float* dst) {
+    return round_copy(f, src, dst, info(f).default_overflow);
+}
+// The same values uncounted, into a dst apart from src (a cast whose rounding was counted before).
+void round_copy_uncounted(Format f, std::span<const float> src, float* dst, Overflow mode);
+inline void round_copy_uncounted(Format f, std::span<const float> src, float* dst) {
+    round_copy_uncounted(f, src, dst, info(f).default_overflow);
+}
 // Packs floats into the format's real storage (dst holds values.size() * storage_bytes bytes).
 RoundStats encode_buffer(Format f, std::span<const float> values, void* dst, Overflow mode);
 inline RoundStats encode_buffer(Format f, std::span<const float> values, void* dst) {
