@@ -1,13 +1,17 @@
 // A view's drawing surface: paints through the view's paintCanvas(painter, rect) and shows the
 // view's tooltipAt(point), or the view's own tooltip where that gives none. Rule: the view holds
-// every piece of state; the canvas only forwards its paint and tooltip events.
+// every piece of state; the canvas only forwards its paint and tooltip events. A right click offers
+// the canvas as a figure (chart_image.hpp), named after the view ("mpx-updates.png").
 #pragma once
 
 #include <QEvent>
 #include <QHelpEvent>
 #include <QPainter>
+#include <QString>
 #include <QToolTip>
 #include <QWidget>
+
+#include "ui/kit/chart_image.hpp"
 
 namespace mpx::ui {
 
@@ -18,6 +22,10 @@ public:
     ViewCanvas(View* view, QSize minimum, bool inView = false) : m_view(view), m_inView(inView) {
         setMinimumSize(minimum);
         setMouseTracking(true);
+        QString name = QString::fromLatin1(View::staticMetaObject.className());
+        name = name.mid(name.lastIndexOf(QLatin1Char(':')) + 1);
+        if (name.endsWith(QLatin1String("View"))) name.chop(4);
+        installChartImageMenu(this, name);
     }
 
 protected:

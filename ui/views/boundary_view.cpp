@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "engine/run/boundary_grid.hpp"
+#include "ui/kit/chart_image.hpp"
 #include "ui/kit/run_style.hpp"
 
 namespace mpx::ui {
@@ -42,6 +43,7 @@ QString plainNumber(double v) { return QString::number(v, 'g', 3); }
 BoundaryView::BoundaryView(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
     setMinimumSize(400, 300);
     setAutoFillBackground(true);
+    installChartImageMenu(this, QStringLiteral("decision-boundaries"));  // a figure for slides (chart_image.hpp)
     setToolTip(tr("What each run's model predicts at every point of the input plane, computed by that run's own "
                   "forward pass in its own precision. Colour: the predicted class; deep where the model is sure, pale "
                   "where it hesitates. Dark lines: where the prediction changes class (the decision boundary). Dots: "

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "engine/base/text.hpp"
+#include "ui/kit/chart_image.hpp"
 #include "ui/kit/log2_axis.hpp"
 
 namespace mpx::ui {
@@ -45,6 +46,7 @@ QColor textOn(const QColor& fill) { return fill.lightnessF() > 0.55 ? QColor(20,
 SweepHeatmap::SweepHeatmap(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
     setMinimumSize(360, 260);
+    installChartImageMenu(this, QStringLiteral("sweep-map"));  // a figure for slides (chart_image.hpp)
 }
 
 void SweepHeatmap::setGrid(const mpx::SweepGrid& grid) {
