@@ -108,6 +108,8 @@ void MainWindow::buildActions() {
         if (!path.isEmpty()) exportTorch(path);
     });
     auto* png = new QAction(tr("Export the view as PNG…"), this);
+    png->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));  // in classroom too: the window holds it
+    addAction(png);
     png->setToolTip(tr("Save the view shown (charts, decision boundaries, range, where, updates, FP8 scaling, FP4, samples or attention) as a PNG picture"));
     connect(png, &QAction::triggered, this, [this] {
         const QString name = centralViewName(view());
@@ -140,8 +142,9 @@ void MainWindow::buildActions() {
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("Keyboard shortcuts"), this, [this] {
         QMessageBox::information(this, tr("Keyboard shortcuts"),
-                                 tr("Space: run / pause\nS or →: one step\nCtrl+R: reset\nCtrl+E: export CSV\n"
-                                    "Mouse wheel on a chart: zoom the step axis\nDrag: pan\nDouble-click: follow the whole run"));
+                                 tr("Space: run / pause\nS or →: one step\nCtrl+R: reset\nCtrl+E: export CSV\nCtrl+Shift+E: export the view as PNG (every chart)\n"
+                                    "Mouse wheel over the charts: scroll the list\nCtrl+wheel (or pinch) on a chart: zoom the step axis, within the run\n"
+                                    "Drag: pan\nDouble-click: follow the whole run\nRight click on a chart: copy or save it as a picture"));
     });
 
     auto* bar = addToolBar(tr("Run"));
