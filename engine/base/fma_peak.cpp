@@ -86,10 +86,8 @@ double run_block(long long iterations) {
 }
 #endif
 
-}  // namespace
-
-FmaPeak measure_fma_peak(unsigned threads, double seconds) {
-    threads = std::max(1u, threads);
+// One window of `seconds`, every thread at once: the FLOPs a second they finished together.
+FmaPeak measure_window(unsigned threads, double seconds) {
     constexpr long long block = 1 << 16;  // iterations between clock reads
     std::vector<double> flops(threads, 0.0), sink(threads, 0.0);
     std::atomic<unsigned> ready{0};
@@ -131,6 +129,23 @@ FmaPeak measure_fma_peak(unsigned threads, double seconds) {
     p.method = std::string(k_kind) + ", " + std::to_string(k_chains) + " independent chains a thread" +
                (std::isnan(all) ? " (NaN)" : "");
     return p;
+}
+
+}  // namespace
+
+// The best of k_windows windows: on a shared machine (a virtual one) another tenant can take cycles
+// from any one window, and a peak read low put a GEMM above 100 % of it (147.7 GFLOP/s of GEMMs
+// against a 0.2 s window's 129 on this 2-core EPYC).
+FmaPeak measure_fma_peak(unsigned threads, double seconds) {
+    constexpr int k_windows = 5;
+    threads = std::max(1u, threads);
+    FmaPeak best;
+    for (int w = 0; w < k_windows; ++w) {
+        FmaPeak p = measure_window(threads, seconds / k_windows);
+        if (p.gflops > best.gflops) best = std::move(p);
+    }
+    best.method += ", the best of " + std::to_string(k_windows) + " windows";
+    return best;
 }
 
 }  // namespace mpx

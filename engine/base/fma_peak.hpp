@@ -13,10 +13,10 @@ struct FmaPeak {
     double gflops = 0.0;  // all threads together
     unsigned threads = 0;
     int lanes = 1;        // FP32 lanes a vector: 16 (AVX-512), 8 (AVX2 + FMA), 1 (scalar fmaf)
-    std::string method;   // "AVX-512 FMA, 16 independent chains a thread, 0.2 s"
+    std::string method;   // "AVX-512 FMA, 16 independent chains a thread, the best of 5 windows"
 };
 
-// Runs for about `seconds` on `threads` threads (at least one).
+// Runs for about `seconds` on `threads` threads (at least one), in five windows; the best one counts.
 FmaPeak measure_fma_peak(unsigned threads, double seconds = 0.2);
 
 }  // namespace mpx
