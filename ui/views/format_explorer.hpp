@@ -21,6 +21,7 @@ public:
     explicit BitStrip(mpx::Format f, QWidget* parent = nullptr);
     void setCode(std::uint32_t code);
     QSize sizeHint() const override;
+    QSize minimumSizeHint() const override { return sizeHint(); }  // every bit whole: never squeezed
     QRect cellRect(int codeBit) const;  // where bit `codeBit` (0 = last mantissa bit) is drawn
 signals:
     void bitClicked(int codeBit);
