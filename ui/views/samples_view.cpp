@@ -7,6 +7,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 #include "ui/kit/png_export.hpp"
@@ -16,6 +17,27 @@ namespace mpx::ui {
 
 namespace {
 constexpr int k_margin = 12, k_gap = 12, k_pad = 8;
+constexpr int k_captionFlags = Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop;
+
+// A run's label in lines no wider than `width`: whole on one line where it fits, else broken before
+// each '+' switch that would not fit ("amp-fp16" / "+attn-before"); a part wider than the column
+// alone stays whole on its own line (never elided: two runs must stay apart).
+QStringList labelLinesFor(const QString& label, const QFontMetrics& fm, int width) {
+    if (fm.horizontalAdvance(label) <= width) return {label};
+    QStringList lines;
+    QString line;
+    for (const QString& part : label.split(QLatin1Char('+'))) {
+        const QString piece = line.isEmpty() && lines.isEmpty() ? part : QStringLiteral("+") + part;
+        if (!line.isEmpty() && fm.horizontalAdvance(line + piece) > width) {
+            lines << line;
+            line = piece;
+        } else {
+            line += piece;
+        }
+    }
+    if (!line.isEmpty()) lines << line;
+    return lines;
+}
 }  // namespace
 
 SamplesView::SamplesView(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_store(store) {
@@ -88,11 +110,24 @@ QString SamplesView::sourceText(int run) const {
     return tr("%1 · held-out loss %2").arg(step, QString::number(*s->eval_loss, 'f', 3));
 }
 
+QString SamplesView::caption() const {
+    if (const QString msg = message(); !msg.isEmpty()) return msg;
+    const mpx::SampleConfig& sc = m_store->session()->config.sample;
+    const QString prompt = QString::fromStdString(sc.prompt).replace(QLatin1Char('\n'), QStringLiteral("⏎"));
+    return tr("Each run continues the prompt “%1” by %2 characters, one at a time, drawn from its own "
+              "probabilities with the same random numbers as every other run: where two texts part, their "
+              "probabilities did. The held-out loss is that of the weights that wrote the text.")
+        .arg(prompt)
+        .arg(sc.length);
+}
+
 SamplesView::Layout SamplesView::layout(const QRect& r) const {
     Layout l;
     const QFontMetrics title(scaled(1.25)), body(scaled());
     const QRect inner = r.adjusted(k_margin, k_margin / 2, -k_margin, -k_margin / 2);
-    l.title = QRect(inner.left(), inner.top(), inner.width(), title.lineSpacing() + 3 * body.lineSpacing() + 6);
+    // The caption wrapped as painted (a classroom's large text needs more lines than three).
+    const int captionHeight = body.boundingRect(QRect(0, 0, inner.width(), 1 << 20), k_captionFlags, caption()).height();
+    l.title = QRect(inner.left(), inner.top(), inner.width(), title.lineSpacing() + 2 + std::max(3 * body.lineSpacing(), captionHeight) + 4);
     const std::vector<int> runs = shownRuns();
     const int n = static_cast<int>(runs.size());
     if (n == 0) return l;
@@ -124,18 +159,8 @@ void SamplesView::paintCanvas(QPainter& p, const QRect& r) {
     p.setFont(scaled());
     p.setPen(grey);
     const QRect captionRect = l.title.adjusted(0, tm.lineSpacing() + 2, 0, 0);
-    const QString msg = message();
-    if (!msg.isEmpty()) {
-        p.drawText(captionRect, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, msg);
-        return;
-    }
-    const mpx::SampleConfig& sc = session->config.sample;
-    QString prompt = QString::fromStdString(sc.prompt).replace(QLatin1Char('\n'), QStringLiteral("⏎"));
-    p.drawText(captionRect, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop,
-               tr("Each run continues the prompt “%1” by %2 characters, one at a time, drawn from its own "
-                  "probabilities with the same random numbers as every other run: where two texts part, their "
-                  "probabilities did. The held-out loss is that of the weights that wrote the text.")
-                   .arg(prompt).arg(sc.length));
+    p.drawText(captionRect, k_captionFlags, caption());
+    if (!message().isEmpty()) return;
     const std::vector<int> runs = shownRuns();
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const QRect c = l.columns[i];
@@ -145,23 +170,40 @@ void SamplesView::paintCanvas(QPainter& p, const QRect& r) {
         bold.setBold(true);
         p.setFont(bold);
         p.setPen(style.colour);
-        const QString label = session->runs[static_cast<std::size_t>(runs[i])].label;
-        p.drawText(QRect(c.left(), c.top(), c.width(), bm.lineSpacing()), Qt::AlignLeft | Qt::AlignVCenter,
-                   QFontMetrics(bold).elidedText(label, Qt::ElideRight, c.width()));
+        // The label whole: broken before a '+' switch where the column is too narrow for one line.
+        const QStringList labelLines = labelLinesFor(session->runs[static_cast<std::size_t>(runs[i])].label, QFontMetrics(bold), c.width());
+        for (int k = 0; k < labelLines.size(); ++k)
+            p.drawText(QRect(c.left(), c.top() + k * bm.lineSpacing(), c.width(), bm.lineSpacing()), Qt::AlignLeft | Qt::AlignVCenter,
+                       labelLines[k]);
+        const int labelHeight = static_cast<int>(labelLines.size()) * bm.lineSpacing();
         p.setFont(scaled());
         p.setPen(grey);
         // The source whole: on a second line where one is too narrow (the classroom's large text).
         const QString source = sourceText(runs[i]);
         const int sourceLines = bm.horizontalAdvance(source) > c.width() ? 2 : 1;
-        p.drawText(QRect(c.left(), c.top() + bm.lineSpacing(), c.width(), sourceLines * bm.lineSpacing()),
+        p.drawText(QRect(c.left(), c.top() + labelHeight, c.width(), sourceLines * bm.lineSpacing()),
                    Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, source);
-        const QRect box = c.adjusted(0, (1 + sourceLines) * bm.lineSpacing() + 4, 0, 0);
+        const QRect box = c.adjusted(0, labelHeight + sourceLines * bm.lineSpacing() + 4, 0, 0);
         p.fillRect(box, QColor(0xFA, 0xFA, 0xF7));
         QPen frame(style.colour, 2, style.pen);
         p.setPen(frame);
         p.drawRect(box.adjusted(1, 1, -1, -1));
         QString text = QString::fromStdString(s->text);
-        const QRect textRect = box.adjusted(k_pad, k_pad, -k_pad, -k_pad);
+        // Room kept at the bottom for the note of a run whose sampling stopped, so it stays in the box:
+        // the longest form that takes at most half of it (a small box in the classroom view).
+        const QRect inBox = box.adjusted(k_pad, k_pad, -k_pad, -k_pad);
+        const auto noteHeightOf = [&](const QString& t) {
+            return QFontMetrics(bold).boundingRect(QRect(0, 0, inBox.width(), 1 << 20), Qt::TextWordWrap, t).height() + 4;
+        };
+        QString stopped;
+        if (s->nonfinite)
+            for (const QString& form : {tr("Stopped: this run's logits hold inf or NaN, so no next character can be drawn."),
+                                        tr("Stopped: inf or NaN in the logits."), tr("Stopped: inf/NaN")}) {
+                stopped = form;
+                if (noteHeightOf(form) <= inBox.height() / 2) break;
+            }
+        const int noteHeight = stopped.isEmpty() ? 0 : noteHeightOf(stopped);
+        const QRect textRect = inBox.adjusted(0, 0, 0, -noteHeight);
         const int flags = Qt::AlignLeft | Qt::AlignTop | Qt::TextWrapAnywhere | Qt::TextExpandTabs;
         // The whole text in its box: a smaller monospace size where the box is short.
         QFont mono = scaled(1.0, true);
@@ -170,13 +212,13 @@ void SamplesView::paintCanvas(QPainter& p, const QRect& r) {
         p.setFont(mono);
         p.setPen(ink);
         p.drawText(textRect, flags, text);
-        if (s->nonfinite) {
+        if (!stopped.isEmpty()) {
             p.setFont(bold);
             p.setPen(QColor(0xCC, 0x33, 0x11));
             const QRect used = QFontMetrics(mono).boundingRect(textRect, flags, text);
-            p.drawText(QRect(textRect.left(), used.bottom() + 4, textRect.width(), textRect.bottom() - used.bottom() - 4),
-                       Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop,
-                       tr("Stopped: this run's logits hold inf or NaN, so no next character can be drawn."));
+            const int top = std::min(used.bottom(), textRect.bottom()) + 4;
+            p.drawText(QRect(inBox.left(), top, inBox.width(), inBox.bottom() - top), Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop,
+                       stopped);
         }
     }
 }

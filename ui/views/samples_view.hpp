@@ -42,6 +42,7 @@ private:
         std::vector<QRect> columns;  // by position in shownRuns()
     };
     Layout layout(const QRect& r) const;
+    QString caption() const;  // under the title: the message, or what the texts are
     QFont scaled(double factor = 1.0, bool mono = false) const;
     void refresh();
 
