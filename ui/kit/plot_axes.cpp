@@ -89,7 +89,10 @@ void PlotWidget::fitTitles() {
                        .arg((hollow ? k.border : k.fill).name(), markerSymbol(k.shape, hollow), k.name.toHtmlEscaped());
     }
     QStringList xForms;
-    if (!d->xTitle.isEmpty()) xForms << d->xTitle + (entries.isEmpty() ? QString() : QStringLiteral(" · ") + entries.join(QStringLiteral("&nbsp; ")));
+    // The x title loses its trailing " (…)" before it would be cut, as a chart title does.
+    const QString key = entries.isEmpty() ? QString() : QStringLiteral(" · ") + entries.join(QStringLiteral("&nbsp; "));
+    if (!d->xTitle.isEmpty())
+        for (const QString& f : titleForms(d->xTitle, {QStringLiteral(" (")})) xForms << f.trimmed() + key;
     for (qsizetype n = entries.size(); n > 0; --n) xForms << entries.mid(0, n).join(QStringLiteral("&nbsp; "));
     if (xForms.isEmpty()) xForms << QString();
     const double plotWidth = area.width() > 10 ? area.width() : width - 60;

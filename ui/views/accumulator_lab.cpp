@@ -209,7 +209,7 @@ AccumulatorLab::AccumulatorLab(QWidget* parent) : QWidget(parent) {
     cv->addStretch(1);
 
     // ---- the chart and, beside it, the table ----
-    m_plot = new PlotWidget(tr("Largest relative error of C = A·B against FP64"));
+    m_plot = new PlotWidget(tr("Largest relative error (of C = A·B, against FP64)"));
     m_plot->setYScale(PlotWidget::YScale::log10);
     m_plot->setYTitle(tr("max relative error (log₁₀)"));
     // The adapter's x axis is linear, so x is log₂ K, labelled 2^k.
