@@ -48,12 +48,19 @@ void drawShareAxis(QPainter& p, const QRectF& plot, double top, const QColor& te
     const QFontMetrics fm(p.font());
     p.setPen(QPen(text, 1));
     p.drawLine(plot.bottomLeft(), plot.topLeft());
+    // Every tick labelled where the plot is tall enough, else every second one, else the ends.
+    int every = 1;
+    while (every < 4 && plot.height() * every / 4 < fm.height() + fm.ascent() / 2.0) every *= 2;
     for (int k = 0; k <= 4; ++k) {
         const double v = top * k / 4;
         const double y = plot.bottom() - v / top * plot.height();
         p.drawLine(QPointF(plot.left() - 4, y), QPointF(plot.left(), y));
+        if (k % every != 0) continue;
         const QString t = QStringLiteral("%1 %").arg(100 * v, 0, 'g', 3);
-        p.drawText(QPointF(plot.left() - 6 - fm.horizontalAdvance(t), y + fm.ascent() / 2.0 - 1), t);
+        // Centred on its tick, but "0 %" sits on the axis (its baseline on the tick), clear of the
+        // log₂ labels under the plot's left end.
+        const double baseline = k == 0 ? y - fm.descent() : y + fm.ascent() / 2.0 - 1;
+        p.drawText(QPointF(plot.left() - 6 - fm.horizontalAdvance(t), baseline), t);
     }
     p.save();
     p.translate(titleX + fm.ascent(), plot.center().y());
