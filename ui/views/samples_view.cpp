@@ -110,10 +110,14 @@ QString SamplesView::sourceText(int run) const {
     return tr("%1 · held-out loss %2").arg(step, QString::number(*s->eval_loss, 'f', 3));
 }
 
-QString SamplesView::caption() const {
+QString SamplesView::caption(bool brief) const {
     if (const QString msg = message(); !msg.isEmpty()) return msg;
     const mpx::SampleConfig& sc = m_store->session()->config.sample;
     const QString prompt = QString::fromStdString(sc.prompt).replace(QLatin1Char('\n'), QStringLiteral("⏎"));
+    if (brief)
+        return tr("Each run continues “%1” with the same random numbers as every other: where two texts part, their "
+                  "probabilities did.")
+            .arg(prompt);
     return tr("Each run continues the prompt “%1” by %2 characters, one at a time, drawn from its own "
               "probabilities with the same random numbers as every other run: where two texts part, their "
               "probabilities did. The held-out loss is that of the weights that wrote the text.")
@@ -122,15 +126,23 @@ QString SamplesView::caption() const {
 }
 
 SamplesView::Layout SamplesView::layout(const QRect& r) const {
-    Layout l;
     const QFontMetrics title(scaled(1.25)), body(scaled());
     const QRect inner = r.adjusted(k_margin, k_margin / 2, -k_margin, -k_margin / 2);
-    // The caption wrapped as painted (a classroom's large text needs more lines than three).
-    const int captionHeight = body.boundingRect(QRect(0, 0, inner.width(), 1 << 20), k_captionFlags, caption()).height();
-    l.title = QRect(inner.left(), inner.top(), inner.width(), title.lineSpacing() + 2 + std::max(3 * body.lineSpacing(), captionHeight) + 4);
     const std::vector<int> runs = shownRuns();
     const int n = static_cast<int>(runs.size());
-    if (n == 0) return l;
+    // The whole caption where the boxes keep room for ten lines, else the brief one (a classroom's
+    // large text on a laptop); each wrapped as painted.
+    Layout l;
+    for (const bool brief : {false, true}) {
+        l = Layout{};
+        l.caption = caption(brief);
+        const int captionHeight = body.boundingRect(QRect(0, 0, inner.width(), 1 << 20), k_captionFlags, l.caption).height();
+        l.title = QRect(inner.left(), inner.top(), inner.width(), title.lineSpacing() + 2 + std::max(2 * body.lineSpacing(), captionHeight) + 4);
+        if (n == 0) return l;
+        const int cols = n <= 4 ? n : (n + 1) / 2, rows = (n + cols - 1) / cols;
+        const int room = (inner.bottom() - (l.title.bottom() + k_gap) - (rows - 1) * k_gap) / rows;
+        if (room >= body.lineSpacing() * 10) break;
+    }
     const int cols = n <= 4 ? n : (n + 1) / 2, rows = (n + cols - 1) / cols;
     const int top = l.title.bottom() + k_gap;
     const int w = (inner.width() - (cols - 1) * k_gap) / cols;
@@ -159,7 +171,7 @@ void SamplesView::paintCanvas(QPainter& p, const QRect& r) {
     p.setFont(scaled());
     p.setPen(grey);
     const QRect captionRect = l.title.adjusted(0, tm.lineSpacing() + 2, 0, 0);
-    p.drawText(captionRect, k_captionFlags, caption());
+    p.drawText(captionRect, k_captionFlags, l.caption);
     if (!message().isEmpty()) return;
     const std::vector<int> runs = shownRuns();
     for (std::size_t i = 0; i < runs.size(); ++i) {

@@ -39,10 +39,11 @@ signals:
 private:
     struct Layout {
         QRect title;
+        QString caption;             // the form that leaves the boxes room
         std::vector<QRect> columns;  // by position in shownRuns()
     };
     Layout layout(const QRect& r) const;
-    QString caption() const;  // under the title: the message, or what the texts are
+    QString caption(bool brief) const;  // under the title: the message, or what the texts are
     QFont scaled(double factor = 1.0, bool mono = false) const;
     void refresh();
 
