@@ -2,6 +2,7 @@
 #include "ui/kit/title_fit.hpp"
 
 #include <QApplication>
+#include <QScrollArea>
 #include <QTextDocument>
 #include <algorithm>
 #include <cmath>
@@ -64,6 +65,15 @@ Paragraph paragraph(const QStringList& forms, const QFontMetrics& fm, int width)
 bool showsWhole(const QString& text, const QFontMetrics& fm, const QRect& rect) {
     const QRect need = fm.boundingRect(QRect(0, 0, rect.width(), 1 << 20), k_paragraphFlags, text);
     return need.width() <= rect.width() && need.height() <= rect.height();
+}
+
+QScrollArea* scrollingPage(QWidget* page) {
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setWidget(page);
+    return scroll;
 }
 
 int chartMinimumHeight(double lines, double fontScale) {

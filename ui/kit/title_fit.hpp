@@ -10,6 +10,7 @@
 #include <QFont>
 #include <QFontMetrics>
 #include <QRect>
+#include <QScrollArea>
 #include <QString>
 #include <QStringList>
 
@@ -38,6 +39,9 @@ bool showsWhole(const QString& text, const QFontMetrics& fm, const QRect& rect);
 // labels, axis title and legend row together — plus the chart's margins. A view's page scrolls
 // rather than squeeze a chart below it.
 int chartMinimumHeight(double lines, double fontScale);
+// `page` in a frameless scroll area that scrolls up and down only: a view's page below its minimum
+// height scrolls instead of squeezing its charts.
+QScrollArea* scrollingPage(QWidget* page);
 // The flags a fitted paragraph is drawn with.
 constexpr int k_paragraphFlags = Qt::TextWordWrap;
 

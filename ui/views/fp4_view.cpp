@@ -10,7 +10,6 @@
 #include <QSlider>
 #include <QStackedWidget>
 #include <QToolTip>
-#include <QScrollArea>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -211,12 +210,7 @@ Fp4View::Fp4View(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_
     v->addLayout(charts, 3);
     // Below its minimum height (a laptop with the event log open) the page scrolls instead of
     // squeezing its word-wrapped captions over the charts.
-    auto* scroll = new QScrollArea;
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setWidget(page);
-    m_stack->addWidget(scroll);
+    m_stack->addWidget(fit::scrollingPage(page));
 
     connect(m_run, &QComboBox::currentIndexChanged, this, [this] {
         if (m_filling) return;

@@ -6,7 +6,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLocale>
-#include <QScrollArea>
 #include <QStackedWidget>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -139,12 +138,7 @@ Fp8View::Fp8View(gui::RecordStore* store, QWidget* parent) : QWidget(parent), m_
     v->addWidget(m_share, 2);
     // Below the charts' minimum heights (a laptop, classroom text) the page scrolls instead of
     // squeezing the charts until Qt Charts shortens their tick labels to "…".
-    auto* scroll = new QScrollArea;
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setWidget(page);
-    m_stack->addWidget(scroll);
+    m_stack->addWidget(fit::scrollingPage(page));
 
     connect(m_run, &QComboBox::currentIndexChanged, this, [this] {
         if (m_filling) return;
