@@ -10,6 +10,9 @@
 namespace mpx::ui {
 namespace plot {
 
+constexpr double k_yLabelRoom = 2.0;  // lines of label font between two y ticks
+constexpr double k_xTitleLines = 11;  // a tile shorter than this many lines has no bare x title
+
 // 1, 2 or 5 × 10^k, the smallest such step that gives at most `ticks` intervals over `span`.
 double niceStep(double span, int ticks) {
     if (!(span > 0) || !std::isfinite(span)) return 1.0;
@@ -94,6 +97,10 @@ void PlotWidget::fitTitles() {
     if (!d->xTitle.isEmpty())
         for (const QString& f : titleForms(d->xTitle, {QStringLiteral(" (")})) xForms << f.trimmed() + key;
     for (qsizetype n = entries.size(); n > 0; --n) xForms << entries.mid(0, n).join(QStringLiteral("&nbsp; "));
+    // A bare axis name ("step", no key) is left out of a short tile, where Qt Charts would cut it and
+    // the tick labels above it to "…": the charts share the step axis, and the hover names it.
+    const double tile = d->view->height() - d->lanesHeight();
+    if (entries.isEmpty() && tile < k_xTitleLines * QFontMetricsF(d->x->titleFont()).lineSpacing()) xForms.clear();
     if (xForms.isEmpty()) xForms << QString();
     const double plotWidth = area.width() > 10 ? area.width() : width - 60;
     const QString x = fitted(xForms, d->x->titleFont(), plotWidth);
@@ -158,7 +165,15 @@ void PlotWidget::setXRange(double x0, double x1, double tick) {
     if (keyNames() != d->keyNames) fitTitles();  // the key names the marks in view
 }
 
+// As many intervals as the plot's height gives labels room for, at most five: a short tile's six
+// percent labels were each cut to "..." by Qt Charts, which needs a label's line between ticks.
+int PlotWidget::yTicksFitting() const {
+    const double line = QFontMetricsF(d->y->labelsFont()).height();
+    return std::clamp(static_cast<int>(d->chart->plotArea().height() / (k_yLabelRoom * line)), 2, 5);
+}
+
 void PlotWidget::setYRange(double lo, double hi) {
+    d->yAskLo = lo, d->yAskHi = hi;
     if (m_yScale != YScale::linear) {
         auto f = [this](double v) { return m_yScale == YScale::log2 ? std::log2(v) : std::log10(v); };
         lo = lo > 0 ? std::floor(f(lo)) : 0;
@@ -178,7 +193,8 @@ void PlotWidget::setYRange(double lo, double hi) {
     }
     // Ends on ticks: the axis reads better, and stays put while new data fits, so its labels are
     // not laid out again on every redraw.
-    const double step = niceStep(hi - lo, 5);
+    d->yTicks = yTicksFitting();
+    const double step = niceStep(hi - lo, d->yTicks);
     lo = std::floor(lo / step + 1e-9) * step;
     hi = std::ceil(hi / step - 1e-9) * step;
     d->yLo = lo, d->yHi = hi, d->yStep = step;

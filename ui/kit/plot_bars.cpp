@@ -7,6 +7,15 @@
 namespace mpx::ui {
 using namespace plot;
 
+namespace {
+// Measured on Qt 6.4's layout (ui_test_window_fit, the Memory chart of five and seven runs).
+constexpr int k_barLabelPad = 4;   // a category label's padding above and below
+constexpr int k_legendRowPad = 8;  // a legend entry's marker and spacing beyond its line
+constexpr int k_barAxisPad = 8;    // between the value axis's labels and its title
+constexpr int k_chartFrame = 16;   // the chart's background frame and the title's gap
+constexpr int k_legendFrame = 24;  // the legend's own margins above and below its entries
+}  // namespace
+
 void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& sets, const QString& valueTitle) {
     if (!d->bars) {
         removeAllSeries();
@@ -75,6 +84,19 @@ void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& set
     for (double s : sums) total = std::max(total, s);
     d->barTotal = total;
     fitBarTicks();
+}
+
+int PlotWidget::barsLeastHeight() const {
+    if (!d->bars || d->barCategoryNames.isEmpty()) return 0;
+    const QFontMetrics axis(d->barCategories->labelsFont());
+    const QFontMetrics legend(d->chart->legend()->font());
+    const QFontMetrics title(d->chart->titleFont());
+    const QMargins m = d->chart->margins();
+    // The plot: a category's share at least its label's line; the legend: a row per set.
+    const int plot = static_cast<int>(d->barCategoryNames.size() + 1) * (axis.height() + k_barLabelPad);
+    const int keys = static_cast<int>(d->barSets.size()) * (legend.height() + k_legendRowPad);
+    const int below = 2 * axis.lineSpacing() + k_barAxisPad;  // the value axis's labels and its title
+    return title.lineSpacing() + m.top() + m.bottom() + std::max(plot + below, keys + k_legendFrame) + k_chartFrame;
 }
 
 // The value axis of the bars: from 0 to a round number over the longest bar, as many labels as fit

@@ -183,6 +183,8 @@ void PlotWidget::setTileMinimumSize(QSize s) {
     setMinimumSize(s.width(), s.height() + static_cast<int>(std::ceil(d->lanesHeight())));
 }
 
+int PlotWidget::laneRoom() const { return static_cast<int>(std::ceil(d->lanesHeight())); }
+
 int PlotWidget::laneCount() const { return static_cast<int>(d->lanes.size()); }
 QString PlotWidget::laneName(int lane) const { return lane >= 0 && lane < d->lanes.size() ? d->lanes[lane].name : QString(); }
 

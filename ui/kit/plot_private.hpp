@@ -105,6 +105,8 @@ public:
     QBrush baseBrush;
     QList<qreal> offsets;  // per series: pixels drawn above its values
     double yLo = 0, yHi = 1, yStep = 0.2;  // setYRange's, in axis units, before applyYRange widens it
+    double yAskLo = 0, yAskHi = 1;         // setYRange's arguments, for a new height's ticks
+    int yTicks = 5;                        // the linear axis's most intervals at this height
     QString title, xTitle, yTitle;                // as given
     QString shownTitle, shownXTitle, shownYTitle;  // as fitted
     QStringList keyNames;  // the lanes' key as last fitted

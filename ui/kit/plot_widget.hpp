@@ -106,6 +106,7 @@ public:
     // The least size of the chart without its lanes: the lanes' rows are added to it, so they never
     // squeeze the plot and its axis labels (a tile with three lanes elided its step ticks to "…").
     void setTileMinimumSize(QSize s);
+    int laneRoom() const;  // the height the event lanes add below the plot (0 without lanes)
     int laneCount() const;
     QString laneName(int lane) const;
     // A kind of mark in one lane; ids count from 0 in order of creation, reset by setLanes.
@@ -125,6 +126,10 @@ public:
 
     // Bar mode: stacked horizontal bars, one bar per category; a legend names the sets.
     void setBars(const QStringList& categories, const QList<BarSet>& sets, const QString& valueTitle);
+    // The least height at which every bar's category label and every legend entry show whole (Qt
+    // Charts cuts a category label to "..." where its share of the axis is less than its line, and
+    // drops legend entries that do not fit); 0 without bars.
+    int barsLeastHeight() const;
 
 signals:
     void hovered(double x, const QPoint& globalPos);  // data x under the mouse; NaN on leaving
@@ -142,6 +147,7 @@ private:
     void fitTitles();          // the chart, x and y titles, fitted to the room they have now
     QStringList keyNames() const;
     void applyPoints(int id);  // the given points, through the y transform, into the series
+    int yTicksFitting() const;  // the linear y axis's most intervals whose labels fit the plot's height
     void applyYRange();        // setYRange's range, widened by half a dot where a dot lies on an end
     class View;
     class Private;
