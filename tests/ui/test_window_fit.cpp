@@ -10,6 +10,7 @@
 #include <QCheckBox>
 #include <QFile>
 #include <QGraphicsTextItem>
+#include <QLabel>
 #include <QLegend>
 #include <QScreen>
 #include <QScrollArea>
@@ -22,8 +23,11 @@
 
 #include "engine/config/session_config.hpp"
 #include "ui/kit/plot_widget.hpp"
+#include "ui/kit/title_fit.hpp"
+#include "ui/panels/event_log_panel.hpp"
 #include "ui/panels/charts_panel.hpp"
 #include "ui/panels/classroom.hpp"
+#include "ui/panels/lesson_panel.hpp"
 #include "ui/session/engine_controller.hpp"
 #include "ui/window/main_window.hpp"
 
@@ -238,6 +242,54 @@ private slots:
                  qPrintable(QStringLiteral("tile %1,%2 %3×%4 in %5×%6").arg(tile.x()).arg(tile.y()).arg(tile.width())
                                 .arg(tile.height()).arg(scroll->viewport()->width()).arg(scroll->viewport()->height())));
         w.engine()->pause();
+    }
+
+    // Issue 47 item 8: every chart a lesson names is in view together in the normal layout at
+    // 1280×800, none squeezed to "…" (three named charts, one of them the Memory bars with seven
+    // categories, left the third below the fold and the second cut at its foot).
+    void every_lessons_named_charts_are_in_view_data() {
+        QTest::addColumn<QString>("preset");
+        for (const char* p : {"lost-updates", "fp4", "fp8", "hysteresis", "overflow-storm", "underflow", "bf16-no-scaler",
+                              "keep-ends-in-bf16", "softmax-and-norms", "attention-overflow"})
+            QTest::newRow(p) << QString::fromLatin1(p);
+    }
+    void every_lessons_named_charts_are_in_view() {
+        QFETCH(QString, preset);
+        MainWindow w;
+        w.resize(QGuiApplication::primaryScreen()->availableGeometry().size());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        mpx::SessionConfig c = mpx::load_config(preset.toStdString());
+        const QList<ChartId> named = mpx::ui::parseLesson(QString::fromStdString(c.lesson)).charts;
+        QVERIFY2(named.size() >= 2, qPrintable(QString::number(named.size())));  // a lesson that names charts
+        c.steps = std::min(c.steps, 40LL);
+        QSignalSpy started(w.store(), &mpx::gui::RecordStore::sessionStarted);
+        w.applyConfig(c, preset);
+        QVERIFY(started.wait(20'000));
+        QTRY_VERIFY_WITH_TIMEOUT(sessionIs(w, c), 20'000);
+        w.run();
+        QTRY_COMPARE_WITH_TIMEOUT(w.engine()->state(), EngineState::finished, 120'000);
+        w.store()->drainNow();
+        w.charts()->refresh();
+        w.grab();
+        QCoreApplication::processEvents();
+        for (ChartId id : named) {
+            PlotWidget* p = w.charts()->plot(id);
+            QVERIFY2(w.charts()->chartInView(id), qPrintable(chartName(id) + QStringLiteral(": below the fold")));
+            const QStringList texts = textsOnScreen(p);
+            for (const QString& t : texts) QVERIFY2(!t.contains(QStringLiteral("...")), qPrintable(chartName(id) + ": " + t));
+            if (id == ChartId::memory)  // the Kahan buffer the lesson sends the class to, in the legend
+                QVERIFY2(texts.contains(QStringLiteral("compensation")), qPrintable(texts.join(" | ")));
+        }
+        // The event log's summary shows whole under them (it ran past the panel's edge with four
+        // runs), naming every run that skipped a step.
+        QLabel* summary = w.eventLog()->summary();
+        QVERIFY2(mpx::ui::fit::showsWhole(summary->text(), summary->fontMetrics(), summary->contentsRect()),
+                 qPrintable(QStringLiteral("%1 in %2×%3").arg(summary->text()).arg(summary->width()).arg(summary->height())));
+        QVERIFY(summary->text().startsWith(QStringLiteral("Events: %1").arg(w.store()->log().size())));
+        for (int r = 0; r < w.store()->runCount(); ++r)
+            if (w.store()->skippedSteps(r) > 0)
+                QVERIFY2(summary->text().contains(w.store()->session()->runs[static_cast<std::size_t>(r)].label), qPrintable(summary->text()));
     }
 
     // Classroom enlarged every chart's text but the Memory chart's (its bars' axes and legend).

@@ -39,6 +39,9 @@ constexpr int k_tile_min_height = 170;
 constexpr int k_legend_columns = 4;  // runs to a legend row
 // A chart a lesson names is this much taller than the rest: its lanes and its point need the room.
 constexpr double k_named_height = 1.4;
+// Where the viewport is short, a named chart may be this much shorter than the least tile so that
+// every chart the lesson names is in view (Qt Charts keeps its tick labels down to about 0.8).
+constexpr double k_named_floor = 0.75;
 
 }  // namespace
 
@@ -111,6 +114,7 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
     m_scroll->setFrameShape(QFrame::NoFrame);
     m_scroll->setWidgetResizable(true);
     m_scroll->setWidget(m_area);
+    m_scroll->viewport()->installEventFilter(this);  // a taller or shorter viewport refits the named tiles
     layoutCharts();
     outer->addWidget(m_scroll, 1);
 
@@ -128,6 +132,7 @@ ChartsPanel::ChartsPanel(gui::RecordStore* store, QWidget* parent) : QWidget(par
         m_events.clear();
         m_logSeen = 0;
         rebuildSeries();
+        layoutCharts();  // the lanes' rows are known: the named tiles refit
         m_cursor = std::nan("");
         resetZoom();
     });
@@ -164,15 +169,18 @@ void ChartsPanel::resizeEvent(QResizeEvent* e) {
     fitRunLabels();
 }
 
+bool ChartsPanel::eventFilter(QObject* o, QEvent* e) {
+    if (o == m_scroll->viewport() && e->type() == QEvent::Resize) layoutCharts();
+    return QWidget::eventFilter(o, e);
+}
+
 // A tile's least size grows with the classroom's text, by its square root: at × 1.6 text a tile of
 // the normal size cut every title and axis title, while × 1.6 tiles left a laptop one chart across.
 void ChartsPanel::layoutCharts() {
     const int spacing = m_grid->spacing();
     const double grow = std::sqrt(m_scale);
     const int tileWidth = static_cast<int>(std::lround(k_tile_min_width * grow));
-    for (int i = 0; i < k_chart_count; ++i)
-        m_plots[i]->setTileMinimumSize(QSize(tileWidth, static_cast<int>(std::lround(k_tile_min_height * grow *
-                                                                                  (m_highlighted[i] ? k_named_height : 1.0)))));
+    const int tileHeight = static_cast<int>(std::lround(k_tile_min_height * grow));
     // The panel's own width (the scroll area is laid out after this resize): less the margins and
     // a vertical scroll bar's room.
     const int usable = std::max(1, width() - 8 - style()->pixelMetric(QStyle::PM_ScrollBarExtent));
@@ -184,6 +192,9 @@ void ChartsPanel::layoutCharts() {
     for (int i = 0; i < k_chart_count; ++i)
         if (!m_highlighted[i]) order << static_cast<ChartId>(i);
     order.removeIf([this](ChartId c) { return m_absent[static_cast<int>(c)]; });  // a trace has no data for it
+    const int named = namedTileHeight(order, columns, tileHeight);
+    for (int i = 0; i < k_chart_count; ++i)
+        m_plots[i]->setTileMinimumSize(QSize(tileWidth, std::max(m_highlighted[i] ? named : tileHeight, m_plots[i]->barsLeastHeight())));
     if (columns == m_columns && order == m_order) return;
     m_columns = columns;
     m_order = order;
@@ -194,6 +205,30 @@ void ChartsPanel::layoutCharts() {
     for (int i = 0; i < m_order.size(); ++i) m_grid->addWidget(plot(m_order[i]), i / columns, i % columns);
     for (int r = 0; r * columns < m_order.size(); ++r) m_grid->setRowStretch(r, 1);
     for (int c = 0; c < columns; ++c) m_grid->setColumnStretch(c, 1);
+}
+
+// The charts a lesson names are all in view without scrolling where the viewport allows: each
+// named tile k_named_height × the least tile where there is room, down to k_named_floor × it where
+// there is not (three named charts on a 1280×800 laptop), its event lanes below it kept whole.
+int ChartsPanel::namedTileHeight(const QList<ChartId>& order, int columns, int tileHeight) const {
+    const int tallest = static_cast<int>(std::lround(tileHeight * k_named_height));
+    const int floor = static_cast<int>(std::lround(tileHeight * k_named_floor));
+    const int count = static_cast<int>(std::count_if(order.begin(), order.end(), [this](ChartId c) { return m_highlighted[static_cast<int>(c)]; }));
+    if (count == 0 || !m_scroll) return tallest;
+    // The named rows' height with each named tile h tall (bars no shorter than they need), lanes below.
+    const auto rowsHeight = [&](int h) {
+        int total = 0;
+        for (int first = 0; first < count; first += columns) {
+            int row = 0;
+            for (int c = first; c < std::min(count, first + columns); ++c)
+                row = std::max(row, std::max(h, plot(order[c])->barsLeastHeight()) + plot(order[c])->laneRoom());
+            total += row + (first > 0 ? m_grid->spacing() : 0);
+        }
+        return total;
+    };
+    int h = tallest;
+    while (h > floor && rowsHeight(h) > m_scroll->viewport()->height()) --h;
+    return h;
 }
 
 // As many runs to a legend row as fit with their labels whole (at most k_legend_columns); only

@@ -87,8 +87,10 @@ private:
         std::vector<std::array<int, k_mark_kinds>> marks;
     };
     void resizeEvent(QResizeEvent* e) override;
+    bool eventFilter(QObject* o, QEvent* e) override;
     void rebuildSeries();
     void layoutCharts();     // as many columns (3, 2 or 1) as keep every tile readable; scrolls below
+    int namedTileHeight(const QList<ChartId>& order, int columns, int tileHeight) const;
     void fitRunLabels();     // each legend label elided to its cell, kept apart from the others
     void updateRunLabels();  // a ✎ after the label of each run edited live
     void setView(double x0, double x1, bool follow);

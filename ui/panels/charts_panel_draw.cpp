@@ -194,6 +194,7 @@ void ChartsPanel::drawLanes(const ChartSpec& c, double x0, double x1) {
             const gui::RunStyle style = runStyle(session, r);
             rows << PlotWidget::Lane{shortName(r), style.colour, style.pen};
         }
+        const int room = p->laneRoom();
         p->setLanes(rows);
         lanes.runs = runs;
         lanes.marks.assign(static_cast<std::size_t>(runs.size()), {});
@@ -202,6 +203,7 @@ void ChartsPanel::drawLanes(const ChartSpec& c, double x0, double x1) {
                 lanes.marks[static_cast<std::size_t>(lane)][static_cast<std::size_t>(k)] =
                     p->addLaneMarks(lane, tr(k_marks[k].name), k_marks[k].fill, k_marks[k].border, k_marks[k].shape,
                                     k_marks[k].size * m_scale);
+        if (p->laneRoom() != room && m_highlighted[static_cast<int>(c.id)]) layoutCharts();  // the lesson's tiles refit
     }
     QList<QPointF> pts;
     QList<double> steps;
@@ -260,7 +262,9 @@ void ChartsPanel::drawMemory() {
         // Kahan buffers only where a run keeps them: no empty legend entry in other sessions.
         if (any || c != static_cast<int>(mpx::MemCategory::compensation)) sets << s;
     }
+    const int least = plot(ChartId::memory)->barsLeastHeight();
     plot(ChartId::memory)->setBars(categories, sets, mib ? tr("MiB") : tr("KiB"));
+    if (plot(ChartId::memory)->barsLeastHeight() != least) layoutCharts();  // its bars and legend keep their rows
     plot(ChartId::memory)->setPlaceholder({});
 }
 

@@ -12,6 +12,7 @@
 #include "ui/kit/concepts.hpp"
 #include "ui/kit/log2_axis.hpp"
 #include "ui/kit/run_style.hpp"
+#include "ui/kit/title_fit.hpp"
 #include "ui/session/config_bridge.hpp"
 
 namespace mpx::ui {
@@ -231,19 +232,55 @@ void EventLogPanel::update() {
     if (m_model->rowCount() != before) fitColumns();
     if (atBottom) m_view->scrollToBottom();
     const auto session = m_store->session();
-    QStringList parts;
+    // Each run with a scaler and its skipped steps: in full, then shorter, then only the runs that
+    // skipped (the summary was cut at the panel's edge with four runs at 1280×800).
+    QStringList full, brief, skipping;
+    int scaled = 0;
     for (int r = 0; r < m_store->runCount(); ++r) {
+        if (!session || !session->runs[static_cast<std::size_t>(r)].hasScaler) continue;
+        const QString& label = session->runs[static_cast<std::size_t>(r)].label;
         const qint64 skipped = m_store->skippedSteps(r);
-        if (session && session->runs[static_cast<std::size_t>(r)].hasScaler)
-            parts << tr("%1: %n skipped", nullptr, static_cast<int>(std::min<qint64>(skipped, INT_MAX)))
-                         .arg(session->runs[static_cast<std::size_t>(r)].label);
+        ++scaled;
+        full << tr("%1: %n skipped", nullptr, static_cast<int>(std::min<qint64>(skipped, INT_MAX))).arg(label);
+        brief << QStringLiteral("%1 %2").arg(label).arg(skipped);
+        if (skipped > 0) skipping << QStringLiteral("%1 %2").arg(label).arg(skipped);
     }
-    QString text = tr("Events: %1").arg(m_store->log().size());
-    if (!parts.isEmpty()) text += QStringLiteral(" · ") + parts.join(QStringLiteral(" · "));
-    if (m_store->droppedLogRows() > 0)
-        text += tr(" · log full: %1 later events are not listed here (the CSV export has every step)")
-                    .arg(m_store->droppedLogRows());
-    m_summary->setText(text);
+    const QString events = tr("Events: %1").arg(m_store->log().size());
+    const QString dropped = m_store->droppedLogRows() == 0
+                                ? QString()
+                                : tr(" · log full: %1 later events are not listed here (the CSV export has every step)")
+                                      .arg(m_store->droppedLogRows());
+    m_summaryForms = {events + dropped};
+    if (scaled > 0) {
+        QString few;
+        if (skipping.isEmpty()) few = scaled == 1 ? tr("no step skipped") : tr("no run skipped a step");
+        else if (skipping.size() == scaled) few = tr("steps skipped: %1").arg(skipping.join(QStringLiteral(", ")));
+        else if (scaled - skipping.size() == 1) few = tr("steps skipped: %1; none in the other run").arg(skipping.join(QStringLiteral(", ")));
+        else few = tr("steps skipped: %1; none in the other %2 runs").arg(skipping.join(QStringLiteral(", "))).arg(scaled - skipping.size());
+        m_summaryForms = {events + QStringLiteral(" · ") + full.join(QStringLiteral(" · ")) + dropped,
+                          events + QStringLiteral(" · ") + tr("steps skipped: %1").arg(brief.join(QStringLiteral(", "))) + dropped,
+                          events + QStringLiteral(" · ") + few + dropped};
+    }
+    fitSummary();
+}
+
+void EventLogPanel::resizeEvent(QResizeEvent* e) {
+    QWidget::resizeEvent(e);
+    fitSummary();
+}
+
+void EventLogPanel::fitSummary() {
+    if (m_summaryForms.isEmpty()) return;
+    const fit::Paragraph p = fit::paragraph(m_summaryForms, m_summary->fontMetrics(), m_summary->contentsRect().width());
+    m_summary->setWordWrap(p.wrapped);
+    if (m_summary->text() != p.text) m_summary->setText(p.text);
+}
+
+int EventLogPanel::compactHeight() const {
+    const QMargins m = layout()->contentsMargins();
+    return m.top() + m.bottom() + layout()->spacing() + m_summary->fontMetrics().lineSpacing() +
+           m_view->horizontalHeader()->sizeHint().height() + 3 * m_view->verticalHeader()->defaultSectionSize() +
+           2 * m_view->frameWidth();
 }
 
 }  // namespace mpx::ui

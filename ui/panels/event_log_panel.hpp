@@ -38,18 +38,25 @@ public:
     explicit EventLogPanel(gui::RecordStore* store, QWidget* parent = nullptr);
     EventLogModel* model() const { return m_model; }
     QTableView* view() const { return m_view; }
+    QLabel* summary() const { return m_summary; }
+    // The height that shows the summary, the header and three rows: the window's first share, so
+    // that the charts a lesson names keep the rest of a laptop's height.
+    int compactHeight() const;
 
 signals:
     void stepActivated(qint64 step);
 
 private:
     void update();
+    void resizeEvent(QResizeEvent* e) override;
+    void fitSummary();  // the first of m_summaryForms that fits one line, else the last one wrapped
     void fitColumns();  // Step, Run, Event and Scale as wide as their contents
 
     gui::RecordStore* m_store;
     EventLogModel* m_model;
     QTableView* m_view;
     QLabel* m_summary;
+    QStringList m_summaryForms;  // the summary, longest first
 };
 
 }  // namespace mpx::ui

@@ -200,9 +200,11 @@ void MainWindow::buildLayout() {
     m_split = new QSplitter(Qt::Vertical);
     m_split->addWidget(top);
     m_split->addWidget(m_log);
-    m_split->setStretchFactor(0, 4);
-    m_split->setStretchFactor(1, 1);
-    m_split->setSizes({720, 170});
+    // The log keeps three rows and the charts the rest: at 1280×800 a larger share left a lesson's
+    // named charts below the fold. A taller window gives its height to the charts.
+    m_split->setStretchFactor(0, 1);
+    m_split->setStretchFactor(1, 0);
+    m_split->setSizes({720, m_log->compactHeight()});
     setCentralWidget(m_split);
 }
 
