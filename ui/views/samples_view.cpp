@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QLocale>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -12,12 +13,22 @@
 
 #include "ui/kit/png_export.hpp"
 #include "ui/kit/run_style.hpp"
+#include "ui/kit/title_fit.hpp"
 
 namespace mpx::ui {
 
 namespace {
 constexpr int k_margin = 12, k_gap = 12, k_pad = 8;
 constexpr int k_captionFlags = Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop;
+constexpr int k_boxLines = 6;  // the least a run's column takes: its label, source and a few lines of text
+constexpr int k_textFlags = Qt::AlignLeft | Qt::AlignTop | Qt::TextWrapAnywhere | Qt::TextExpandTabs;
+constexpr double k_leastText = 0.7;  // a box's text shrinks to fit down to this share of the text size
+
+// Runs to a row of boxes and rows: up to four side by side, more in two rows.
+std::pair<int, int> gridOf(int n) {
+    const int cols = n <= 4 ? n : (n + 1) / 2;
+    return {cols, cols == 0 ? 0 : (n + cols - 1) / cols};
+}
 
 // A run's label in lines no wider than `width`: whole on one line where it fits, else broken before
 // each '+' switch that would not fit ("amp-fp16" / "+attn-before"); a part wider than the column
@@ -53,7 +64,7 @@ SamplesView::SamplesView(gui::RecordStore* store, QWidget* parent) : QWidget(par
     v->addLayout(row);
     m_canvas = new ViewCanvas<SamplesView>(this, QSize(480, 240));
     setPicturePart(m_canvas, PicturePart::picture);
-    v->addWidget(m_canvas, 1);
+    v->addWidget(fit::scrollingPage(m_canvas), 1);
     connect(m_button, &QPushButton::clicked, this, &SamplesView::sampleRequested);
     connect(m_store, &gui::RecordStore::samplesUpdated, this, &SamplesView::refresh);
     connect(m_store, &gui::RecordStore::sessionStarted, this, &SamplesView::refresh);
@@ -63,7 +74,18 @@ SamplesView::SamplesView(gui::RecordStore* store, QWidget* parent) : QWidget(par
 void SamplesView::refresh() {
     const auto session = m_store->session();
     m_button->setEnabled(session && session->config.model.kind == mpx::ModelKind::gpt);
+    fitHeight();
     m_canvas->update();
+}
+
+void SamplesView::resizeEvent(QResizeEvent* e) {
+    QWidget::resizeEvent(e);
+    fitHeight();
+}
+
+void SamplesView::fitHeight() {
+    const int least = std::max(240, leastHeight(m_canvas->width()));
+    if (m_canvas->minimumHeight() != least) m_canvas->setMinimumHeight(least);
 }
 
 void SamplesView::setPresentationScale(double s) {
@@ -71,6 +93,7 @@ void SamplesView::setPresentationScale(double s) {
     QFont f = m_button->font();
     f.setPointSizeF(font().pointSizeF() * s);
     m_button->setFont(f);
+    fitHeight();
     m_canvas->update();
 }
 
@@ -130,8 +153,12 @@ SamplesView::Layout SamplesView::layout(const QRect& r) const {
     const QRect inner = r.adjusted(k_margin, k_margin / 2, -k_margin, -k_margin / 2);
     const std::vector<int> runs = shownRuns();
     const int n = static_cast<int>(runs.size());
-    // The whole caption where the boxes keep room for ten lines, else the brief one (a classroom's
-    // large text on a laptop); each wrapped as painted.
+    const auto [cols, rows] = gridOf(n);
+    const int w = cols == 0 ? 0 : (inner.width() - (cols - 1) * k_gap) / cols;
+    int need = body.lineSpacing() * k_boxLines;  // the tallest column's need
+    for (int r : runs) need = std::max(need, columnNeed(r, w));
+    // The whole caption where the boxes keep room for ten lines and their texts, else the brief one
+    // (a classroom's large text on a laptop); each wrapped as painted.
     Layout l;
     for (const bool brief : {false, true}) {
         l = Layout{};
@@ -139,24 +166,52 @@ SamplesView::Layout SamplesView::layout(const QRect& r) const {
         const int captionHeight = body.boundingRect(QRect(0, 0, inner.width(), 1 << 20), k_captionFlags, l.caption).height();
         l.title = QRect(inner.left(), inner.top(), inner.width(), title.lineSpacing() + 2 + std::max(2 * body.lineSpacing(), captionHeight) + 4);
         if (n == 0) return l;
-        const int cols = n <= 4 ? n : (n + 1) / 2, rows = (n + cols - 1) / cols;
         const int room = (inner.bottom() - (l.title.bottom() + k_gap) - (rows - 1) * k_gap) / rows;
-        if (room >= body.lineSpacing() * 10) break;
+        if (room >= std::max(need, body.lineSpacing() * 10)) break;
     }
-    const int cols = n <= 4 ? n : (n + 1) / 2, rows = (n + cols - 1) / cols;
     const int top = l.title.bottom() + k_gap;
-    const int w = (inner.width() - (cols - 1) * k_gap) / cols;
-    const int h = std::max(body.lineSpacing() * 6, (inner.bottom() - top - (rows - 1) * k_gap) / rows);
+    const int h = std::max(need, (inner.bottom() - top - (rows - 1) * k_gap) / rows);
     for (int i = 0; i < n; ++i)
         l.columns.push_back(QRect(inner.left() + (i % cols) * (w + k_gap), top + (i / cols) * (h + k_gap), w, h));
     return l;
+}
+
+// The height a run's column needs at `width`: its label and source lines, and a box that holds its
+// text at k_leastText of the text size (with the stopped note where sampling stopped).
+int SamplesView::columnNeed(int run, int width) const {
+    const auto session = m_store->session();
+    const mpx::TextSample* s = m_store->latestSample(run);
+    const QFontMetrics body(scaled());
+    QFont bold = scaled();
+    bold.setBold(true);
+    if (!session || !s) return body.lineSpacing() * k_boxLines;
+    const int label = static_cast<int>(labelLinesFor(session->runs[static_cast<std::size_t>(run)].label, QFontMetrics(bold), width).size());
+    const int source = body.horizontalAdvance(sourceText(run)) > width ? 2 : 1;
+    const QRect inBox(0, 0, std::max(1, width - 2 * k_pad), 1 << 20);
+    const int text = QFontMetrics(scaled(k_leastText, true)).boundingRect(inBox, k_textFlags, QString::fromStdString(s->text)).height();
+    const int note = s->nonfinite ? 2 * QFontMetrics(bold).lineSpacing() + 4 : 0;
+    return (label + source) * body.lineSpacing() + 4 + 2 * k_pad + text + note;
+}
+
+int SamplesView::leastHeight(int width) const {
+    const QFontMetrics title(scaled(1.25)), body(scaled());
+    const int inner = std::max(1, width - 2 * k_margin);
+    const int caption = body.boundingRect(QRect(0, 0, inner, 1 << 20), k_captionFlags, this->caption(true)).height();
+    const int head = title.lineSpacing() + 2 + std::max(2 * body.lineSpacing(), caption) + 4;
+    const std::vector<int> runs = shownRuns();
+    const auto [cols, rows] = gridOf(static_cast<int>(runs.size()));
+    if (rows == 0) return k_margin + head;
+    const int w = (inner - (cols - 1) * k_gap) / cols;
+    int need = body.lineSpacing() * k_boxLines;
+    for (int r : runs) need = std::max(need, columnNeed(r, w));
+    return k_margin + head + k_gap + rows * need + (rows - 1) * k_gap;
 }
 
 QRect SamplesView::columnRect(int run) const {
     const std::vector<int> runs = shownRuns();
     const Layout l = layout(m_canvas->rect());
     for (std::size_t i = 0; i < runs.size(); ++i)
-        if (runs[i] == run) return l.columns[i].translated(m_canvas->pos());
+        if (runs[i] == run) return l.columns[i].translated(m_canvas->mapTo(this, QPoint(0, 0)));
     return {};
 }
 
@@ -216,10 +271,10 @@ void SamplesView::paintCanvas(QPainter& p, const QRect& r) {
             }
         const int noteHeight = stopped.isEmpty() ? 0 : noteHeightOf(stopped);
         const QRect textRect = inBox.adjusted(0, 0, 0, -noteHeight);
-        const int flags = Qt::AlignLeft | Qt::AlignTop | Qt::TextWrapAnywhere | Qt::TextExpandTabs;
+        const int flags = k_textFlags;
         // The whole text in its box: a smaller monospace size where the box is short.
         QFont mono = scaled(1.0, true);
-        for (double f = 0.9; f > 0.45 && QFontMetrics(mono).boundingRect(textRect, flags, text).height() > textRect.height(); f -= 0.1)
+        for (double f = 0.9; f > k_leastText - 0.05 && QFontMetrics(mono).boundingRect(textRect, flags, text).height() > textRect.height(); f -= 0.1)
             mono = scaled(f, true);
         p.setFont(mono);
         p.setPen(ink);

@@ -43,6 +43,12 @@ private:
         std::vector<QRect> columns;  // by position in shownRuns()
     };
     Layout layout(const QRect& r) const;
+    // The canvas's least height at `width`: the title, the brief caption and every row of boxes at
+    // k_boxLines lines. A shorter view scrolls rather than cut the last row at the canvas's foot.
+    int leastHeight(int width) const;
+    int columnNeed(int run, int width) const;
+    void fitHeight();  // the canvas's minimum height for its width, runs and text size
+    void resizeEvent(QResizeEvent* e) override;
     QString caption(bool brief) const;  // under the title: the message, or what the texts are
     QFont scaled(double factor = 1.0, bool mono = false) const;
     void refresh();
