@@ -33,7 +33,7 @@ void PlotWidget::setBars(const QStringList& categories, const QList<BarSet>& set
         d->barCategories->setLabelsFont(scaled(axisFont(), d->fontScale));
         d->barValues->setLabelsFont(scaled(axisFont(), d->fontScale));
         d->barValues->setTitleFont(scaled(axisFont(), d->fontScale));
-        d->barValues->setLabelFormat(QStringLiteral("%.3g"));
+        d->barValues->setLabelFormat(QStringLiteral("%.6g"));  // nice ticks: "1000", never "1e+03"
         d->barValues->setTickType(QValueAxis::TicksDynamic);
         d->barValues->setTickAnchor(0);
         d->barValues->setGridLineColor(QColor(0, 0, 0, 28));
@@ -106,7 +106,9 @@ void PlotWidget::fitBarTicks() {
     if (!d->bars) return;
     const double top = d->barTotal > 0 ? d->barTotal * 1.05 : 1;
     const QFontMetricsF fm(d->barValues->labelsFont());
-    const double label = fm.horizontalAdvance(QString::number(top, 'g', 3)) + 2 * fm.averageCharWidth();
+    // The widest label: the power of ten at or over the top ("1000" over 602), as "%.6g" prints it.
+    const QString widest = top >= 1 ? QString::number(std::pow(10.0, std::ceil(std::log10(top))), 'f', 0) : QString::number(top, 'g', 3);
+    const double label = fm.horizontalAdvance(widest) + 2 * fm.averageCharWidth();
     const int ticks = std::clamp(static_cast<int>(d->chart->plotArea().width() / label), 2, 5);
     const double step = niceStep(top, ticks);
     const double end = std::ceil(top / step - 1e-9) * step;
