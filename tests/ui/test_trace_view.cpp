@@ -10,6 +10,8 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QFile>
+#include <QFileInfo>
+#include <QSettings>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
@@ -261,7 +263,11 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(w.store()->session() && w.store()->session()->config.name == "default", 10'000);
         w.run();
         QTRY_VERIFY_WITH_TIMEOUT(w.store()->steps() > 0, 10'000);
+        QSettings().remove(QStringLiteral("trace/folder"));
+        QVERIFY(!w.openTrace(bad));
+        QCOMPARE(w.traceFolder(), QString());  // none opened yet (a file that is no trace counts for none): the working folder
         QVERIFY(w.openTrace(good));
+        QCOMPARE(w.traceFolder(), QFileInfo(good).absolutePath());  // the next Open trace… starts beside it
         QVERIFY(w.store()->showsOutsideSession());
         const auto s = w.store()->session();
         QCOMPARE(s->runs.size(), std::size_t{3});

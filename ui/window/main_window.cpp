@@ -417,6 +417,7 @@ bool MainWindow::openTrace(const QString& path) {
     m_presets->setCurrentIndex(-1);
     setView(View::charts);
     m_charts->resetZoom();
+    QSettings().setValue(QStringLiteral("trace/folder"), QFileInfo(path).absolutePath());  // Open trace… starts there
     return true;
 }
 

@@ -72,6 +72,7 @@ public:
     // engine pauses; Reset, a preset or a configuration goes back to training. False, with the
     // reason shown and nothing changed, when the trace cannot be read.
     bool openTrace(const QString& path);
+    QString traceFolder() const;  // where Open trace… starts: the folder of the last trace opened, else the working folder
     // The trace shown, or nullptr while the session is the engine's.
     const gui::TraceSession* traceSession() const { return m_trace.get(); }
     bool exportChartsPng(const QString& path);

@@ -8,6 +8,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -95,7 +96,7 @@ void MainWindow::buildActions() {
     trace->setToolTip(tr("Open a trace recorded from your own PyTorch training (mpx-cli trace --script) and replay any "
                          "scaler rule over it"));
     connect(trace, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open a recorded trace"), {}, tr("mpx trace (*.csv)"));
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open a recorded trace"), traceFolder(), tr("mpx trace (*.csv)"));
         if (!path.isEmpty()) openTrace(path);
     });
     auto* torch = new QAction(tr("Export as PyTorch script…"), this);
@@ -291,6 +292,11 @@ void MainWindow::addThreadsMenu(QMenu* runMenu) {
     for (unsigned n = 1; n <= std::min(cores, 16u); ++n) add(n, n == 1 ? tr("1 thread") : tr("%1 threads").arg(n));
     if (!group->checkedAction()) group->actions().front()->setChecked(true);
     m_engine->setThreads(saved <= std::min(cores, 16u) ? saved : 0);
+}
+
+QString MainWindow::traceFolder() const {
+    const QString folder = QSettings().value(QStringLiteral("trace/folder")).toString();
+    return !folder.isEmpty() && QFileInfo(folder).isDir() ? folder : QString();
 }
 
 }  // namespace mpx::ui
