@@ -244,6 +244,29 @@ private slots:
         w.engine()->pause();
     }
 
+    // Issue 47 item 17: where no run has a scaler, the Loss scale chart (one flat line at 2^0) is the
+    // last tile, not a top one; with a scaler it keeps its place.
+    void a_session_without_scalers_puts_the_scale_chart_last() {
+        MainWindow w;
+        w.resize(QGuiApplication::primaryScreen()->availableGeometry().size());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        for (const bool scaler : {false, true}) {
+            mpx::SessionConfig c = mpx::load_config("default");
+            c.lesson.clear();
+            c.runs = {"fp32", scaler ? "amp-fp16" : "amp-bf16"};
+            c.steps = 5;
+            QSignalSpy started(w.store(), &mpx::gui::RecordStore::sessionStarted);
+            w.applyConfig(c, QStringLiteral("custom"));
+            QVERIFY(started.wait(20'000));
+            QTRY_VERIFY_WITH_TIMEOUT(sessionIs(w, c), 20'000);
+            const QList<ChartId> order = w.charts()->chartOrder();
+            QCOMPARE(order.size(), mpx::ui::k_chart_count);
+            if (scaler) QVERIFY(order.indexOf(ChartId::scale) < 4);
+            else QCOMPARE(order.last(), ChartId::scale);
+        }
+    }
+
     // Issue 47 item 8: every chart a lesson names is in view together in the normal layout at
     // 1280×800, none squeezed to "…" (three named charts, one of them the Memory bars with seven
     // categories, left the third below the fold and the second cut at its foot).

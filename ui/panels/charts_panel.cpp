@@ -192,6 +192,12 @@ void ChartsPanel::layoutCharts() {
     for (int i = 0; i < k_chart_count; ++i)
         if (!m_highlighted[i]) order << static_cast<ChartId>(i);
     order.removeIf([this](ChartId c) { return m_absent[static_cast<int>(c)]; });  // a trace has no data for it
+    // Where no run has a scaler the Loss scale chart is one flat line at 2^0: last, not a top slot.
+    const auto session = m_store->session();
+    if (session && !m_highlighted[static_cast<int>(ChartId::scale)] &&
+        std::none_of(session->runs.begin(), session->runs.end(), [](const gui::RunDescription& r) { return r.hasScaler; }) &&
+        order.removeOne(ChartId::scale))
+        order << ChartId::scale;
     const int named = namedTileHeight(order, columns, tileHeight);
     for (int i = 0; i < k_chart_count; ++i)
         m_plots[i]->setTileMinimumSize(QSize(tileWidth, std::max(m_highlighted[i] ? named : tileHeight, m_plots[i]->barsLeastHeight())));
