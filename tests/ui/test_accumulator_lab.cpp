@@ -156,6 +156,32 @@ private slots:
         emit browser->anchorClicked(QUrl(QStringLiteral("lab:e4m3")));
         QCOMPARE(asked.size(), 1);
         QCOMPARE(asked[0][0].toString(), QStringLiteral("e4m3"));
+        // {lab:FORMAT@K}: the K the lab's note quotes (issue 47 item 14: the note quoted K = 16384
+        // where the accumulation lesson's figures are at K = 4096).
+        const ui::Lesson k = ui::parseLesson(QStringLiteral("Open {lab:e4m3@4096} or {lab:e4m3@many}."));
+        QCOMPARE(k.labFormat, QStringLiteral("e4m3"));
+        QCOMPARE(k.labK, 4096);
+        QCOMPARE(k.unknownFormats, QStringList{QStringLiteral("e4m3@many")});
+        QVERIFY(k.html.contains(QStringLiteral("<a href='lab:e4m3@4096'>the accumulator lab</a>")));
+    }
+
+    void the_lessons_k_is_quoted_in_the_labs_note() {
+        ui::MainWindow w;
+        emit w.lessonPanel()->labRequested(QStringLiteral("e4m3@256"));
+        auto* lab = w.findChild<AccumulatorLab*>();
+        QVERIFY(lab);
+        QCOMPARE(lab->settings().formats, QList<Format>{Format::e4m3});
+        QSignalSpy done(lab, &AccumulatorLab::runFinished);
+        if (lab->isRunning()) QVERIFY(done.wait(60000));
+        lab->setKRange(64, 1024);  // a second, not ten
+        QVERIFY(lab->run());
+        QVERIFY(done.wait(60000));
+        QVERIFY2(lab->note().contains(QStringLiteral("At K = 256 the largest error is: E4M3 ")), qPrintable(lab->note()));
+        QVERIFY2(lab->note().contains(QStringLiteral("; at K = 1024: E4M3 ")), qPrintable(lab->note()));
+        lab->setQuotedK(0);  // none named: the largest K only
+        QVERIFY2(lab->note().contains(QStringLiteral("At K = 1024 the largest error is: E4M3 ")) && !lab->note().contains(QStringLiteral("K = 256")),
+                 qPrintable(lab->note()));
+        lab->close();
     }
 
     void main_window_opens_the_lab_from_a_lesson_and_the_view_menu() {

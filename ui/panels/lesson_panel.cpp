@@ -66,14 +66,17 @@ Lesson parseLesson(const QString& text, const QList<LessonView>& views) {
             }
             out.stepRanges << *r;
             html += QString::fromUtf8(k_steps_link).arg(r->first).arg(r->last);
-        } else if (kind == QLatin1String("lab")) {
-            if (!mpx::parse_format(arg.toLower().toStdString())) {
+        } else if (kind == QLatin1String("lab")) {  // {lab:FORMAT} or {lab:FORMAT@K}: K the lab's note quotes
+            bool kRead = true;
+            const int k = arg.contains(QLatin1Char('@')) ? arg.section(QLatin1Char('@'), 1).toInt(&kRead) : 0;
+            if (!mpx::parse_format(arg.section(QLatin1Char('@'), 0, 0).toLower().toStdString()) || !kRead || k < 0) {
                 out.unknownFormats << arg;
                 html += arg.toHtmlEscaped();
                 continue;
             }
-            out.labFormat = arg.toLower();
-            html += QStringLiteral("<a href='lab:%1'>the accumulator lab</a>").arg(out.labFormat.toHtmlEscaped());
+            out.labFormat = arg.section(QLatin1Char('@'), 0, 0).toLower();
+            out.labK = k;
+            html += QStringLiteral("<a href='lab:%1'>the accumulator lab</a>").arg(arg.toLower().toHtmlEscaped());
         } else {
             out.explorerValue = arg;
             html += QStringLiteral("<a href='explorer:%1'>the format explorer</a>").arg(arg.toHtmlEscaped());

@@ -36,6 +36,7 @@ struct Lesson {
     QList<StepRange> stepRanges; // the step ranges it names, in order
     QString explorerValue;       // {explorer:VALUE}, or empty
     QString labFormat;           // {lab:FORMAT}, or empty; a format's name as engine's parse_format reads it
+    int labK = 0;                // {lab:FORMAT@K}: the K the lab's note quotes (0: none named)
     QStringList unknownCharts;   // {chart:KEY} with a KEY no chart has
     QStringList unknownViews;    // {view:NAME} with a NAME no view has (shown as plain text)
     QStringList badSteps;        // {steps:…} that is not A-B with 0 <= A < B

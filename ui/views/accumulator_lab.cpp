@@ -506,6 +506,11 @@ void AccumulatorLab::addToTable(const LabPoint& p, int series) {
     m_table->setItem(row, meanColumn, cell(errorText(p.error.mean), p.error.mean, right));
 }
 
+void AccumulatorLab::setQuotedK(int k) {
+    m_quotedK = k;
+    redraw();
+}
+
 void AccumulatorLab::redraw() {
     QList<QList<QPointF>> lines(m_series.size());
     double lo = INFINITY, hi = 0;
@@ -535,15 +540,17 @@ void AccumulatorLab::redraw() {
     if (nonFinite > 0)
         note << (nonFinite == 1 ? tr("1 point gave inf or NaN") : tr("%1 points gave inf or NaN").arg(nonFinite)) +
                     tr(": not drawn, listed in the table.");
-    if (largestK > 0) {
+    // The largest error of the first four lines at K, each named; the lesson's K first where it has points.
+    const auto errorsAt = [this](int k) {
         QStringList at;
         for (const LabPoint& p : m_points)
-            if (p.k == largestK && at.size() < 4)
-                at << formatName(p.format) + QLatin1Char(' ') + modelName(p.params.model) + QLatin1Char(' ') +
-                          errorText(p.error.max);
-        note << tr("At K = %1 the largest error is: %2%3").arg(largestK).arg(at.join(QStringLiteral(", ")))
-                    .arg(m_series.size() > 4 ? QStringLiteral(", … (all in the table)") : QStringLiteral("."));
-    }
+            if (p.k == k && at.size() < 4) at << formatName(p.format) + QLatin1Char(' ') + modelName(p.params.model) + QLatin1Char(' ') + errorText(p.error.max);
+        return at.join(QStringLiteral(", ")) + (m_series.size() > 4 ? QStringLiteral(", … (all in the table)") : QString());
+    };
+    const bool quoted = m_quotedK > 0 && m_quotedK != largestK &&
+                        std::any_of(m_points.begin(), m_points.end(), [this](const LabPoint& p) { return p.k == m_quotedK; });
+    if (quoted) note << tr("At K = %1 the largest error is: %2; at K = %3: %4.").arg(m_quotedK).arg(errorsAt(m_quotedK)).arg(largestK).arg(errorsAt(largestK));
+    else if (largestK > 0) note << tr("At K = %1 the largest error is: %2.").arg(largestK).arg(errorsAt(largestK));
     m_note->setText(note.join(QLatin1Char(' ')));
 }
 

@@ -70,6 +70,8 @@ public:
     void setMatrixSize(int size);
     // K = 64, 128, …, 16384 unless a test asks for fewer (powers of two from lo to hi).
     void setKRange(int lo, int hi);
+    // The K the note quotes first (a lesson's, {lab:e4m3@4096}) besides the largest; 0: the largest only.
+    void setQuotedK(int k);
 
     // The model's parameters as the controls give them (the CLI's --bits and --promote-every).
     static mpx::AccumulateParams paramsFor(mpx::AccumulateModel m, int bits, int promoteEvery);
@@ -122,6 +124,7 @@ private:
     QSpinBox* m_seed = nullptr;
     QSpinBox* m_size = nullptr;
     QLabel* m_kText = nullptr;
+    int m_quotedK = 0;
     QPushButton* m_run = nullptr;
     QPushButton* m_cancel = nullptr;
     QProgressBar* m_progress = nullptr;
