@@ -181,7 +181,15 @@ void PlotWidget::setYRange(double lo, double hi) {
         if (hi <= lo) hi = lo + 1;
         // Whole powers only: a range of one decade (a single held-out point) that already matched
         // the axis's initial 0…1 must still get its interval, or fractional ticks print 1e0 1e0 1e1.
-        const double step = std::max(1.0, std::ceil((hi - lo) / 5));
+        // A log₂ axis steps by a power of two and ends on its ticks (2^0, 2^-32, 2^-64, …; it read
+        // 2^0, 2^-34, 2^-68 over the attention-overflow scale's fall), as many as the height has room for.
+        d->yTicks = yTicksFitting();
+        double step = std::max(1.0, std::ceil((hi - lo) / d->yTicks));
+        if (m_yScale == YScale::log2) {
+            step = std::exp2(std::ceil(std::log2(step)));
+            lo = std::floor(lo / step) * step;
+            hi = std::ceil(hi / step) * step;
+        }
         d->yLo = lo, d->yHi = hi, d->yStep = step;
         applyYRange();
         return;

@@ -89,7 +89,7 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent),
         // Dodged series are offset in pixels: a new height moves them in axis units.
         for (int i = 0; i < d->series.size(); ++i)
             if (d->offsets[i] != 0) applyPoints(i);
-        if (m_yScale == YScale::linear && yTicksFitting() != d->yTicks) setYRange(d->yAskLo, d->yAskHi);  // ticks for this height
+        if (yTicksFitting() != d->yTicks) setYRange(d->yAskLo, d->yAskHi);  // ticks for this height
         else applyYRange();  // half a dot's room at an end is so many axis units at this height
         d->placing = false;
     });
