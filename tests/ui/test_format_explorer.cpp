@@ -2,6 +2,7 @@
 // neighbours equal engine/precision/format.hpp's for typed values, clicked bits and dragged positions.
 #include <QLabel>
 #include <QLineEdit>
+#include <QScrollArea>
 #include <QSignalSpy>
 #include <QTest>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "engine/precision/format.hpp"
 #include "engine/precision/format_probe.hpp"
 #include "ui/kit/concepts.hpp"
+#include "ui/panels/classroom.hpp"
 #include "ui/views/format_explorer.hpp"
 
 using namespace mpx;
@@ -204,6 +206,32 @@ private slots:
         const double expect = std::exp2(bar->log2At(x));
         QVERIFY2(std::fabs(ex.probe(Format::fp32).value / expect - 1.0) < 0.01, qPrintable(ex.text()));
         QCOMPARE(ex.probe(Format::fp16).cls, FpClass::subnormal);  // 2^-20 is below FP16's 2^-14
+    }
+
+    // Issue 47 items 11 and 15: in the classroom's text on a 1280-wide laptop the table ran past the
+    // window (a sideways scroll bar, "Next down" cut, the range bar's facts cut at the edge). The last
+    // columns give way, named under the table; the rest fits; a wide window shows every column.
+    void a_narrow_window_drops_the_last_columns_and_names_them() {
+        FormatExplorer ex;
+        QFont f = ex.font();
+        f.setPointSizeF(f.pointSizeF() * ui::Classroom::k_fontScale);
+        ex.setFont(f);
+        ex.resize(1270, 620);
+        ex.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&ex));
+        QVERIFY(ex.setText(QStringLiteral("65520")));
+        auto* scroll = ex.findChild<QScrollArea*>();
+        QTRY_VERIFY(scroll->widget()->width() <= scroll->viewport()->width());  // no sideways scroll
+        QVERIFY(scroll->widget()->minimumSizeHint().width() <= scroll->viewport()->width());
+        QVERIFY(ex.columnShown(FormatExplorer::valueColumn) && ex.columnShown(FormatExplorer::relErrorColumn));
+        QVERIFY(!ex.columnShown(FormatExplorer::classColumn));
+        QVERIFY2(ex.hiddenNote().contains(QStringLiteral("Class")), qPrintable(ex.hiddenNote()));
+        for (int c = FormatExplorer::valueColumn; c < FormatExplorer::columnCount; ++c)  // each hidden column named
+            if (!ex.columnShown(static_cast<FormatExplorer::Column>(c))) QVERIFY(!ex.hiddenNote().isEmpty());
+        ex.resize(2400, 620);
+        for (int c = FormatExplorer::valueColumn; c < FormatExplorer::columnCount; ++c)
+            QTRY_VERIFY(ex.columnShown(static_cast<FormatExplorer::Column>(c)));
+        QCOMPARE(ex.hiddenNote(), QString());
     }
 };
 

@@ -9,6 +9,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollArea>
+#include <QTextDocumentFragment>
 #include <QShortcut>
 #include <QVBoxLayout>
 #include <cmath>
@@ -257,9 +258,10 @@ FormatExplorer::FormatExplorer(QWidget* parent) : QWidget(parent) {
     }
     // In a scroll area: the classroom's larger text may need more than a laptop's screen.
     auto* page = new QWidget;
-    auto* scroll = new QScrollArea;
+    auto* scroll = m_scroll = new QScrollArea;
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
+    scroll->viewport()->installEventFilter(this);  // a new width shows the columns it has room for
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
     outer->addWidget(scroll);
@@ -292,6 +294,7 @@ FormatExplorer::FormatExplorer(QWidget* parent) : QWidget(parent) {
         auto* l = new QLabel(QStringLiteral("<b>%1</b>").arg(heads[c]));
         l->setToolTip(tips[c]);
         grid->addWidget(l, 0, c);
+        if (c >= 2) m_heads[static_cast<std::size_t>(c - 2)] = l;
     }
     const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     int r = 1;
@@ -316,6 +319,13 @@ FormatExplorer::FormatExplorer(QWidget* parent) : QWidget(parent) {
     }
     grid->setColumnStretch(int(columnCount) + 2, 1);
     v->addWidget(m_table);
+    m_hidden = new QLabel;
+    m_hidden->setWordWrap(true);
+    QPalette grey = m_hidden->palette();  // a palette, not a style sheet: the classroom's font still reaches it
+    grey.setColor(QPalette::WindowText, QColor(0x66, 0x66, 0x66));
+    m_hidden->setPalette(grey);
+    m_hidden->hide();
+    v->addWidget(m_hidden);
     m_range = new FormatRangeBar;
     v->addWidget(m_range, 1);
     scroll->setWidget(page);
@@ -407,6 +417,43 @@ void FormatExplorer::showValue(const TypedValue& v) {
 
 QString FormatExplorer::shownText(Format f, int column) const {
     return m_rows[static_cast<int>(f)].cells[column]->text();
+}
+
+bool FormatExplorer::columnShown(Column c) const { return !m_heads[c]->isHidden(); }
+
+QString FormatExplorer::hiddenNote() const { return m_hidden->isHidden() ? QString() : m_hidden->text(); }
+
+void FormatExplorer::changeEvent(QEvent* e) {
+    QWidget::changeEvent(e);
+    if (e->type() != QEvent::FontChange) return;
+    QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    mono.setPointSizeF(font().pointSizeF() * 0.9);  // as large as the text around it reads
+    for (Row& row : m_rows)
+        for (QLabel* cell : row.cells) cell->setFont(mono);
+    fitColumns();
+}
+
+bool FormatExplorer::eventFilter(QObject* o, QEvent* e) {
+    if (o == m_scroll->viewport() && e->type() == QEvent::Resize) fitColumns();
+    return QWidget::eventFilter(o, e);
+}
+
+void FormatExplorer::fitColumns() {
+    const auto show = [this](int c, bool on) {
+        m_heads[static_cast<std::size_t>(c)]->setVisible(on);
+        for (Row& row : m_rows) row.cells[static_cast<std::size_t>(c)]->setVisible(on);
+    };
+    for (int c = 0; c < columnCount; ++c) show(c, true);
+    QStringList hidden;
+    const int room = m_scroll->viewport()->width() - 2 * m_table->parentWidget()->layout()->contentsMargins().left();
+    for (int c = classColumn; c >= ulpColumn; --c) {
+        m_table->layout()->invalidate();
+        if (m_table->layout()->minimumSize().width() <= room) break;
+        show(c, false);
+        hidden.prepend(QTextDocumentFragment::fromHtml(m_heads[static_cast<std::size_t>(c)]->text()).toPlainText());
+    }
+    m_hidden->setText(tr("Not shown for lack of width: %1 (a wider window shows them).").arg(hidden.join(QStringLiteral(", "))));
+    m_hidden->setVisible(!hidden.isEmpty());
 }
 
 }  // namespace mpx::ui

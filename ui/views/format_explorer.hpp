@@ -11,6 +11,7 @@
 
 class QLabel;
 class QLineEdit;
+class QScrollArea;
 
 namespace mpx::ui {
 
@@ -81,11 +82,18 @@ public:
     bool stale() const { return m_stale; }
 
     enum Column { valueColumn, absErrorColumn, relErrorColumn, ulpColumn, nextDownColumn, nextUpColumn, classColumn, columnCount };
+    // Whether a column is shown: where the window is too narrow for all (the classroom's text on a
+    // laptop), Class, Next up, Next down and ulp give way, last first, and the note under the table names them.
+    bool columnShown(Column c) const;
+    QString hiddenNote() const;
 signals:
     void valueChanged();
 private:
     void showValue(const mpx::TypedValue& v);
     void setStale(bool stale);
+    void fitColumns();  // shows the columns the scroll area's width has room for
+    bool eventFilter(QObject* o, QEvent* e) override;
+    void changeEvent(QEvent* e) override;  // a new font (the classroom's): the value cells' monospace follows
     struct Row {
         BitStrip* bits = nullptr;
         std::array<QLabel*, columnCount> cells{};
@@ -93,6 +101,9 @@ private:
     QLineEdit* m_input = nullptr;
     QLabel* m_asFloat = nullptr;
     QWidget* m_table = nullptr;
+    QScrollArea* m_scroll = nullptr;
+    std::array<QLabel*, columnCount> m_heads{};
+    QLabel* m_hidden = nullptr;  // "Not shown for lack of width: …"
     bool m_stale = false;
     FormatRangeBar* m_range = nullptr;
     std::array<Row, std::size(mpx::all_formats)> m_rows{};
