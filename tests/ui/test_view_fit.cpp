@@ -16,6 +16,8 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QTest>
 #include <QTextDocument>
 #include <QTextEdit>
@@ -94,6 +96,11 @@ QStringList findings(QWidget* root, int& count) {
         // Shown, and root's own (not a popup window, nor a widget that only a QObject of root's holds).
         if (!w->isVisible() || (w != root && !root->isAncestorOf(w))) continue;
         // Text that scrolls inside its own box (an edit, a table) is not cut by its box.
+        // A page wider than its scroll area hides its right side behind a sideways scroll (the
+        // explorer's table at 1280×800 classroom ran past the window).
+        if (auto* area = qobject_cast<QScrollArea*>(w); area && area->horizontalScrollBar()->isVisible() && area->horizontalScrollBar()->maximum() > 0)
+            out << QStringLiteral("scrolls sideways: %1 px of a %2 (%3)").arg(area->horizontalScrollBar()->maximum())
+                       .arg(QString::fromLatin1(area->widget() ? area->widget()->metaObject()->className() : "page"), QString::fromLatin1(root->metaObject()->className()));
         const bool scrolls = qobject_cast<QLineEdit*>(w) || qobject_cast<QTextEdit*>(w) || qobject_cast<QPlainTextEdit*>(w);
         const bool cell = qobject_cast<QAbstractItemView*>(w->parentWidget()) != nullptr;  // a view's viewport
         const QRectF box(offset(w, root), w->size());
@@ -106,7 +113,8 @@ QStringList findings(QWidget* root, int& count) {
             if (elided(t.text, w)) out << QStringLiteral("elided: ") + what;
             if (!scrolls && !cell && !box.adjusted(-1.5, -1.5, 1.5, 1.5).contains(r))
                 out << QStringLiteral("cut by its widget's edge: %1 at %2,%3 %4×%5 in %6×%7")
-                           .arg(what).arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height()).arg(box.width()).arg(box.height());
+                           .arg(what).arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height()).arg(box.width()).arg(box.height())
+                       + QStringLiteral(" at %1,%2").arg(box.x()).arg(box.y());
             if (visible.contains(r)) seen << Seen{t.text, r, w};
         }
     }

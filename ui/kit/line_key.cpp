@@ -30,20 +30,30 @@ void LineKey::paintEvent(QPaintEvent*) {
 
 // Each entry's top-left for width w, and the height they take.
 std::pair<QList<QPointF>, int> LineKey::layoutAt(int w) const {
-    QFont bold = font();
-    bold.setBold(true);
-    const QFontMetrics fm(font()), fb(bold);
+    const QFontMetrics fm(font());
     QList<QPointF> places;
     double x = 0, y = 0;
     const int line = fm.height() + 4;
     for (const Entry& e : m_entries) {
         const bool heading = e.pen.style() == Qt::NoPen;
-        const double ew = (heading ? fb.horizontalAdvance(e.text) : k_sample + 5 + fm.horizontalAdvance(e.text));
+        const double ew = entryWidth(e);
         if (x > 0 && (x + ew > w || (heading && !places.isEmpty()))) x = 0, y += line;  // a heading starts a row
         places << QPointF(x, y);
         x += ew + (heading ? 6 : k_gap);
     }
     return {places, m_entries.isEmpty() ? 0 : int(y) + line};
+}
+
+int LineKey::entryWidth(const Entry& e) const {
+    QFont bold = font();
+    bold.setBold(true);
+    return e.pen.style() == Qt::NoPen ? QFontMetrics(bold).horizontalAdvance(e.text) : k_sample + 5 + QFontMetrics(font()).horizontalAdvance(e.text);
+}
+
+int LineKey::widest() const {
+    int w = 0;
+    for (const Entry& e : m_entries) w = std::max(w, entryWidth(e));
+    return w;
 }
 
 }  // namespace mpx::ui

@@ -31,7 +31,11 @@ public:
     bool hasHeightForWidth() const override { return true; }
     int heightForWidth(int w) const override { return layoutAt(w).second; }
     QSize sizeHint() const override { return {400, heightForWidth(std::max(width(), 400))}; }
-    QSize minimumSizeHint() const override { return {100, heightForWidth(std::max(width(), 100))}; }
+    // As wide as its widest entry: an entry is one line and is never cut.
+    QSize minimumSizeHint() const override {
+        const int least = std::max(100, widest());
+        return {least, heightForWidth(std::max(width(), least))};
+    }
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -40,6 +44,8 @@ private:
     static constexpr int k_sample = 28, k_gap = 16;
     // Each entry's top-left for width w, and the height they take.
     std::pair<QList<QPointF>, int> layoutAt(int w) const;
+    int entryWidth(const Entry& e) const;
+    int widest() const;
     QList<Entry> m_entries;
 };
 

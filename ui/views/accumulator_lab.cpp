@@ -216,7 +216,7 @@ AccumulatorLab::AccumulatorLab(QWidget* parent) : QWidget(parent) {
     m_plot->setXLabelFormat(QStringLiteral("2^%.0f"));
     m_plot->setXTitle(tr("K, the length of each sum   (2^6 = 64, 2^10 = 1024, 2^12 = 4096, 2^14 = 16384)"));
     m_plot->setLegendVisible(false);  // the key under the chart wraps where Qt Charts' legend cuts names short
-    m_plot->setMinimumSize(420, 360);
+    m_plot->setMinimumSize(360, 360);  // with the classroom's controls and table, a 1240 px window holds it
     m_plot->setToolTip(tr("One line per operand format and model. Lower is more accurate. Points with zero error "
                           "cannot sit on a log axis; the line under the chart counts them."));
     m_note = new QLabel;
@@ -435,8 +435,9 @@ void AccumulatorLab::changeEvent(QEvent* e) {
 }
 
 void AccumulatorLab::fitToFont() {
-    // The controls' column: 220 px in the desktop's font, wider as the font grows.
-    m_controls->setFixedWidth(static_cast<int>(220 * font().pointSizeF() / QApplication::font().pointSizeF()));
+    // The controls' column: 220 px in the desktop's font, wider as the font grows (a little less
+    // than it: its labels and boxes have room, and a 1240 px window keeps the chart's key and the table).
+    m_controls->setFixedWidth(static_cast<int>(220 * std::pow(font().pointSizeF() / QApplication::font().pointSizeF(), 0.85)));
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     // Wide enough for its five columns and a scroll bar: no column cut off at the default size.
     m_table->setMinimumWidth(
