@@ -4,9 +4,11 @@
 #include "engine/compute/cpu_gemm.hpp"
 
 #ifdef MPX_HAVE_OPENBLAS
-#include <cblas.h>
+#include <cblas.h>  // its types and enums: the library itself is loaded at run time (openblas())
+#include <dlfcn.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <string>
 #endif
 
@@ -29,28 +31,60 @@ bool wide_enough(std::string core) {
 #endif
 }
 
-bool decide() {
-    // Each call on its caller's thread: mpx's pool runs the row blocks, and a thread count must not
-    // change how OpenBLAS splits a block (the pthread flavour splits by its own count otherwise).
-    openblas_set_num_threads(1);
-    return wide_enough(openblas_get_corename());
+struct OpenBlas {
+    decltype(&cblas_sgemm) sgemm = nullptr;
+    std::string core;  // its kernel's name
+    std::string why;   // why it is not there (it failed to load)
+};
+
+// Loaded at the first GEMM, not linked: linked, the pthread flavour started a thread a core as the
+// program loaded, whose first act is to map a 128 MiB buffer; under an address-space limit (ulimit -v)
+// that was refused, the thread retried for ever, and the program's exit waited on it (mpx-cli sweep
+// --threads 64 under 256 MiB hung 2 runs in 5). With OPENBLAS_NUM_THREADS=1 set before it loads it
+// starts no thread: each call runs on its caller's, as mpx's pool runs the row blocks, and a thread
+// count never changes how OpenBLAS splits a block (the bits stay the same on any thread count).
+const OpenBlas& openblas() {
+    static const OpenBlas lib = [] {
+        OpenBlas b;
+        ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        void* h = ::dlopen(MPX_OPENBLAS_PATH, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char* e = ::dlerror();
+            b.why = e ? e : "dlopen failed";
+            return b;
+        }
+        const auto sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(::dlsym(h, "cblas_sgemm"));
+        const auto corename = reinterpret_cast<decltype(&openblas_get_corename)>(::dlsym(h, "openblas_get_corename"));
+        const auto threads = reinterpret_cast<decltype(&openblas_set_num_threads)>(::dlsym(h, "openblas_set_num_threads"));
+        if (!sgemm || !corename || !threads) {
+            b.why = "its cblas_sgemm, openblas_get_corename or openblas_set_num_threads is missing";
+            return b;
+        }
+        threads(1);
+        b.sgemm = sgemm;
+        b.core = corename();
+        return b;
+    }();
+    return lib;
 }
 
 }  // namespace
 
 bool blas_serves() {
-    static const bool serves = decide();
+    static const bool serves = openblas().sgemm && wide_enough(openblas().core);
     return serves;
 }
 
 std::string gemm_kernel_name() {
-    if (!blas_serves()) return std::string("Eigen (OpenBLAS ") + openblas_get_corename() + " kernel narrower than Eigen's)";
-    return std::string("OpenBLAS ") + openblas_get_corename() + " for products cut into row blocks, Eigen below";
+    const OpenBlas& b = openblas();
+    if (!b.sgemm) return "Eigen (OpenBLAS did not load: " + b.why + ")";
+    if (!blas_serves()) return "Eigen (OpenBLAS " + b.core + " kernel narrower than Eigen's)";
+    return "OpenBLAS " + b.core + " for products cut into row blocks, Eigen below";
 }
 
 void blas_gemm(const BlasOperand& a, const BlasOperand& b, int m, int n, int k, float* c, int ldc) {
     const auto op = [](const BlasOperand& x) { return x.transposed ? CblasTrans : CblasNoTrans; };
-    cblas_sgemm(CblasRowMajor, op(a), op(b), m, n, k, 1.0f, a.data, a.stride, b.data, b.stride, 0.0f, c, ldc);
+    openblas().sgemm(CblasRowMajor, op(a), op(b), m, n, k, 1.0f, a.data, a.stride, b.data, b.stride, 0.0f, c, ldc);
 }
 #else
 bool blas_serves() { return false; }
