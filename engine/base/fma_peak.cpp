@@ -5,6 +5,7 @@
 #include "engine/base/fma_peak.hpp"
 
 #include "engine/base/error.hpp"
+#include "engine/base/parallel.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -108,12 +109,12 @@ FmaPeak measure_window(unsigned threads, double seconds) {
     std::vector<std::thread> pool;
     try {
         for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
-    } catch (const std::system_error& e) {
+    } catch (const std::exception& e) {  // system_error, or bad_alloc under a memory limit
         const auto started = static_cast<unsigned>(pool.size()) + 1;
         go.store(true);
         for (auto& th : pool) th.join();
         throw ConfigError("--threads", "the system refused thread " + std::to_string(started + 1) + " of " +
-                                           std::to_string(threads) + " (" + e.what() + "); ask for fewer threads");
+                                           std::to_string(threads) + " (" + thread_refusal_reason(e) + "); ask for fewer threads");
     }
     while (ready.load() + 1 < threads) std::this_thread::yield();
     go.store(true);

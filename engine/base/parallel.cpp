@@ -15,6 +15,7 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -22,9 +23,15 @@
 
 namespace mpx {
 
-void throw_thread_refused(unsigned which, unsigned wanted, const std::system_error& e) {
+std::string thread_refusal_reason(const std::exception& e) {
+    if (const auto* s = dynamic_cast<const std::system_error*>(&e)) return s->code().message();
+    if (dynamic_cast<const std::bad_alloc*>(&e)) return "out of memory";
+    return e.what();
+}
+
+void throw_thread_refused(unsigned which, unsigned wanted, const std::exception& e) {
     throw DeviceError("the system refused thread " + std::to_string(which) + " of " + std::to_string(wanted) + " (" +
-                      e.code().message() + "); ask for fewer threads (--threads)");
+                      thread_refusal_reason(e) + "); ask for fewer threads (--threads)");
 }
 
 namespace {
@@ -86,7 +93,7 @@ public:
         m_threads.store(threads);
         for (unsigned i = 1; i < threads; ++i) try {
                 m_workers.emplace_back([this] { work(); });
-            } catch (const std::system_error& e) {
+            } catch (const std::exception& e) {
                 // The system refused a thread (a process or memory limit): the started ones are
                 // joined, the pool is back to the caller's thread alone, and the caller is told.
                 stop_workers();

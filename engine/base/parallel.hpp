@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <memory>
+#include <string>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -51,10 +53,13 @@ void parallel_for(std::size_t n, F&& fn) {
                               [](void* c, std::size_t i, unsigned) { (*static_cast<Fn*>(c))(i); });
 }
 
-// A thread that could not start (std::thread's std::system_error: a process or memory limit) as the
-// one message every thread starter gives, DeviceError "the system refused thread 12 of 64 (...); ask
-// for fewer threads (--threads)". The starter joins the threads it did start first.
-[[noreturn]] void throw_thread_refused(unsigned which, unsigned wanted, const std::system_error& e);
+// A thread that could not start (std::thread's std::system_error, or std::bad_alloc for its state
+// or its stack under a memory limit) as the one message every thread starter gives, DeviceError "the
+// system refused thread 12 of 64 (...); ask for fewer threads (--threads)". The starter catches
+// std::exception and joins the threads it did start first (a std::thread destroyed unjoined ends the program).
+[[noreturn]] void throw_thread_refused(unsigned which, unsigned wanted, const std::exception& e);
+std::string thread_refusal_reason(const std::exception& e);  // "Resource temporarily unavailable", "out of memory"
+
 
 // The lanes parallel_for_lanes(n, ...) may use: at most this many of its pieces run at once.
 unsigned lane_count(std::size_t n);

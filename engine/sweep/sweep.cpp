@@ -121,7 +121,7 @@ SweepResult run_sweep(const SweepGrid& grid, const SessionConfig& base, const Sw
     std::vector<std::thread> workers;
     for (unsigned t = 1; t < result.threads; ++t) try {
             workers.emplace_back(work);
-        } catch (const std::system_error& e) {
+        } catch (const std::exception& e) {  // system_error, or bad_alloc under a memory limit
             // The system refused a thread: the started workers stop after their point and are
             // joined (a std::thread destroyed unjoined would end the program), then the caller hears why.
             next = points.size();

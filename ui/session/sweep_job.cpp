@@ -59,7 +59,7 @@ QString SweepJob::start(const mpx::SessionConfig& base, const QStringList& grid,
     m_swept = m_trace;
     // A start the system refuses (a process or memory limit: std::system_error) is returned as
     // the message, not std::terminate; run_sweep's own workers say so through m_error.
-    const auto refused = [](const std::system_error& e) {
+    const auto refused = [](const std::exception& e) {  // system_error, or bad_alloc under a memory limit
         return tr("The system refused to start the sweep's thread (%1); close other programs and start it again.")
             .arg(QString::fromLocal8Bit(e.what()));
     };
@@ -77,7 +77,7 @@ QString SweepJob::start(const mpx::SessionConfig& base, const QStringList& grid,
         };
         try {
             m_thread = std::thread(std::move(work));
-        } catch (const std::system_error& e) {
+        } catch (const std::exception& e) {
             return refused(e);
         }
         m_timer.start();
@@ -102,7 +102,7 @@ QString SweepJob::start(const mpx::SessionConfig& base, const QStringList& grid,
     };
     try {
         m_thread = std::thread(std::move(work));
-    } catch (const std::system_error& e) {
+    } catch (const std::exception& e) {
         return refused(e);
     }
     m_timer.start();

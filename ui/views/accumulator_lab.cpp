@@ -409,7 +409,7 @@ bool AccumulatorLab::run() {
     };
     try {
         m_thread = std::thread(std::move(work));
-    } catch (const std::system_error& e) {
+    } catch (const std::exception& e) {  // system_error, or bad_alloc under a memory limit
         const QString error = tr("The system refused to start the computation's thread (%1); close other programs "
                                  "and run it again.").arg(QString::fromLocal8Bit(e.what()));
         m_messages->showMessage(MessageBar::Kind::error, error);
