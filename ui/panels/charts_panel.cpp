@@ -40,7 +40,8 @@ constexpr int k_legend_columns = 4;  // runs to a legend row
 // A chart a lesson names is this much taller than the rest: its lanes and its point need the room.
 constexpr double k_named_height = 1.4;
 // Where the viewport is short, a named chart may be this much shorter than the least tile so that
-// every chart the lesson names is in view (Qt Charts keeps its tick labels down to about 0.8).
+// every chart the lesson names is in view (a tile this short has no bare x title, and Qt Charts keeps
+// its tick labels whole: lost-updates' three at 1280×800).
 constexpr double k_named_floor = 0.75;
 
 }  // namespace
