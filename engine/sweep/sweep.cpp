@@ -97,7 +97,14 @@ SweepResult run_sweep(const SweepGrid& grid, const SessionConfig& base, const Sw
     std::vector<std::optional<SweepPoint>> done(points.size());
     std::size_t done_count = 0;
     std::exception_ptr error;
+    // Workers start their points only once every thread has started: where the system refuses one,
+    // none has begun a point, and each leaves at once (points begun under the memory limit that
+    // refused the thread failed in turn, one of them inside nlohmann::json's destructor: terminate).
+    enum : int { k_wait, k_go, k_leave };
+    std::atomic<int> start{k_wait};
     const auto work = [&] {
+        start.wait(k_wait);
+        if (start.load() == k_leave) return;
         const SerialHere one_thread_a_point;
         if (o.on_worker_start) o.on_worker_start();
         for (;;) {
@@ -122,12 +129,15 @@ SweepResult run_sweep(const SweepGrid& grid, const SessionConfig& base, const Sw
     for (unsigned t = 1; t < result.threads; ++t) try {
             workers.emplace_back(work);
         } catch (const std::exception& e) {  // system_error, or bad_alloc under a memory limit
-            // The system refused a thread: the started workers stop after their point and are
+            // The system refused a thread: the started workers leave before any point and are
             // joined (a std::thread destroyed unjoined would end the program), then the caller hears why.
-            next = points.size();
+            start = k_leave;
+            start.notify_all();
             for (auto& w : workers) w.join();
             throw_thread_refused(t + 1, result.threads, e);
         }
+    start = k_go;
+    start.notify_all();
     work();
     for (auto& w : workers) w.join();
     if (error) std::rethrow_exception(error);
