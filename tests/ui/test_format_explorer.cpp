@@ -226,8 +226,10 @@ private slots:
         QVERIFY(ex.columnShown(FormatExplorer::valueColumn) && ex.columnShown(FormatExplorer::relErrorColumn));
         QVERIFY(!ex.columnShown(FormatExplorer::classColumn));
         QVERIFY2(ex.hiddenNote().contains(QStringLiteral("Class")), qPrintable(ex.hiddenNote()));
+        const QStringList heads = {"Stored value", "Abs. error", "Rel. error", "ulp here", "Next down", "Next up", "Class"};
         for (int c = FormatExplorer::valueColumn; c < FormatExplorer::columnCount; ++c)  // each hidden column named
-            if (!ex.columnShown(static_cast<FormatExplorer::Column>(c))) QVERIFY(!ex.hiddenNote().isEmpty());
+            if (!ex.columnShown(static_cast<FormatExplorer::Column>(c)))
+                QVERIFY2(ex.hiddenNote().contains(heads[c]), qPrintable(heads[c] + QStringLiteral(": ") + ex.hiddenNote()));
         ex.resize(2400, 620);
         for (int c = FormatExplorer::valueColumn; c < FormatExplorer::columnCount; ++c)
             QTRY_VERIFY(ex.columnShown(static_cast<FormatExplorer::Column>(c)));

@@ -222,13 +222,16 @@ int ChartsPanel::namedTileHeight(const QList<ChartId>& order, int columns, int t
     const int floor = static_cast<int>(std::lround(tileHeight * k_named_floor));
     const int count = static_cast<int>(std::count_if(order.begin(), order.end(), [this](ChartId c) { return m_highlighted[static_cast<int>(c)]; }));
     if (count == 0 || !m_scroll) return tallest;
-    // The named rows' height with each named tile h tall (bars no shorter than they need), lanes below.
+    // The named rows' height with each named tile h tall (bars no shorter than they need), lanes below;
+    // a row the named tiles share with others is as tall as its tallest tile.
     const auto rowsHeight = [&](int h) {
         int total = 0;
         for (int first = 0; first < count; first += columns) {
             int row = 0;
-            for (int c = first; c < std::min(count, first + columns); ++c)
-                row = std::max(row, std::max(h, plot(order[c])->barsLeastHeight()) + plot(order[c])->laneRoom());
+            for (int c = first; c < std::min<int>(static_cast<int>(order.size()), first + columns); ++c) {
+                PlotWidget* p = plot(order[c]);
+                row = std::max(row, std::max(m_highlighted[static_cast<int>(order[c])] ? h : tileHeight, p->barsLeastHeight()) + p->laneRoom());
+            }
             total += row + (first > 0 ? m_grid->spacing() : 0);
         }
         return total;

@@ -1,6 +1,7 @@
 // EventLogPanel: rows from RecordStore::log(), summary line, click to focus the charts.
 #include "ui/panels/event_log_panel.hpp"
 
+#include <QEvent>
 #include <QHeaderView>
 #include <QLabel>
 #include <QScrollBar>
@@ -267,6 +268,11 @@ void EventLogPanel::update() {
 void EventLogPanel::resizeEvent(QResizeEvent* e) {
     QWidget::resizeEvent(e);
     fitSummary();
+}
+
+void EventLogPanel::changeEvent(QEvent* e) {
+    QWidget::changeEvent(e);
+    if (e->type() == QEvent::FontChange) fitSummary();  // the classroom's text: another form may fit
 }
 
 void EventLogPanel::fitSummary() {

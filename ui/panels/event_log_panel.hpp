@@ -49,6 +49,7 @@ signals:
 private:
     void update();
     void resizeEvent(QResizeEvent* e) override;
+    void changeEvent(QEvent* e) override;
     void fitSummary();  // the first of m_summaryForms that fits one line, else the last one wrapped
     void fitColumns();  // Step, Run, Event and Scale as wide as their contents
 

@@ -12,6 +12,7 @@
 #include <QTextDocumentFragment>
 #include <QShortcut>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 #include "engine/base/text.hpp"
@@ -427,7 +428,8 @@ void FormatExplorer::changeEvent(QEvent* e) {
     QWidget::changeEvent(e);
     if (e->type() != QEvent::FontChange) return;
     QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-    mono.setPointSizeF(font().pointSizeF() * 0.9);  // as large as the text around it reads
+    if (font().pointSizeF() > 0) mono.setPointSizeF(font().pointSizeF() * 0.9);  // as large as the text around it reads
+    else mono.setPixelSize(std::max(1, font().pixelSize() * 9 / 10));
     for (Row& row : m_rows)
         for (QLabel* cell : row.cells) cell->setFont(mono);
     fitColumns();

@@ -65,6 +65,7 @@ SamplesView::SamplesView(gui::RecordStore* store, QWidget* parent) : QWidget(par
     m_canvas = new ViewCanvas<SamplesView>(this, QSize(480, 240));
     setPicturePart(m_canvas, PicturePart::picture);
     v->addWidget(fit::scrollingPage(m_canvas), 1);
+    m_canvas->installEventFilter(this);  // narrower (a scroll bar came) wraps more: its height refits
     connect(m_button, &QPushButton::clicked, this, &SamplesView::sampleRequested);
     connect(m_store, &gui::RecordStore::samplesUpdated, this, &SamplesView::refresh);
     connect(m_store, &gui::RecordStore::sessionStarted, this, &SamplesView::refresh);
@@ -81,6 +82,11 @@ void SamplesView::refresh() {
 void SamplesView::resizeEvent(QResizeEvent* e) {
     QWidget::resizeEvent(e);
     fitHeight();
+}
+
+bool SamplesView::eventFilter(QObject* o, QEvent* e) {
+    if (o == m_canvas && e->type() == QEvent::Resize) fitHeight();
+    return QWidget::eventFilter(o, e);
 }
 
 void SamplesView::fitHeight() {

@@ -49,6 +49,7 @@ private:
     int columnNeed(int run, int width) const;
     void fitHeight();  // the canvas's minimum height for its width, runs and text size
     void resizeEvent(QResizeEvent* e) override;
+    bool eventFilter(QObject* o, QEvent* e) override;
     QString caption(bool brief) const;  // under the title: the message, or what the texts are
     QFont scaled(double factor = 1.0, bool mono = false) const;
     void refresh();

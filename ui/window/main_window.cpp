@@ -507,7 +507,7 @@ AccumulatorLab* MainWindow::showAccumulatorLab(const QString& format) {
     }
     // "e4m3" or a lesson's "e4m3@4096" (the K its note quotes).
     if (const auto f = mpx::parse_format(format.section(QLatin1Char('@'), 0, 0).toLower().toStdString())) m_lab->setOperandFormats({*f});
-    if (format.contains(QLatin1Char('@'))) m_lab->setQuotedK(format.section(QLatin1Char('@'), 1).toInt());
+    m_lab->setQuotedK(format.contains(QLatin1Char('@')) ? format.section(QLatin1Char('@'), 1).toInt() : 0);
     m_lab->show();
     m_lab->raise();
     m_lab->activateWindow();
