@@ -16,7 +16,7 @@ fi
 declare -A wait=([attention-overflow]=60 [keep-ends-in-bf16]=60 [softmax-and-norms]=60 [fp16-for-rl]=60
                  [fp4]=45 [fp8]=45 [accumulation]=45)
 home=$(mktemp -d)
-trap 'rm -rf "$home"' EXIT
+trap 'rm -rf "$home"; rm -f docs/lessons/*.tmp.png' EXIT  # a stopped run leaves no half picture
 for p in "${presets[@]}"; do
     for shot in "1280x800 classroom --classroom" "1600x1000 normal"; do
         read -r size view flag <<<"$shot"
