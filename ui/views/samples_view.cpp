@@ -155,22 +155,20 @@ QString SamplesView::caption(bool brief) const {
 }
 
 SamplesView::Layout SamplesView::layout(const QRect& r) const {
-    const QFontMetrics title(scaled(1.25)), body(scaled());
+    const QFontMetrics body(scaled());
     const QRect inner = r.adjusted(k_margin, k_margin / 2, -k_margin, -k_margin / 2);
     const std::vector<int> runs = shownRuns();
     const int n = static_cast<int>(runs.size());
     const auto [cols, rows] = gridOf(n);
     const int w = cols == 0 ? 0 : (inner.width() - (cols - 1) * k_gap) / cols;
-    int need = body.lineSpacing() * k_boxLines;  // the tallest column's need
-    for (int r : runs) need = std::max(need, columnNeed(r, w));
+    const int need = tallestNeed(runs, w);
     // The whole caption where the boxes keep room for ten lines and their texts, else the brief one
     // (a classroom's large text on a laptop); each wrapped as painted.
     Layout l;
     for (const bool brief : {false, true}) {
         l = Layout{};
         l.caption = caption(brief);
-        const int captionHeight = body.boundingRect(QRect(0, 0, inner.width(), 1 << 20), k_captionFlags, l.caption).height();
-        l.title = QRect(inner.left(), inner.top(), inner.width(), title.lineSpacing() + 2 + std::max(2 * body.lineSpacing(), captionHeight) + 4);
+        l.title = QRect(inner.left(), inner.top(), inner.width(), headHeight(l.caption, inner.width()));
         if (n == 0) return l;
         const int room = (inner.bottom() - (l.title.bottom() + k_gap) - (rows - 1) * k_gap) / rows;
         if (room >= std::max(need, body.lineSpacing() * 10)) break;
@@ -199,18 +197,27 @@ int SamplesView::columnNeed(int run, int width) const {
     return (label + source) * body.lineSpacing() + 4 + 2 * k_pad + text + note;
 }
 
-int SamplesView::leastHeight(int width) const {
+// The title and the caption wrapped at `width`: the head above the boxes.
+int SamplesView::headHeight(const QString& caption, int width) const {
     const QFontMetrics title(scaled(1.25)), body(scaled());
+    const int lines = body.boundingRect(QRect(0, 0, width, 1 << 20), k_captionFlags, caption).height();
+    return title.lineSpacing() + 2 + std::max(2 * body.lineSpacing(), lines) + 4;
+}
+
+// The tallest column's need at column width `w`, never under k_boxLines lines.
+int SamplesView::tallestNeed(const std::vector<int>& runs, int w) const {
+    int need = QFontMetrics(scaled()).lineSpacing() * k_boxLines;
+    for (int r : runs) need = std::max(need, columnNeed(r, w));
+    return need;
+}
+
+int SamplesView::leastHeight(int width) const {
     const int inner = std::max(1, width - 2 * k_margin);
-    const int caption = body.boundingRect(QRect(0, 0, inner, 1 << 20), k_captionFlags, this->caption(true)).height();
-    const int head = title.lineSpacing() + 2 + std::max(2 * body.lineSpacing(), caption) + 4;
+    const int head = headHeight(caption(true), inner);
     const std::vector<int> runs = shownRuns();
     const auto [cols, rows] = gridOf(static_cast<int>(runs.size()));
     if (rows == 0) return k_margin + head;
-    const int w = (inner - (cols - 1) * k_gap) / cols;
-    int need = body.lineSpacing() * k_boxLines;
-    for (int r : runs) need = std::max(need, columnNeed(r, w));
-    return k_margin + head + k_gap + rows * need + (rows - 1) * k_gap;
+    return k_margin + head + k_gap + rows * tallestNeed(runs, (inner - (cols - 1) * k_gap) / cols) + (rows - 1) * k_gap;
 }
 
 QRect SamplesView::columnRect(int run) const {

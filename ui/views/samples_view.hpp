@@ -47,6 +47,8 @@ private:
     // k_boxLines lines. A shorter view scrolls rather than cut the last row at the canvas's foot.
     int leastHeight(int width) const;
     int columnNeed(int run, int width) const;
+    int headHeight(const QString& caption, int width) const;
+    int tallestNeed(const std::vector<int>& runs, int w) const;
     void fitHeight();  // the canvas's minimum height for its width, runs and text size
     void resizeEvent(QResizeEvent* e) override;
     bool eventFilter(QObject* o, QEvent* e) override;
